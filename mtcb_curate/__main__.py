@@ -1,0 +1,3 @@
+from mtcb_curate.cli import main
+
+raise SystemExit(main())

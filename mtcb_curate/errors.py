@@ -1,0 +1,35 @@
+"""Errors a person can act on: each names the file, row and field concerned."""
+
+from __future__ import annotations
+
+
+class CurateError(Exception):
+    """Base class: the message is one line, shown as is, with exit code 2 on the command line."""
+
+
+class InputError(CurateError):
+    """The input data cannot be used (missing config or column, unreadable file ...).
+
+    Args:
+        file: the file, folder or ``repo:config`` concerned.
+        message: what is wrong, one line.
+        row: 0-based row, when one row is at fault.
+        field: the column concerned, when one is.
+    """
+
+    def __init__(self, file: str, message: str, *, row: int | None = None, field: str | None = None):
+        self.file, self.row, self.field, self.message = file, row, field, message
+        where = str(file)
+        if row is not None:
+            where += f" row {row}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+
+
+class WorkspaceError(CurateError):
+    """The workspace cannot be opened or does not fit the source."""
+
+
+class WorkspaceLocked(WorkspaceError):
+    """Another mtcb-curate process holds the workspace."""

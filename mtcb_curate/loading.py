@@ -1,0 +1,504 @@
+"""Sources -> ``Dataset``, with bad input reported by file, row and field.
+
+A source is one of:
+
+- a folder in Hub layout: a ``README.md`` whose YAML front matter lists ``configs:`` with
+  ``data_files``, or ``corpus/`` and ``questions/`` subfolders of parquet/jsonl/csv files, or
+  ``corpus.*`` and ``questions.*`` files side by side;
+- a corpus file plus a questions file (parquet, jsonl, csv), given in that order;
+- a Hugging Face Hub repo id (``owner/name``), read with ``datasets.load_dataset`` so that
+  ``HF_HUB_OFFLINE`` and the local cache are honoured.
+
+The source is only ever read. Problems that make the data unusable raise ``InputError``;
+problems confined to some rows (a document key that matches no document, a value of the wrong
+type, a repeated document key) are recorded as ``Problem``s and flag the pairs they touch.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mtcb_curate.errors import InputError
+from mtcb_curate.model import Dataset, Document, Problem, QAPair, SourceInfo
+from mtcb_curate.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
+
+DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+@dataclass(slots=True)
+class Table:
+    """One config read into columns.
+
+    Attributes:
+        label: what to call it in messages (a file path, or ``repo:config``).
+        columns: column name -> list of Python values, all of length ``nrows``.
+        types: column name -> a type name when the format declares one (parquet, Hub), else {}.
+        nrows: number of rows.
+        row_files: for a config spread over several files, (first row, file) per file, so a
+            message can name the file a row came from.
+    """
+
+    label: str
+    columns: dict[str, list[Any]]
+    types: dict[str, str]
+    nrows: int
+    row_files: list[tuple[int, str]]
+
+    def where(self, row: int) -> tuple[str, int]:
+        """The file a global row comes from and the row's 0-based index within that file."""
+        current = (0, self.label)
+        for start, f in self.row_files:
+            if start <= row:
+                current = (start, f)
+        return current[1], row - current[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading files
+
+
+def read_file(path: Path) -> Table:
+    """Read one parquet, jsonl/json or csv file into a ``Table``.
+
+    Raises:
+        InputError: the file is missing, empty, not UTF-8, or not parseable; the message names
+            the row (0-based data row) where that is known.
+    """
+    label = str(path)
+    if not path.is_file():
+        raise InputError(label, "no such file")
+    if path.stat().st_size == 0:
+        raise InputError(label, "the file is empty")
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return _read_parquet(path)
+    if suffix in (".jsonl", ".json"):
+        return _read_jsonl(path)
+    if suffix == ".csv":
+        return _read_csv(path)
+    raise InputError(label, f"unsupported file type '{suffix}': use parquet, jsonl or csv")
+
+
+def _read_parquet(path: Path) -> Table:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise InputError(str(path), f"not a readable parquet file ({_one_line(exc)})") from None
+    return _arrow_to_table(table, str(path))
+
+
+def _arrow_to_table(table: Any, label: str) -> Table:
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    types = {f.name: str(f.type) for f in table.schema}
+    return Table(label, columns, types, table.num_rows, [(0, label)])
+
+
+def _read_jsonl(path: Path) -> Table:
+    label = str(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise InputError(label, "the file is empty")
+    if path.suffix.lower() == ".json" and data.lstrip()[:1] == b"[":
+        try:
+            rows = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(label, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        return _rows_to_table(rows, label)
+    rows: list[Any] = []
+    row = 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(label, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start})",
+                             row=row) from None
+        try:
+            rows.append(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise InputError(label, f"not valid JSON ({exc.msg} at column {exc.colno})", row=row) from None
+        row += 1
+    return _rows_to_table(rows, label)
+
+
+def _rows_to_table(rows: list[Any], label: str) -> Table:
+    if not rows:
+        raise InputError(label, "the file has no rows")
+    names: dict[str, None] = {}
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise InputError(label, f"each row must be a JSON object, found {type(r).__name__}", row=i)
+        for k in r:
+            names.setdefault(k, None)
+    columns = {n: [r.get(n) for r in rows] for n in names}
+    return Table(label, columns, {}, len(rows), [(0, label)])
+
+
+def _read_csv(path: Path) -> Table:
+    import csv
+
+    label = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(label, f"not valid UTF-8 (byte at offset {exc.start})") from None
+    reader = csv.DictReader(text.splitlines(keepends=True))
+    try:
+        rows = [dict(r) for r in reader]
+    except csv.Error as exc:
+        raise InputError(label, f"not valid CSV ({exc})", row=max(0, reader.line_num - 2)) from None
+    if reader.fieldnames is None:
+        raise InputError(label, "the file is empty")
+    for r in rows:
+        r.pop(None, None)  # extra unnamed cells
+        if r.get(CHUNK_INDEX_COLUMN) == "":
+            r[CHUNK_INDEX_COLUMN] = None
+    if not rows:
+        raise InputError(label, "the file has no rows")
+    return _rows_to_table(rows, label)
+
+
+def _concat(tables: list[Table], label: str) -> Table:
+    if len(tables) == 1:
+        return tables[0]
+    names: dict[str, None] = {}
+    for t in tables:
+        for n in t.columns:
+            names.setdefault(n, None)
+    columns: dict[str, list[Any]] = {n: [] for n in names}
+    row_files: list[tuple[int, str]] = []
+    total = 0
+    for t in tables:
+        row_files.append((total, t.label))
+        for n in names:
+            columns[n].extend(t.columns.get(n, [None] * t.nrows))
+        total += t.nrows
+    types = {}
+    for t in tables:
+        types.update(t.types)
+    return Table(label, columns, types, total, row_files)
+
+
+# ---------------------------------------------------------------------------------------------
+# Locating the two configs
+
+
+def _front_matter(readme: Path) -> dict[str, Any] | None:
+    import yaml
+
+    text = readme.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("---"):
+        return None
+    end = text.find("\n---", 3)
+    if end < 0:
+        return None
+    try:
+        meta = yaml.safe_load(text[3:end])
+    except yaml.YAMLError as exc:
+        raise InputError(str(readme), f"invalid YAML front matter ({_one_line(exc)})") from None
+    return meta if isinstance(meta, dict) else None
+
+
+def _config_files(folder: Path, config: dict[str, Any], readme: Path) -> list[Path]:
+    spec = config.get("data_files")
+    patterns: list[str] = []
+    if isinstance(spec, str):
+        patterns = [spec]
+    elif isinstance(spec, list):
+        splits = [s for s in spec if isinstance(s, dict)]
+        chosen = [s for s in splits if s.get("split") == "train"] or splits[:1]
+        for s in chosen:
+            p = s.get("path")
+            patterns.extend([p] if isinstance(p, str) else list(p or []))
+        patterns.extend(s for s in spec if isinstance(s, str))
+    elif isinstance(spec, dict):
+        p = spec.get("train") or next(iter(spec.values()), None)
+        patterns = [p] if isinstance(p, str) else list(p or [])
+    files: list[Path] = []
+    for pattern in patterns:
+        files.extend(Path(p) for p in sorted(glob.glob(str(folder / pattern), recursive=True)))
+    if not files:
+        raise InputError(str(readme), f"config '{config.get('config_name')}' lists data_files that match no file",
+                         field="configs")
+    return files
+
+
+def _folder_configs(folder: Path, profile: Profile) -> tuple[list[Path], list[Path]]:
+    """Find the corpus and questions files of a folder, in Hub layout or side by side."""
+    readme = folder / "README.md"
+    wanted = (profile.corpus_config, profile.questions_config)
+    if readme.is_file():
+        meta = _front_matter(readme)
+        configs = meta.get("configs") if meta else None
+        if isinstance(configs, list):
+            by_name = {c.get("config_name"): c for c in configs if isinstance(c, dict)}
+            missing = [w for w in wanted if w not in by_name]
+            if missing:
+                raise InputError(str(readme), f"no '{missing[0]}' config (found: {', '.join(map(str, by_name)) or 'none'})",
+                                 field="configs")
+            return (_config_files(folder, by_name[wanted[0]], readme),
+                    _config_files(folder, by_name[wanted[1]], readme))
+    found: list[list[Path]] = []
+    for name in wanted:
+        sub = folder / name
+        if sub.is_dir():
+            files = sorted(p for p in sub.rglob("*") if p.suffix.lower() in DATA_SUFFIXES and p.is_file())
+            if not files:
+                raise InputError(str(sub), f"the '{name}' folder holds no parquet, jsonl or csv file")
+            found.append(files)
+            continue
+        side = sorted(p for p in folder.glob(f"{name}.*") if p.suffix.lower() in DATA_SUFFIXES)
+        if side:
+            found.append(side[:1])
+            continue
+        raise InputError(str(folder), f"no '{name}' config: expected README.md configs, a '{name}/' folder "
+                                      f"or a '{name}.jsonl' / '{name}.parquet' file")
+    return found[0], found[1]
+
+
+def _read_config(files: list[Path], label: str) -> Table:
+    return _concat([read_file(f) for f in files], label)
+
+
+def _load_hub_config(repo_id: str, config: str) -> Table:
+    label = f"{repo_id}:{config}"
+    try:
+        import datasets
+
+        ds = datasets.load_dataset(repo_id, config, split="train")
+    except Exception as exc:  # datasets raises many types; all mean "cannot load"
+        raise InputError(label, f"cannot load from the Hugging Face Hub or its cache ({_one_line(exc)})") from None
+    return _arrow_to_table(ds.data.table, label)
+
+
+def is_hub_id(spec: str) -> bool:
+    """True when ``spec`` looks like ``owner/name`` and is not an existing local path."""
+    return bool(HUB_ID.match(spec)) and not Path(spec).exists()
+
+
+def read_tables(spec: list[str], profile: Profile) -> tuple[Table, Table, SourceInfo]:
+    """Read the corpus and questions configs named by ``spec``.
+
+    Args:
+        spec: one folder, one Hub repo id, or two files (corpus, questions).
+        profile: gives the config names.
+
+    Returns:
+        (corpus table, questions table, source info without a reason).
+
+    Raises:
+        InputError: a missing path or config, or an unreadable file.
+    """
+    if len(spec) == 2:
+        c, q = Path(spec[0]), Path(spec[1])
+        return read_file(c), read_file(q), SourceInfo("files", f"{c} + {q}")
+    if len(spec) != 1:
+        raise InputError("--source", "give one folder or Hub repo id, or two files: CORPUS QUESTIONS")
+    one = spec[0]
+    path = Path(one)
+    if path.is_dir():
+        cf, qf = _folder_configs(path, profile)
+        return (_read_config(cf, str(cf[0]) if len(cf) == 1 else str(path / profile.corpus_config)),
+                _read_config(qf, str(qf[0]) if len(qf) == 1 else str(path / profile.questions_config)),
+                SourceInfo("folder", str(path)))
+    if path.is_file():
+        raise InputError(one, "a single file is not a dataset: give the corpus file and the questions file")
+    if is_hub_id(one):
+        return (_load_hub_config(one, profile.corpus_config), _load_hub_config(one, profile.questions_config),
+                SourceInfo("hub", one))
+    raise InputError(one, "no such file or folder, and not a Hub repo id (owner/name)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables -> Dataset
+
+
+def _require(table: Table, candidates: tuple[str, ...], what: str) -> str:
+    col = first_present(candidates, list(table.columns))
+    if col is None:
+        raise InputError(table.label, f"no {what} column: expected {' or '.join(repr(c) for c in candidates)}; "
+                                      f"found {', '.join(table.columns) or 'no columns'}", field=candidates[0])
+    return col
+
+
+def _check_type(table: Table, column: str, allowed: tuple[str, ...]) -> None:
+    t = table.types.get(column)
+    if t is not None and not any(t.startswith(a) for a in allowed) and t != "null":
+        raise InputError(table.label, f"column has type {t}, expected {' or '.join(allowed)}", field=column)
+
+
+def _key_str(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (str, int)):
+        return str(value)
+    return None
+
+
+def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo) -> Dataset:
+    """Link a corpus table and a questions table into a ``Dataset``.
+
+    Pair ids are the questions' 0-based rows. Column choice follows ``profile`` (with the
+    document key detected from the shared columns when the profile has none).
+
+    Raises:
+        InputError: a required column is missing or of the wrong type, no document key can be
+            found, or a config has no rows.
+    """
+    if corpus.nrows == 0:
+        raise InputError(corpus.label, "the corpus config has no rows")
+    if questions.nrows == 0:
+        raise InputError(questions.label, "the questions config has no rows")
+
+    text_col = _require(corpus, profile.text_columns, "document text")
+    question_col = _require(questions, profile.question_columns, "question")
+    passage_col = _require(questions, profile.passage_columns, "supporting passage")
+    answer_col = first_present(profile.answer_columns, list(questions.columns))
+
+    qkey = profile.question_key
+    ckey = profile.corpus_key or qkey
+    if qkey is None:
+        qkey = ckey = detect_document_key(list(questions.columns), list(corpus.columns))
+        if qkey is None:
+            raise InputError(questions.label, "cannot tell which column links a question to its document: "
+                                              "the configs share no key column; pass --doc-key",
+                             field="document key")
+    if qkey not in questions.columns:
+        raise InputError(questions.label, f"no document key column '{qkey}' (found {', '.join(questions.columns)})",
+                         field=qkey)
+    if ckey not in corpus.columns:
+        raise InputError(corpus.label, f"no document key column '{ckey}' (found {', '.join(corpus.columns)})",
+                         field=ckey)
+    for table, col in ((corpus, text_col), (questions, question_col), (questions, passage_col)):
+        _check_type(table, col, ("string", "large_string"))
+    if answer_col:
+        _check_type(questions, answer_col, ("string", "large_string", "list", "large_list"))
+    _check_type(questions, qkey, ("string", "large_string", "int", "uint"))
+    _check_type(corpus, ckey, ("string", "large_string", "int", "uint"))
+    if CHUNK_INDEX_COLUMN in questions.columns:
+        _check_type(questions, CHUNK_INDEX_COLUMN, ("int", "uint", "double", "float"))
+
+    problems: list[Problem] = []
+
+    def problem(table: Table, row: int, fld: str | None, msg: str, pair_id: int | None = None) -> Problem:
+        file, local = table.where(row)
+        p = Problem(file, local, fld, msg, pair_id)
+        problems.append(p)
+        return p
+
+    # Corpus
+    documents: dict[str, Document] = {}
+    key_rows: dict[str, list[int]] = {}
+    other_cols = [c for c in corpus.columns if c not in (text_col, ckey)]
+    texts, keys = corpus.columns[text_col], corpus.columns[ckey]
+    for row in range(corpus.nrows):
+        key = _key_str(keys[row])
+        if key is None:
+            problem(corpus, row, ckey, f"document key is {_describe(keys[row])}; the document cannot be linked")
+            continue
+        text = texts[row]
+        if not isinstance(text, str):
+            problem(corpus, row, text_col, f"document text is {_describe(text)}; shown as empty")
+            text = ""
+        key_rows.setdefault(key, []).append(row)
+        if key not in documents:
+            documents[key] = Document(key, text, row, {c: corpus.columns[c][row] for c in other_cols})
+    duplicated = {k: rows for k, rows in key_rows.items() if len(rows) > 1}
+    for k, rows in duplicated.items():
+        problem(corpus, rows[1], ckey, f"document key '{k}' repeats (rows {', '.join(map(str, rows))}); "
+                                       f"pairs link to row {rows[0]}")
+
+    # Questions
+    pairs: list[QAPair] = []
+    qcols = questions.columns
+    meta_cols = [c for c in qcols if c not in (question_col, passage_col, answer_col, qkey, CHUNK_INDEX_COLUMN)]
+    chunk_values = qcols.get(CHUNK_INDEX_COLUMN)
+    for row in range(questions.nrows):
+        flags: list[str] = []
+
+        def text_field(col: str | None, label: str) -> str:
+            if col is None:
+                return ""
+            v = qcols[col][row]
+            if isinstance(v, str):
+                return v
+            if isinstance(v, list) and all(isinstance(x, str) for x in v):  # SQuAD-style answers list
+                return v[0] if v else ""
+            p = problem(questions, row, col, f"{label} is {_describe(v)}", row)
+            flags.append(p.message if p.field is None else f"{p.field}: {p.message}")
+            return "" if v is None else str(v)
+
+        question = text_field(question_col, "question")
+        passage = text_field(passage_col, "supporting passage")
+        answer = text_field(answer_col, "answer")
+        raw_key = qcols[qkey][row]
+        key = _key_str(raw_key)
+        if key is None:
+            p = problem(questions, row, qkey, f"document key is {_describe(raw_key)}", row)
+            flags.append(f"{qkey}: {p.message}")
+            key = ""
+        elif key not in documents:
+            p = problem(questions, row, qkey, f"'{key}' matches no document in the corpus", row)
+            flags.append(f"{qkey}: {p.message}")
+        elif key in duplicated:
+            flags.append(f"{qkey}: '{key}' matches {len(duplicated[key])} corpus rows")
+        chunk_index = None
+        if chunk_values is not None:
+            v = chunk_values[row]
+            if isinstance(v, bool):
+                v = str(v)
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+                v = int(v)
+            if isinstance(v, int) and v >= 0:
+                chunk_index = v
+            elif v is not None and not (isinstance(v, float) and math.isnan(v)):
+                p = problem(questions, row, CHUNK_INDEX_COLUMN, f"chunk_index is {_describe(v)}, expected a whole number >= 0", row)
+                flags.append(f"{CHUNK_INDEX_COLUMN}: {p.message}")
+        pairs.append(QAPair(row, question, answer, passage, key, chunk_index,
+                            {c: qcols[c][row] for c in meta_cols}, flags))
+
+    columns = {"doc_key": qkey, "corpus_key": ckey, "text": text_col, "question": question_col,
+               "passage": passage_col}
+    if answer_col:
+        columns["answer"] = answer_col
+    return Dataset(name, profile, documents, pairs, source, columns, problems)
+
+
+def load(name: str, profile: Profile, spec: list[str], reason: str = "") -> Dataset:
+    """Read ``spec`` (see ``read_tables``) and link it into a ``Dataset``.
+
+    Raises:
+        InputError: when the data cannot be used at all.
+    """
+    corpus, questions, source = read_tables(spec, profile)
+    source = SourceInfo(source.kind, source.location, reason)
+    return build_dataset(name, profile, corpus, questions, source)
+
+
+def _describe(v: Any) -> str:
+    if v is None:
+        return "missing (null)"
+    if isinstance(v, str):
+        return "an empty string" if not v else f"'{v[:30]}'"
+    return f"of type {type(v).__name__} ({str(v)[:30]!r})"
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    return msg[:300]

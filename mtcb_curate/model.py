@@ -1,0 +1,151 @@
+"""Plain data: documents, QA pairs, the dataset, statuses and load problems.
+
+A ``Dataset`` is what a source becomes after loading; the workspace lays the curator's
+decisions and edits over it without ever changing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from mtcb_curate.profiles import Profile
+
+
+class Status(str, Enum):
+    """A pair's review status. Every pair starts ``undecided``."""
+
+    UNDECIDED = "undecided"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    SKIPPED = "skipped"
+    FLAGGED = "flagged"
+
+
+#: Reasons a curator can give for a rejection (the ``x`` key's short list), in menu order.
+REJECT_REASONS: tuple[str, ...] = (
+    "not verbatim",
+    "duplicate",
+    "unanswerable",
+    "trivial",
+    "yes/no",
+    "too long",
+    "other",
+)
+
+#: The fields of a pair a curator may edit.
+EDITABLE_FIELDS: tuple[str, ...] = ("question", "answer", "supporting_passage")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with the input, located precisely.
+
+    Attributes:
+        file: the file (or ``repo:config``) it was found in.
+        row: 0-based row in that config, or None when it concerns the whole file.
+        field: the column concerned, or None.
+        message: one line for a person.
+        pair_id: the QA pair it affects, when it affects one.
+    """
+
+    file: str
+    row: int | None
+    field: str | None
+    message: str
+    pair_id: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.row is not None:
+            where += f" row {self.row}"
+        if self.field:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One corpus document.
+
+    Attributes:
+        key: the document-key value (``AAPL`` for ficha).
+        text: the full document text, exactly as published.
+        row: 0-based row in the corpus config.
+        meta: the other corpus columns (company, filing_date ...), values as loaded.
+    """
+
+    key: str
+    text: str
+    row: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class QAPair:
+    """One question-answer pair as loaded (never edited in place).
+
+    Attributes:
+        id: stable id, the pair's 0-based row in the source ``questions`` config.
+        question, answer, passage: the texts (``passage`` is the supporting passage).
+        doc_key: the document-key value, as a string ('' when missing).
+        chunk_index: the generation window number, or None.
+        meta: the other question columns, values as loaded.
+        problems: load problems found on this row (shown as flags).
+    """
+
+    id: int
+    question: str
+    answer: str
+    passage: str
+    doc_key: str
+    chunk_index: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where a dataset came from and why it was chosen.
+
+    Attributes:
+        kind: ``folder``, ``files``, ``hub`` or ``sample``.
+        location: a path, a ``corpus,questions`` path pair, or a Hub repo id.
+        reason: why this source is open (shown on screen).
+    """
+
+    kind: str
+    location: str
+    reason: str = ""
+
+    def spec(self) -> str:
+        """A string that ``loading.load_source`` accepts back (stored in the workspace)."""
+        return self.location
+
+
+@dataclass(slots=True)
+class Dataset:
+    """A loaded MTCB dataset: its documents, its pairs and what was wrong with the input.
+
+    Attributes:
+        name: dataset name (``ficha``).
+        profile: the profile the columns were read with.
+        documents: document key -> Document (the first one when a key repeats).
+        pairs: QA pairs in source row order; ``pairs[i].id == i``.
+        source: where it was loaded from.
+        columns: the column names actually used, e.g. {"doc_key": "ticker", "passage": ...}.
+        problems: every load problem, file-level and per pair.
+    """
+
+    name: str
+    profile: Profile
+    documents: dict[str, Document]
+    pairs: list[QAPair]
+    source: SourceInfo
+    columns: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def document_for(self, pair: QAPair) -> Document | None:
+        """The pair's document, or None when its key matches no document."""
+        return self.documents.get(pair.doc_key)

@@ -1,0 +1,51 @@
+"""Untrusted text (documents, LLM output) made safe to put on a terminal.
+
+Text from a dataset is never interpreted: the TUI wraps it in ``rich.text.Text`` (no markup),
+and this module makes control characters visible so that an ANSI escape sequence in a filing
+shows as ``␛[31m`` instead of recolouring the terminal.
+
+The mapping is one character to one character, so character offsets into the original text
+(the offsets of a located supporting passage, for example) stay valid on the display string.
+"""
+
+from __future__ import annotations
+
+# C0 controls (U+0000..U+001F) map to the Unicode "Control Pictures" block (U+2400..U+241F),
+# DEL to U+2421; C1 controls (U+0080..U+009F) and lone surrogates to U+FFFD. Tab becomes a space
+# and newline is left alone (callers split lines on it).
+_TABLE: dict[int, str] = {c: chr(0x2400 + c) for c in range(0x20)}
+_TABLE[0x7F] = "\u2421"
+_TABLE.update({c: "\ufffd" for c in range(0x80, 0xA0)})
+_TABLE[0x09] = " "
+_TABLE_KEEP_NEWLINE = dict(_TABLE)
+del _TABLE_KEEP_NEWLINE[0x0A]
+
+
+def printable(text: str, *, keep_newlines: bool = True) -> str:
+    """Return ``text`` with every control character replaced by a visible stand-in.
+
+    Args:
+        text: any string, possibly with control characters or lone surrogates.
+        keep_newlines: leave ``\\n`` as is (default); when False it shows as ``␊``.
+
+    Returns:
+        A string of exactly ``len(text)`` characters (offsets are preserved) with no character
+        a terminal would act on. Lone surrogates (invalid UTF-16 halves) become U+FFFD.
+    """
+    out = text.translate(_TABLE_KEEP_NEWLINE if keep_newlines else _TABLE)
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:
+        out = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in out)
+    return out
+
+
+def one_line(text: str, width: int) -> str:
+    """Collapse ``text`` to a single printable line of at most ``width`` characters.
+
+    Newlines and runs of whitespace become one space; an ellipsis marks a cut.
+    """
+    flat = " ".join(printable(text, keep_newlines=False).replace("\u240a", " ").split())
+    if len(flat) <= width:
+        return flat
+    return flat[: max(0, width - 1)] + "…"

@@ -1,0 +1,238 @@
+"""A review session: a ``Dataset`` with a ``Workspace`` laid over it.
+
+This is the curation logic the app calls on every key: decide, edit, undo, counts, the next
+undecided pair, search, and the review rate. It keeps an in-memory mirror of the workspace's
+state, updated only after the workspace has committed, so what the screen shows is always
+what is on disk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from mtcb_curate.model import EDITABLE_FIELDS, Dataset, QAPair, Status
+from mtcb_curate.workspace import Decision, Workspace
+
+#: A pause longer than this (seconds) between two decisions counts as a break, not review time,
+#: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
+IDLE_CAP_SECONDS = 300.0
+#: ``rate_per_hour`` looks back over this much active review time (seconds).
+RATE_WINDOW_SECONDS = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class PairView:
+    """A pair as the curator currently sees it: the source texts with edits applied.
+
+    Attributes:
+        pair: the pair as loaded.
+        question, answer, passage: current texts (edited or original).
+        edited: names of the fields that differ from the source (``supporting_passage`` ...).
+        status: the current status; reason: the rejection reason, if any.
+    """
+
+    pair: QAPair
+    question: str
+    answer: str
+    passage: str
+    edited: frozenset[str]
+    status: Status
+    reason: str | None
+
+
+class ReviewSession:
+    """Decisions and edits over a dataset, persisted in a workspace.
+
+    Args:
+        dataset: the loaded dataset (never modified).
+        workspace: an open workspace bound to it (see ``Workspace.bind``).
+    """
+
+    def __init__(self, dataset: Dataset, workspace: Workspace):
+        self.dataset = dataset
+        self.workspace = workspace
+        self._decisions: dict[int, Decision] = workspace.decisions()
+        self._edits: dict[int, dict[str, str]] = workspace.edits()
+        self._times: list[float] = workspace.decision_times()
+        n = len(dataset.pairs)
+        # Decisions for ids the source no longer has are kept on disk but not shown.
+        self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
+        self._counts = Counter(Status(d.status) for d in self._decisions.values())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.dataset.pairs)
+
+    @property
+    def read_only(self) -> bool:
+        """True when the workspace cannot be written."""
+        return self.workspace.read_only
+
+    def status(self, pair_id: int) -> Status:
+        """The pair's current status."""
+        d = self._decisions.get(pair_id)
+        return Status.UNDECIDED if d is None else Status(d.status)
+
+    def view(self, pair_id: int) -> PairView:
+        """The pair with edits applied (see ``PairView``)."""
+        pair = self.dataset.pairs[pair_id]
+        ed = self._edits.get(pair_id, {})
+        d = self._decisions.get(pair_id)
+        return PairView(
+            pair,
+            ed.get("question", pair.question),
+            ed.get("answer", pair.answer),
+            ed.get("supporting_passage", pair.passage),
+            frozenset(ed),
+            Status.UNDECIDED if d is None else Status(d.status),
+            None if d is None else d.reason,
+        )
+
+    def counts(self) -> dict[Status, int]:
+        """Number of pairs per status (all statuses present, undecided included)."""
+        out = {s: self._counts.get(s, 0) for s in Status}
+        out[Status.UNDECIDED] = len(self) - sum(v for s, v in out.items() if s != Status.UNDECIDED)
+        return out
+
+    @property
+    def decided(self) -> int:
+        """Pairs with any decision (accepted, rejected, skipped or flagged)."""
+        return len(self._decisions)
+
+    def ids(self, status: Status | None = None) -> list[int]:
+        """Pair ids in queue order, all or only those with ``status``."""
+        if status is None:
+            return list(range(len(self)))
+        if status is Status.UNDECIDED:
+            return [i for i in range(len(self)) if i not in self._decisions]
+        value = status.value
+        return [i for i in range(len(self)) if (d := self._decisions.get(i)) is not None and d.status == value]
+
+    def next_undecided(self, after: int = -1) -> int | None:
+        """The first undecided pair after ``after`` (wrapping around), or None when all are decided."""
+        n = len(self)
+        for step in range(1, n + 1):
+            i = (after + step) % n
+            if i not in self._decisions:
+                return i
+        return None
+
+    def first_undecided(self) -> int | None:
+        """Where a resumed session starts: the first undecided pair, or None."""
+        return self.next_undecided(-1)
+
+    def search(self, query: str, after: int = -1) -> int | None:
+        """The next pair after ``after`` (wrapping) whose id, question, answer, passage or
+        document key contains ``query`` (case-insensitive); None when none does."""
+        q = query.strip().casefold()
+        if not q:
+            return None
+        n = len(self)
+        for step in range(1, n + 1):
+            i = (after + step) % n
+            v = self.view(i)
+            if (q == str(i) or q in v.question.casefold() or q in v.answer.casefold()
+                    or q in v.passage.casefold() or q in v.pair.doc_key.casefold()):
+                return i
+        return None
+
+    def rate_per_hour(self, now: float | None = None) -> float | None:
+        """Decisions per hour over the last hour of active review; None before two decisions.
+
+        Gaps between consecutive decisions are capped at ``IDLE_CAP_SECONDS`` so a lunch break
+        does not sink the rate; the time since the last decision counts too (also capped).
+        """
+        times = self._times
+        if len(times) < 2:
+            return None
+        now = time.time() if now is None else now
+        active = min(max(0.0, now - times[-1]), IDLE_CAP_SECONDS)
+        count = 0
+        for a, b in zip(reversed(times[:-1]), reversed(times)):
+            count += 1
+            active += min(max(0.0, b - a), IDLE_CAP_SECONDS)
+            if active >= RATE_WINDOW_SECONDS:
+                break
+        return count / active * 3600.0 if active > 0 else None
+
+    # -- writing (each call commits before returning) -----------------------------------------
+
+    def decide(self, pair_id: int, status: Status, reason: str | None = None) -> None:
+        """Set a pair's status (``UNDECIDED`` clears it). Committed to the workspace first."""
+        self._check(pair_id)
+        at = time.time()
+        value = None if status is Status.UNDECIDED else status.value
+        self.workspace.decide(pair_id, value, reason if status is Status.REJECTED else None, at=at)
+        self._set_decision(pair_id, None if value is None else Decision(value, reason if status is Status.REJECTED else None, at))
+        self._times.append(at)
+
+    def edit(self, pair_id: int, changes: dict[str, str]) -> bool:
+        """Edit fields of a pair (``question``, ``answer``, ``supporting_passage``).
+
+        A value equal to the source text removes the edit. Returns False (and records nothing)
+        when nothing changes.
+
+        Raises:
+            ValueError: an unknown field.
+        """
+        self._check(pair_id)
+        bad = set(changes) - set(EDITABLE_FIELDS)
+        if bad:
+            raise ValueError(f"cannot edit {', '.join(sorted(bad))}: editable fields are {', '.join(EDITABLE_FIELDS)}")
+        pair, current = self.dataset.pairs[pair_id], self.view(pair_id)
+        original = {"question": pair.question, "answer": pair.answer, "supporting_passage": pair.passage}
+        now = {"question": current.question, "answer": current.answer, "supporting_passage": current.passage}
+        delta: dict[str, str | None] = {}
+        for f, v in changes.items():
+            if v != now[f]:
+                delta[f] = None if v == original[f] else v
+        if not delta:
+            return False
+        self.workspace.edit(pair_id, delta)
+        ed = self._edits.setdefault(pair_id, {})
+        for f, v in delta.items():
+            if v is None:
+                ed.pop(f, None)
+            else:
+                ed[f] = v
+        if not ed:
+            del self._edits[pair_id]
+        return True
+
+    def undo(self) -> int | None:
+        """Undo the latest action (decision or edit); returns its pair id, or None if nothing is left."""
+        entry = self.workspace.undo()
+        if entry is None:
+            return None
+        if entry.kind == "decide":
+            b = entry.before
+            self._set_decision(entry.pair_id, None if b is None else Decision(b["status"], b.get("reason"), time.time()))
+            if self._times:
+                self._times.pop()
+        else:
+            ed = self._edits.setdefault(entry.pair_id, {})
+            for f, v in (entry.before or {}).items():
+                if v is None:
+                    ed.pop(f, None)
+                else:
+                    ed[f] = v
+            if not ed:
+                del self._edits[entry.pair_id]
+        return entry.pair_id
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check(self, pair_id: int) -> None:
+        if not 0 <= pair_id < len(self):
+            raise IndexError(f"no pair {pair_id}: ids run from 0 to {len(self) - 1}")
+
+    def _set_decision(self, pair_id: int, d: Decision | None) -> None:
+        old = self._decisions.pop(pair_id, None)
+        if old is not None:
+            self._counts[Status(old.status)] -= 1
+        if d is not None:
+            self._decisions[pair_id] = d
+            self._counts[Status(d.status)] += 1

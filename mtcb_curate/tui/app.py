@@ -1,0 +1,32 @@
+"""The Textual app: one review screen over a ``ReviewSession``, keys rebindable by action id."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from mtcb_curate.resources import styles_dir
+from mtcb_curate.session import ReviewSession
+from mtcb_curate.tui.screens.review import ReviewScreen
+
+
+class CurateApp(App[None]):
+    """The review app.
+
+    Args:
+        session: an open review session (the caller closes its workspace after ``run``).
+        keymap: action id -> key(s), from the config file's ``[keys]`` table.
+    """
+
+    CSS_PATH = [styles_dir() / "app.tcss"]
+    TITLE = "mtcb-curate"
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, session: ReviewSession, keymap: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.keymap = dict(keymap or {})
+
+    def on_mount(self) -> None:
+        if self.keymap:
+            self.set_keymap(self.keymap)
+        self.push_screen(ReviewScreen(self.session))

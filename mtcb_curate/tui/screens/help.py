@@ -1,0 +1,37 @@
+"""The help screen: every key of the review screen, as currently bound."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists (keys, action id, description) rows; any of escape, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "close", "close")]
+
+    def __init__(self, rows: list[tuple[str, str, str]], config_hint: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.config_hint = config_hint
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, show_header=True, header_style="bold", expand=True)
+        table.add_column("keys", no_wrap=True)
+        table.add_column("action")
+        table.add_column("id (for rebinding)", style="dim")
+        for keys, action_id, description in self.rows:
+            table.add_row(Text(keys, style="bold"), Text(description), Text(action_id))
+        with VerticalScroll(id="help-dialog", classes="dialog"):
+            yield Static(Text("Keys", style="bold"))
+            yield Static(table)
+            yield Static(Text(self.config_hint, style="dim"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

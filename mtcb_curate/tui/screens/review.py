@@ -1,0 +1,449 @@
+"""The review screen: the queue, the current pair, and its source document, one key per action.
+
+Every decision is committed to the workspace (``ReviewSession.decide``) before the screen
+advances, so what the screen shows as decided is on disk. Slow work (finding the closest match
+of a passage that is not verbatim; checking every passage at start) runs in thread workers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from mtcb_curate.errors import CurateError
+from mtcb_curate.locate import Location, locate, locate_exact
+from mtcb_curate.model import Status
+from mtcb_curate.plaintext import one_line, printable
+from mtcb_curate.session import ReviewSession
+from mtcb_curate.tui.screens.edit import EditScreen
+from mtcb_curate.tui.screens.help import HelpScreen
+from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
+from mtcb_curate.tui.screens.search import SearchScreen
+from mtcb_curate.tui.widgets.pair_list import PairList
+from mtcb_curate.tui.widgets.qa_panel import QAPanel
+from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
+
+GLYPH = {Status.UNDECIDED: "·", Status.ACCEPTED: "✓", Status.REJECTED: "✗", Status.SKIPPED: "»",
+         Status.FLAGGED: "⚑"}
+#: The queue filter cycle of the ``v`` key: all pairs, then one status at a time.
+FILTERS: tuple[Status | None, ...] = (None, Status.UNDECIDED, Status.ACCEPTED, Status.REJECTED,
+                                      Status.SKIPPED, Status.FLAGGED)
+
+BINDINGS = [
+    Binding("a", "accept", "accept", id="accept"),
+    Binding("x", "reject", "reject", id="reject"),
+    Binding("space", "skip", "skip", id="skip"),
+    Binding("f", "flag", "flag", id="flag"),
+    Binding("u", "undo", "undo", id="undo"),
+    Binding("j,down", "next", "next", id="next"),
+    Binding("k,up", "previous", "prev", id="previous"),
+    Binding("n", "next_undecided", "next undecided", id="next_undecided"),
+    Binding("e", "edit", "edit", id="edit"),
+    Binding("slash", "search", "search", id="search"),
+    Binding("v", "cycle_filter", "filter", id="filter"),
+    Binding("question_mark", "help", "help", id="help"),
+    Binding("q", "quit", "quit", id="quit"),
+    Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down"),
+    Binding("pageup", "source_page(-1)", "source page up", show=False, id="source_page_up"),
+    Binding("c", "centre", "centre passage", show=False, id="centre"),
+]
+
+
+class ReviewScreen(Screen[None]):
+    """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
+
+    BINDINGS = BINDINGS
+    AUTO_FOCUS = None
+
+    def __init__(self, session: ReviewSession) -> None:
+        super().__init__()
+        self.session = session
+        self.filter: Status | None = None
+        self._locations: dict[tuple[int, str], Location] = {}
+        self._not_verbatim: set[int] = set()
+        self._shown_doc: str | None = None
+        self._shown_pair: int | None = None
+        self._last_query = ""
+        key_col = session.dataset.columns.get("doc_key", "document")
+        self._key_column = key_col
+        self._id_width = len(str(max(0, len(session) - 1)))
+        self._key_width = min(10, max((len(p.doc_key) for p in session.dataset.pairs), default=4))
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="source-bar")
+        with Horizontal(id="main"):
+            with Vertical(id="queue-pane"):
+                yield Static(id="queue-title")
+                yield PairList(self._row_text, self._row_class, id="queue")
+            with Vertical(id="pair-pane"):
+                yield QAPanel(id="qa")
+                yield Static(id="doc-title")
+                yield SourceViewer(id="source")
+        yield Static(id="progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        ds = self.session.dataset
+        bar = Text()
+        bar.append(" mtcb-curate ", style="bold reverse")
+        bar.append(f" {printable(ds.name)} ", style="bold")
+        bar.append(f"· {len(ds.pairs):,} pairs · {len(ds.documents):,} documents · ")
+        bar.append(printable(ds.source.location, keep_newlines=False))
+        if ds.source.reason:
+            bar.append(f"  ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
+        if self.session.read_only:
+            bar.append("  READ-ONLY", style="bold reverse yellow")
+        if ds.problems:
+            bar.append(f"  ⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details",
+                       style="yellow")
+        self.query_one("#source-bar", Static).update(bar)
+        start = self.session.first_undecided()
+        self._apply_filter(None, keep=0 if start is None else start)
+        self.set_interval(5.0, self._update_progress)
+        self._scan_passages()
+
+    # -- queue rows -------------------------------------------------------------------------
+
+    def _row_text(self, pid: int, width: int) -> str:
+        pair = self.session.dataset.pairs[pid]
+        status = self.session.status(pid)
+        mark = "!" if pair.problems else ("≠" if pid in self._not_verbatim else " ")
+        key = one_line(pair.doc_key, self._key_width)
+        head = f"{GLYPH[status]}{mark} {pid:>{self._id_width}} {key:<{self._key_width}} "
+        return head + one_line(self.session.view(pid).question, max(0, width - len(head)))
+
+    def _row_class(self, pid: int) -> str:
+        return self.session.status(pid).value
+
+    @property
+    def queue(self) -> PairList:
+        return self.query_one(PairList)
+
+    def _apply_filter(self, status: Status | None, keep: int | None) -> None:
+        self.filter = status
+        ids = self.session.ids(status)
+        self.queue.set_ids(ids, keep=keep)
+        name = "all" if status is None else status.value
+        self.query_one("#queue-title", Static).update(
+            Text.assemble(("Queue ", "bold"), f"· {name} ({len(ids):,}) · v: change view"))
+        self._show_current()
+        self._update_progress()
+
+    # -- showing the current pair -------------------------------------------------------------
+
+    def _show_current(self) -> None:
+        pid = self.queue.current
+        panel = self.query_one(QAPanel)
+        viewer = self.query_one(SourceViewer)
+        title = self.query_one("#doc-title", Static)
+        self._shown_pair = pid
+        if pid is None:
+            panel.show(None)
+            viewer.show_message("no pair in this view (v changes the view)")
+            self._shown_doc = None
+            title.update("")
+            return
+        view = self.session.view(pid)
+        doc = self.session.dataset.document_for(view.pair)
+        if doc is None:
+            panel.show(view, Location("missing"), key_column=self._key_column)
+            viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
+            self._shown_doc = None
+            title.update(Text("Source: none", style="bold"))
+            return
+        loc = self._locations.get((pid, view.passage))
+        if loc is None:
+            loc = locate_exact(doc.text, view.passage)
+            if loc is not None:
+                self._locations[(pid, view.passage)] = loc
+        locating = loc is None
+        shown = loc if loc is not None else Location("missing")
+        spans = self._spans(shown)
+        if self._shown_doc != doc.key:
+            viewer.show(doc.text, spans)
+            self._shown_doc = doc.key
+        else:
+            viewer.set_spans(spans)
+        meta = " · ".join(f"{k}: {printable(str(v), keep_newlines=False)}" for k, v in doc.meta.items()
+                          if isinstance(v, (str, int)) and k not in ("text",))
+        title.update(Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
+                                   f"{len(doc.text):,} characters"))
+        panel.show(view, shown, locating=locating, key_column=self._key_column)
+        if locating:
+            self._locate_closest(pid, doc.text, view.passage)
+
+    @staticmethod
+    def _spans(loc: Location) -> list[Span]:
+        if loc.kind in ("exact", "closest") and loc.end > loc.start:
+            return [Span(loc.start, loc.end, loc.kind)]
+        return []
+
+    @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
+    def _locate_closest(self, pid: int, text: str, passage: str) -> None:
+        loc = locate(text, passage)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._located, pid, passage, loc)
+
+    def _located(self, pid: int, passage: str, loc: Location) -> None:
+        self._locations[(pid, passage)] = loc
+        if self._shown_pair == pid and self.session.view(pid).passage == passage:
+            self._show_current()
+
+    @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
+    def _scan_passages(self) -> None:
+        """Check every passage for verbatim presence (a ``str.find`` each) to mark the queue."""
+        worker = get_current_worker()
+        ds = self.session.dataset
+        bad: set[int] = set()
+        for pid in range(len(self.session)):
+            if worker.is_cancelled:
+                return
+            view = self.session.view(pid)
+            doc = ds.document_for(view.pair)
+            if doc is None:
+                continue
+            loc = locate_exact(doc.text, view.passage)
+            if loc is None or loc.kind != "exact":
+                bad.add(pid)
+        self.app.call_from_thread(self._scanned, bad)
+
+    def _scanned(self, bad: set[int]) -> None:
+        self._not_verbatim = bad
+        self.queue.refresh()
+        self._update_progress()
+
+    # -- progress -----------------------------------------------------------------------------
+
+    def _update_progress(self) -> None:
+        s = self.session
+        c = s.counts()
+        total = len(s)
+        t = Text()
+        pct = 100.0 * s.decided / total if total else 0.0
+        t.append(f" decided {s.decided:,}/{total:,} ({pct:.0f}%) ", style="bold")
+        t.append(f" ✓ {c[Status.ACCEPTED]:,} accepted ", style="green")
+        t.append(f" ✗ {c[Status.REJECTED]:,} rejected ", style="red")
+        t.append(f" » {c[Status.SKIPPED]:,} skipped ", style="dim")
+        t.append(f" ⚑ {c[Status.FLAGGED]:,} flagged ", style="yellow")
+        rate = s.rate_per_hour()
+        t.append(f"  {rate:,.0f} pairs/h " if rate is not None else "  — pairs/h ", style="bold")
+        if self._not_verbatim:
+            t.append(f"  ≠ {len(self._not_verbatim):,} passages not verbatim", style="dim")
+        self.query_one("#progress", Static).update(t)
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    def _decide(self, status: Status, reason: str | None = None) -> None:
+        pid = self.queue.current
+        if pid is None:
+            return
+        if self.session.read_only:
+            self.notify("The workspace is open read-only: nothing can be decided.", severity="warning")
+            return
+        try:
+            self.session.decide(pid, status, reason)
+        except (CurateError, sqlite3.Error, OSError) as exc:
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10)
+            return
+        self._advance_from(pid)
+
+    def _advance_from(self, pid: int) -> None:
+        queue = self.queue
+        if self.filter is not None and self.session.status(pid) != self.filter:
+            index = queue.index_of(pid) or 0
+            ids = self.session.ids(self.filter)
+            queue.set_ids(ids)
+            if ids:
+                queue.move_to(ids[min(index, len(ids) - 1)])
+            self._refresh_queue_title(len(ids))
+        else:
+            queue.refresh_pair(pid)
+            if queue.cursor + 1 < len(queue.ids):
+                queue.move_by(1)
+            else:
+                self.notify("End of the queue (n: next undecided pair).", timeout=3)
+        self._show_current()
+        self._update_progress()
+
+    def _refresh_queue_title(self, n: int) -> None:
+        name = "all" if self.filter is None else self.filter.value
+        self.query_one("#queue-title", Static).update(
+            Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}) · v: change view"))
+
+    def action_accept(self) -> None:
+        """Accept the current pair and go to the next one."""
+        self._decide(Status.ACCEPTED)
+
+    def action_reject(self) -> None:
+        """Reject the current pair, with an optional reason, and go to the next one."""
+        pid = self.queue.current
+        if pid is None:
+            return
+
+        def done(reason: str | None) -> None:
+            if reason != CANCEL and self.queue.current == pid:
+                self._decide(Status.REJECTED, reason)
+
+        self.app.push_screen(RejectScreen(pid), done)
+
+    def action_skip(self) -> None:
+        """Skip the current pair (decide later) and go to the next one."""
+        self._decide(Status.SKIPPED)
+
+    def action_flag(self) -> None:
+        """Flag the current pair for a second look and go to the next one."""
+        self._decide(Status.FLAGGED)
+
+    def action_undo(self) -> None:
+        """Undo the latest decision or edit, and show its pair."""
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return
+        try:
+            pid = self.session.undo()
+        except (CurateError, sqlite3.Error, OSError) as exc:
+            self.notify(f"Undo failed: {exc}", severity="error", timeout=10)
+            return
+        if pid is None:
+            self.notify("Nothing to undo.", timeout=2)
+            return
+        self._recheck(pid)
+        if self.filter is not None and self.session.status(pid) != self.filter:
+            self._apply_filter(None, keep=pid)
+        else:
+            ids = self.session.ids(self.filter) if self.filter is not None else None
+            if ids is not None:
+                self.queue.set_ids(ids, keep=pid)
+                self._refresh_queue_title(len(ids))
+            self.queue.move_to(pid)
+            self.queue.refresh_pair(pid)
+            self._show_current()
+            self._update_progress()
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def action_next(self) -> None:
+        """Go to the next pair in the view."""
+        self.queue.move_by(1)
+        self._show_current()
+
+    def action_previous(self) -> None:
+        """Go to the previous pair in the view."""
+        self.queue.move_by(-1)
+        self._show_current()
+
+    def action_next_undecided(self) -> None:
+        """Go to the next undecided pair (switching the view to show it if needed)."""
+        current = self.queue.current
+        pid = self.session.next_undecided(-1 if current is None else current)
+        if pid is None:
+            self.notify("Every pair has a decision.", timeout=3)
+            return
+        if not self.queue.move_to(pid):
+            self._apply_filter(None, keep=pid)
+            return
+        self._show_current()
+
+    def action_cycle_filter(self) -> None:
+        """Show all pairs, or only those of one status (cycles)."""
+        nxt = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+        self._apply_filter(nxt, keep=self.queue.current)
+
+    def on_pair_list_selected(self, event: PairList.Selected) -> None:
+        self._show_current()
+
+    def action_source_page(self, direction: int) -> None:
+        """Scroll the source document by a page."""
+        viewer = self.query_one(SourceViewer)
+        viewer.scroll_relative(y=direction * max(1, viewer.size.height - 2), animate=False)
+
+    def action_centre(self) -> None:
+        """Scroll the source back to the highlighted passage."""
+        self._shown_doc = None
+        self._show_current()
+
+    # -- edit, search, help --------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        """Edit the question, answer or passage; an edited passage is re-checked against the document."""
+        pid = self.queue.current
+        if pid is None:
+            return
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return
+
+        def done(changes: dict[str, str] | None) -> None:
+            if not changes:
+                return
+            try:
+                changed = self.session.edit(pid, changes)
+            except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
+                self.notify(f"Edit not saved: {exc}", severity="error", timeout=10)
+                return
+            if changed:
+                self._recheck(pid)
+                self.queue.refresh_pair(pid)
+                self._show_current()
+                self._update_progress()
+
+        self.app.push_screen(EditScreen(self.session.view(pid)), done)
+
+    def _recheck(self, pid: int) -> None:
+        view = self.session.view(pid)
+        doc = self.session.dataset.document_for(view.pair)
+        if doc is None:
+            return
+        loc = locate_exact(doc.text, view.passage)
+        if loc is not None and loc.kind == "exact":
+            self._not_verbatim.discard(pid)
+        else:
+            self._not_verbatim.add(pid)
+
+    def action_search(self) -> None:
+        """Find the next pair whose texts, document key or id contain a query."""
+
+        def done(query: str | None) -> None:
+            if query is None:
+                return
+            query = query or self._last_query
+            self._last_query = query
+            current = self.queue.current
+            pid = self.session.search(query, -1 if current is None else current)
+            if pid is None:
+                self.notify(f"No pair matches {query!r}.", severity="warning", timeout=3, markup=False)
+                return
+            if not self.queue.move_to(pid):
+                self._apply_filter(None, keep=pid)
+                return
+            self._show_current()
+
+        self.app.push_screen(SearchScreen(self._last_query), done)
+
+    def action_help(self) -> None:
+        """Show every key, as bound now."""
+        keymap = getattr(self.app, "keymap", {})
+        rows = []
+        for b in BINDINGS:
+            keys = keymap.get(b.id, b.key) if b.id else b.key
+            rows.append((keys.replace("question_mark", "?").replace("slash", "/"), b.id or "", b.description))
+        rows.append(("1-7 / enter", "", "in the reject dialog: reason / no reason"))
+        rows.append(("ctrl+p", "", "command palette"))
+        from mtcb_curate.config import default_config_path
+
+        hint = f"Rebind keys in {default_config_path()} under [keys], e.g.  accept = \"y\""
+        self.app.push_screen(HelpScreen(rows, hint))
+
+    def action_quit(self) -> None:
+        """Quit (every decision is already saved)."""
+        self.app.exit()

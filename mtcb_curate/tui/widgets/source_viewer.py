@@ -1,0 +1,693 @@
+"""Source document viewer: a read-only, soft-wrapping Line API widget with highlighted spans.
+
+`SourceViewer` shows one source document (a 10-K filing, a web page dump, ...) beside the QA pair
+under review and highlights character ranges of it (`Span`): the located supporting passage
+("exact"), the closest fuzzy match ("closest"), the retrieval window ("window") and the curator's
+own pick ("selection").
+
+Design (in the manner of Textual's `Log` widget and Toolong):
+
+* It is a `ScrollView` that implements `render_line(y) -> Strip`; Textual asks only for the rows
+  on screen, so a 1 MB document costs what one screen costs to draw.
+* The document is soft-wrapped once per content width into *visual rows*, two parallel lists of
+  character offsets (`row_start[i]`, `row_end[i]`, end exclusive) into the displayed text. A
+  character offset maps to its row with `bisect`. Wraps are cached per width, so toggling the
+  gutter or resizing back and forth does not re-wrap.
+* Text is untrusted. It is never parsed as markup or ANSI: rows are built from
+  `rich.segment.Segment`s with `rich.style.Style` objects, and the text is first passed through
+  `mtcb_curate.plaintext.printable` (one character for one character, so offsets still hold).
+  Each strip is cropped/padded to the widget width in terminal cells, so wide (CJK) characters
+  cannot push the layout out of shape.
+
+Units: offsets, `Span.start` / `Span.end` and `document_length` are in *characters* of the
+document string (Python `str` indices); rows are *visual rows* after wrapping (0 = first row of
+the document); widths are terminal *cells*.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+from operator import add
+from typing import ClassVar, Sequence
+
+from rich.cells import get_character_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
+
+from mtcb_curate.plaintext import printable
+
+__all__ = ["Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A highlighted range of the document.
+
+    Attributes:
+        start: first character offset (inclusive) into the text given to `SourceViewer.show`.
+        end: character offset one past the last highlighted character (exclusive).
+        kind: "exact", "closest", "window" or "selection"; anything else is drawn as "exact".
+    """
+
+    start: int
+    end: int
+    kind: str = "exact"
+
+
+SPAN_KINDS: tuple[str, ...] = ("window", "closest", "exact", "selection")
+"""Known span kinds in paint order: where spans overlap, a later kind is drawn over an earlier one."""
+
+_KIND_RANK = {kind: rank for rank, kind in enumerate(SPAN_KINDS)}
+_KIND_CLASS = {kind: f"source-viewer--{kind}" for kind in SPAN_KINDS}
+
+EMPTY_DOCUMENT_MESSAGE = "(empty document)"
+"""Placeholder shown (dim) for an empty document."""
+
+_FALLBACK_WIDTH = 80
+"""Content width (cells) used to wrap a document before the widget has been laid out."""
+
+_WRAP_CACHE_SIZE = 4
+"""How many widths' wraps are kept for the current document."""
+
+# Characters `printable` changes: C0 controls except "\n", DEL, C1 controls, lone surrogates.
+_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]+")
+
+
+def _printable(text: str) -> str:
+    """`printable(text)`, but only paying for the runs of characters it would change.
+
+    `printable` is a one-to-one character mapping that is the identity outside `_UNPRINTABLE`, so
+    applying it run by run gives the same string; for typical (mostly clean) documents this is a
+    single regex scan instead of a full `str.translate` over a megabyte.
+    """
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda match: printable(match.group()), text)
+
+
+def _build_non_single_cell_pattern() -> re.Pattern[str]:
+    """A regex matching any character that may not be exactly one terminal cell wide.
+
+    Built from Rich's cell-width table (ranges of 0- and 2-cell characters), so that a line with
+    no match can be wrapped by counting characters. Only the Basic Multilingual Plane is listed
+    range by range (that keeps the class a bitmap, about 5 ms per MB to scan); every astral
+    character counts as "maybe not one cell", as does everything outside printable Latin if
+    Rich's (private) table is unavailable. Over-matching is safe: it only sends a line to the
+    exact, slower wrap path.
+    """
+    try:
+        from rich._unicode_data import load as load_cell_table
+
+        widths = load_cell_table("auto").widths
+        ranges = [(start, min(end, 0xFFFF)) for start, end, width in widths if width != 1 and start <= 0xFFFF]
+    except Exception:  # pragma: no cover - depends on Rich internals
+        return re.compile("[^\n\x20-\x7e\xa0-\u02ff]")
+    ranges += [(0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0xD800, 0xDFFF), (0x10000, 0x10FFFF)]
+    parts = []
+    for start, end in sorted(ranges):
+        if start == end:
+            parts.append(re.escape(chr(start)))
+        else:
+            parts.append(f"{re.escape(chr(start))}-{re.escape(chr(end))}")
+    return re.compile("[" + "".join(parts) + "]")
+
+
+_NON_SINGLE_CELL = _build_non_single_cell_pattern()
+
+
+class _CellWidths(dict):
+    """Character -> cell width (0, 1 or 2), filled on demand; `__getitem__` stays a C call."""
+
+    def __missing__(self, character: str) -> int:
+        width = self[character] = get_character_cell_size(character)
+        return width
+
+
+_CELL_WIDTHS = _CellWidths()
+
+
+def wrap_rows(
+    lines: Sequence[str],
+    line_starts: Sequence[int],
+    width: int,
+    wide_lines: Sequence[bool] | None = None,
+) -> tuple[list[int], list[int]]:
+    """Soft-wrap source lines into visual rows no wider than `width` cells.
+
+    A line longer than the width is broken after the last space that still fits (a space exactly
+    at the width ends the row and is cropped when drawn), otherwise hard-broken at the width.
+    Rows of one source line are contiguous, so every character offset of the line belongs to
+    exactly one row; the "\\n" after a line belongs to the line's last row (via bisect).
+
+    Args:
+        lines: the source lines (the text split on "\\n"), without their newlines.
+        line_starts: character offset of each line in the text; same length as `lines`.
+        width: content width in terminal cells (clamped to at least 1).
+        wide_lines: per line, True if it has any character that is not exactly one cell wide
+            (CJK, combining marks, ...); None means no line has one. Lines flagged False are
+            wrapped by counting characters, which is what makes a 1 MB document wrap in a few
+            milliseconds.
+
+    Returns:
+        `(row_starts, row_ends)`: two lists of equal length, one entry per visual row, holding
+        character offsets into the text (end exclusive). Empty lines give one empty row.
+    """
+    width = max(1, width)
+    lengths = list(map(len, lines))
+    if wide_lines is None and (not lengths or max(lengths) <= width):
+        # Fast path: nothing to wrap, one row per line (all C-level loops).
+        return list(line_starts), list(map(add, line_starts, lengths))
+
+    row_starts: list[int] = []
+    row_ends: list[int] = []
+    add_start = row_starts.append
+    add_end = row_ends.append
+    half = width // 2
+    cell_width_of = _CELL_WIDTHS.__getitem__
+    for index, line in enumerate(lines):
+        length = lengths[index]
+        base = line_starts[index]
+        wide = wide_lines is not None and wide_lines[index]
+        # Anything <= width/2 characters fits even if every character is two cells wide.
+        if length <= (half if wide else width):
+            add_start(base)
+            add_end(base + length)
+            continue
+        rfind = line.rfind
+        pos = 0
+        if not wide:
+            while length - pos > width:
+                limit = pos + width
+                space = rfind(" ", pos + 1, limit + 1)
+                end = space + 1 if space > pos else limit
+                add_start(base + pos)
+                add_end(base + end)
+                pos = end
+        else:
+            # prefix[k] = cells of line[:k]; non-decreasing, so bisect finds the fitting length.
+            prefix = list(accumulate(map(cell_width_of, line), initial=0))
+            total = prefix[length]
+            if total <= width:
+                add_start(base)
+                add_end(base + length)
+                continue
+            while total - prefix[pos] > width:
+                limit = bisect_right(prefix, prefix[pos] + width, pos) - 1
+                if limit <= pos:  # a single character wider than the row
+                    limit = pos + 1
+                space = rfind(" ", pos + 1, limit + 1)
+                end = space + 1 if space > pos else limit
+                add_start(base + pos)
+                add_end(base + end)
+                pos = end
+        if pos < length:
+            add_start(base + pos)
+            add_end(base + length)
+    return row_starts, row_ends
+
+
+class SourceViewer(ScrollView, can_focus=True):
+    """Read-only viewer of one source document with highlighted character spans.
+
+    Load a document with `show`, change highlights with `set_spans`, show a notice instead of a
+    document with `show_message`. Scrolling keys come from `ScrollView`: up/down (one row),
+    pageup/pagedown (one screen), home/end (start/end of the document).
+    """
+
+    ALLOW_SELECT = True
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "source-viewer--exact",
+        "source-viewer--closest",
+        "source-viewer--window",
+        "source-viewer--selection",
+        "source-viewer--gutter",
+        "source-viewer--message",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `source-viewer--exact` | The located supporting passage. |
+    | `source-viewer--closest` | The closest fuzzy match when no exact passage was found. |
+    | `source-viewer--window` | A surrounding window (e.g. the retrieval chunk). |
+    | `source-viewer--selection` | A range picked by the curator. |
+    | `source-viewer--gutter` | The line-number gutter. |
+    | `source-viewer--message` | The placeholder / message line. |
+    """
+
+    DEFAULT_CSS = """
+    SourceViewer {
+        background: $surface;
+        color: $foreground;
+        overflow-x: hidden;
+        overflow-y: scroll;
+        &:focus {
+            background-tint: $foreground 5%;
+        }
+        & > .source-viewer--exact {
+            background: $success 55%;
+            color: $text;
+            text-style: bold;
+        }
+        & > .source-viewer--closest {
+            background: $warning 45%;
+            color: $text;
+        }
+        & > .source-viewer--window {
+            background: $primary 15%;
+        }
+        & > .source-viewer--selection {
+            background: $accent 55%;
+            color: $text;
+            text-style: underline;
+        }
+        & > .source-viewer--gutter {
+            color: $text-muted;
+            background: $panel;
+        }
+        & > .source-viewer--message {
+            color: $text-muted;
+            text-style: dim italic;
+        }
+    }
+    """
+
+    show_line_numbers: reactive[bool] = reactive(True, init=False)
+    """Show a gutter with the 1-based source line number on the first row of each source line."""
+
+    def __init__(
+        self,
+        *,
+        show_line_numbers: bool = True,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+        disabled: bool = False,
+    ) -> None:
+        """Create an (empty) viewer; call `show` to load a document.
+
+        Args:
+            show_line_numbers: initial value of the `show_line_numbers` reactive.
+            name: widget name.
+            id: widget id.
+            classes: space-separated CSS classes.
+            disabled: whether the widget starts disabled.
+        """
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self.set_reactive(SourceViewer.show_line_numbers, show_line_numbers)
+        self._text = ""
+        self._display = ""
+        self._message: str | None = EMPTY_DOCUMENT_MESSAGE
+        self._lines: list[str] = [""]
+        self._line_starts: list[int] = [0]
+        self._wide_lines: list[bool] | None = None
+        self._digits = 1
+        self._wraps: dict[int, tuple[list[int], list[int]]] = {}
+        self._wrap_width = 0
+        self._row_starts: list[int] = []
+        self._row_ends: list[int] = []
+        self._spans: tuple[Span, ...] = ()
+        self._span_starts: list[int] = []
+        # Range (start, end offsets) kept in view across resizes while the user has not scrolled.
+        self._follow: tuple[int, int] | None = None
+        self._follow_y: int | None = None
+        self._pending_follow = False
+        self._line_cache: LRUCache[tuple[int, int], Strip] = LRUCache(1024)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def document_length(self) -> int:
+        """Length of the current document in characters (0 for an empty document or a message)."""
+        return len(self._display)
+
+    @property
+    def visual_line_count(self) -> int:
+        """Number of visual rows of the current document at the current wrap width.
+
+        0 when a message (including the empty-document placeholder) is shown.
+        """
+        return 0 if self._message is not None else len(self._row_starts)
+
+    @property
+    def text(self) -> str:
+        """The current document as given to `show` (not made printable)."""
+        return self._text
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        """Current highlights, clamped to the document and sorted by start offset."""
+        return self._spans
+
+    @property
+    def wrap_width(self) -> int:
+        """Width in cells that the document is currently wrapped to (excludes gutter and scrollbar)."""
+        return self._wrap_width
+
+    def show(self, text: str, spans: Sequence[Span] = (), focus: Span | None = None) -> None:
+        """Load a document, replacing the previous one (or a message), and highlight `spans`.
+
+        Args:
+            text: the document; shown literally (markup and escape sequences do nothing,
+                control characters are shown as visible stand-ins such as "␛").
+            spans: ranges to highlight, as character offsets into `text` (end exclusive);
+                out-of-range offsets are clamped.
+            focus: the range to bring into view, its first row vertically centred (or its first
+                row at the top if it is taller than the viewport); defaults to `spans[0]`. With
+                neither, the view goes to the top. Scrolling is immediate (no animation).
+        """
+        self._text = text
+        display = _printable(text)
+        self._display = display
+        self._message = None if display else EMPTY_DOCUMENT_MESSAGE
+        lines = display.split("\n")
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()  # a final newline ends the last line; it does not start a new one
+        self._lines = lines
+        starts = list(accumulate(map((1).__add__, map(len, lines)), initial=0))
+        starts.pop()
+        self._line_starts = starts
+        if display.isascii() or _NON_SINGLE_CELL.search(display) is None:
+            self._wide_lines = None
+        else:
+            self._wide_lines = list(map(bool, map(_NON_SINGLE_CELL.search, lines)))
+        self._digits = len(str(len(lines)))
+        self._wraps.clear()
+        self._wrap_width = 0
+        self._store_spans(spans)
+        self._rewrap()
+        if focus is None and self._spans:
+            focus = spans[0]
+        if focus is None:
+            self._follow = None
+            self._pending_follow = False
+            self.scroll_to(0, 0, animate=False, immediate=True, force=True)
+        else:
+            self._focus_range(focus.start, focus.end, center=True)
+        self.refresh()
+
+    def set_spans(self, spans: Sequence[Span], focus: Span | None = None) -> None:
+        """Replace the highlights of the current document without re-wrapping it.
+
+        Args:
+            spans: the new highlights (character offsets into the current document).
+            focus: range to bring into view as in `show`; defaults to `spans[0]`. With
+                neither, the scroll position is kept.
+        """
+        self._store_spans(spans)
+        self._line_cache.clear()
+        if focus is None and self._spans:
+            focus = spans[0]
+        if focus is not None:
+            self._focus_range(focus.start, focus.end, center=True)
+        self.refresh()
+
+    def show_message(self, text: str) -> None:
+        """Show a single dim line (e.g. "no document for key 'XYZ'") instead of a document.
+
+        Args:
+            text: the message; made printable and collapsed to one line (cropped to the width).
+        """
+        self.show("")
+        self._message = " ".join(printable(text, keep_newlines=False).split())
+        self.refresh()
+
+    def line_of_offset(self, offset: int) -> int:
+        """Return the visual row (0-based) that shows character `offset` of the document.
+
+        Offsets are clamped to `[0, document_length]`; a newline maps to the row it ends.
+        Returns 0 when no document is shown.
+        """
+        if self._message is not None or not self._row_starts:
+            return 0
+        offset = min(max(offset, 0), len(self._display))
+        return max(0, bisect_right(self._row_starts, offset) - 1)
+
+    def offset_of_line(self, row: int) -> int:
+        """Return the character offset at which visual row `row` starts (clamped to the rows)."""
+        if self._message is not None or not self._row_starts:
+            return 0
+        return self._row_starts[min(max(row, 0), len(self._row_starts) - 1)]
+
+    def scroll_to_offset(self, offset: int, center: bool = True) -> None:
+        """Scroll, immediately, so that character `offset` is visible.
+
+        Args:
+            offset: character offset into the document.
+            center: True to put its row in the vertical centre of the viewport (kept there across
+                resizes until the user scrolls); False to scroll as little as possible.
+        """
+        self._focus_range(offset, offset + 1, center=center)
+
+    # ------------------------------------------------------------------ layout
+
+    def _text_width(self) -> int:
+        """Cells available for gutter + text (widget content width minus the vertical scrollbar)."""
+        width = self.size.width
+        if not width:
+            return 0
+        if self.styles.overflow_y != "hidden":
+            width -= self.styles.scrollbar_size_vertical
+        return max(1, width)
+
+    def _gutter_width(self) -> int:
+        """Width in cells of the line-number gutter (0 if hidden or no document)."""
+        if not self.show_line_numbers or self._message is not None:
+            return 0
+        return self._digits + 2
+
+    def _content_width(self) -> int:
+        """Width in cells that the text is wrapped to."""
+        text_width = self._text_width() or _FALLBACK_WIDTH
+        return max(1, text_width - self._gutter_width())
+
+    def _rewrap(self) -> None:
+        """Wrap (or fetch the cached wrap of) the document at the current content width."""
+        width = self._content_width()
+        rows = self._wraps.get(width)
+        if rows is None:
+            rows = wrap_rows(self._lines, self._line_starts, width, self._wide_lines)
+            if len(self._wraps) >= _WRAP_CACHE_SIZE:
+                self._wraps.pop(next(iter(self._wraps)))
+            self._wraps[width] = rows
+        self._row_starts, self._row_ends = rows
+        self._wrap_width = width
+        self._line_cache.clear()
+        height = 1 if self._message is not None else len(self._row_starts)
+        self.virtual_size = Size(self._text_width(), height)
+
+    def _viewport_height(self) -> int:
+        """Rows visible at once (0 before layout)."""
+        return max(0, self.size.height - self.scrollbar_size_horizontal)
+
+    def _focus_range(self, start: int, end: int, center: bool) -> None:
+        """Scroll to the character range [start, end) (see `show`); remember it if centred."""
+        if center:
+            self._follow = (start, end)
+            self._pending_follow = self._viewport_height() == 0
+        else:
+            self._follow = None
+            self._pending_follow = False
+        if self._viewport_height():
+            self._scroll_to_range(start, end, center)
+
+    def _scroll_to_range(self, start: int, end: int, center: bool) -> None:
+        """Immediately scroll so that the rows of [start, end) are in view."""
+        start, end = min(start, end), max(start, end)
+        top = self.line_of_offset(start)
+        bottom = self.line_of_offset(max(start, end - 1))
+        height = self._viewport_height()
+        if center:
+            y = top if bottom - top + 1 > height else top - height // 2
+        else:
+            current = self.scroll_offset.y
+            if top < current or bottom - top + 1 > height:
+                y = top
+            elif bottom >= current + height:
+                y = bottom - height + 1
+            else:
+                return
+        self.scroll_to(None, max(0, y), animate=False, immediate=True, force=True)
+        if center:
+            self._follow_y = round(self.scroll_y)
+
+    def _on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+
+    def watch_show_line_numbers(self, show: bool) -> None:
+        self._relayout()
+        self.refresh()
+
+    def _relayout(self) -> None:
+        """Re-wrap after a width change, keeping the followed span (or the top row) in view."""
+        if not self._text_width():
+            return
+        following = self._follow is not None and (
+            self._pending_follow or round(self.scroll_y) == self._follow_y
+        )
+        anchor = self.offset_of_line(self.scroll_offset.y)
+        if self._content_width() != self._wrap_width:
+            self._rewrap()
+            if not following:
+                self.scroll_to(
+                    None, self.line_of_offset(anchor), animate=False, immediate=True, force=True
+                )
+        else:
+            self.virtual_size = Size(self._text_width(), self.virtual_size.height)
+        if following and self._follow is not None:
+            self._pending_follow = False
+            self._scroll_to_range(*self._follow, center=True)
+        self.refresh()
+
+    # ------------------------------------------------------------------ spans
+
+    def _store_spans(self, spans: Sequence[Span]) -> None:
+        """Clamp spans to the document, map unknown kinds to "exact", and sort them by start."""
+        length = len(self._display)
+        stored = []
+        for span in spans:
+            start, end = sorted((span.start, span.end))
+            start = min(max(start, 0), length)
+            end = min(max(end, 0), length)
+            kind = span.kind if span.kind in _KIND_RANK else "exact"
+            stored.append(Span(start, end, kind))
+        stored.sort(key=lambda span: (span.start, span.end))
+        self._spans = tuple(stored)
+        self._span_starts = [span.start for span in stored]
+
+    # ------------------------------------------------------------------ rendering
+
+    def notify_style_update(self) -> None:
+        """Drop cached rows when CSS (e.g. the theme) changes."""
+        super().notify_style_update()
+        self._line_cache.clear()
+
+    def render_line(self, y: int) -> Strip:
+        """Render row `y` of the viewport (0 = top visible row) as a strip of widget width."""
+        row = self.scroll_offset.y + y
+        width = self.size.width
+        selection = self.text_selection
+        key = (row, width)
+        if selection is None:
+            cached = self._line_cache.get(key)
+            if cached is not None:
+                return cached
+        strip = self._render_row(row, width, selection)
+        if selection is None:
+            self._line_cache[key] = strip
+        return strip
+
+    def _render_row(self, row: int, width: int, selection: Selection | None) -> Strip:
+        """Build the strip for visual row `row` of the document (gutter + text + padding)."""
+        base = self.rich_style
+        if self._message is not None:
+            if row != 0:
+                return Strip.blank(width, base)
+            style = base + self.get_component_rich_style("source-viewer--message")
+            return Strip([Segment(self._message, style)]).adjust_cell_length(width, base)
+        if row < 0 or row >= len(self._row_starts):
+            return Strip.blank(width, base)
+
+        start = self._row_starts[row]
+        end = self._row_ends[row]
+        content_width = self._wrap_width
+        segments = self._text_segments(row, start, end, base, selection)
+        content = Strip(segments).adjust_cell_length(content_width, base).apply_offsets(0, row)
+
+        gutter_width = self._gutter_width()
+        if gutter_width:
+            line_index = bisect_right(self._line_starts, start) - 1
+            if self._line_starts[line_index] == start:
+                label = f" {line_index + 1:>{self._digits}} "
+            else:
+                label = " " * gutter_width
+            gutter_style = self.get_component_rich_style("source-viewer--gutter")
+            strip = Strip.join([Strip([Segment(label, gutter_style)], gutter_width), content])
+        else:
+            strip = content
+        return strip.adjust_cell_length(width, base)
+
+    def _text_segments(
+        self, row: int, start: int, end: int, base: Style, selection: Selection | None
+    ) -> list[Segment]:
+        """Segments for the text of [start, end), styled by the spans (and text selection) over it.
+
+        If a span also covers the newline that ends this row's source line, one extra highlighted
+        cell is added so that a passage spanning several lines reads as one block.
+        """
+        display = self._display
+        # (lo, hi, rank, style) layers clipped to the row; higher rank paints over lower.
+        layers: list[tuple[int, int, int, Style]] = []
+        newline_layers: list[tuple[int, Style]] = []
+        ends_line = end < len(display) and display[end] == "\n"
+        spans = self._spans
+        for index in range(bisect_right(self._span_starts, end)):
+            span = spans[index]
+            if span.end <= start:
+                continue
+            rank = _KIND_RANK[span.kind]
+            style = self.get_component_rich_style(_KIND_CLASS[span.kind])
+            lo = max(span.start, start)
+            hi = min(span.end, end)
+            if hi > lo:
+                layers.append((lo, hi, rank, style))
+            if ends_line and span.start <= end < span.end:
+                newline_layers.append((rank, style))
+        if selection is not None:
+            selected = selection.get_span(row)
+            if selected is not None:
+                sel_start, sel_end = selected
+                lo = start + sel_start
+                hi = end if sel_end == -1 else min(end, start + sel_end)
+                if hi > lo:
+                    style = self.screen.get_component_rich_style("screen--selection")
+                    layers.append((lo, hi, len(SPAN_KINDS), style))
+
+        if not layers:
+            segments = [Segment(display[start:end], base)] if end > start else []
+        else:
+            layers.sort(key=lambda layer: layer[2])
+            cuts = sorted({start, end, *(layer[0] for layer in layers), *(layer[1] for layer in layers)})
+            segments = []
+            for lo, hi in zip(cuts, cuts[1:]):
+                style = base
+                for layer_lo, layer_hi, _rank, layer_style in layers:
+                    if layer_lo <= lo and hi <= layer_hi:
+                        style = style + layer_style
+                segments.append(Segment(display[lo:hi], style))
+        if newline_layers:
+            style = base
+            for _rank, layer_style in sorted(newline_layers, key=lambda layer: layer[0]):
+                style = style + layer_style
+            segments.append(Segment(" ", style))
+        return segments
+
+    # ------------------------------------------------------------------ text selection
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """Return the displayed document text under a mouse selection (for copying).
+
+        Selection offsets are (character within row, visual row); they are mapped back to
+        character offsets of the document, so soft wraps do not add newlines.
+        """
+        if self._message is not None or not self._row_starts:
+            return None
+        last = len(self._row_starts) - 1
+
+        def to_offset(x: int, y: int) -> int:
+            row = min(max(y, 0), last)
+            return min(self._row_starts[row] + max(x, 0), self._row_ends[row])
+
+        start = 0 if selection.start is None else to_offset(*selection.start)
+        end = len(self._display) if selection.end is None else to_offset(*selection.end)
+        return self._display[start:end], "\n"
