@@ -148,13 +148,16 @@ def _rows_to_table(rows: list[Any], label: str) -> Table:
 
 def _read_csv(path: Path) -> Table:
     import csv
+    import io
 
     label = str(path)
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(label, f"not valid UTF-8 (byte at offset {exc.start})") from None
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    # newline='': records end only at \r, \n or \r\n (str.splitlines would also cut a row at a
+    # form feed or U+2028 inside an unquoted cell, as in PDF-extracted text).
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
         rows = [dict(r) for r in reader]
     except csv.Error as exc:

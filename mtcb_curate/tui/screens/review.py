@@ -43,16 +43,17 @@ BINDINGS = [
     Binding("space", "skip", "skip", id="skip"),
     Binding("f", "flag", "flag", id="flag"),
     Binding("u", "undo", "undo", id="undo"),
-    Binding("j,down", "next", "next", id="next"),
-    Binding("k,up", "previous", "prev", id="previous"),
+    # priority: the arrows move between pairs even while the source viewer has focus.
+    Binding("j,down", "next", "next", id="next", priority=True),
+    Binding("k,up", "previous", "prev", id="previous", priority=True),
     Binding("n", "next_undecided", "next undecided", id="next_undecided"),
     Binding("e", "edit", "edit", id="edit"),
     Binding("slash", "search", "search", id="search"),
     Binding("v", "cycle_filter", "filter", id="filter"),
     Binding("question_mark", "help", "help", id="help"),
     Binding("q", "quit", "quit", id="quit"),
-    Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down"),
-    Binding("pageup", "source_page(-1)", "source page up", show=False, id="source_page_up"),
+    Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down", priority=True),
+    Binding("pageup", "source_page(-1)", "source page up", show=False, id="source_page_up", priority=True),
     Binding("c", "centre", "centre passage", show=False, id="centre"),
 ]
 
@@ -253,7 +254,7 @@ class ReviewScreen(Screen[None]):
         try:
             self.session.decide(pid, status, reason)
         except (CurateError, sqlite3.Error, OSError) as exc:
-            self.notify(f"Not saved: {exc}", severity="error", timeout=10)
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         self._advance_from(pid)
 
@@ -312,7 +313,7 @@ class ReviewScreen(Screen[None]):
         try:
             pid = self.session.undo()
         except (CurateError, sqlite3.Error, OSError) as exc:
-            self.notify(f"Undo failed: {exc}", severity="error", timeout=10)
+            self.notify(f"Undo failed: {exc}", severity="error", timeout=10, markup=False)
             return
         if pid is None:
             self.notify("Nothing to undo.", timeout=2)
@@ -389,7 +390,7 @@ class ReviewScreen(Screen[None]):
             try:
                 changed = self.session.edit(pid, changes)
             except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
-                self.notify(f"Edit not saved: {exc}", severity="error", timeout=10)
+                self.notify(f"Edit not saved: {exc}", severity="error", timeout=10, markup=False)
                 return
             if changed:
                 self._recheck(pid)

@@ -30,7 +30,6 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import add
 from typing import ClassVar, Sequence
 
 from rich.cells import get_character_cell_size
@@ -80,7 +79,9 @@ _WRAP_CACHE_SIZE = 4
 """How many widths' wraps are kept for the current document."""
 
 # Characters `printable` changes: C0 controls except "\n", DEL, C1 controls, lone surrogates.
-_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]+")
+# (The single-character form scans faster; the run form keeps the number of `printable` calls low.)
+_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNPRINTABLE_RUN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]+")
 
 
 def _printable(text: str) -> str:
@@ -92,7 +93,7 @@ def _printable(text: str) -> str:
     """
     if _UNPRINTABLE.search(text) is None:
         return text
-    return _UNPRINTABLE.sub(lambda match: printable(match.group()), text)
+    return _UNPRINTABLE_RUN.sub(lambda match: printable(match.group()), text)
 
 
 def _build_non_single_cell_pattern() -> re.Pattern[str]:
@@ -109,7 +110,9 @@ def _build_non_single_cell_pattern() -> re.Pattern[str]:
         from rich._unicode_data import load as load_cell_table
 
         widths = load_cell_table("auto").widths
-        ranges = [(start, min(end, 0xFFFF)) for start, end, width in widths if width != 1 and start <= 0xFFFF]
+        ranges = [
+            (start, min(end, 0xFFFF)) for start, end, width in widths if width != 1 and start <= 0xFFFF
+        ]
     except Exception:  # pragma: no cover - depends on Rich internals
         return re.compile("[^\n\x20-\x7e\xa0-\u02ff]")
     ranges += [(0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0xD800, 0xDFFF), (0x10000, 0x10FFFF)]
@@ -138,50 +141,47 @@ _CELL_WIDTHS = _CellWidths()
 
 def wrap_rows(
     lines: Sequence[str],
-    line_starts: Sequence[int],
+    line_starts: list[int],
     width: int,
     wide_lines: Sequence[bool] | None = None,
-) -> tuple[list[int], list[int]]:
+) -> list[int]:
     """Soft-wrap source lines into visual rows no wider than `width` cells.
 
     A line longer than the width is broken after the last space that still fits (a space exactly
     at the width ends the row and is cropped when drawn), otherwise hard-broken at the width.
-    Rows of one source line are contiguous, so every character offset of the line belongs to
-    exactly one row; the "\\n" after a line belongs to the line's last row (via bisect).
+    Rows are contiguous: a row ends where the next row of the same line starts, or at its line's
+    end (just before the "\n"), so only row starts need storing (see `SourceViewer.row_span`);
+    every character offset belongs to exactly one row, the "\n" to the last row of its line.
 
     Args:
-        lines: the source lines (the text split on "\\n"), without their newlines.
+        lines: the source lines (the text split on "\n"), without their newlines.
         line_starts: character offset of each line in the text; same length as `lines`.
         width: content width in terminal cells (clamped to at least 1).
-        wide_lines: per line, True if it has any character that is not exactly one cell wide
-            (CJK, combining marks, ...); None means no line has one. Lines flagged False are
+        wide_lines: per line, True if it may hold a character that is not exactly one cell wide
+            (CJK, combining marks, ...); None means no line does. Lines flagged False are
             wrapped by counting characters, which is what makes a 1 MB document wrap in a few
             milliseconds.
 
     Returns:
-        `(row_starts, row_ends)`: two lists of equal length, one entry per visual row, holding
-        character offsets into the text (end exclusive). Empty lines give one empty row.
+        The character offset at which each visual row starts, ascending; one entry per row
+        (an empty line is one empty row). When nothing needs wrapping this is `line_starts`
+        itself (not a copy); treat it as read-only.
     """
     width = max(1, width)
-    lengths = list(map(len, lines))
-    if wide_lines is None and (not lengths or max(lengths) <= width):
-        # Fast path: nothing to wrap, one row per line (all C-level loops).
-        return list(line_starts), list(map(add, line_starts, lengths))
+    if wide_lines is None and (not lines or max(map(len, lines)) <= width):
+        return line_starts  # fast path: nothing to wrap, one row per line
 
     row_starts: list[int] = []
-    row_ends: list[int] = []
-    add_start = row_starts.append
-    add_end = row_ends.append
+    add_row = row_starts.append
     half = width // 2
     cell_width_of = _CELL_WIDTHS.__getitem__
     for index, line in enumerate(lines):
-        length = lengths[index]
+        length = len(line)
         base = line_starts[index]
+        add_row(base)
         wide = wide_lines is not None and wide_lines[index]
         # Anything <= width/2 characters fits even if every character is two cells wide.
         if length <= (half if wide else width):
-            add_start(base)
-            add_end(base + length)
             continue
         rfind = line.rfind
         pos = 0
@@ -189,31 +189,22 @@ def wrap_rows(
             while length - pos > width:
                 limit = pos + width
                 space = rfind(" ", pos + 1, limit + 1)
-                end = space + 1 if space > pos else limit
-                add_start(base + pos)
-                add_end(base + end)
-                pos = end
+                pos = space + 1 if space > pos else limit
+                if pos < length:
+                    add_row(base + pos)
         else:
             # prefix[k] = cells of line[:k]; non-decreasing, so bisect finds the fitting length.
             prefix = list(accumulate(map(cell_width_of, line), initial=0))
             total = prefix[length]
-            if total <= width:
-                add_start(base)
-                add_end(base + length)
-                continue
             while total - prefix[pos] > width:
                 limit = bisect_right(prefix, prefix[pos] + width, pos) - 1
                 if limit <= pos:  # a single character wider than the row
                     limit = pos + 1
                 space = rfind(" ", pos + 1, limit + 1)
-                end = space + 1 if space > pos else limit
-                add_start(base + pos)
-                add_end(base + end)
-                pos = end
-        if pos < length:
-            add_start(base + pos)
-            add_end(base + length)
-    return row_starts, row_ends
+                pos = space + 1 if space > pos else limit
+                if pos < length:
+                    add_row(base + pos)
+    return row_starts
 
 
 class SourceViewer(ScrollView, can_focus=True):
@@ -312,10 +303,9 @@ class SourceViewer(ScrollView, can_focus=True):
         self._line_starts: list[int] = [0]
         self._wide_lines: list[bool] | None = None
         self._digits = 1
-        self._wraps: dict[int, tuple[list[int], list[int]]] = {}
+        self._wraps: dict[int, list[int]] = {}
         self._wrap_width = 0
         self._row_starts: list[int] = []
-        self._row_ends: list[int] = []
         self._spans: tuple[Span, ...] = ()
         self._span_starts: list[int] = []
         # Range (start, end offsets) kept in view across resizes while the user has not scrolled.
@@ -416,10 +406,11 @@ class SourceViewer(ScrollView, can_focus=True):
         """Show a single dim line (e.g. "no document for key 'XYZ'") instead of a document.
 
         Args:
-            text: the message; made printable and collapsed to one line (cropped to the width).
+            text: the message; made printable, whitespace runs and newlines collapsed to one space,
+                cropped to the width.
         """
         self.show("")
-        self._message = " ".join(printable(text, keep_newlines=False).split())
+        self._message = " ".join(printable(text).split())
         self.refresh()
 
     def line_of_offset(self, offset: int) -> int:
@@ -438,6 +429,22 @@ class SourceViewer(ScrollView, can_focus=True):
         if self._message is not None or not self._row_starts:
             return 0
         return self._row_starts[min(max(row, 0), len(self._row_starts) - 1)]
+
+    def row_span(self, row: int) -> tuple[int, int]:
+        """Return `(start, end)`: the character offsets (end exclusive) shown on visual row `row`.
+
+        `end` excludes the "\n" that ends a source line. `(0, 0)` if there is no such row.
+        """
+        starts = self._row_starts
+        if self._message is not None or not 0 <= row < len(starts):
+            return 0, 0
+        if row + 1 < len(starts):
+            end = starts[row + 1]
+        else:
+            end = len(self._display)
+        if end > starts[row] and self._display[end - 1] == "\n":
+            end -= 1
+        return starts[row], end
 
     def scroll_to_offset(self, offset: int, center: bool = True) -> None:
         """Scroll, immediately, so that character `offset` is visible.
@@ -480,7 +487,7 @@ class SourceViewer(ScrollView, can_focus=True):
             if len(self._wraps) >= _WRAP_CACHE_SIZE:
                 self._wraps.pop(next(iter(self._wraps)))
             self._wraps[width] = rows
-        self._row_starts, self._row_ends = rows
+        self._row_starts = rows
         self._wrap_width = width
         self._line_cache.clear()
         height = 1 if self._message is not None else len(self._row_starts)
@@ -589,7 +596,7 @@ class SourceViewer(ScrollView, can_focus=True):
 
     def _render_row(self, row: int, width: int, selection: Selection | None) -> Strip:
         """Build the strip for visual row `row` of the document (gutter + text + padding)."""
-        base = self.rich_style
+        base = self.visual_style.rich_style
         if self._message is not None:
             if row != 0:
                 return Strip.blank(width, base)
@@ -598,8 +605,7 @@ class SourceViewer(ScrollView, can_focus=True):
         if row < 0 or row >= len(self._row_starts):
             return Strip.blank(width, base)
 
-        start = self._row_starts[row]
-        end = self._row_ends[row]
+        start, end = self.row_span(row)
         content_width = self._wrap_width
         segments = self._text_segments(row, start, end, base, selection)
         content = Strip(segments).adjust_cell_length(content_width, base).apply_offsets(0, row)
@@ -686,7 +692,8 @@ class SourceViewer(ScrollView, can_focus=True):
 
         def to_offset(x: int, y: int) -> int:
             row = min(max(y, 0), last)
-            return min(self._row_starts[row] + max(x, 0), self._row_ends[row])
+            row_start, row_end = self.row_span(row)
+            return min(row_start + max(x, 0), row_end)
 
         start = 0 if selection.start is None else to_offset(*selection.start)
         end = len(self._display) if selection.end is None else to_offset(*selection.end)

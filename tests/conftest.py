@@ -1,0 +1,76 @@
+"""Shared fixtures: an isolated environment (no Hub, temp user dirs) and tiny datasets."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mtcb_curate import resources
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    """No network to the Hub, and user data/config dirs in a temp folder (never the user's)."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(home / "config" / "none.toml"))
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    yield home
+
+
+@pytest.fixture
+def sample_dir() -> Path:
+    """The bundled ficha sample (Hub layout)."""
+    d = resources.sample_dir("ficha")
+    assert d is not None
+    return d
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data, or skip where it is absent (a user's machine)."""
+    if not (SHARED / "corpus.jsonl").is_file():
+        pytest.skip("../shared/data is not present")
+    return SHARED
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    """Write rows as JSON Lines (UTF-8) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+CORPUS = [
+    {"ticker": "AAA", "company": "Alpha", "text": "Alpha makes anvils.\nRevenue was $10 million in 2022.\n"},
+    {"ticker": "BBB", "company": "Beta", "text": "Beta sells bells.\nIts \u2019best\u2019 year was 2021.\n"},
+]
+QUESTIONS = [
+    {"question": "What does Alpha make?", "answer": "Anvils", "supporting_passage": "Alpha makes anvils.",
+     "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "What was Alpha's revenue in 2022?", "answer": "$10 million",
+     "supporting_passage": "Revenue was $10 million in 2022.", "ticker": "AAA", "company": "Alpha",
+     "chunk_index": 0},
+    {"question": "What does Beta sell?", "answer": "Bells", "supporting_passage": "Beta sells  bells.",
+     "ticker": "BBB", "company": "Beta", "chunk_index": None},
+]
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    """A 2-document, 3-pair ficha-shaped folder (corpus.jsonl + questions.jsonl side by side).
+
+    Pairs 0 and 1 are verbatim; pair 2 is not (a doubled space).
+    """
+    d = tmp_path / "tiny"
+    write_jsonl(d / "corpus.jsonl", CORPUS)
+    write_jsonl(d / "questions.jsonl", QUESTIONS)
+    return d
