@@ -158,6 +158,8 @@ def _read_csv(path: Path) -> Table:
     # newline='': records end only at \r, \n or \r\n (str.splitlines would also cut a row at a
     # form feed or U+2028 inside an unquoted cell, as in PDF-extracted text).
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    # The csv module refuses cells over 131,072 characters by default; a 10-K is up to ~1.2 M.
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     try:
         rows = [dict(r) for r in reader]
     except csv.Error as exc:

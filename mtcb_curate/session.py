@@ -126,15 +126,17 @@ class ReviewSession:
 
     def search(self, query: str, after: int = -1) -> int | None:
         """The next pair after ``after`` (wrapping) whose id, question, answer, passage or
-        document key contains ``query`` (case-insensitive); None when none does."""
+        document key contains ``query`` (case-insensitive); None when none does. An id may be
+        written ``12`` or ``#12``."""
         q = query.strip().casefold()
         if not q:
             return None
+        pair_id = q[1:].strip() if q.startswith("#") else q
         n = len(self)
         for step in range(1, n + 1):
             i = (after + step) % n
             v = self.view(i)
-            if (q == str(i) or q in v.question.casefold() or q in v.answer.casefold()
+            if (pair_id == str(i) or q in v.question.casefold() or q in v.answer.casefold()
                     or q in v.passage.casefold() or q in v.pair.doc_key.casefold()):
                 return i
         return None

@@ -144,6 +144,21 @@ def test_csv_pair(tmp_path):
     assert ds.source.kind == "files"
 
 
+def test_csv_cells_with_form_feeds_line_separators_and_long_text(tmp_path):
+    # PDF-extracted text has form feeds between pages; csv writes such cells unquoted.
+    corpus = [{"ticker": "AAA", "company": "Alpha", "text": "page one\x0cpage two\u2028and\x1cmore\x85end"},
+              {"ticker": "BBB", "company": "Beta", "text": "Beta sells bells. " * 10_000}]  # 180,000 chars
+    questions = [dict(QUESTIONS[0], supporting_passage="page two"),
+                 dict(QUESTIONS[2], supporting_passage="Beta sells bells.")]
+    c = write_csv(tmp_path / "c.csv", corpus)
+    q = write_csv(tmp_path / "q.csv", questions)
+    ds = load("ficha", FICHA, [str(c), str(q)])
+    assert sorted(ds.documents) == ["AAA", "BBB"]
+    assert ds.documents["AAA"].text == corpus[0]["text"]
+    assert ds.documents["BBB"].text == corpus[1]["text"]
+    assert len(ds.pairs) == 2 and ds.problems == []
+
+
 def test_parquet_pair(tmp_path):
     c = write_parquet(tmp_path / "c.parquet", CORPUS)
     q = write_parquet(tmp_path / "q.parquet", QUESTIONS)

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import html
 import random
+from bisect import bisect_right
 import re
 import time
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
-from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span, _printable, wrap_rows
+from mtcb_curate.tui.widgets.source_viewer import (
+    _NON_SINGLE_CELL,
+    SourceViewer,
+    Span,
+    _printable,
+    wrap_rows,
+)
 
 
 class ViewerApp(App[None]):
@@ -280,12 +290,52 @@ def test_wrap_rows_is_fast_on_a_megabyte() -> None:
     for line in big_lines[:-1]:
         big_starts.append(big_starts[-1] + len(line) + 1)
     best = min(
-        _timed(lambda: wrap_rows(lines, starts, 40)) + _timed(lambda: wrap_rows(big_lines, big_starts, 60))
+        _timed(lambda: wrap_rows(lines, starts, 40))
+        + _timed(lambda: wrap_rows(big_lines, big_starts, 60))
         for _ in range(3)
     )
     assert best < 0.2  # generous bound for CI; the benchmark reports the real figure
     rows = wrap_rows(big_lines, big_starts, 60)
     assert all(b > a for a, b in zip(rows, rows[1:]))
+
+
+def _prepare(text: str) -> tuple[list[str], list[int], list[bool]]:
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    return lines, starts, [bool(_NON_SINGLE_CELL.search(line)) for line in lines]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="ab  中é\u0301\n", max_size=300),
+    width=st.integers(min_value=1, max_value=30),
+)
+def test_wrap_rows_invariants(text: str, width: int) -> None:
+    lines, starts, wide = _prepare(text)
+    for flags in (wide, [True] * len(lines)):  # the exact (cell) path must agree on narrow lines
+        rows = wrap_rows(lines, starts, width, flags)
+        assert rows == sorted(set(rows))
+        assert set(starts) <= set(rows)
+        if flags is wide and not any(wide):
+            assert rows == wrap_rows(lines, starts, width, None)
+        if flags is not wide:
+            assert rows == wrap_rows(lines, starts, width, wide)
+        for index, row_start in enumerate(rows):
+            line = bisect_right(starts, row_start) - 1
+            line_end = starts[line] + len(lines[line])
+            row_end = rows[index + 1] if index + 1 < len(rows) else len(text)
+            row_end = min(row_end, line_end)
+            chunk = text[row_start:row_end]
+            fits = cell_len(chunk) <= width
+            space_break = chunk.endswith(" ") and cell_len(chunk[:-1]) <= width
+            assert fits or space_break or len(chunk) == 1, (chunk, width)
+            oversized_char = len(chunk) == 1 and cell_len(chunk) > width  # gets a row alone
+            if row_end < line_end and not chunk.endswith(" ") and not oversized_char:
+                # Hard break: only when no space fits, and the row is full.
+                assert " " not in text[row_start + 1 : row_end + 1]
+                assert cell_len(text[row_start : row_end + 1]) > width or len(chunk) == 0
 
 
 def _timed(fn) -> float:
@@ -426,6 +476,17 @@ async def test_scroll_to_offset_and_resize_keeps_focus_centred() -> None:
         viewer.scroll_to_offset(offset, center=False)  # minimal scroll: row ends up at the bottom
         await pilot.pause()
         assert viewer.line_of_offset(offset) - viewer.scroll_offset.y == viewer.size.height - 1
+
+
+def test_usable_without_an_app() -> None:
+    viewer = SourceViewer()
+    viewer.show("hello\nworld", [Span(6, 11)])
+    assert viewer.visual_line_count == 2
+    assert viewer.line_of_offset(7) == 1
+    viewer.show("x")
+    viewer.set_spans([Span(0, 1, "closest")])
+    viewer.show_message("nothing here")
+    assert viewer.document_length == 0
 
 
 async def test_show_before_mount_is_applied_on_layout() -> None:

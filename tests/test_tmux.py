@@ -36,7 +36,7 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", self.name, *keys)
 
-    def wait_for(self, text: str, timeout: float = 30.0) -> str:
+    def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
@@ -44,10 +44,10 @@ class Tmux:
                 screen = self.screen()
             except subprocess.CalledProcessError:
                 screen = "(session ended)"
-            if text in screen:
+            if all(t in screen for t in texts):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; screen:\n{screen}")
+        raise AssertionError(f"{texts!r} never all appeared; screen:\n{screen}")
 
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-S", self.socket, "has-session", "-t", self.name],
@@ -79,15 +79,13 @@ def _command(ws: Path, home: Path, *options: str) -> str:
 def test_review_quit_reopen_in_tmux(tmux, tmp_path, isolated_env):
     ws = tmp_path / "ws"
     tmux.start(_command(ws, isolated_env, "--sample"))
-    screen = tmux.wait_for("decided 0/23")
-    assert "the bundled sample" in screen and "a accept" in screen
+    tmux.wait_for("decided 0/23", "the bundled sample", "a accept")
     tmux.keys("a")
     tmux.wait_for("decided 1/23")
     tmux.keys("x")
     tmux.wait_for("Reject pair #1")
     tmux.keys("1")
-    screen = tmux.wait_for("decided 2/23")
-    assert "✗ 1 rejected" in screen and "#2" in screen
+    tmux.wait_for("decided 2/23", "✗ 1 rejected", "#2 ")
     tmux.keys("f")
     tmux.wait_for("⚑ 1 flagged")
     tmux.keys("q")
@@ -97,9 +95,8 @@ def test_review_quit_reopen_in_tmux(tmux, tmp_path, isolated_env):
     assert not tmux.alive()
 
     tmux.start(_command(ws, isolated_env))
-    screen = tmux.wait_for("decided 3/23")
-    assert "resumed from the workspace" in screen
-    assert "#3" in screen  # resumes at the first undecided pair
+    # Resumes from the workspace, at the first undecided pair.
+    tmux.wait_for("decided 3/23", "resumed from the workspace", "#3 ")
     tmux.keys("u")
     tmux.wait_for("decided 2/23")
     tmux.keys("q")

@@ -9,10 +9,10 @@ Design (in the manner of Textual's `Log` widget and Toolong):
 
 * It is a `ScrollView` that implements `render_line(y) -> Strip`; Textual asks only for the rows
   on screen, so a 1 MB document costs what one screen costs to draw.
-* The document is soft-wrapped once per content width into *visual rows*, two parallel lists of
-  character offsets (`row_start[i]`, `row_end[i]`, end exclusive) into the displayed text. A
-  character offset maps to its row with `bisect`. Wraps are cached per width, so toggling the
-  gutter or resizing back and forth does not re-wrap.
+* The document is soft-wrapped once per content width into *visual rows*: a sorted list of the
+  character offset at which each row starts (rows are contiguous, so a row's `(start, end)` is
+  implied: see `SourceViewer.row_span`). A character offset maps to its row with `bisect`.
+  Wraps are cached per width, so toggling the gutter or resizing back and forth is free.
 * Text is untrusted. It is never parsed as markup or ANSI: rows are built from
   `rich.segment.Segment`s with `rich.style.Style` objects, and the text is first passed through
   `mtcb_curate.plaintext.printable` (one character for one character, so offsets still hold).
@@ -64,7 +64,7 @@ class Span:
 
 
 SPAN_KINDS: tuple[str, ...] = ("window", "closest", "exact", "selection")
-"""Known span kinds in paint order: where spans overlap, a later kind is drawn over an earlier one."""
+"""Known span kinds in paint order: where spans overlap, a later kind is drawn over earlier ones."""
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(SPAN_KINDS)}
 _KIND_CLASS = {kind: f"source-viewer--{kind}" for kind in SPAN_KINDS}
@@ -111,7 +111,9 @@ def _build_non_single_cell_pattern() -> re.Pattern[str]:
 
         widths = load_cell_table("auto").widths
         ranges = [
-            (start, min(end, 0xFFFF)) for start, end, width in widths if width != 1 and start <= 0xFFFF
+            (start, min(end, 0xFFFF))
+            for start, end, width in widths
+            if width != 1 and start <= 0xFFFF
         ]
     except Exception:  # pragma: no cover - depends on Rich internals
         return re.compile("[^\n\x20-\x7e\xa0-\u02ff]")
@@ -150,11 +152,11 @@ def wrap_rows(
     A line longer than the width is broken after the last space that still fits (a space exactly
     at the width ends the row and is cropped when drawn), otherwise hard-broken at the width.
     Rows are contiguous: a row ends where the next row of the same line starts, or at its line's
-    end (just before the "\n"), so only row starts need storing (see `SourceViewer.row_span`);
-    every character offset belongs to exactly one row, the "\n" to the last row of its line.
+    end (just before the "\\n"), so only row starts need storing (see `SourceViewer.row_span`);
+    every character offset belongs to exactly one row, the "\\n" to the last row of its line.
 
     Args:
-        lines: the source lines (the text split on "\n"), without their newlines.
+        lines: the source lines (the text split on "\\n"), without their newlines.
         line_starts: character offset of each line in the text; same length as `lines`.
         width: content width in terminal cells (clamped to at least 1).
         wide_lines: per line, True if it may hold a character that is not exactly one cell wide
@@ -198,10 +200,11 @@ def wrap_rows(
             total = prefix[length]
             while total - prefix[pos] > width:
                 limit = bisect_right(prefix, prefix[pos] + width, pos) - 1
-                if limit <= pos:  # a single character wider than the row
-                    limit = pos + 1
-                space = rfind(" ", pos + 1, limit + 1)
-                pos = space + 1 if space > pos else limit
+                if limit <= pos:  # a single character wider than the row: it gets a row alone
+                    pos += 1
+                else:
+                    space = rfind(" ", pos + 1, limit + 1)
+                    pos = space + 1 if space > pos else limit
                 if pos < length:
                     add_row(base + pos)
     return row_starts
@@ -258,7 +261,7 @@ class SourceViewer(ScrollView, can_focus=True):
             background: $primary 15%;
         }
         & > .source-viewer--selection {
-            background: $accent 55%;
+            background: $primary 70%;
             color: $text;
             text-style: underline;
         }
@@ -341,7 +344,7 @@ class SourceViewer(ScrollView, can_focus=True):
 
     @property
     def wrap_width(self) -> int:
-        """Width in cells that the document is currently wrapped to (excludes gutter and scrollbar)."""
+        """Cells the document is currently wrapped to (excludes the gutter and the scrollbar)."""
         return self._wrap_width
 
     def show(self, text: str, spans: Sequence[Span] = (), focus: Span | None = None) -> None:
@@ -379,9 +382,7 @@ class SourceViewer(ScrollView, can_focus=True):
         if focus is None and self._spans:
             focus = spans[0]
         if focus is None:
-            self._follow = None
-            self._pending_follow = False
-            self.scroll_to(0, 0, animate=False, immediate=True, force=True)
+            self._focus_range(0, 0, center=True)  # i.e. the top (centring clamps to row 0)
         else:
             self._focus_range(focus.start, focus.end, center=True)
         self.refresh()
@@ -433,7 +434,7 @@ class SourceViewer(ScrollView, can_focus=True):
     def row_span(self, row: int) -> tuple[int, int]:
         """Return `(start, end)`: the character offsets (end exclusive) shown on visual row `row`.
 
-        `end` excludes the "\n" that ends a source line. `(0, 0)` if there is no such row.
+        `end` excludes the "\\n" that ends a source line. `(0, 0)` if there is no such row.
         """
         starts = self._row_starts
         if self._message is not None or not 0 <= row < len(starts):
@@ -663,7 +664,7 @@ class SourceViewer(ScrollView, can_focus=True):
             segments = [Segment(display[start:end], base)] if end > start else []
         else:
             layers.sort(key=lambda layer: layer[2])
-            cuts = sorted({start, end, *(layer[0] for layer in layers), *(layer[1] for layer in layers)})
+            cuts = sorted({start, end, *(lo for lo, *_ in layers), *(hi for _, hi, *_ in layers)})
             segments = []
             for lo, hi in zip(cuts, cuts[1:]):
                 style = base

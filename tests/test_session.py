@@ -1,0 +1,266 @@
+"""The review session: counts, queue order, search, rate, and edits over a workspace."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import write_jsonl  # noqa: E402
+
+from mtcb_curate.model import Status
+from mtcb_curate.session import IDLE_CAP_SECONDS, ReviewSession
+from mtcb_curate.sources import Options, open_session
+from mtcb_curate.workspace import Workspace
+
+WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen"]
+N = len(WORDS)
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    """15 pairs over two documents; no digit anywhere in the texts (so '12' can only be an id)."""
+    d = tmp_path / "data"
+    write_jsonl(d / "corpus.jsonl", [
+        {"ticker": "AAA", "text": " ".join(f"Alpha fact {w}." for w in WORDS)},
+        {"ticker": "BBB", "text": "Beta holds the Needle in its haystack."},
+    ])
+    rows = [{"question": f"What is fact {w}?", "answer": f"Answer {w}", "supporting_passage": f"Alpha fact {w}.",
+             "ticker": "AAA", "chunk_index": 0} for w in WORDS]
+    rows[9] = {"question": "Where is the needle?", "answer": "In the haystack",
+               "supporting_passage": "Beta holds the Needle in its haystack.", "ticker": "BBB", "chunk_index": 0}
+    write_jsonl(d / "questions.jsonl", rows)
+    return d
+
+
+def session_for(data: Path, ws_dir: Path) -> ReviewSession:
+    return open_session(Options("ficha", source=[str(data)], workspace=ws_dir))
+
+
+@pytest.fixture
+def session(data, tmp_path):
+    s = session_for(data, tmp_path / "ws")
+    yield s
+    s.workspace.close()
+
+
+def test_counts_per_status(session):
+    assert session.counts() == {Status.UNDECIDED: N, Status.ACCEPTED: 0, Status.REJECTED: 0,
+                                Status.SKIPPED: 0, Status.FLAGGED: 0}
+    session.decide(0, Status.ACCEPTED)
+    session.decide(1, Status.ACCEPTED)
+    session.decide(2, Status.REJECTED, "trivial")
+    session.decide(3, Status.SKIPPED)
+    session.decide(4, Status.FLAGGED)
+    session.decide(1, Status.REJECTED, "duplicate")  # a change moves the pair, not adds it
+    assert session.counts() == {Status.UNDECIDED: N - 5, Status.ACCEPTED: 1, Status.REJECTED: 2,
+                                Status.SKIPPED: 1, Status.FLAGGED: 1}
+    assert session.decided == 5
+    session.decide(4, Status.UNDECIDED)
+    assert session.counts()[Status.FLAGGED] == 0
+    assert session.counts()[Status.UNDECIDED] == N - 4
+    assert session.status(4) is Status.UNDECIDED
+    assert sum(session.counts().values()) == N
+
+
+def test_reason_is_kept_only_for_rejections(session):
+    session.decide(0, Status.REJECTED, "yes/no")
+    session.decide(1, Status.ACCEPTED, "yes/no")
+    assert session.view(0).reason == "yes/no"
+    assert session.view(1).reason is None
+    assert session.workspace.decisions()[1].reason is None
+
+
+def test_ids_filtered_by_status(session):
+    session.decide(2, Status.ACCEPTED)
+    session.decide(7, Status.ACCEPTED)
+    session.decide(5, Status.REJECTED)
+    assert session.ids() == list(range(N))
+    assert session.ids(Status.ACCEPTED) == [2, 7]
+    assert session.ids(Status.REJECTED) == [5]
+    assert session.ids(Status.FLAGGED) == []
+    assert session.ids(Status.UNDECIDED) == [i for i in range(N) if i not in (2, 5, 7)]
+
+
+def test_next_undecided_wraps_and_is_none_when_all_decided(session):
+    for i in range(N):
+        if i not in (3, 10):
+            session.decide(i, Status.ACCEPTED)
+    assert session.next_undecided(3) == 10
+    assert session.next_undecided(10) == 3  # wraps around
+    assert session.next_undecided(11) == 3
+    assert session.next_undecided() == 3
+    session.decide(10, Status.SKIPPED)
+    assert session.next_undecided(3) == 3  # the only one left, found after a full turn
+    session.decide(3, Status.FLAGGED)
+    assert session.next_undecided(0) is None
+    assert session.first_undecided() is None
+
+
+def test_first_undecided_after_reopening(data, tmp_path):
+    ws_dir = tmp_path / "ws"
+    s = session_for(data, ws_dir)
+    assert s.first_undecided() == 0
+    for i in (0, 1, 2, 4):
+        s.decide(i, Status.ACCEPTED)
+    s.edit(5, {"answer": "An edited answer"})
+    s.workspace.close()
+
+    s = session_for(data, ws_dir)
+    try:
+        assert s.first_undecided() == 3
+        assert s.counts()[Status.ACCEPTED] == 4
+        assert s.view(5).answer == "An edited answer"
+        assert s.view(5).edited == frozenset({"answer"})
+        assert s.undo() == 5  # the edit was the last action
+        assert s.view(5).answer == "Answer five"
+        assert s.undo() == 4
+        assert s.status(4) is Status.UNDECIDED
+    finally:
+        s.workspace.close()
+
+    # resuming without --source uses the workspace's stored source
+    s = open_session(Options("ficha", workspace=ws_dir))
+    try:
+        assert "resumed" in s.dataset.source.reason
+        assert s.first_undecided() == 3
+    finally:
+        s.workspace.close()
+
+
+def test_search_fields_case_insensitively(session):
+    assert session.search("WHERE IS THE NEEDLE") == 9  # question
+    assert session.search("in the HAYSTACK") == 9  # answer
+    assert session.search("beta holds") == 9  # passage
+    assert session.search("bbb") == 9  # document key
+    assert session.search("answer seven") == 7
+    assert session.search("fact") == 0
+    assert session.search("fact", after=0) == 1
+    assert session.search("fact", after=14) == 0  # wraps
+    assert session.search("needle", after=9) == 9  # the only match, after a full turn
+    assert session.search("no such text anywhere") is None
+    assert session.search("   ") is None
+
+
+def test_search_sees_edited_text(session):
+    session.edit(4, {"question": "A Platypus question"})
+    assert session.search("platypus") == 4
+    assert session.search("what is fact four?") is None
+
+
+@pytest.mark.parametrize("query", ["12", "#12", " #12 "])
+def test_search_by_id(session, query):
+    assert session.search(query) == 12
+    assert session.search(query, after=12) == 12
+
+
+def test_rate_per_hour_caps_idle_gaps(data, tmp_path):
+    ws_dir = tmp_path / "ws"
+    s = session_for(data, ws_dir)
+    assert s.rate_per_hour() is None
+    t0 = 1_700_000_000.0
+    # three decisions a minute apart, a long break, then one more a minute after the break
+    times = [t0, t0 + 60, t0 + 120, t0 + 5120, t0 + 5180]
+    for i, t in enumerate(times):
+        s.workspace.decide(i, "accepted", at=t)
+    s.workspace.close()
+
+    s = session_for(data, ws_dir)
+    try:
+        # active time: 60 + min(5000, cap) + 60 + 60 = 480 s for 4 intervals -> 30 per hour
+        assert IDLE_CAP_SECONDS == 300.0
+        assert s.rate_per_hour(now=t0 + 5180) == pytest.approx(4 / (180 + IDLE_CAP_SECONDS) * 3600)
+        assert s.rate_per_hour(now=t0 + 5180) == pytest.approx(30.0)
+        # the time since the last decision counts, capped as well
+        assert s.rate_per_hour(now=t0 + 5180 + 100) == pytest.approx(4 / 580 * 3600)
+        assert s.rate_per_hour(now=t0 + 99_999) == pytest.approx(4 / 780 * 3600)
+    finally:
+        s.workspace.close()
+
+
+def test_rate_per_hour_needs_two_decisions(data, tmp_path):
+    ws_dir = tmp_path / "ws"
+    with Workspace.open(ws_dir) as ws:
+        ws.decide(0, "accepted", at=1000.0)
+    s = session_for(data, ws_dir)
+    try:
+        assert s.rate_per_hour(now=1010.0) is None
+    finally:
+        s.workspace.close()
+
+
+def test_rate_per_hour_with_a_patched_clock(session, monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr("mtcb_curate.session.time.time", lambda: clock[0])
+    for i, t in enumerate([1000.0, 1030.0, 1060.0, 1090.0]):
+        clock[0] = t
+        session.decide(i, Status.ACCEPTED)
+    assert session.workspace.decision_times() == [1000.0, 1030.0, 1060.0, 1090.0]
+    assert session.rate_per_hour(now=1090.0) == pytest.approx(3 / 90 * 3600)
+    session.undo()  # an undone decision no longer counts
+    assert session.rate_per_hour(now=1060.0) == pytest.approx(2 / 60 * 3600)
+
+
+def test_edit_back_to_the_original_removes_the_edit(session):
+    original = session.view(2).question
+    assert session.edit(2, {"question": "Changed?"}) is True
+    assert session.view(2).question == "Changed?"
+    assert session.view(2).edited == frozenset({"question"})
+    assert session.workspace.edits() == {2: {"question": "Changed?"}}
+    assert session.edit(2, {"question": original}) is True
+    assert session.view(2).question == original
+    assert session.view(2).edited == frozenset()
+    assert session.workspace.edits() == {}
+    assert session.dataset.pairs[2].question == original  # the loaded pair is never changed
+
+
+def test_edit_without_change_records_nothing(session):
+    before = len(session.workspace.history())
+    assert session.edit(1, {"answer": session.view(1).answer}) is False
+    assert len(session.workspace.history()) == before
+
+
+def test_edit_of_an_unknown_field_is_refused(session):
+    with pytest.raises(ValueError, match="ticker"):
+        session.edit(0, {"ticker": "ZZZ"})
+    with pytest.raises(ValueError):
+        session.edit(0, {"question": "fine", "passage": "not a field name"})
+    assert session.workspace.edits() == {}
+
+
+def test_out_of_range_ids_are_refused(session):
+    with pytest.raises(IndexError):
+        session.decide(N, Status.ACCEPTED)
+    with pytest.raises(IndexError):
+        session.edit(-1, {"question": "x"})
+    assert session.workspace.history() == []
+
+
+def test_undo_through_the_session_keeps_counts_in_step(session):
+    session.decide(0, Status.ACCEPTED)
+    session.decide(0, Status.REJECTED, "other")
+    session.edit(0, {"supporting_passage": "new passage"})
+    assert session.undo() == 0
+    assert session.view(0).passage == "Alpha fact zero."
+    assert session.undo() == 0
+    assert session.status(0) is Status.ACCEPTED
+    assert session.counts()[Status.ACCEPTED] == 1 and session.counts()[Status.REJECTED] == 0
+    assert session.undo() == 0
+    assert session.counts()[Status.UNDECIDED] == N
+    assert session.undo() is None
+
+
+def test_read_only_session(data, tmp_path):
+    ws_dir = tmp_path / "ws"
+    s = session_for(data, ws_dir)
+    s.decide(0, Status.ACCEPTED)
+    s.workspace.close()
+    ro = open_session(Options("ficha", workspace=ws_dir, read_only=True))
+    try:
+        assert ro.read_only
+        assert ro.status(0) is Status.ACCEPTED
+    finally:
+        ro.workspace.close()
