@@ -92,4 +92,31 @@ def _refine(text: str, passage: str, start: int, end: int) -> tuple[int, int]:
     blocks = [b for b in Indel.opcodes(passage, window).as_matching_blocks() if b.size >= _MIN_BLOCK]
     if not blocks:
         return start, end
-    return lo + blocks[0].b, lo + blocks[-1].b + blocks[-1].size
+    first, last = blocks[0], blocks[-1]
+    start, end = lo + first.b, lo + last.b + last.size
+    # The passage's head and tail before the first and after the last long block (a short word
+    # between changed spaces, a final '.') are dropped as short blocks or aligned elsewhere in
+    # the window; take them back where the text next to the span agrees, whitespace aside.
+    i, j = last.a + last.size, end
+    while i < len(passage) and j < len(text):
+        if passage[i] == text[j]:
+            i, j = i + 1, j + 1
+            end = j
+        elif passage[i].isspace():
+            i += 1
+        elif text[j].isspace():
+            j += 1
+        else:
+            break
+    i, j = first.a - 1, start - 1
+    while i >= 0 and j >= 0:
+        if passage[i] == text[j]:
+            start = j
+            i, j = i - 1, j - 1
+        elif passage[i].isspace():
+            i -= 1
+        elif text[j].isspace():
+            j -= 1
+        else:
+            break
+    return start, end

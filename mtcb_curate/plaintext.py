@@ -45,7 +45,8 @@ def one_line(text: str, width: int) -> str:
 
     Newlines and runs of whitespace become one space; an ellipsis marks a cut.
     """
-    flat = " ".join(printable(text, keep_newlines=False).replace("\u240a", " ").split())
+    # Collapse whitespace first (\r, \f and \v too), then make the remaining controls visible.
+    flat = printable(" ".join(text.split()), keep_newlines=False)
     if len(flat) <= width:
         return flat
     return flat[: max(0, width - 1)] + "…"

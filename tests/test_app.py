@@ -267,6 +267,13 @@ async def test_hostile_strings_show_literally_and_do_nothing(tmp_path, ws):
         await pilot.click(SourceViewer)
         await pilot.pause()
         assert app.is_running
+        # The edit dialog shows the escape visibly too, and keeps the real text.
+        await pilot.press("e")
+        area = app.screen.query_one("#edit-supporting_passage", TextArea)
+        assert "\x1b" in area.text
+        rows = "".join(area.render_line(y).text for y in range(area.size.height))
+        assert "\x1b" not in rows and "␛[31mred" in rows
+        await pilot.press("escape")
         await pilot.press("a")
         await settle(app, pilot)
         assert current(app) == 1 and "\x1b" not in text_of(app, "#qa-passage")

@@ -456,7 +456,7 @@ def test_chunk_index_that_is_not_a_number(tmp_path):
 
 def test_row_problem_in_a_second_shard_names_that_file_and_its_row(tmp_path):
     folder = tmp_path / "shards"
-    (folder).mkdir()
+    folder.mkdir()
     (folder / "README.md").write_text(HUB_README, encoding="utf-8")
     write_parquet(folder / "corpus" / "train-00000-of-00001.parquet", CORPUS)
     questions = [dict(q) for q in QUESTIONS]
@@ -518,7 +518,6 @@ def test_default_source_offline_falls_back_to_the_sample(sample_dir):
 
 
 def test_default_source_offline_without_a_sample_is_an_error():
-    err = None
     with pytest.raises(InputError) as info:
         choose_and_load(Options("gacha"), None)
     err = info.value

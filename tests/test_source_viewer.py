@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import html
 import random
-from bisect import bisect_right
 import re
 import time
+from bisect import bisect_right
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -181,7 +181,7 @@ async def test_markup_and_ansi_are_shown_literally_and_inert() -> None:
         await pilot.click(SourceViewer, offset=(column, 0))
         await pilot.pause()
         assert app.return_code is None
-        assert app.is_attached and viewer.is_attached
+        assert app.is_running and viewer.is_attached
         assert "[@click=app.quit]" in viewer.render_line(0).text
 
 

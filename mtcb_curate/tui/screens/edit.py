@@ -8,6 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
+from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea
+
 from mtcb_curate.session import PairView
 
 FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage", "Supporting passage"))
@@ -37,7 +39,7 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
                          markup=False, id="edit-title")
             for name, label in FIELDS:
                 yield Label(label, markup=False, classes="edit-label")
-                yield TextArea(values[name], id=f"edit-{name}", soft_wrap=True, tab_behavior="focus",
+                yield PlainTextArea(values[name], id=f"edit-{name}", soft_wrap=True, tab_behavior="focus",
                                classes="edit-area")
 
     def on_mount(self) -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import ClassVar, Sequence
 
 from rich.cells import get_character_cell_size
@@ -170,21 +170,30 @@ def wrap_rows(
         itself (not a copy); treat it as read-only.
     """
     width = max(1, width)
-    if wide_lines is None and (not lines or max(map(len, lines)) <= width):
+    half = width // 2
+    lengths = list(map(len, lines))
+    # Lines that may need breaking: longer than the width, or (if they may hold wide
+    # characters) longer than half of it. Found with C-level iteration only.
+    candidates = list(
+        compress(range(len(lines)), map((width if wide_lines is None else half).__lt__, lengths))
+    )
+    if not candidates:
         return line_starts  # fast path: nothing to wrap, one row per line
 
     row_starts: list[int] = []
     add_row = row_starts.append
-    half = width // 2
+    extend = row_starts.extend
     cell_width_of = _CELL_WIDTHS.__getitem__
-    for index, line in enumerate(lines):
-        length = len(line)
-        base = line_starts[index]
-        add_row(base)
+    copied = 0  # line_starts[:copied] are already in row_starts
+    for index in candidates:
+        length = lengths[index]
         wide = wide_lines is not None and wide_lines[index]
-        # Anything <= width/2 characters fits even if every character is two cells wide.
-        if length <= (half if wide else width):
+        if not wide and length <= width:
             continue
+        extend(line_starts[copied : index + 1])  # unwrapped lines before, and this line's start
+        copied = index + 1
+        line = lines[index]
+        base = line_starts[index]
         rfind = line.rfind
         pos = 0
         if not wide:
@@ -207,6 +216,7 @@ def wrap_rows(
                     pos = space + 1 if space > pos else limit
                 if pos < length:
                     add_row(base + pos)
+    extend(line_starts[copied:])
     return row_starts
 
 
@@ -533,6 +543,7 @@ class SourceViewer(ScrollView, can_focus=True):
         self._relayout()
 
     def watch_show_line_numbers(self, show: bool) -> None:
+        """Re-wrap for the new text width (the gutter takes `digits + 2` cells)."""
         self._relayout()
         self.refresh()
 
