@@ -93,10 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 def _export(args: argparse.Namespace) -> int:
     from mtcb_curate.export import export_jsonl
 
-    opts = _options(args, read_only=True)
-    if not args.source and not args.sample and args.workspace is None:
-        opts.read_only = True
-    session = open_session(opts)
+    session = open_session(_options(args, read_only=True))
     try:
         if _report_problems(session.dataset.problems, args.strict):
             return 2
