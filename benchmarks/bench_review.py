@@ -5,6 +5,10 @@ Run from the project root (the project installed in the current Python)::
     python benchmarks/bench_review.py            # full run (a few minutes on 2 cores)
     python benchmarks/bench_review.py --quick    # fewer repeats
     python benchmarks/bench_review.py --data /tmp/synth-ficha --data-20k /tmp/synth-20k
+    python benchmarks/bench_review.py --only latency --no-pilot --gc freeze   # GC experiment
+
+``--only startup,latency,commit`` picks parts; ``--no-pilot`` skips the slow pilot timing;
+``--gc`` tries a garbage-collector policy in the latency children (see ``--help``).
 
 Datasets (``benchmarks/make_synthetic.py``) are generated into ``benchmarks/out/ficha`` (88
 documents, 1,331 pairs) and ``benchmarks/out/pairs20k`` (same corpus, 20,000 pairs) unless
@@ -161,7 +165,7 @@ async def _quiesce(app, idle_s: float = 0.004) -> None:
             return
 
 
-def child_latency(data: str, ws: str, mode: str, n: int, view: str) -> int:
+def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: str = "default") -> int:
     import asyncio
     import gc
     import json
@@ -174,8 +178,23 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str) -> int:
     from mtcb_curate.tui.app import CurateApp
 
     session = open_session(Options(name="ficha", source=[data], workspace=Path(ws)))
+    if gc_policy != "default":  # experiment: what a GC policy in the app would give (see --gc)
+        gc.collect()
+        gc.freeze()
+        if gc_policy == "idle-full":
+            gc.set_threshold(700, 10, 1_000_000_000)
     app = CurateApp(session)
-    out: dict[str, object] = {"mode": mode, "view": view, "pairs": len(session)}
+    out: dict[str, object] = {"mode": mode, "view": view, "pairs": len(session), "gc": gc_policy}
+    gc_pauses: list[tuple[int, float]] = []
+    gc_t0 = [0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            gc_t0[0] = time.perf_counter()
+        else:
+            gc_pauses.append((info["generation"], time.perf_counter() - gc_t0[0]))
+
+    gc.callbacks.append(on_gc)
 
     async def run() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -191,28 +210,40 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str) -> int:
             await _quiesce(app)
             gc.collect()
             totals: list[float] = []
+            gc_in: list[float] = []
+            gc_full: list[float] = []
             handler: list[float] = []
             commit: list[float] = []
             render: list[float] = []
-            drawn_pairs: list[int] = []
+            kinds: list[str] = []
 
             if mode == "handler":
                 for _ in range(n):
                     before = scr.queue.current
+                    gc_pauses.clear()
                     t0 = time.perf_counter()
                     scr.action_accept()
                     totals.append(time.perf_counter() - t0)
+                    gc_in.append(sum(d for _, d in gc_pauses))
+                    gc_full.append(max((d for g, d in gc_pauses if g == 2), default=0.0))
                     assert scr._shown_pair != before
                     await pilot._wait_for_screen()
                     scr._on_timer_update()
                     await _quiesce(app)
+                    if gc_policy == "idle-full":
+                        gc.collect()
             elif mode == "pilot":
                 for _ in range(n):
                     before = scr.queue.current
+                    gc_pauses.clear()
                     t0 = time.perf_counter()
                     await pilot.press("a")
                     await pilot.pause()
                     totals.append(time.perf_counter() - t0)
+                    gc_in.append(sum(d for _, d in gc_pauses))
+                    gc_full.append(max((d for g, d in gc_pauses if g == 2), default=0.0))
+                    if gc_policy == "idle-full":
+                        gc.collect()
                     assert scr._shown_pair != before
             else:  # key->frame, with the split
                 advanced = asyncio.Event()
@@ -235,15 +266,27 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str) -> int:
                     real_advance(pid)
                     advanced.set()
 
+                real_locate = scr._locate_closest
+                located: list[int] = []
+
+                def locate_closest(*a, **k):
+                    located.append(1)
+                    return real_locate(*a, **k)
+
+                scr._locate_closest = locate_closest
+
                 scr.action_accept = timed_accept
                 scr._advance_from = advance
                 session.decide = timed_decide
                 driver = app._driver
                 for _ in range(n):
                     before = scr.queue.current
+                    doc_before = scr._shown_doc
                     advanced.clear()
+                    located.clear()
                     key = events.Key("a", "a")
                     key.set_sender(app)
+                    gc_pauses.clear()
                     t0 = time.perf_counter()
                     driver.send_message(key)
                     await asyncio.wait_for(advanced.wait(), 10)
@@ -253,11 +296,15 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str) -> int:
                     t2 = time.perf_counter()
                     totals.append(t2 - t0)
                     render.append(t2 - t1)
+                    gc_in.append(sum(d for _, d in gc_pauses))
+                    gc_full.append(max((d for g, d in gc_pauses if g == 2), default=0.0))
                     assert scr._shown_pair != before
-                    drawn_pairs.append(scr._shown_pair)
+                    kinds.append("doc" if scr._shown_doc != doc_before else "locate" if located else "plain")
                     await _quiesce(app)
-            out.update(totals=totals, handler=handler, commit=commit, render=render,
-                       decided=session.decided, gc_counts=gc.get_count())
+                    if gc_policy == "idle-full":
+                        gc.collect()  # the app would do this once the curator pauses
+            out.update(kinds=kinds, totals=totals, handler=handler, commit=commit, render=render, gc_in=gc_in,
+                       gc_full=[x for x in gc_full if x], decided=session.decided)
             print("RESULT " + json.dumps(out), flush=True)
             os._exit(0)
 
@@ -363,7 +410,7 @@ def bench_startup(cases, repeats: int, tmp: str) -> list[dict]:
     return rows
 
 
-def bench_latency(scenarios, n: int, tmp: str) -> list[dict]:
+def bench_latency(scenarios, n: int, tmp: str, gc_policy: str = "default") -> list[dict]:
     import json
     import subprocess
     import tempfile
@@ -374,7 +421,7 @@ def bench_latency(scenarios, n: int, tmp: str) -> list[dict]:
             ws = os.path.join(tempfile.mkdtemp(prefix="ws-lat-", dir=tmp), "ws")
             t = time.perf_counter()
             p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-latency", data, ws, mode,
-                                str(n), view], stdout=subprocess.PIPE, env=_child_env(), text=True)
+                                str(n), view, gc_policy], stdout=subprocess.PIPE, env=_child_env(), text=True)
             res = None
             for line in p.stdout.splitlines():
                 if line.startswith("RESULT "):
@@ -462,9 +509,9 @@ def report(startup, latency, commit, args) -> None:
         print("  app; mount = CurateApp/run_test until drawn; pause = the first pilot.pause().")
     if latency:
         print()
-        print("2. Decision-to-next-pair latency, key 'a' (ms)")
+        print(f"2. Decision-to-next-pair latency, key 'a' (ms; garbage collector: {args.gc})")
         hdr = (f"{'scenario':<34} {'method':<11} {'n':>4} {'median':>7} {'p99':>7} {'max':>7} {'target':>9} {'':>6}   "
-               f"{'handler':>14} {'commit':>14} {'render':>14}")
+               f"{'handler':>14} {'commit':>14} {'render':>14} {'gc in press':>14} {'full gc':>14}")
         print(hdr)
         print("-" * len(hdr))
         for row in latency:
@@ -481,12 +528,28 @@ def report(startup, latency, commit, args) -> None:
                 t = _stats(xs)
                 return f"{t['median'] * ms:5.1f}/{t['p99'] * ms:6.1f}"
 
+            full = f"{len(row['gc_full'])}x, max {max(row['gc_full']) * ms:.0f}" if row["gc_full"] else "none"
             print(f"{row['label']:<34} {row['mode']:<11} {s['n']:>4} {s['median'] * ms:>7.1f} {s['p99'] * ms:>7.1f} "
                   f"{s['max'] * ms:>7.1f} {'16 / 50':>9} {verdict:>6}   {mp(row['handler']):>14} {mp(row['commit']):>14} "
-                  f"{mp(row['render']):>14}")
+                  f"{mp(row['render']):>14} {mp(row['gc_in']):>14} {full:>14}")
+        print("  key->frame by kind of press (n, median, p99 ms): plain = same document, passage verbatim;")
+        print("  locate = next passage not verbatim (the closest-match worker thread starts); doc = next pair's document differs")
+        for row in latency:
+            if not row.get("kinds"):
+                continue
+            parts = []
+            for kind in ("plain", "locate", "doc"):
+                xs = [t for t, k in zip(row["totals"], row["kinds"]) if k == kind]
+                if xs:
+                    st = _stats(xs)
+                    parts.append(f"{kind} {st['n']}: {st['median'] * ms:.1f} / {st['p99'] * ms:.1f}")
+            print(f"    {row['label']:<32} " + "   ".join(parts))
         print("  target: median <= 16 ms and p99 <= 50 ms.  split columns: median/p99 ms of the key->frame presses:")
         print("  handler = action_accept (commit + advance + show next pair); commit = ReviewSession.decide;")
-        print("  render = compositing the screen after the handler.  pilot = press()+pause(), which sleeps >= 60 ms")
+        print("  render = the final layout/composite of the screen (a timer-driven pass may already have run between")
+        print("  handler and render); gc in press = time in Python's cyclic garbage")
+        print("  collector during the press; full gc = how many presses a full (gen 2) collection hit, and its longest.")
+        print("  pilot = press()+pause(), which sleeps >= 60 ms")
         print("  per press inside Textual's pilot (wait_for_idle), so it is shown but not judged.")
     if commit:
         print()
@@ -509,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child-startup"]:
         return child_startup(argv[1], argv[2])
     if argv[:1] == ["--child-latency"]:
-        return child_latency(argv[1], argv[2], argv[3], int(argv[4]), argv[5])
+        return child_latency(argv[1], argv[2], argv[3], int(argv[4]), argv[5], argv[6])
 
     ap = argparse.ArgumentParser(description="Benchmark mtcb-curate's review app (start-up, key latency, commits).")
     ap.add_argument("--quick", action="store_true", help="fewer repeats and presses")
@@ -522,6 +585,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-pilot", action="store_true",
                     help="skip timing press()+pause() through Textual's pilot (slow: >= 60 ms per press)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspaces")
+    ap.add_argument("--gc", choices=("default", "freeze", "idle-full"), default="default",
+                    help="experiment, latency part only: 'freeze' = gc.collect()+gc.freeze() after loading; "
+                         "'idle-full' = that, no automatic full (gen 2) collection, and a full collection "
+                         "between presses (as an app would do when the curator pauses). Default: Python's")
     args = ap.parse_args(argv)
     os.environ.update({k: v for k, v in _child_env().items() if k in ("HF_HUB_OFFLINE", "TEXTUAL_ANIMATIONS",
                                                                        "MTCB_CURATE_CONFIG")})
@@ -548,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
             latency = bench_latency([
                 ("ficha-scale, view: all", args.ficha, "all", modes),
                 ("20,000 pairs, view: undecided", args.pairs20k, "undecided", modes),
-            ], presses, tmp)
+            ], presses, tmp, args.gc)
         if "commit" in parts:
             print("commit ...", file=sys.stderr, flush=True)
             commit = bench_commit(commits, tmp)
