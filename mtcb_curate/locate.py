@@ -49,6 +49,14 @@ class Location:
         return self.kind == "exact"
 
 
+def is_verbatim(text: str, passage: str) -> bool:
+    """True when MTCB's evaluator would find ``passage`` in ``text``: non-empty and a substring.
+
+    One ``in`` test (no occurrence count): the cheap check for scanning every pair.
+    """
+    return bool(passage.strip()) and passage in text
+
+
 def locate_exact(text: str, passage: str) -> Location | None:
     """The exact location of ``passage`` in ``text`` (first occurrence), or None when not verbatim.
 

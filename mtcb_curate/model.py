@@ -119,10 +119,6 @@ class SourceInfo:
     location: str
     reason: str = ""
 
-    def spec(self) -> str:
-        """A string that ``loading.load_source`` accepts back (stored in the workspace)."""
-        return self.location
-
 
 @dataclass(slots=True)
 class Dataset:

@@ -10,6 +10,8 @@ The mapping is one character to one character, so character offsets into the ori
 
 from __future__ import annotations
 
+import re
+
 # C0 controls (U+0000..U+001F) map to the Unicode "Control Pictures" block (U+2400..U+241F),
 # DEL to U+2421; C1 controls (U+0080..U+009F) and lone surrogates to U+FFFD. Tab becomes a space
 # and newline is left alone (callers split lines on it).
@@ -19,6 +21,15 @@ _TABLE.update({c: "\ufffd" for c in range(0x80, 0xA0)})
 _TABLE[0x09] = " "
 _TABLE_KEEP_NEWLINE = dict(_TABLE)
 del _TABLE_KEEP_NEWLINE[0x0A]
+# The characters each table changes, plus lone surrogates: one regex scan tells whether a text
+# needs any work, so a clean 1 MB filing costs one scan instead of a full ``str.translate``.
+_CHANGED_KEEP_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CHANGED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def has_control(text: str, *, keep_newlines: bool = True) -> bool:
+    """True when ``printable`` would change ``text`` (control characters or lone surrogates)."""
+    return (_CHANGED_KEEP_NEWLINE if keep_newlines else _CHANGED).search(text) is not None
 
 
 def printable(text: str, *, keep_newlines: bool = True) -> str:
@@ -32,6 +43,8 @@ def printable(text: str, *, keep_newlines: bool = True) -> str:
         A string of exactly ``len(text)`` characters (offsets are preserved) with no character
         a terminal would act on. Lone surrogates (invalid UTF-16 halves) become U+FFFD.
     """
+    if not has_control(text, keep_newlines=keep_newlines):
+        return text
     out = text.translate(_TABLE_KEEP_NEWLINE if keep_newlines else _TABLE)
     try:
         out.encode("utf-8")

@@ -85,3 +85,20 @@ def test_one_line_is_printable():
 def test_one_line_treats_every_line_break_as_whitespace():
     assert one_line("page one\x0cpage two\r\nthree\x0bfour\u2028five", 80) == "page one page two three four five"
     assert one_line("literal \u240a and \u240d stay", 80) == "literal \u240a and \u240d stay"
+
+
+def test_printable_fast_path_matches_the_full_mapping():
+    """``printable`` skips clean text; where it does work it equals the character mapping."""
+    from mtcb_curate.plaintext import _TABLE_KEEP_NEWLINE
+
+    samples = [
+        "[bold]x[/] [@click=app.quit]click[/] \x1b[31mred",
+        "plain ascii\nlines\n",
+        "tab\there\r\n nul\x00 del\x7f c1\x85 lone\ud800 ok",
+        "中文\u200d\ufe0f\n\x1b\x1b\x1b",
+        "",
+    ]
+    for sample in samples:
+        full = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in sample.translate(_TABLE_KEEP_NEWLINE))
+        assert printable(sample) == full
+        assert len(printable(sample)) == len(sample)

@@ -21,7 +21,6 @@ from mtcb_curate.tui.widgets.source_viewer import (
     _NON_SINGLE_CELL,
     SourceViewer,
     Span,
-    _printable,
     wrap_rows,
 )
 
@@ -183,19 +182,6 @@ async def test_markup_and_ansi_are_shown_literally_and_inert() -> None:
         assert app.return_code is None
         assert app.is_running and viewer.is_attached
         assert "[@click=app.quit]" in viewer.render_line(0).text
-
-
-def test_printable_shortcut_matches_plaintext_printable() -> None:
-    samples = [
-        HOSTILE,
-        "plain ascii\nlines\n",
-        "tab\there\r\n nul\x00 del\x7f c1\x85 lone\ud800 ok",
-        "中文\u200d\ufe0f\n\x1b\x1b\x1b",
-        "",
-    ]
-    for sample in samples:
-        assert _printable(sample) == printable(sample)
-        assert len(_printable(sample)) == len(sample)
 
 
 # --------------------------------------------------------------------------- 3. wrapping

@@ -19,7 +19,7 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
-from mtcb_curate.locate import Location, locate, locate_exact
+from mtcb_curate.locate import Location, is_verbatim, locate, locate_exact
 from mtcb_curate.model import Status
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.session import ReviewSession
@@ -99,7 +99,8 @@ class ReviewScreen(Screen[None]):
         bar.append(" mtcb-curate ", style="bold reverse")
         bar.append(f" {printable(ds.name)} ", style="bold")
         bar.append(f"· {len(ds.pairs):,} pairs · {len(ds.documents):,} documents · ")
-        bar.append(printable(ds.source.location, keep_newlines=False))
+        where = f"bundled sample of {ds.name}" if ds.source.kind == "sample" else ds.source.location
+        bar.append(printable(where, keep_newlines=False))
         if ds.source.reason:
             bar.append(f"  ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
         if self.session.read_only:
@@ -111,7 +112,7 @@ class ReviewScreen(Screen[None]):
         start = self.session.first_undecided()
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
-        self._scan_passages()
+        self.call_after_refresh(self._scan_passages)  # after the first frame, not competing with it
 
     # -- queue rows -------------------------------------------------------------------------
 
@@ -134,9 +135,7 @@ class ReviewScreen(Screen[None]):
         self.filter = status
         ids = self.session.ids(status)
         self.queue.set_ids(ids, keep=keep)
-        name = "all" if status is None else status.value
-        self.query_one("#queue-title", Static).update(
-            Text.assemble(("Queue ", "bold"), f"· {name} ({len(ids):,}) · v: change view"))
+        self._refresh_queue_title(len(ids))
         self._show_current()
         self._update_progress()
 
@@ -213,8 +212,7 @@ class ReviewScreen(Screen[None]):
             doc = ds.document_for(view.pair)
             if doc is None:
                 continue
-            loc = locate_exact(doc.text, view.passage)
-            if loc is None or loc.kind != "exact":
+            if not is_verbatim(doc.text, view.passage):
                 bad.add(pid)
         self.app.call_from_thread(self._scanned, bad)
 
@@ -405,8 +403,7 @@ class ReviewScreen(Screen[None]):
         doc = self.session.dataset.document_for(view.pair)
         if doc is None:
             return
-        loc = locate_exact(doc.text, view.passage)
-        if loc is not None and loc.kind == "exact":
+        if is_verbatim(doc.text, view.passage):
             self._not_verbatim.discard(pid)
         else:
             self._not_verbatim.add(pid)

@@ -11,7 +11,7 @@ from rich.segment import Segment
 from textual.strip import Strip
 from textual.widgets import TextArea
 
-from mtcb_curate.plaintext import printable
+from mtcb_curate.plaintext import has_control, printable
 
 
 class PlainTextArea(TextArea):
@@ -19,11 +19,7 @@ class PlainTextArea(TextArea):
 
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)
-        if not any(_has_control(seg.text) for seg in strip):
+        if not any(has_control(seg.text, keep_newlines=False) for seg in strip):
             return strip
         safe = [Segment(printable(seg.text, keep_newlines=False), seg.style, seg.control) for seg in strip]
         return Strip(safe).adjust_cell_length(strip.cell_length)
-
-
-def _has_control(text: str) -> bool:
-    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in text)

@@ -78,24 +78,6 @@ _FALLBACK_WIDTH = 80
 _WRAP_CACHE_SIZE = 4
 """How many widths' wraps are kept for the current document."""
 
-# Characters `printable` changes: C0 controls except "\n", DEL, C1 controls, lone surrogates.
-# (The single-character form scans faster; the run form keeps the number of `printable` calls low.)
-_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNPRINTABLE_RUN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]+")
-
-
-def _printable(text: str) -> str:
-    """`printable(text)`, but only paying for the runs of characters it would change.
-
-    `printable` is a one-to-one character mapping that is the identity outside `_UNPRINTABLE`, so
-    applying it run by run gives the same string; for typical (mostly clean) documents this is a
-    single regex scan instead of a full `str.translate` over a megabyte.
-    """
-    if _UNPRINTABLE.search(text) is None:
-        return text
-    return _UNPRINTABLE_RUN.sub(lambda match: printable(match.group()), text)
-
-
 def _build_non_single_cell_pattern() -> re.Pattern[str]:
     """A regex matching any character that may not be exactly one terminal cell wide.
 
@@ -370,7 +352,7 @@ class SourceViewer(ScrollView, can_focus=True):
                 neither, the view goes to the top. Scrolling is immediate (no animation).
         """
         self._text = text
-        display = _printable(text)
+        display = printable(text)
         self._display = display
         self._message = None if display else EMPTY_DOCUMENT_MESSAGE
         lines = display.split("\n")
