@@ -78,6 +78,7 @@ def _child_env() -> dict[str, str]:
 def _ready_state(app, session, pid, doc):
     """True when the review screen shows pair ``pid`` beside document ``doc`` with queue rows."""
     from mtcb_curate.tui.screens.review import ReviewScreen
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
     from mtcb_curate.tui.widgets.source_viewer import SourceViewer
 
     try:
@@ -91,8 +92,8 @@ def _ready_state(app, session, pid, doc):
             viewer = scr.query_one(SourceViewer)
             if scr._shown_doc != doc.key or viewer.document_length != len(doc.text):
                 return False
-        head = scr.query_one("#qa-head")
-        return f"#{pid}" in str(head.content)
+        panel = scr.query_one(QAPanel)
+        return f"#{pid}" in panel.section_text("head") and panel.virtual_size.height > 0
     except Exception:
         return False
 
@@ -105,10 +106,14 @@ def child_startup(data: str, ws: str) -> int:
     from mtcb_curate.config import load_keymap
     from mtcb_curate.sources import Options, open_session
 
+    from mtcb_curate.cli import preload_tui
+
     t_imports1 = time.perf_counter()
     keymap = load_keymap(None)
+    tui_import = preload_tui()  # as `mtcb-curate review` does
     session = open_session(Options(name="ficha", source=[data], workspace=Path(ws)))
     t_opened = time.perf_counter()
+    tui_import.join()
     from mtcb_curate.tui.app import CurateApp
 
     t_tui = time.perf_counter()

@@ -14,6 +14,7 @@ from mtcb_curate.tui.app import CurateApp
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.review import ReviewScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
+from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer
 
 SIZE = (160, 45)
@@ -24,6 +25,9 @@ def opened(source: Path, ws: Path, **kw):
 
 
 def text_of(app, selector: str) -> str:
+    """Plain text of a Static, or of a QA panel section given as ``#qa-NAME``."""
+    if selector.startswith("#qa-"):
+        return app.screen.query_one(QAPanel).section_text(selector.removeprefix("#qa-"))
     return str(app.screen.query_one(selector, Static).content)
 
 
@@ -32,6 +36,7 @@ def current(app) -> int | None:
 
 
 async def settle(app, pilot) -> None:
+    await pilot.pause()  # lets timers due now (the passage scan) start their workers
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -39,6 +44,14 @@ async def settle(app, pilot) -> None:
 @pytest.fixture
 def ws(tmp_path) -> Path:
     return tmp_path / "ws"
+
+
+@pytest.fixture(autouse=True)
+def scan_at_once(monkeypatch):
+    """Start the passage scan with the first frame, so ``settle`` sees its result."""
+    from mtcb_curate.tui.screens import review
+
+    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
 
 
 async def test_opens_on_first_pair_with_source_and_progress(tiny, ws):
@@ -263,7 +276,7 @@ async def test_hostile_strings_show_literally_and_do_nothing(tmp_path, ws):
         rendered = "".join(viewer.render_line(y).text for y in range(viewer.size.height))
         assert "[@click=app.quit]click me[/]" in rendered and "\x1b" not in rendered
         # Clicking where the "link" is does nothing; the app keeps running.
-        await pilot.click("#qa-question")
+        await pilot.click("#qa")
         await pilot.click(SourceViewer)
         await pilot.pause()
         assert app.is_running

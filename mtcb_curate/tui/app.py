@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import App
 
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.session import ReviewSession
+from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
 from mtcb_curate.tui.screens.review import ReviewScreen
 
 
@@ -25,8 +27,20 @@ class CurateApp(App[None]):
         super().__init__()
         self.session = session
         self.keymap = dict(keymap or {})
+        self.collector = CollectorPolicy()
 
     def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
         self.push_screen(ReviewScreen(self.session))
+        # Once the first screen is drawn: keep full garbage collections out of key presses.
+        self.call_after_refresh(self.collector.start)
+        self.set_interval(CHECK_SECONDS, self.collector.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.collector.touch()
+        await super().on_event(event)
+
+    def on_unmount(self) -> None:
+        self.collector.restore()

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
@@ -30,6 +31,11 @@ from mtcb_curate.tui.screens.search import SearchScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
+
+#: Seconds a not-verbatim pair must stay on screen before its closest match is searched for.
+LOCATE_DELAY_S = 0.15
+#: Seconds after mounting before every passage is checked for the queue's ≠ marks.
+SCAN_DELAY_S = 0.5
 
 GLYPH = {Status.UNDECIDED: "·", Status.ACCEPTED: "✓", Status.REJECTED: "✗", Status.SKIPPED: "»",
          Status.FLAGGED: "⚑"}
@@ -73,10 +79,12 @@ class ReviewScreen(Screen[None]):
         self._shown_doc: str | None = None
         self._shown_pair: int | None = None
         self._last_query = ""
+        self._bars: dict[str, Text] = {}
+        self._locate_timer: Timer | None = None
         key_col = session.dataset.columns.get("doc_key", "document")
         self._key_column = key_col
         self._id_width = len(str(max(0, len(session) - 1)))
-        self._key_width = min(10, max((len(p.doc_key) for p in session.dataset.pairs), default=4))
+        self._key_width = min(10, max((len(p.doc_key) for p in session.pairs), default=4))
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -108,16 +116,31 @@ class ReviewScreen(Screen[None]):
         if ds.problems:
             bar.append(f"  ⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details",
                        style="yellow")
-        self.query_one("#source-bar", Static).update(bar)
+        self._set_bar("#source-bar", bar)
         start = self.session.first_undecided()
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
-        self.call_after_refresh(self._scan_passages)  # after the first frame, not competing with it
+        # Once the first screen is up and has answered its first keys: the scan holds the GIL.
+        self._later(SCAN_DELAY_S, self._scan_passages)
+
+    def _later(self, delay: float, callback) -> Timer | None:
+        """Run ``callback`` after ``delay`` seconds (0: after the next refresh; no timer)."""
+        if delay > 0:
+            return self.set_timer(delay, callback)
+        self.call_after_refresh(callback)
+        return None
+
+    def _set_bar(self, selector: str, text: Text) -> None:
+        """Update a one-row bar unless it already shows ``text``; its height is fixed in the
+        stylesheet, so no layout pass is needed."""
+        if self._bars.get(selector) != text:
+            self._bars[selector] = text
+            self.query_one(selector, Static).update(text, layout=False)
 
     # -- queue rows -------------------------------------------------------------------------
 
     def _row_text(self, pid: int, width: int) -> str:
-        pair = self.session.dataset.pairs[pid]
+        pair = self.session.pairs[pid]
         status = self.session.status(pid)
         mark = "!" if pair.problems else ("≠" if pid in self._not_verbatim else " ")
         key = one_line(pair.doc_key, self._key_width)
@@ -145,13 +168,12 @@ class ReviewScreen(Screen[None]):
         pid = self.queue.current
         panel = self.query_one(QAPanel)
         viewer = self.query_one(SourceViewer)
-        title = self.query_one("#doc-title", Static)
         self._shown_pair = pid
         if pid is None:
             panel.show(None)
             viewer.show_message("no pair in this view (v changes the view)")
             self._shown_doc = None
-            title.update("")
+            self._set_bar("#doc-title", Text())
             return
         view = self.session.view(pid)
         doc = self.session.dataset.document_for(view.pair)
@@ -159,7 +181,7 @@ class ReviewScreen(Screen[None]):
             panel.show(view, Location("missing"), key_column=self._key_column)
             viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
             self._shown_doc = None
-            title.update(Text("Source: none", style="bold"))
+            self._set_bar("#doc-title", Text("Source: none", style="bold"))
             return
         loc = self._locations.get((pid, view.passage))
         if loc is None:
@@ -176,11 +198,17 @@ class ReviewScreen(Screen[None]):
             viewer.set_spans(spans)
         meta = " · ".join(f"{k}: {printable(str(v), keep_newlines=False)}" for k, v in doc.meta.items()
                           if isinstance(v, (str, int)) and k not in ("text",))
-        title.update(Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
+        self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
                                    f"{len(doc.text):,} characters"))
         panel.show(view, shown, locating=locating, key_column=self._key_column)
+        if self._locate_timer is not None:
+            self._locate_timer.stop()
+            self._locate_timer = None
         if locating:
-            self._locate_closest(pid, doc.text, view.passage)
+            # Debounced: a curator paging past unverified pairs starts no search per key (the
+            # search holds the GIL for tens of ms and would delay the next frame).
+            text, passage = doc.text, view.passage
+            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._locate_closest(pid, text, passage))
 
     @staticmethod
     def _spans(loc: Location) -> list[Span]:
@@ -238,7 +266,7 @@ class ReviewScreen(Screen[None]):
         t.append(f"  {rate:,.0f} pairs/h " if rate is not None else "  — pairs/h ", style="bold")
         if self._not_verbatim:
             t.append(f"  ≠ {len(self._not_verbatim):,} passages not verbatim", style="dim")
-        self.query_one("#progress", Static).update(t)
+        self._set_bar("#progress", t)
 
     # -- decisions ----------------------------------------------------------------------------
 
@@ -259,12 +287,8 @@ class ReviewScreen(Screen[None]):
     def _advance_from(self, pid: int) -> None:
         queue = self.queue
         if self.filter is not None and self.session.status(pid) != self.filter:
-            index = queue.index_of(pid) or 0
-            ids = self.session.ids(self.filter)
-            queue.set_ids(ids)
-            if ids:
-                queue.move_to(ids[min(index, len(ids) - 1)])
-            self._refresh_queue_title(len(ids))
+            queue.remove(pid)
+            self._refresh_queue_title(len(queue.ids))
         else:
             queue.refresh_pair(pid)
             if queue.cursor + 1 < len(queue.ids):
@@ -276,7 +300,7 @@ class ReviewScreen(Screen[None]):
 
     def _refresh_queue_title(self, n: int) -> None:
         name = "all" if self.filter is None else self.filter.value
-        self.query_one("#queue-title", Static).update(
+        self._set_bar("#queue-title",
             Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}) · v: change view"))
 
     def action_accept(self) -> None:

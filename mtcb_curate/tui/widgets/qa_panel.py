@@ -1,4 +1,9 @@
-"""The QA panel: the current pair's question, answer, supporting passage, key and flags.
+"""The QA panel: the current pair's head line, verdict, flags, question, answer and passage.
+
+One Line-API widget: ``show`` wraps the sections once to the panel width and ``render_line``
+hands out the stored rows. Nothing is measured by the layout engine, so moving to the next
+pair repaints the panel without a layout pass over the screen (the six auto-height ``Static``
+widgets this replaced cost two layout passes of about 10 ms per key).
 
 Every dataset string goes in as ``rich.text.Text`` made with ``printable``: markup such as
 ``[bold]`` or ``[@click=app.quit]`` and ANSI escapes appear literally and do nothing.
@@ -6,18 +11,33 @@ Every dataset string goes in as ``rich.text.Text`` made with ``printable``: mark
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from mtcb_curate.locate import Location
 from mtcb_curate.plaintext import printable
 from mtcb_curate.session import PairView
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
-#: passage would otherwise make the panel sluggish to lay out). The full text is in the editor.
+#: passage would otherwise take long to wrap). The full text is in the editor.
 MAX_FIELD_CHARS = 4000
+
+#: Sections in display order: (name, label shown above it or None).
+SECTIONS: tuple[tuple[str, str | None], ...] = (
+    ("head", None),
+    ("verdict", None),
+    ("flags", None),
+    ("question", "Question"),
+    ("answer", "Answer"),
+    ("passage", "Supporting passage"),
+)
 
 _STATUS_STYLE = {
     "undecided": "bold",
@@ -58,53 +78,127 @@ def location_text(loc: Location | None, passage: str, locating: bool) -> Text:
     return t
 
 
-class QAPanel(VerticalScroll, can_focus=False):
-    """Shows one ``PairView``; call ``show(view, location, locating, flags)``."""
+def head_text(view: PairView, key_column: str) -> Text:
+    """The head line: ``#id  STATUS (reason)   key: value   chunk_index: n   edited: ...``."""
+    pair = view.pair
+    head = Text()
+    head.append(f"#{pair.id}", style="bold")
+    head.append("  ")
+    head.append(view.status.value.upper(), style=_STATUS_STYLE[view.status.value])
+    if view.reason:
+        head.append(f" ({view.reason})", style="red")
+    head.append(f"   {key_column}: ", style="dim")
+    head.append(printable(pair.doc_key, keep_newlines=False) or "(none)")
+    head.append("   chunk_index: ", style="dim")
+    head.append("—" if pair.chunk_index is None else str(pair.chunk_index))
+    if view.edited:
+        head.append("   edited: " + ", ".join(sorted(view.edited)), style="italic cyan")
+    return head
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="qa-head")
-        yield Static(id="qa-verdict")
-        yield Static(id="qa-flags")
-        yield Static("Question", classes="qa-label")
-        yield Static(id="qa-question", classes="qa-text")
-        yield Static("Answer", classes="qa-label")
-        yield Static(id="qa-answer", classes="qa-text")
-        yield Static("Supporting passage", classes="qa-label")
-        yield Static(id="qa-passage", classes="qa-text")
+
+def flags_text(problems: list[str] | tuple[str, ...]) -> Text:
+    """One ``⚑`` line per input problem of the pair (empty Text when there are none)."""
+    flags = Text()
+    for problem in problems:
+        flags.append("⚑ ", style="bold yellow")
+        flags.append(printable(str(problem), keep_newlines=False))
+        flags.append("\n")
+    flags.rstrip()
+    return flags
+
+
+class QAPanel(ScrollView, can_focus=False):
+    """Shows one ``PairView``; call ``show(view, location, locating, key_column)``.
+
+    ``section_text(name)`` returns the plain text of a section (see ``SECTIONS``), for tests
+    and for copying.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"qa-panel--label"}
+
+    DEFAULT_CSS = """
+    QAPanel {
+        overflow-x: hidden;
+        overflow-y: scroll;
+        & > .qa-panel--label { color: $text-muted; text-style: bold; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._sections: dict[str, Text] = {name: Text() for name, _ in SECTIONS}
+        self._rows: list[Strip] = []
+        self._wrapped_for = -1
+
+    # -- public API ---------------------------------------------------------------------------
 
     def show(self, view: PairView | None, loc: Location | None = None, locating: bool = False,
              key_column: str = "document") -> None:
         """Display ``view`` (None: an empty queue) with the passage's location verdict."""
         if view is None:
-            self.query_one("#qa-head", Static).update(Text("No pair in this view.", style="dim"))
-            for name in ("question", "answer", "passage"):
-                self.query_one(f"#qa-{name}", Static).update("")
-            self.query_one("#qa-verdict", Static).update("")
-            self.query_one("#qa-flags", Static).update("")
+            sections = {name: Text() for name, _ in SECTIONS}
+            sections["head"] = Text("No pair in this view.", style="dim")
+        else:
+            sections = {
+                "head": head_text(view, key_column),
+                "verdict": location_text(loc, view.passage, locating),
+                "flags": flags_text(view.pair.problems),
+                "question": _field(view.question),
+                "answer": _field(view.answer),
+                "passage": _field(view.passage),
+            }
+        self._sections = sections
+        self._wrap()
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    def section_text(self, name: str) -> str:
+        """Plain text of section ``name`` as last shown ("" when empty)."""
+        return self._sections[name].plain
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _wrap(self) -> None:
+        """Wrap every section to the content width and store the rows (one ``Strip`` each)."""
+        width = self.scrollable_content_region.width
+        self._wrapped_for = width
+        if width <= 0:
+            self._rows = []
             return
-        pair = view.pair
-        head = Text()
-        head.append(f"#{pair.id}", style="bold")
-        head.append("  ")
-        head.append(view.status.value.upper(), style=_STATUS_STYLE[view.status.value])
-        if view.reason:
-            head.append(f" ({view.reason})", style="red")
-        head.append(f"   {key_column}: ", style="dim")
-        head.append(printable(pair.doc_key) or "(none)")
-        head.append("   chunk_index: ", style="dim")
-        head.append("—" if pair.chunk_index is None else str(pair.chunk_index))
-        if view.edited:
-            head.append("   edited: " + ", ".join(sorted(view.edited)), style="italic cyan")
-        self.query_one("#qa-head", Static).update(head)
-        self.query_one("#qa-question", Static).update(_field(view.question))
-        self.query_one("#qa-answer", Static).update(_field(view.answer))
-        self.query_one("#qa-passage", Static).update(_field(view.passage))
-        self.query_one("#qa-verdict", Static).update(location_text(loc, view.passage, locating))
-        flags = Text()
-        for problem in pair.problems:
-            flags.append("⚑ ", style="bold yellow")
-            flags.append(printable(problem, keep_newlines=False))
-            flags.append("\n")
-        flags.rstrip()
-        self.query_one("#qa-flags", Static).update(flags)
-        self.scroll_home(animate=False)
+        console = self.app.console
+        label_style = self.get_component_rich_style("qa-panel--label", partial=True)
+        rows: list[Strip] = []
+        for name, label in SECTIONS:
+            text = self._sections[name]
+            if not text.plain and label is None:
+                continue
+            if label is not None:
+                if rows:
+                    rows.append(Strip([]))
+                rows.append(Strip([Segment(label, label_style)]))
+            for line in text.wrap(console, width, overflow="fold", no_wrap=False):
+                line.rstrip()
+                line.end = ""
+                rows.append(Strip(list(line.render(console)), line.cell_len))
+        self._rows = rows
+        self.virtual_size = Size(width, len(rows))
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if self.scrollable_content_region.width != self._wrapped_for:
+            self._wrap()
+            self.refresh()
+
+    def notify_style_update(self) -> None:
+        """Re-wrap when CSS (e.g. the theme) changes: the label style is baked into the rows."""
+        super().notify_style_update()
+        if self._wrapped_for >= 0 and self.is_mounted:
+            self._wrap()
+
+    def render_line(self, y: int) -> Strip:
+        """Row ``y`` of the viewport (0 = top visible row), padded to the content width."""
+        row = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        base: Style = self.rich_style
+        if 0 <= row < len(self._rows):
+            return self._rows[row].apply_style(base).adjust_cell_length(width, base)
+        return Strip.blank(width, base)
