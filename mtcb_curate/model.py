@@ -93,6 +93,8 @@ class QAPair:
         chunk_index: the generation window number, or None.
         meta: the other question columns, values as loaded.
         problems: load problems found on this row (shown as flags).
+        origin: ``source`` for a row of the questions config; for a pair added in the
+            workspace, what made it (``generate``: LLM generation).
     """
 
     id: int
@@ -103,6 +105,7 @@ class QAPair:
     chunk_index: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    origin: str = "source"
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,13 @@ class ReviewSession:
         self._decisions: dict[int, Decision] = workspace.decisions()
         self._edits: dict[int, dict[str, str]] = workspace.edits()
         self._times: list[float] = workspace.decision_times()
-        n = len(dataset.pairs)
+        #: Every pair: the source's rows, then those added in the workspace (ids continue).
+        self.pairs: list[QAPair] = list(dataset.pairs)
+        for pid, value in workspace.added_pairs().items():
+            if pid == len(self.pairs):
+                self.pairs.append(_added_pair(pid, value))
+        self._not_duplicates: set[tuple[int, int]] = workspace.not_duplicates()
+        n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
         self._counts = Counter(Status(d.status) for d in self._decisions.values())
@@ -64,7 +70,7 @@ class ReviewSession:
     # -- reading ---------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.dataset.pairs)
+        return len(self.pairs)
 
     @property
     def read_only(self) -> bool:
@@ -78,7 +84,7 @@ class ReviewSession:
 
     def view(self, pair_id: int) -> PairView:
         """The pair with edits applied (see ``PairView``)."""
-        pair = self.dataset.pairs[pair_id]
+        pair = self.pairs[pair_id]
         ed = self._edits.get(pair_id, {})
         d = self._decisions.get(pair_id)
         return PairView(
@@ -171,11 +177,12 @@ class ReviewSession:
         self._set_decision(pair_id, None if value is None else Decision(value, reason if status is Status.REJECTED else None, at))
         self._times.append(at)
 
-    def edit(self, pair_id: int, changes: dict[str, str]) -> bool:
+    def edit(self, pair_id: int, changes: dict[str, str], *, via: str | None = None) -> bool:
         """Edit fields of a pair (``question``, ``answer``, ``supporting_passage``).
 
         A value equal to the source text removes the edit. Returns False (and records nothing)
-        when nothing changes.
+        when nothing changes. ``via`` names what made the edit when not typed by hand (``snap``,
+        ``trim``, ``select``, ``regenerate``), kept in the history for the curation summary.
 
         Raises:
             ValueError: an unknown field.
@@ -184,7 +191,7 @@ class ReviewSession:
         bad = set(changes) - set(EDITABLE_FIELDS)
         if bad:
             raise ValueError(f"cannot edit {', '.join(sorted(bad))}: editable fields are {', '.join(EDITABLE_FIELDS)}")
-        pair, current = self.dataset.pairs[pair_id], self.view(pair_id)
+        pair, current = self.pairs[pair_id], self.view(pair_id)
         original = {"question": pair.question, "answer": pair.answer, "supporting_passage": pair.passage}
         now = {"question": current.question, "answer": current.answer, "supporting_passage": current.passage}
         delta: dict[str, str | None] = {}
@@ -193,7 +200,7 @@ class ReviewSession:
                 delta[f] = None if v == original[f] else v
         if not delta:
             return False
-        self.workspace.edit(pair_id, delta)
+        self.workspace.edit(pair_id, delta, via=via)
         ed = self._edits.setdefault(pair_id, {})
         for f, v in delta.items():
             if v is None:
@@ -209,6 +216,13 @@ class ReviewSession:
         entry = self.workspace.undo()
         if entry is None:
             return None
+        if entry.kind == "add":
+            if self.pairs and self.pairs[-1].id == entry.pair_id:
+                self.pairs.pop()
+            return max(0, entry.pair_id - 1) if self.pairs else None
+        if entry.kind == "not_duplicates":
+            self._not_duplicates -= {tuple(p) for p in entry.after["pairs"]}
+            return entry.pair_id
         if entry.kind == "decide":
             b = entry.before
             self._set_decision(entry.pair_id, None if b is None else Decision(b["status"], b.get("reason"), time.time()))
@@ -225,6 +239,77 @@ class ReviewSession:
                 del self._edits[entry.pair_id]
         return entry.pair_id
 
+    def add_pair(self, doc_key: str, question: str, answer: str, passage: str,
+                 chunk_index: int | None = None, *, origin: str = "generate",
+                 details: dict | None = None) -> int:
+        """Add a new pair (e.g. an LLM candidate the curator kept); returns its id, the next
+        free one after the source's rows. It starts undecided. Committed first; undo removes it.
+
+        ``details`` (JSON-serializable: model, prompt hash ...) is stored with it.
+        """
+        pid = len(self.pairs)
+        value = {"question": question, "answer": answer, "supporting_passage": passage,
+                 "doc_key": doc_key, "chunk_index": chunk_index, "origin": origin, "details": details or {}}
+        self.workspace.add_pair(pid, value, via=origin)
+        self.pairs.append(_added_pair(pid, value))
+        return pid
+
+    def not_duplicates(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) marked "not duplicates" (never raised as near-duplicates again)."""
+        return set(self._not_duplicates)
+
+    def mark_not_duplicates(self, ids: list[int]) -> bool:
+        """Mark every pair of ``ids`` as not duplicates of each other; False if all already were."""
+        for pid in ids:
+            self._check(pid)
+        pairs = {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
+        if self.workspace.mark_not_duplicates(pairs) is None:
+            return False
+        self._not_duplicates |= pairs
+        return True
+
+    def keep_one(self, keep: int, ids: list[int]) -> list[int]:
+        """Settle a near-duplicate cluster: every pair of ``ids`` but ``keep`` is rejected with
+        reason ``duplicate of #KEEP``, in one transaction (undo takes them back one by one).
+        ``keep`` keeps its status. Returns the rejected ids."""
+        for pid in [keep, *ids]:
+            self._check(pid)
+        others = [pid for pid in ids if pid != keep]
+        reason = f"duplicate of #{keep}"
+        at = time.time()
+        self.workspace.decide_many({pid: (Status.REJECTED.value, reason) for pid in others},
+                                   via="keep_one", at=at)
+        for pid in others:
+            self._set_decision(pid, Decision(Status.REJECTED.value, reason, at))
+            self._times.append(at)
+        return others
+
+    def curation_summary(self) -> dict[str, object]:
+        """Counts for a dataset card: reviewed (decided), accepted, rejected (total and by
+        reason, ``duplicate of #N`` counted as ``duplicate``), skipped, flagged, undecided,
+        edited (pairs with any current edit), regenerated (pairs whose current texts came from
+        an LLM regeneration), added (pairs added by generation)."""
+        counts = self.counts()
+        by_reason: Counter[str] = Counter()
+        for d in self._decisions.values():
+            if d.status == Status.REJECTED.value:
+                reason = d.reason or "unspecified"
+                by_reason["duplicate" if reason.startswith("duplicate of #") else reason] += 1
+        regenerated = {e.pair_id for e in self.workspace.history() if e.kind == "edit" and e.via == "regenerate"}
+        return {
+            "pairs": len(self),
+            "reviewed": self.decided,
+            "accepted": counts[Status.ACCEPTED],
+            "rejected": counts[Status.REJECTED],
+            "rejected_by_reason": dict(sorted(by_reason.items())),
+            "skipped": counts[Status.SKIPPED],
+            "flagged": counts[Status.FLAGGED],
+            "undecided": counts[Status.UNDECIDED],
+            "edited": len(self._edits),
+            "regenerated": len(regenerated & set(self._edits)),
+            "added": len(self.pairs) - len(self.dataset.pairs),
+        }
+
     # -- internals -------------------------------------------------------------------------
 
     def _check(self, pair_id: int) -> None:
@@ -238,3 +323,17 @@ class ReviewSession:
         if d is not None:
             self._decisions[pair_id] = d
             self._counts[Status(d.status)] += 1
+
+
+def _added_pair(pid: int, value: dict) -> QAPair:
+    """A pair stored by ``Workspace.add_pair`` as a ``QAPair`` (origin from the stored value)."""
+    return QAPair(
+        id=pid,
+        question=value.get("question", ""),
+        answer=value.get("answer", ""),
+        passage=value.get("supporting_passage", ""),
+        doc_key=value.get("doc_key", ""),
+        chunk_index=value.get("chunk_index"),
+        meta={},
+        origin=value.get("origin") or "generate",
+    )

@@ -32,7 +32,7 @@ from typing import Any
 
 from mtcb_curate.errors import WorkspaceError, WorkspaceLocked
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "workspace.sqlite"
 LOCK_NAME = "lock"
 
@@ -61,7 +61,23 @@ CREATE TABLE IF NOT EXISTS history (
     undone INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS history_live ON history (undone, seq);
+CREATE TABLE IF NOT EXISTS added_pairs (
+    pair_id INTEGER PRIMARY KEY,
+    value TEXT NOT NULL,  -- JSON: question, answer, supporting_passage, doc_key, chunk_index, origin
+    added_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS not_duplicates (
+    a INTEGER NOT NULL,
+    b INTEGER NOT NULL,  -- a < b
+    marked_at REAL NOT NULL,
+    PRIMARY KEY (a, b)
+);
 """
+
+#: Columns added to tables of schema 1, applied when an older workspace is opened.
+_MIGRATIONS = (
+    ("history", "via", "ALTER TABLE history ADD COLUMN via TEXT"),
+)
 
 
 def default_workspace_dir(dataset: str) -> Path:
@@ -97,10 +113,16 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One undoable action: ``kind`` is ``decide`` or ``edit``; before/after are JSON values.
+    """One undoable action; before/after are JSON values.
 
-    For ``decide``: {"status", "reason"} or None (undecided). For ``edit``: {field: value or
-    None} where None means "the source's original text".
+    ``kind``:
+    - ``decide``: {"status", "reason"} or None (undecided);
+    - ``edit``: {field: value or None} where None means "the source's original text";
+    - ``add``: before None, after the added pair's value (see ``Workspace.add_pair``);
+    - ``not_duplicates``: before None, after {"pairs": [[a, b], ...]} newly marked.
+
+    ``via`` says what made the change when it was not the curator typing: ``snap``, ``trim``,
+    ``select``, ``regenerate``, ``generate``, ``keep_one`` ... (None: by hand).
     """
 
     seq: int
@@ -109,6 +131,7 @@ class HistoryEntry:
     kind: str
     before: Any
     after: Any
+    via: str | None = None
 
 
 class Workspace:
@@ -149,6 +172,15 @@ class Workspace:
                 conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None,
                                        check_same_thread=False)
                 conn.execute("SELECT count(*) FROM decisions").fetchone()
+                # An older workspace opened read-only cannot be migrated: give it empty
+                # stand-ins for what it lacks (in this connection only).
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                for table, columns in (("added_pairs", "pair_id INTEGER, value TEXT, added_at REAL"),
+                                       ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL")):
+                    if table not in tables:
+                        conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
+                if "via" not in {r[1] for r in conn.execute("PRAGMA table_info(history)")}:
+                    conn.execute("CREATE TEMP VIEW history AS SELECT *, NULL AS via FROM main.history")
             except sqlite3.Error as exc:
                 raise WorkspaceError(f"{db}: not a readable workspace ({exc})") from None
             return cls(path, conn, None, True)
@@ -163,11 +195,13 @@ class Workspace:
             conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             conn.execute("PRAGMA busy_timeout=2000")
             conn.executescript(_SCHEMA)
+            for table, column, sql in _MIGRATIONS:
+                if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+                    conn.execute(sql)
             version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if version is None:
-                conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(version[0]) > SCHEMA_VERSION:
+            if version is not None and int(version[0]) > SCHEMA_VERSION:
                 raise WorkspaceError(f"{db}: made by a newer mtcb-curate (schema {version[0]}); upgrade to open it")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
             os.close(lock_fd)
             raise WorkspaceError(f"{db}: not a usable workspace ({exc})") from None
@@ -252,11 +286,20 @@ class Workspace:
 
     def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
         """The action history, oldest first."""
-        sql = "SELECT seq, at, pair_id, kind, before, after FROM history"
+        sql = "SELECT seq, at, pair_id, kind, before, after, via FROM history"
         if not include_undone:
             sql += " WHERE undone=0"
-        return [HistoryEntry(s, at, p, k, _load(b), _load(a))
-                for s, at, p, k, b, a in self._conn.execute(sql + " ORDER BY seq")]
+        return [HistoryEntry(s, at, p, k, _load(b), _load(a), v)
+                for s, at, p, k, b, a, v in self._conn.execute(sql + " ORDER BY seq")]
+
+    def added_pairs(self) -> dict[int, dict[str, Any]]:
+        """Pairs added in this workspace (LLM generation): pair id -> value, ids ascending."""
+        return {pid: json.loads(v) for pid, v in
+                self._conn.execute("SELECT pair_id, value FROM added_pairs ORDER BY pair_id")}
+
+    def not_duplicates(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) the curator marked as not duplicates."""
+        return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM not_duplicates")}
 
     def decision_times(self) -> list[float]:
         """Unix times (seconds) of the live ``decide`` actions, oldest first."""
@@ -265,7 +308,8 @@ class Workspace:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None) -> int:
+    def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
+               via: str | None = None) -> int:
         """Record a decision (``status`` None makes the pair undecided again); returns the history seq.
 
         Committed before returning.
@@ -276,12 +320,26 @@ class Workspace:
             before = self._decision_json(pair_id)
             after = None if status is None else {"status": status, "reason": reason}
             self._apply_decision(pair_id, after, at)
-            cur = self._conn.execute(
-                "INSERT INTO history (at, pair_id, kind, before, after) VALUES (?, ?, 'decide', ?, ?)",
-                (at, pair_id, _dump(before), _dump(after)))
-            return int(cur.lastrowid)
+            return self._log(at, pair_id, "decide", before, after, via)
 
-    def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None) -> int:
+    def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
+                    at: float | None = None) -> list[int]:
+        """Several decisions in ONE transaction (all or none), e.g. "keep one" in a near-duplicate
+        cluster: ``{pair_id: (status, reason)}``. Each is its own history entry (undone one by
+        one, latest first). Returns the history seqs."""
+        self._writable()
+        at = time.time() if at is None else at
+        seqs = []
+        with self._tx():
+            for pair_id, (status, reason) in decisions.items():
+                before = self._decision_json(pair_id)
+                after = None if status is None else {"status": status, "reason": reason}
+                self._apply_decision(pair_id, after, at)
+                seqs.append(self._log(at, pair_id, "decide", before, after, via))
+        return seqs
+
+    def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
+             via: str | None = None) -> int:
         """Record edits to a pair's fields (a None value restores the source text); returns the seq.
 
         Committed before returning.
@@ -293,26 +351,59 @@ class Workspace:
                 "SELECT field, value FROM edits WHERE pair_id=?", (pair_id,))}
             before = {f: current.get(f) for f in changes}
             self._apply_edits(pair_id, changes, at)
-            cur = self._conn.execute(
-                "INSERT INTO history (at, pair_id, kind, before, after) VALUES (?, ?, 'edit', ?, ?)",
-                (at, pair_id, _dump(before), _dump(changes)))
-            return int(cur.lastrowid)
+            return self._log(at, pair_id, "edit", before, changes, via)
+
+    def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
+                 at: float | None = None) -> int:
+        """Store a new pair (from LLM generation) under ``pair_id``; returns the history seq.
+
+        ``value`` holds question, answer, supporting_passage, doc_key, chunk_index and origin
+        (JSON-serializable). Undo removes it again.
+
+        Raises:
+            WorkspaceError: ``pair_id`` is already used.
+        """
+        self._writable()
+        at = time.time() if at is None else at
+        with self._tx():
+            try:
+                self._conn.execute("INSERT INTO added_pairs VALUES (?, ?, ?)", (pair_id, _dump(value), at))
+            except sqlite3.IntegrityError:
+                raise WorkspaceError(f"{self.path}: pair id {pair_id} is already in use") from None
+            return self._log(at, pair_id, "add", None, value, via)
+
+    def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
+        """Remember that each id pair is NOT a near-duplicate; returns the history seq, or None
+        when every pair was already marked. The entry's ``pair_id`` is the smallest id involved."""
+        self._writable()
+        at = time.time() if at is None else at
+        new = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b} - self.not_duplicates())
+        if not new:
+            return None
+        with self._tx():
+            self._conn.executemany("INSERT INTO not_duplicates VALUES (?, ?, ?)", [(a, b, at) for a, b in new])
+            return self._log(at, new[0][0], "not_duplicates", None, {"pairs": [list(p) for p in new]}, None)
 
     def undo(self) -> HistoryEntry | None:
         """Undo the latest live action (any number of times, across restarts); None when none is left."""
         self._writable()
         with self._tx():
             row = self._conn.execute(
-                "SELECT seq, at, pair_id, kind, before, after FROM history WHERE undone=0 "
+                "SELECT seq, at, pair_id, kind, before, after, via FROM history WHERE undone=0 "
                 "ORDER BY seq DESC LIMIT 1").fetchone()
             if row is None:
                 return None
-            entry = HistoryEntry(row[0], row[1], row[2], row[3], _load(row[4]), _load(row[5]))
+            entry = HistoryEntry(row[0], row[1], row[2], row[3], _load(row[4]), _load(row[5]), row[6])
             now = time.time()
             if entry.kind == "decide":
                 self._apply_decision(entry.pair_id, entry.before, now)
-            else:
+            elif entry.kind == "edit":
                 self._apply_edits(entry.pair_id, entry.before or {}, now)
+            elif entry.kind == "add":
+                self._conn.execute("DELETE FROM added_pairs WHERE pair_id=?", (entry.pair_id,))
+            elif entry.kind == "not_duplicates":
+                self._conn.executemany("DELETE FROM not_duplicates WHERE a=? AND b=?",
+                                       [tuple(p) for p in entry.after["pairs"]])
             self._conn.execute("UPDATE history SET undone=1 WHERE seq=?", (entry.seq,))
             return entry
 
@@ -326,6 +417,12 @@ class Workspace:
 
     def _tx(self) -> "_Transaction":
         return _Transaction(self._conn)
+
+    def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None) -> int:
+        cur = self._conn.execute(
+            "INSERT INTO history (at, pair_id, kind, before, after, via) VALUES (?, ?, ?, ?, ?, ?)",
+            (at, pair_id, kind, _dump(before), _dump(after), via))
+        return int(cur.lastrowid)
 
     def _decision_json(self, pair_id: int) -> dict[str, Any] | None:
         row = self._conn.execute("SELECT status, reason FROM decisions WHERE pair_id=?", (pair_id,)).fetchone()

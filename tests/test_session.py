@@ -264,3 +264,75 @@ def test_read_only_session(data, tmp_path):
         assert ro.status(0) is Status.ACCEPTED
     finally:
         ro.workspace.close()
+
+
+# -- pairs added in the workspace, near-duplicate settling, the curation summary ----------------
+
+
+def _session_at(tmp_path, ws_dir):
+    from conftest import CORPUS, QUESTIONS, write_jsonl
+    from mtcb_curate.sources import Options, open_session
+
+    src = tmp_path / "src"
+    if not src.exists():
+        write_jsonl(src / "corpus.jsonl", CORPUS)
+        write_jsonl(src / "questions.jsonl", QUESTIONS)
+    return open_session(Options(name="ficha", source=[str(src)], workspace=ws_dir))
+
+
+def test_added_pair_gets_next_id_survives_restart_and_undo_removes_it(tmp_path):
+    s = _session_at(tmp_path, tmp_path / "ws")
+    n = len(s)
+    pid = s.add_pair("AAA", "Where does Alpha report revenue?", "In 2022", "Revenue was $10 million in 2022.",
+                     0, details={"model": "m"})
+    assert pid == n and len(s) == n + 1 and s.status(pid) is Status.UNDECIDED
+    assert s.view(pid).pair.origin == "generate" and s.ids(Status.UNDECIDED)[-1] == pid
+    s.decide(pid, Status.ACCEPTED)
+    s.workspace.close()
+    s = _session_at(tmp_path, tmp_path / "ws")
+    assert len(s) == n + 1 and s.status(pid) is Status.ACCEPTED
+    assert s.view(pid).passage == "Revenue was $10 million in 2022."
+    assert s.undo() == pid and s.status(pid) is Status.UNDECIDED
+    s.undo()
+    assert len(s) == n
+    s.workspace.close()
+    s = _session_at(tmp_path, tmp_path / "ws")
+    assert len(s) == n
+    s.workspace.close()
+
+
+def test_keep_one_rejects_the_others_naming_the_kept_id_and_undoes_one_by_one(tmp_path):
+    s = _session_at(tmp_path, tmp_path / "ws")
+    s.decide(1, Status.ACCEPTED)
+    assert s.keep_one(1, [0, 1, 2]) == [0, 2]
+    assert s.status(1) is Status.ACCEPTED
+    assert s.view(0).reason == "duplicate of #1" and s.status(2) is Status.REJECTED
+    summary = s.curation_summary()
+    assert summary["rejected_by_reason"] == {"duplicate": 2} and summary["accepted"] == 1
+    assert s.undo() == 2 and s.status(2) is Status.UNDECIDED and s.status(0) is Status.REJECTED
+    s.workspace.close()
+
+
+def test_not_duplicates_are_remembered_and_undoable(tmp_path):
+    s = _session_at(tmp_path, tmp_path / "ws")
+    assert s.mark_not_duplicates([2, 0, 1]) is True
+    assert s.not_duplicates() == {(0, 1), (0, 2), (1, 2)}
+    assert s.mark_not_duplicates([0, 1]) is False
+    s.workspace.close()
+    s = _session_at(tmp_path, tmp_path / "ws")
+    assert s.not_duplicates() == {(0, 1), (0, 2), (1, 2)}
+    s.undo()
+    assert s.not_duplicates() == set()
+    s.workspace.close()
+
+
+def test_curation_summary_counts_edits_and_regenerations(tmp_path):
+    s = _session_at(tmp_path, tmp_path / "ws")
+    s.edit(0, {"question": "What does Alpha manufacture?"})
+    s.edit(1, {"answer": "Ten million dollars"}, via="regenerate")
+    s.decide(2, Status.REJECTED, "trivial")
+    summary = s.curation_summary()
+    assert summary["edited"] == 2 and summary["regenerated"] == 1
+    assert summary["reviewed"] == 1 and summary["rejected_by_reason"] == {"trivial": 1}
+    assert [e.via for e in s.workspace.history() if e.kind == "edit"] == [None, "regenerate"]
+    s.workspace.close()

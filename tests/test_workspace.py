@@ -235,3 +235,24 @@ def test_history_values_are_json(tmp_path):
         raw = ws._conn.execute("SELECT after FROM history").fetchone()[0]
         assert json.loads(raw) == entry.after
         assert ws.decision_times() == [12.5]
+
+
+def test_a_schema_1_workspace_opens_read_only_and_migrates_when_writable(tmp_path):
+    import sqlite3
+
+    from mtcb_curate.workspace import _SCHEMA
+
+    c = sqlite3.connect(tmp_path / "workspace.sqlite")
+    c.executescript(_SCHEMA.split("CREATE TABLE IF NOT EXISTS added_pairs")[0])
+    c.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    c.execute("INSERT INTO history (at, pair_id, kind, before, after) "
+              "VALUES (1, 0, 'decide', NULL, '{\"status\": \"accepted\", \"reason\": null}')")
+    c.commit()
+    c.close()
+    with Workspace.open(tmp_path, read_only=True) as ws:
+        assert ws.added_pairs() == {} and ws.not_duplicates() == set()
+        assert [(e.kind, e.via) for e in ws.history()] == [("decide", None)]
+    with Workspace.open(tmp_path) as ws:
+        assert ws.get_meta("schema_version") == "2"
+        ws.edit(0, {"question": "Q?"}, via="snap")
+        assert [e.via for e in ws.history()] == [None, "snap"]
