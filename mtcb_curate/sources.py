@@ -13,6 +13,10 @@ The reason is kept in ``Dataset.source.reason`` and shown on screen.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,3 +117,39 @@ def open_session(opts: Options) -> ReviewSession:
         ws.close()
         raise
     return ReviewSession(dataset, ws)
+
+
+@contextmanager
+def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[ReviewSession, bool]]:
+    """A session for a headless command (verify, dedup, check, publish, generate).
+
+    A workspace is used when ``--workspace`` names one, or when neither ``--source`` nor
+    ``--sample`` is given and the dataset's default workspace exists (its decisions and edits
+    are then what the command sees). Otherwise the command runs on the source alone, over a
+    throw-away workspace in a temporary folder: nothing is decided or edited, and with
+    ``write=False`` nothing the command does is kept. Yields ``(session, has_workspace)``.
+
+    Raises:
+        WorkspaceLocked: ``write`` and another instance holds the workspace.
+        WorkspaceError, InputError: as ``open_session``.
+    """
+    explicit = opts.workspace is not None
+    default_used = not (opts.source or opts.sample) and Workspace.exists(opts.workspace_dir())
+    if explicit or default_used:
+        if not write and not Workspace.exists(opts.workspace_dir()):
+            raise WorkspaceError(f"{opts.workspace_dir()}: no workspace here")
+        session = open_session(Options(**{**opts.__dict__, "read_only": not write}))
+        try:
+            yield session, True
+        finally:
+            session.workspace.close()
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="mtcb-curate-"))
+    try:
+        session = open_session(Options(**{**opts.__dict__, "workspace": tmp, "read_only": False}))
+        try:
+            yield session, False
+        finally:
+            session.workspace.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

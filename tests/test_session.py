@@ -336,3 +336,22 @@ def test_curation_summary_counts_edits_and_regenerations(tmp_path):
     assert summary["reviewed"] == 1 and summary["rejected_by_reason"] == {"trivial": 1}
     assert [e.via for e in s.workspace.history() if e.kind == "edit"] == [None, "regenerate"]
     s.workspace.close()
+
+
+def test_command_session_uses_a_workspace_only_when_asked_or_resuming(tmp_path, monkeypatch):
+    from mtcb_curate.errors import WorkspaceError
+    from mtcb_curate.sources import Options, command_session
+
+    s = _session_at(tmp_path, tmp_path / "ws")  # creates the source folder and a workspace
+    s.decide(0, Status.ACCEPTED)
+    s.workspace.close()
+    src = [str(tmp_path / "src")]
+    with command_session(Options(name="ficha", source=src, workspace=tmp_path / "ws")) as (cs, has_ws):
+        assert has_ws and cs.status(0) is Status.ACCEPTED and cs.read_only
+    with command_session(Options(name="ficha", source=src)) as (cs, has_ws):
+        assert not has_ws and cs.decided == 0
+        scratch = cs.workspace.path
+    assert not scratch.exists()
+    with pytest.raises(WorkspaceError):
+        with command_session(Options(name="ficha", source=src, workspace=tmp_path / "none")):
+            pass
