@@ -1,0 +1,363 @@
+"""Chat completions against any OpenAI-compatible server, with our own retries, cancel and cache.
+
+A thin wrapper over ``openai.OpenAI(base_url=..., api_key=..., max_retries=0, timeout=...)``:
+the SDK's own retries are off so that every retry can be shown ("retry 2/5 in 4 s: 429 rate
+limited") and cancelled.
+
+Retries. 429 (except ``insufficient_quota``), 408, 409, 5xx and timeouts are retried up to
+``LLMConfig.max_retries`` times (the same set the ``openai`` SDK retries). The wait before retry
+r (1-based) is :func:`backoff_delay`: exponential backoff with a cap and random jitter (AWS
+Architecture Blog, "Exponential Backoff And Jitter", 2015), or the server's ``Retry-After`` /
+``retry-after-ms`` when it sent one (RFC 9110 section 10.2.3; ``retry-after-ms`` is OpenAI's).
+Other failures are not retried: an unreachable server, a refused key (401/403), an unknown model
+(404) and ``insufficient_quota`` raise :class:`LLMUnavailable`; another 4xx raises
+:class:`LLMError`. Retries used up raise :class:`LLMGaveUp`.
+
+Cancel. A ``threading.Event`` is checked before every attempt and wakes the backoff sleep at
+once. A request already in flight is not interrupted: it ends within ``timeout_s``.
+
+Cache. A request whose key (:func:`mtcb_curate.llm.cache.request_key`) is in the cache is
+answered from it without any network call; every successful response is stored before it is
+returned (except an answer with no choices at all, a server fault), so nothing generated is
+lost and a re-run never pays twice.
+
+Refusals and empty replies are not errors here: :class:`ChatResult` reports them
+(``problem``) and the caller decides (generation retries with feedback; dedup keeps all).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from mtcb_curate.llm.cache import ResponseCache, request_key
+from mtcb_curate.llm.config import LLMConfig, safe_url
+from mtcb_curate.llm.errors import LLMCancelled, LLMError, LLMGaveUp, LLMUnavailable, one_line
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion request, before the client adds the model and JSON mode.
+
+    Attributes:
+        messages: ``({"role": ..., "content": ...}, ...)``.
+        params: extra request parameters sent as is (``temperature`` ...).
+        tag: part of the cache key but never sent: tells apart deliberate repeats of the same
+            prompt (``sample=2``), which would otherwise be answered from the cache.
+    """
+
+    messages: tuple[Mapping[str, str], ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    tag: str = ""
+
+    @classmethod
+    def of(cls, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any] | None = None,
+           tag: str = "") -> "ChatRequest":
+        """Build from any sequence of messages."""
+        return cls(tuple(dict(m) for m in messages), dict(params or {}), tag)
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What came back for one request.
+
+    Attributes:
+        text: the message content ('' when there was none).
+        refusal: the model's refusal text (``message.refusal``), or None.
+        finish_reason: ``stop``, ``length``, ``content_filter`` ... or None.
+        prompt_tokens, completion_tokens: usage as reported (0 when the server reports none).
+        cached: True when answered from the cache (nothing was paid).
+        key: the cache key of the request.
+        model: the model the server says answered.
+    """
+
+    text: str
+    refusal: str | None
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+    key: str
+    model: str
+
+    @property
+    def problem(self) -> str | None:
+        """Why the reply cannot be used at all (a refusal, an empty reply), or None."""
+        if self.refusal:
+            return f"the model refused: {one_line(self.refusal, limit=120)}"
+        if not self.text.strip():
+            if self.finish_reason == "content_filter":
+                return "the reply was withheld by the server's content filter"
+            return "the model returned an empty reply"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
+    """One retry about to happen, for the screen.
+
+    Attributes:
+        retry: this retry's number, 1-based; max_retries: the most there will be.
+        delay_s: seconds until it is sent; reason: the failure, e.g. ``429 rate limited``.
+    """
+
+    retry: int
+    max_retries: int
+    delay_s: float
+    reason: str
+
+    def __str__(self) -> str:
+        d = self.delay_s
+        secs = f"{d:.0f}" if d >= 1 else f"{d:.2g}"
+        return f"retry {self.retry}/{self.max_retries} in {secs} s: {self.reason}"
+
+
+RetryCallback = Callable[[RetryNotice], None]
+
+
+def backoff_delay(retry: int, config: LLMConfig, retry_after_s: float | None = None,
+                  rng: random.Random | None = None) -> float:
+    """Seconds to wait before retry ``retry`` (1-based).
+
+    Without ``retry_after_s``: ``min(cap, base * factor ** (retry - 1))`` times a uniform random
+    factor in ``[1 - jitter, 1 + jitter]``, never above the cap (defaults: 1 s, x2, 60 s,
+    +-25 %; "Exponential Backoff And Jitter", AWS Architecture Blog, 2015). With the server's
+    ``Retry-After``: that many seconds, no jitter, at most ``retry_after_max_s``.
+    """
+    if retry_after_s is not None:
+        return min(max(retry_after_s, 0.0), config.retry_after_max_s)
+    delay = min(config.backoff_cap_s, config.backoff_base_s * config.backoff_factor ** max(retry - 1, 0))
+    if config.backoff_jitter:
+        j = min(config.backoff_jitter, 1.0)
+        delay *= (rng or random).uniform(1 - j, 1 + j)
+    return max(0.0, min(delay, config.backoff_cap_s))
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds the server asked to wait: ``retry-after-ms`` (OpenAI), else ``Retry-After`` as
+    seconds or an HTTP date (RFC 9110 section 10.2.3); None when absent or unreadable."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(float(ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+class ChatClient:
+    """Chat completions with retries, cancel and the response cache.
+
+    Args:
+        config: the resolved configuration (server, model, key, timeouts, backoff).
+        cache: where responses are stored and reused, or None for no cache.
+        http_client: an ``httpx2.Client`` handed to ``openai.OpenAI`` (tests, proxies), or None.
+        rng: the random source of the backoff jitter (seeded in tests), or None.
+
+    Thread-safe: one client may serve several worker threads.
+    """
+
+    def __init__(self, config: LLMConfig, cache: ResponseCache | None = None, *,
+                 http_client: Any = None, rng: random.Random | None = None):
+        import openai
+
+        self.config = config
+        self.cache = cache
+        self._rng = rng or random.Random()
+        self._openai = openai.OpenAI(base_url=config.base_url, api_key=config.api_key, max_retries=0,
+                                     timeout=config.timeout_s, http_client=http_client)
+        self._server = safe_url(config.base_url)
+
+    def params_for(self, request: ChatRequest) -> dict[str, Any]:
+        """The parameters actually sent: the request's, plus JSON mode when configured."""
+        params = dict(request.params)
+        if self.config.json_mode and "response_format" not in params:
+            params["response_format"] = {"type": "json_object"}
+        return params
+
+    def key_for(self, request: ChatRequest) -> str:
+        """The cache key of ``request`` with this client's model and parameters."""
+        return request_key(self.config.model, request.messages, self.params_for(request), request.tag)
+
+    def is_cached(self, request: ChatRequest) -> bool:
+        """True when ``request`` would be answered from the cache (no call, no cost)."""
+        return self.cache is not None and self.key_for(request) in self.cache
+
+    def complete(self, request: ChatRequest, *, cancel: threading.Event | None = None,
+                 on_retry: RetryCallback | None = None) -> ChatResult:
+        """Send ``request`` (or answer it from the cache) and return the reply.
+
+        Args:
+            request: the messages, parameters and cache tag.
+            cancel: set it to stop; checked before each attempt and during backoff sleeps.
+            on_retry: called with a :class:`RetryNotice` before each backoff sleep.
+
+        Raises:
+            LLMCancelled: ``cancel`` was set.
+            LLMGaveUp: 429 / 408 / 409 / 5xx / timeouts on every attempt (1 + max_retries).
+            LLMUnavailable: server unreachable, key refused (401/403), model or endpoint not
+                found (404), no quota left.
+            LLMError: any other rejection (400, 422 ...) or an unreadable response.
+        """
+        import openai
+
+        cfg = self.config
+        params = self.params_for(request)
+        messages = [dict(m) for m in request.messages]
+        key = request_key(cfg.model, messages, params, request.tag)
+        stop = cancel or threading.Event()
+        if stop.is_set():
+            raise LLMCancelled("cancelled")
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return _result(hit.response, key, cached=True, default_model=cfg.model)
+        retry = 0
+        while True:
+            if stop.is_set():
+                raise LLMCancelled("cancelled")
+            try:
+                completion = self._openai.chat.completions.create(model=cfg.model, messages=messages, **params)
+            except openai.APITimeoutError:
+                reason, retry_after = f"timed out after {cfg.timeout_s:g} s", None
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__ or exc
+                raise LLMUnavailable(
+                    f"cannot reach the LLM server at {self._server}: {one_line(str(cause), cfg.api_key)}"
+                ) from None
+            except openai.APIStatusError as exc:
+                reason = self._fail_or_reason(exc)
+                retry_after = parse_retry_after(exc.response.headers)
+            except openai.OpenAIError as exc:
+                raise LLMError(f"the LLM call failed: {one_line(str(exc), cfg.api_key)}") from None
+            except ValueError:  # a 200 whose body is not JSON
+                raise LLMError(f"the LLM server at {self._server} answered with something that is not "
+                               "a chat completion") from None
+            else:
+                if not hasattr(completion, "model_dump"):  # e.g. an HTML page with status 200
+                    raise LLMError(f"the LLM server at {self._server} answered with something that is not "
+                                   "a chat completion")
+                response = completion.model_dump(mode="json", exclude_none=True)
+                result = _result(response, key, cached=False, default_model=cfg.model)
+                if self.cache is not None and response.get("choices"):
+                    self.cache.put(key, model=cfg.model, server=self._server,
+                                   request={"model": cfg.model, "messages": messages, "params": params,
+                                            "tag": request.tag},
+                                   response=response, prompt_tokens=result.prompt_tokens,
+                                   completion_tokens=result.completion_tokens)
+                return result
+            if retry >= cfg.max_retries:
+                raise LLMGaveUp(f"the LLM server at {self._server} failed {retry + 1} times; "
+                                f"gave up: {reason}", attempts=retry + 1, reason=reason)
+            retry += 1
+            delay = backoff_delay(retry, cfg, retry_after, self._rng)
+            if on_retry is not None:
+                on_retry(RetryNotice(retry, cfg.max_retries, delay, reason))
+            if stop.wait(delay):
+                raise LLMCancelled("cancelled")
+
+    def _fail_or_reason(self, exc: Any) -> str:
+        """The retry reason of a retryable status error; raise for the others."""
+        cfg = self.config
+        code = exc.status_code
+        detail = _detail(exc, cfg.api_key)
+        if code == 429 and (exc.code == "insufficient_quota" or "insufficient_quota" in detail):
+            raise LLMUnavailable(f"the LLM account has no quota left (429 insufficient_quota) at {self._server}")
+        if code == 429:
+            return "429 rate limited"
+        if code == 408:
+            return "408 request timeout"
+        if code == 409:
+            return "409 conflict"
+        if code >= 500:
+            return f"{code} server error"
+        if code in (401, 403):
+            hint = "no key was set: set OPENAI_API_KEY" if cfg.key_is_placeholder else "check the API key"
+            raise LLMUnavailable(f"the LLM server at {self._server} refused the request ({code}); {hint}")
+        if code == 404:
+            raise LLMUnavailable(f"model {cfg.model!r} or the chat completions endpoint was not found "
+                                 f"at {self._server} (404)")
+        raise LLMError(f"the LLM server rejected the request ({code}): {detail}")
+
+    def probe(self, *, timeout_s: float = 5.0) -> list[str]:
+        """Check that the server answers and accepts the key, with ``GET /models``.
+
+        Returns:
+            the model ids the server lists ([] when it does not list models).
+
+        Raises:
+            LLMUnavailable: unreachable, timed out, or the key was refused (401/403).
+        """
+        import openai
+
+        try:
+            page = self._openai.with_options(timeout=timeout_s).models.list()
+        except openai.APITimeoutError:
+            raise LLMUnavailable(f"the LLM server at {self._server} did not answer within {timeout_s:g} s") from None
+        except openai.APIConnectionError as exc:
+            raise LLMUnavailable(f"cannot reach the LLM server at {self._server}: "
+                                 f"{one_line(str(exc.__cause__ or exc), self.config.api_key)}") from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise LLMUnavailable(f"the LLM server at {self._server} refused the request "
+                                     f"({exc.status_code}); check the API key") from None
+            return []
+        except openai.OpenAIError:
+            return []
+        return [m.id for m in getattr(page, "data", []) or [] if getattr(m, "id", None)]
+
+    def close(self) -> None:
+        """Close the HTTP connections (the cache is the caller's to close)."""
+        self._openai.close()
+
+
+def _detail(exc: Any, secret: str) -> str:
+    """A server's error message, one line, without the key."""
+    body = getattr(exc, "body", None)
+    message = None
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        message = err.get("message") if isinstance(err, dict) else err
+    return one_line(str(message if message else getattr(exc, "message", exc)), secret)
+
+
+def _result(response: Mapping[str, Any], key: str, *, cached: bool, default_model: str) -> ChatResult:
+    """A :class:`ChatResult` from a chat completion's JSON (fresh or cached)."""
+    choices = response.get("choices") or []
+    first = choices[0] if choices and isinstance(choices[0], Mapping) else {}
+    message = first.get("message") or {}
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    refusal = message.get("refusal") if isinstance(message, Mapping) else None
+    usage = response.get("usage") or {}
+    return ChatResult(
+        text=content if isinstance(content, str) else "",
+        refusal=refusal if isinstance(refusal, str) and refusal.strip() else None,
+        finish_reason=first.get("finish_reason"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached=cached,
+        key=key,
+        model=str(response.get("model") or default_model),
+    )

@@ -1,0 +1,330 @@
+"""LLM generation of candidate QA pairs: prompts, the verbatim rule with retries and feedback,
+window choice, regenerate, cancel and the cache, against the loopback chat server."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import CORPUS
+from test_llm_client import SECRET, completion, fake_llm, llm_http_server, make_config, status  # noqa: F401
+
+from mtcb_curate import tokens
+from mtcb_curate.llm import generate as gen
+from mtcb_curate.llm.cache import ResponseCache
+from mtcb_curate.llm.client import ChatClient
+from mtcb_curate.llm.config import resolve_config
+from mtcb_curate.llm.errors import LLMUnavailable
+from mtcb_curate.llm.estimate import estimate_generate_more
+from mtcb_curate.llm.prompts import DOMAIN_HINTS, WINDOW_CLOSE, WINDOW_OPEN, domain_hint, generation_messages
+from mtcb_curate.model import Document, QAPair
+from mtcb_curate.profiles import get_profile
+
+ALPHA = Document("AAA", CORPUS[0]["text"], 0)  # "Alpha makes anvils.\nRevenue was $10 million in 2022.\n"
+
+
+def pair_json(question: str, answer: str, passage: str) -> dict:
+    return {"question": question, "answer": answer, "supporting_passage": passage}
+
+
+GOOD = pair_json("What was Alpha's revenue in 2022?", "$10 million.", "Revenue was $10 million in 2022.")
+
+
+def window_of_request(body: dict) -> str:
+    user = body["messages"][1]["content"]
+    return user.split(WINDOW_OPEN + "\n", 1)[1].rsplit("\n" + WINDOW_CLOSE, 1)[0]
+
+
+def chunk_of_request(body: dict) -> int:
+    return int(re.search(r"The document window \(chunk (\d+)\)", body["messages"][1]["content"]).group(1))
+
+
+def listed_questions(body: dict) -> list[str]:
+    user = body["messages"][1]["content"]
+    if "Existing questions for this document (" not in user:
+        return []
+    block = user.split("Existing questions for this document (", 1)[1].split("\n\n", 1)[0]
+    return [line[2:] for line in block.splitlines()[1:]]
+
+
+def quoting_model(body: dict) -> dict:
+    """A well-behaved fake model: quotes the (k+1)-th line of its window, k = questions listed."""
+    lines = [ln for ln in window_of_request(body).splitlines() if ln.strip()]
+    line = lines[len(listed_questions(body)) % len(lines)]
+    return pair_json(f"What does the filing state in line {line[:24]}?", "It states a figure.", line)
+
+
+def long_document(key: str = "ZZZ", lines: int = 1400) -> Document:
+    """A document of about 3 MTCB windows with distinct lines."""
+    text = "".join(f"Line {i}: Zeta Corp reported segment figure {i} of {i * 7} dollars.\n" for i in range(lines))
+    return Document(key, text, 0)
+
+
+# --- prompts ----------------------------------------------------------------------------------
+
+def test_generation_prompt_follows_the_mtcb_rules_and_lists_existing_questions():
+    msgs = generation_messages("Window text.", doc_key="AAA", chunk_index=3,
+                               existing_questions=["What does Alpha make?", "Who?\nsecond line"],
+                               hint=domain_hint("hojicha"))
+    system, user = msgs[0]["content"], msgs[1]["content"]
+    for rule in ("solely from the document window", "What, When, Where, Which or How", "yes/no",
+                 "exact, contiguous quote", "No ellipses", "shortest passage", "one or two sentences",
+                 '"supporting_passage"'):
+        assert rule in system
+    assert "- What does Alpha make?" in user and "- Who? second line" in user
+    assert "150 to 400 characters" in user and "chunk 3" in user
+    assert f"{WINDOW_OPEN}\nWindow text.\n{WINDOW_CLOSE}" in user
+    assert "none" in generation_messages("w", doc_key="A", chunk_index=0)[1]["content"]
+
+
+def test_domain_hints_follow_the_profiles():
+    assert domain_hint("hojicha").min_passage_chars == 150 and domain_hint("hojicha").max_passage_chars == 400
+    assert (domain_hint("sencha").min_passage_chars, domain_hint("sencha").max_passage_chars) == (200, 600)
+    assert domain_hint("chonkie-ai/nano-ficha") is DOMAIN_HINTS["ficha"]
+    assert domain_hint(get_profile("cocha")) is domain_hint("macha") is DOMAIN_HINTS["cocha"]
+    assert domain_hint("gacha") is None and domain_hint(None) is None
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("q, expected", [
+    ("Is revenue up?", True), ("Did Alpha sell anvils in 2022?", True), ("Can't they?", True),
+    ("What was revenue?", False), ("How much did Alpha earn?", False), ("Island count?", False), ("", False),
+])
+def test_yes_no_questions_are_recognised(q, expected):
+    assert gen.is_yes_no_question(q) is expected
+
+
+def test_check_candidate_names_every_fault():
+    window = ALPHA.text
+    fields, problems, warnings = gen.check_candidate(pair_json(" Q? ", "A", " Alpha makes anvils. "), window)
+    assert fields == {"question": "Q?", "answer": "A", "passage": "Alpha makes anvils."} and not problems
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes hammers."), window)
+    assert "does not occur verbatim" in problems[0] and "closest text in the window is: \"Alpha makes" in problems[0]
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes ... 2022."), window)
+    assert "ellipses" in problems[0]
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "  "), window)
+    assert "empty" in problems[0]
+    _, problems, _ = gen.check_candidate(pair_json("Does Alpha make anvils?", "Yes", "Alpha makes anvils."), window)
+    assert any("yes/no" in p for p in problems)
+    _, problems, _ = gen.check_candidate(pair_json("what does Alpha make", "A", "Alpha makes anvils."), window,
+                                         ["What does Alpha make?"])
+    assert any("repeats an existing question" in p for p in problems)
+    _, problems, _ = gen.check_candidate(pair_json("What was Alpha's revenue in 2022?", "A", "Alpha makes anvils."),
+                                         window, ["What was Alpha's revenue in 2021?"])
+    assert not problems  # a different year is a different fact
+    fields, problems, _ = gen.check_candidate({"question": "Q"}, window)
+    assert fields is None and len(problems) == 2
+    fields, problems, _ = gen.check_candidate(["not", "an", "object"], window)
+    assert fields is None and problems
+    _, problems, warnings = gen.check_candidate(pair_json("What?", "A", "Alpha makes anvils."), window,
+                                                hint=domain_hint("hojicha"))
+    assert not problems and "19 characters" in warnings[0]
+
+
+# --- one window ---------------------------------------------------------------------------------
+
+def run_window(fake, doc=ALPHA, existing=(), hint=None, **kw):
+    client = ChatClient(make_config(fake))
+    (window,) = tokens.windows(doc.text)
+    return gen.generate_for_window(client, doc_key=doc.key, doc_text=doc.text, window=window,
+                                   existing_questions=list(existing), hint=hint, **kw)
+
+
+def test_a_valid_answer_becomes_a_candidate_at_once(fake_llm):
+    fake_llm.script = [GOOD]
+    cand, attempts = run_window(fake_llm, existing=["What does Alpha make?"])
+    assert cand is not None and (cand.question, cand.answer) == (GOOD["question"], GOOD["answer"])
+    assert ALPHA.text[cand.start:cand.end] == cand.passage == GOOD["supporting_passage"]
+    assert (cand.doc_key, cand.chunk_index, cand.attempts, cand.warnings) == ("AAA", 0, 1, ())
+    assert [a.accepted for a in attempts] == [True]
+    (body,) = fake_llm.requests
+    assert window_of_request(body) == ALPHA.text and listed_questions(body) == ["What does Alpha make?"]
+    assert cand.fields() == {"question": GOOD["question"], "answer": GOOD["answer"],
+                             "supporting_passage": GOOD["supporting_passage"], "chunk_index": 0}
+
+
+def test_a_hallucinated_passage_is_sent_back_then_the_valid_one_is_kept(fake_llm):
+    bad = pair_json(GOOD["question"], GOOD["answer"], "Revenue was USD 10 million in 2022.")
+    fake_llm.script = [bad, GOOD]
+    cand, attempts = run_window(fake_llm)
+    assert cand is not None and cand.passage == GOOD["supporting_passage"] and cand.attempts == 2
+    assert [a.accepted for a in attempts] == [False, True]
+    assert "does not occur verbatim" in attempts[0].problems[0]
+    second = fake_llm.requests[1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    assert json.loads(second[2]["content"]) == bad
+    assert "does not occur verbatim" in second[3]["content"]
+    assert "Revenue was $10 million in 2022." in second[3]["content"]  # the closest text is quoted
+
+
+@pytest.mark.parametrize("first, problem", [
+    ('{"question": "What was revenue?", "answer": ', "not valid JSON"),
+    ("I think the answer is revenue.", "not valid JSON"),
+    (completion(None, refusal="I cannot do that."), "refused"),
+    (completion(""), "empty reply"),
+    (pair_json("Did Alpha make anvils?", "Yes.", "Alpha makes anvils."), "yes/no"),
+])
+def test_unusable_replies_are_retried_with_what_was_wrong(fake_llm, first, problem):
+    fake_llm.script = [first, GOOD]
+    cand, attempts = run_window(fake_llm)
+    assert cand is not None and cand.attempts == 2
+    assert problem in attempts[0].problems[0]
+    assert problem in fake_llm.requests[1]["messages"][-1]["content"]
+
+
+def test_a_repeat_of_an_existing_question_is_refused(fake_llm):
+    fake_llm.script = [pair_json("What was Alpha's revenue in 2022", "$10 million.", "Revenue was $10 million in 2022."),
+                       pair_json("What does Alpha make?", "Anvils.", "Alpha makes anvils.")]
+    cand, attempts = run_window(fake_llm, existing=["What was Alpha's revenue in 2022?"])
+    assert cand is not None and cand.question == "What does Alpha make?"
+    assert "repeats an existing question" in attempts[0].problems[0]
+
+
+def test_after_three_retries_the_window_gives_nothing(fake_llm):
+    fake_llm.default = pair_json("What?", "x", "Not in the window at all.")
+    cand, attempts = run_window(fake_llm)
+    assert cand is None and len(attempts) == 1 + gen.RETRIES == len(fake_llm.requests)
+    assert not any(a.accepted for a in attempts)
+
+
+def test_a_passage_outside_the_length_range_is_kept_with_a_warning_when_nothing_better_comes(fake_llm):
+    short = pair_json("What does Alpha make?", "Anvils.", "Alpha makes anvils.")
+    fake_llm.script = [short] + [pair_json("What?", "x", "not there")] * gen.RETRIES
+    cand, attempts = run_window(fake_llm, hint=domain_hint("hojicha"))
+    assert cand is not None and cand.passage == "Alpha makes anvils." and cand.attempts == 1
+    assert "between 150 and 400" in cand.warnings[0]
+    assert [a.accepted for a in attempts] == [True] + [False] * gen.RETRIES
+
+
+def test_a_clean_retry_beats_a_warned_first_reply(fake_llm):
+    hint = gen.DomainHint("quote 20 to 40 characters", 20, 40)
+    fake_llm.script = [pair_json("What does Alpha make?", "Anvils.", "Alpha makes anvils."), GOOD]
+    cand, _ = run_window(fake_llm, hint=hint)
+    assert cand.passage == GOOD["supporting_passage"] and cand.warnings == () and cand.attempts == 2
+    assert "between 20 and 40" in fake_llm.requests[1]["messages"][-1]["content"]
+
+
+# --- windows ----------------------------------------------------------------------------------
+
+def fake_windows(n: int) -> list[tokens.Window]:
+    return [tokens.Window(i, i * 10, i * 10 + 12, i * 100, i * 100 + 120) for i in range(n)]
+
+
+def test_pick_windows_prefers_the_windows_with_fewest_pairs():
+    assert gen.pick_windows("", [0, 0, 1], 4, doc_windows=fake_windows(3)) == [2, 1, 2, 0]
+    assert gen.pick_windows("", [None, 7, -1], 3, doc_windows=fake_windows(2)) == [0, 1, 0]
+    assert gen.pick_windows("", [], 0, doc_windows=fake_windows(2)) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8).flatmap(lambda w: st.tuples(st.just(w), st.lists(st.integers(0, w - 1), max_size=20),
+                                                      st.integers(0, 20))))
+def test_every_pick_is_a_window_with_the_fewest_pairs_at_that_moment(case):
+    n_windows, existing, n = case
+    picks = gen.pick_windows("", existing, n, doc_windows=fake_windows(n_windows))
+    assert len(picks) == n
+    counts = [existing.count(i) for i in range(n_windows)]
+    for p in picks:
+        assert counts[p] == min(counts)
+        counts[p] += 1
+
+
+def test_pair_window_uses_chunk_index_else_the_passage_else_window_0():
+    doc = long_document()
+    ws = tokens.windows(doc.text)
+    assert len(ws) >= 3
+    inside_1 = doc.text[ws[1].start + 5000: ws[1].start + 5060]
+    assert not (ws[0].start <= doc.text.find(inside_1) < ws[0].end)
+    make = lambda ci, passage: QAPair(0, "Q?", "A", passage, doc.key, ci)  # noqa: E731
+    assert gen.pair_window(make(2, inside_1), doc.text).index == 2
+    assert gen.pair_window(make(None, inside_1), doc.text).index == 1
+    assert gen.pair_window(make(99, inside_1), doc.text).index == 1
+    assert gen.pair_window(make(None, "not in the document"), doc.text).index == 0
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+def test_generate_more_fills_the_windows_with_fewest_pairs_and_does_not_repeat(fake_llm):
+    doc = long_document()
+    ws = tokens.windows(doc.text)
+    existing = [QAPair(0, "What is line zero?", "x", "Line 0:", doc.key, 0),
+                QAPair(1, "What is line one?", "x", "Line 1:", doc.key, 0),
+                QAPair(2, "What is in window one?", "x", "p", doc.key, 1),
+                QAPair(3, "What is in the last window?", "x", "p", doc.key, len(ws) - 1)]
+    assert len(ws) == 4
+    fake_llm.default = quoting_model
+    progress: list[tuple[int, int]] = []
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, existing, 2, profile="ficha",
+                            on_progress=lambda d, t: progress.append((d, t)))
+    assert [chunk_of_request(b) for b in fake_llm.requests] == [2, 1]
+    assert [c.chunk_index for c in res.candidates] == [2, 1] and not res.cancelled and not res.failures
+    for c in res.candidates:
+        assert ws[c.chunk_index].start <= c.start and c.end <= ws[c.chunk_index].end
+        assert doc.text[c.start:c.end] == c.passage
+    # The second request lists the first new question too, and the ficha hint.
+    assert listed_questions(fake_llm.requests[1])[-1] == res.candidates[0].question
+    assert "financial filing" in fake_llm.requests[0]["messages"][1]["content"]
+    assert progress == [(1, 2), (2, 2)] and res.paid_calls == 2
+
+
+def test_generate_more_reports_windows_that_gave_nothing(fake_llm):
+    fake_llm.default = pair_json("What?", "x", "never in the text")
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), ALPHA, [], 1)
+    assert res.candidates == [] and len(res.failures) == 1 and "AAA chunk 0" in res.failures[0]
+    assert len(res.attempts) == 1 + gen.RETRIES
+
+
+def test_cancel_mid_run_keeps_what_was_generated(fake_llm):
+    doc = long_document()
+    cancel = threading.Event()
+
+    def cancel_on_second(body):
+        if len(fake_llm.requests) == 2:
+            cancel.set()
+        return quoting_model(body)
+
+    fake_llm.default = cancel_on_second
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel)
+    assert res.cancelled and len(res.candidates) == 2 and len(fake_llm.requests) == 2
+
+
+def test_an_unavailable_server_stops_the_run_with_one_clear_error(fake_llm):
+    fake_llm.default = status(401, f"bad key {SECRET}")
+    with pytest.raises(LLMUnavailable) as exc:
+        gen.generate_more(ChatClient(make_config(fake_llm)), ALPHA, [], 3)
+    assert SECRET not in str(exc.value) and len(fake_llm.requests) == 1
+
+
+def test_regenerate_uses_the_pairs_window_and_the_cache_until_fresh_samples_are_asked(fake_llm, tmp_path):
+    doc = long_document()
+    ws = tokens.windows(doc.text)
+    passage = doc.text[ws[1].start + 5000: ws[1].start + 5060]
+    pair = QAPair(5, "What is the bad question?", "x", passage, doc.key, None)
+    fake_llm.default = quoting_model
+    with ResponseCache(tmp_path / "llm.sqlite") as cache:
+        client = ChatClient(make_config(fake_llm), cache)
+        res = gen.regenerate(client, pair, doc, other_questions=["What is another?"], n_candidates=2)
+        assert [chunk_of_request(b) for b in fake_llm.requests] == [1, 1]
+        assert len(res.candidates) == 2 and res.candidates[0].question != res.candidates[1].question
+        assert listed_questions(fake_llm.requests[0]) == ["What is another?"]  # not the pair's own
+        assert listed_questions(fake_llm.requests[1]) == ["What is another?", res.candidates[0].question]
+        again = gen.regenerate(client, pair, doc, other_questions=["What is another?"], n_candidates=2)
+        assert len(fake_llm.requests) == 2 and again.paid_calls == 0
+        assert [c.question for c in again.candidates] == [c.question for c in res.candidates]
+        gen.regenerate(client, pair, doc, other_questions=["What is another?"], n_candidates=1, first_sample=2)
+        assert len(fake_llm.requests) == 3
+
+
+def test_estimate_before_generate_more_counts_calls_tokens_and_retries():
+    doc = long_document()
+    cfg = resolve_config(base_url="http://127.0.0.1:9/v1", env={})  # a local server: no key needed
+    est = estimate_generate_more(doc, [], 12, cfg, profile="ficha")
+    assert est.calls == 12 and est.max_calls == 12 * (1 + gen.RETRIES) and est.needs_confirmation
+    assert est.input_tokens > 12 * 7000  # each request carries a window of up to 8,192 tokens
+    assert est.cost_usd is None
