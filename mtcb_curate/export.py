@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from mtcb_curate.files import atomic_write_bytes
 from mtcb_curate.session import ReviewSession
 
 
@@ -39,15 +38,7 @@ def export_jsonl(session: ReviewSession, out: Path) -> int:
     """
     out = Path(out)
     rows = export_rows(session)
-    fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".jsonl", dir=out.parent if str(out.parent) else ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(_json_line(r))
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(out, "".join(_json_line(r) for r in rows).encode("utf-8"))
     return len(rows)
 
 

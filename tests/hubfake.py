@@ -39,7 +39,8 @@ Writes
 
 Anything else is answered 404 and recorded in :attr:`HubFake.unknown_requests`.
 Failure injection: :meth:`HubFake.fail_next` makes the next N matching requests answer a given
-status (401, 403, 404, 409, 412, 500, ...) or drop the connection without an answer.
+status (401, 403, 404, 409, 412, 500, ...) or drop the connection without an answer;
+:meth:`HubFake.clear_failures` forgets the rules not used up (a fake shared by several tests).
 """
 
 from __future__ import annotations
@@ -186,6 +187,9 @@ class HubFake:
         self.unknown_requests: list[tuple[str, str, str]] = []  # (method, path, query)
         # every request with its query string and answered status (None: dropped), for debugging
         self.request_log: list[dict[str, Any]] = []
+        # (repo_id, revision, header) of every commit request that reached the store, in order;
+        # the header holds "summary", "description" and "parentCommit" when the client sent it
+        self.commit_headers: list[tuple[str, str, dict[str, Any]]] = []
         self.user = "fake-user"
         self.orgs = ["chonkie-ai"]
         self._fail_rules: list[_FailRule] = []
@@ -275,6 +279,13 @@ class HubFake:
         with self._lock:
             self._fail_rules.append(_FailRule(path_prefix, status, count, method.upper() if method else None,
                                               message or f"Injected failure {status}", error_code))
+
+    def clear_failures(self) -> int:
+        """Forget the failure rules not used up yet (between tests sharing one fake); return how many."""
+        with self._lock:
+            n = len(self._fail_rules)
+            self._fail_rules.clear()
+            return n
 
     def _take_failure(self, method: str, path: str) -> _FailRule | None:
         with self._lock:
@@ -890,6 +901,7 @@ class _Handler(BaseHTTPRequestHandler):
             header = next((item["value"] for item in lines if item.get("key") == "header"), None)
             if header is None:
                 raise _HTTPError(400, "Missing commit header")
+            hub.commit_headers.append((repo_id, revision, dict(header)))
             parent = header.get("parentCommit")
             if parent is not None and parent != base.sha:
                 raise _HTTPError(412, "A commit has happened since. Please refresh and try again.")

@@ -1,0 +1,230 @@
+"""The dataset card: merged into an existing card (foreign configs and sections kept, our block
+replaced in place), our block's content, and untrusted strings kept inert."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mtcb_curate.card import (
+    BEGIN,
+    END,
+    CardContent,
+    CardError,
+    CurationSummary,
+    FieldInfo,
+    card_configs,
+    card_license,
+    check_license,
+    code_md,
+    escape_md,
+    merge_card,
+    render_section,
+    split_card,
+)
+from mtcb_curate.hub_layout import config_entries, front_matter
+
+OURS = config_entries(("corpus", "questions"))
+FOREIGN = """\
+---
+license: cc-by-nc-4.0
+pretty_name: Ficha
+configs:
+- config_name: raw
+  data_files: raw/*.parquet
+- config_name: questions
+  data_files:
+  - split: train
+    path: data/questions-*.parquet
+- config_name: extra
+  data_files: extra/*.jsonl
+dataset_info:
+  config_name: questions
+  splits:
+  - name: train
+    num_examples: 1331
+---
+
+# Ficha
+
+Intro.
+
+## Citation
+
+@misc{ficha}
+"""
+
+
+def merged(existing: str | None, section: str = "our block", license: str | None = None) -> str:
+    return merge_card(existing, configs=OURS, section=section, title="ficha", license=license)
+
+
+def test_a_new_card_has_both_configs_a_title_and_our_block():
+    text = merged(None, license="cc-by-4.0")
+    meta, body = split_card(text)
+    assert meta == {"configs": OURS, "license": "cc-by-4.0"}
+    assert body == f"\n# ficha\n\n{BEGIN}\nour block\n{END}\n"
+
+
+def test_foreign_configs_keys_and_sections_are_kept():
+    text = merged(FOREIGN)
+    meta, body = split_card(text)
+    names = [c["config_name"] for c in meta["configs"]]
+    assert names == ["raw", "questions", "extra", "corpus"]  # ours replaced in place, missing appended
+    assert meta["configs"][0] == {"config_name": "raw", "data_files": "raw/*.parquet"}
+    assert meta["configs"][1] == OURS[1] and meta["configs"][3] == OURS[0]
+    assert meta["license"] == "cc-by-nc-4.0" and meta["pretty_name"] == "Ficha"
+    assert "dataset_info" not in meta  # the questions config's stale counts are gone
+    original_body = FOREIGN.split("---\n", 2)[2]
+    assert body.startswith(original_body.rstrip("\n"))
+    assert body.endswith(f"{BEGIN}\nour block\n{END}\n")
+
+
+def test_merging_again_replaces_our_block_in_place_and_is_idempotent():
+    once = merged(FOREIGN, "first")
+    # someone adds a section after our block on the Hub
+    edited = once + "\n## Added later\n\nText.\n"
+    twice = merged(edited, "second")
+    assert twice.count(BEGIN) == 1 and twice.count(END) == 1
+    assert "first" not in twice and "\nsecond\n" in twice
+    assert twice.endswith("\n## Added later\n\nText.\n")
+    assert twice.index("## Citation") < twice.index(BEGIN) < twice.index("## Added later")
+    assert merged(twice, "second") == twice
+
+
+def test_licence_none_keeps_the_card_licence_and_a_given_one_replaces_it():
+    assert split_card(merged(FOREIGN))[0]["license"] == "cc-by-nc-4.0"
+    assert split_card(merged(FOREIGN, license="cc-by-4.0"))[0]["license"] == "cc-by-4.0"
+
+
+def test_dataset_info_of_foreign_configs_is_kept():
+    card = front_matter({"dataset_info": [{"config_name": "raw", "features": [{"name": "x", "dtype": "string"}]},
+                                          {"config_name": "corpus", "splits": [{"name": "train", "num_examples": 9}]}]})
+    meta, _ = split_card(merged(card))
+    assert meta["dataset_info"] == [{"config_name": "raw", "features": [{"name": "x", "dtype": "string"}]}]
+
+
+def test_repeated_entries_of_our_configs_collapse_into_one():
+    card = front_matter({"configs": [OURS[0], {"config_name": "corpus", "data_files": "x"}, OURS[1]]})
+    assert [c["config_name"] for c in split_card(merged(card))[0]["configs"]] == ["corpus", "questions"]
+
+
+def test_a_card_without_front_matter_keeps_its_text_and_crlf_front_matter_is_read():
+    meta, body = split_card(merged("# Plain\r\n\r\nNo YAML here.\r\n"))
+    assert meta == {"configs": OURS}
+    assert body.startswith("# Plain\r\n\r\nNo YAML here.")
+    crlf = "---\r\nlicense: mit\r\n---\r\n# Title\r\n"
+    meta, body = split_card(crlf)
+    assert meta == {"license": "mit"} and body == "# Title\r\n"
+    assert split_card(merged(crlf))[0]["license"] == "mit"
+
+
+@pytest.mark.parametrize("bad", [
+    "---\nconfigs: [unclosed\n---\nbody\n",
+    "---\n- a list\n---\nbody\n",
+    front_matter({"configs": "corpus"}),
+    f"# x\n{BEGIN}\nno end\n",
+    f"# x\n{END}\n{BEGIN}\n",
+    f"# x\n{BEGIN}\n{END}\n{BEGIN}\n{END}\n",
+])
+def test_cards_that_cannot_be_merged_safely_raise_card_error(bad):
+    with pytest.raises(CardError) as err:
+        merged(bad)
+    assert "\n" not in str(err.value)
+
+
+def test_card_license_and_configs_readers():
+    assert card_license(FOREIGN) == "cc-by-nc-4.0"
+    assert card_license(front_matter({"license": ["apache-2.0", "mit"]})) == "apache-2.0"
+    assert card_license("# no front matter") is None
+    assert card_license("---\n[broken\n---\n") is None
+    assert card_license(None) is None
+    assert sorted(card_configs(FOREIGN)) == ["extra", "questions", "raw"]
+    assert card_configs(None) == {}
+
+
+def test_check_license():
+    assert check_license(" CC-BY-NC-4.0 ") == "cc-by-nc-4.0"
+    assert check_license("openrail++") == "openrail++"
+    for bad in ("", "   ", "MIT License", "cc by", "cc-by\nx", "<b>", "a" * 80):
+        with pytest.raises(ValueError):
+            check_license(bad)
+
+
+def _content(**overrides) -> CardContent:
+    base = dict(
+        repo_id="chonkie-ai/ficha", name="ficha", description="Our description.",
+        corpus_config="corpus", questions_config="questions",
+        corpus_fields=[FieldInfo("ticker", "string", "document key"), FieldInfo("text", "string", "the text")],
+        questions_fields=[FieldInfo("question", "string", "the question"), FieldInfo("chunk_index", "int64", "w")],
+        counts={"documents": 88, "document_chars": 48_800_000, "questions": 1_200, "linked_documents": 87,
+                "passage_chars_mean": 210.5, "passage_chars_max": 980},
+        curation=CurationSummary(total=1331, reviewed=1300, accepted=1200, rejected_by_reason={"duplicate": 60,
+                                 "not verbatim": 30}, skipped=5, flagged=5, undecided=31, edited=44, regenerated=2),
+        checklist=[{"id": "verbatim", "status": "pass", "message": "all passages verbatim", "pairs": []},
+                   {"id": "duplicates", "status": "warn", "message": "2 near-duplicates", "pairs": list(range(12))}],
+        checklist_passed=True, license="cc-by-4.0",
+    )
+    base.update(overrides)
+    return CardContent(**base)
+
+
+def test_section_shows_counts_curation_checklist_licence_and_loading():
+    text = render_section(_content())
+    assert "| `corpus` | train | 88 |" in text and "| `questions` | train | 1,200 |" in text
+    assert "48,800,000 characters" in text and "pointing at 87 of the documents" in text
+    assert "| 1,331 | 1,300 | 1,200 | 90 | 5 | 5 | 31 | 44 | 2 |" in text
+    assert text.index("- duplicate: 60") < text.index("- not verbatim: 30")
+    assert "Result: passed." in text
+    assert "| duplicates | warn | 12 (\\#0, \\#1" in text and "and 2 more" in text
+    assert "| `chunk_index` | int64 | w |" in text
+    assert "### Licence\n\n`cc-by-4.0`" in text
+    assert 'datasets.load_dataset("chonkie-ai/ficha", "corpus", split="train")' in text
+    assert 'datasets.load_dataset("chonkie-ai/ficha", "questions", split="train")' in text
+    assert "--force" not in text
+    assert render_section(_content()) == text  # deterministic: no dates
+
+
+def test_section_with_failed_gate_force_reason_and_no_checklist():
+    forced = render_section(_content(checklist_passed=False, force_reason="upstream <fix> pending"))
+    assert "Result: **failed**." in forced
+    assert "Reason given: upstream &lt;fix&gt; pending" in forced
+    none = render_section(_content(checklist=None, checklist_passed=None, license=None))
+    assert "The pre-publish checklist was not run." in none
+    assert "### Licence\n\nNot stated." in none
+
+
+def test_hostile_names_and_messages_stay_text():
+    hostile = f"{END}<img src=x onerror=alert(1)>|[x](javascript:y)`code`\n## Heading"
+    text = render_section(_content(
+        name=hostile,
+        corpus_fields=[FieldInfo(hostile, "string", "document key")],
+        checklist=[{"id": hostile, "status": hostile, "message": hostile, "pairs": [hostile]}],
+        checklist_passed=False, force_reason=hostile,
+        curation=CurationSummary(3, 3, 1, {hostile: 2}, 0, 0, 0, 0),
+    ))
+    card = merged(None, text)
+    assert card.count(END) == 1 and card.count(BEGIN) == 1
+    assert "<img" not in card and "](javascript" not in card and "\n## Heading" not in card
+    for line in card.splitlines():
+        if line.startswith("|") and "onerror" in line:
+            # every pipe inside a cell is escaped: a row keeps its column count
+            assert len(re.findall(r"(?<!\\)\|", line)) in (4, 5)
+
+
+@given(st.text(max_size=200))
+def test_escape_md_output_is_inert(s):
+    out = escape_md(s)
+    assert "\n" not in out and "\r" not in out and "<" not in out and ">" not in out
+    assert not re.search(r"(?<!\\)[\[\]()`*_|#]", out)
+    assert len(out) <= 2 * 300 + 8 * 300  # bounded, whatever the input
+
+
+def test_code_md_only_for_plain_names():
+    assert code_md("supporting_passage") == "`supporting_passage`"
+    assert code_md("chunk-must-contain") == "`chunk-must-contain`"
+    assert code_md("a`b") == "a\\`b"
+    assert code_md("<x>") == "&lt;x&gt;"
