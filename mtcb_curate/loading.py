@@ -485,6 +485,8 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
                "passage": passage_col}
     if answer_col:
         columns["answer"] = answer_col
+    if CHUNK_INDEX_COLUMN in questions.columns:
+        columns["chunk_index"] = CHUNK_INDEX_COLUMN
     return Dataset(name, profile, documents, pairs, source, columns, problems)
 
 

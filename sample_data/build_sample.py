@@ -11,7 +11,7 @@ not verbatim in the filing text). Corpus rows keep the corpus order.
 
 Output, in the Hugging Face Hub layout::
 
-    OUT/README.md                               # dataset card with the two configs
+    OUT/README.md                               # dataset card: configs + license front matter
     OUT/corpus/train-00000-of-00001.parquet     # ticker, company, filing_type, filing_date, text
     OUT/questions/train-00000-of-00001.parquet  # question, answer, supporting_passage, ticker,
                                                 # company, chunk_index (int64, all null here)
@@ -37,12 +37,18 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # run as a script: sys.path[0] is sample_data/
+    sys.path.insert(0, str(REPO_ROOT))
+
+from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
+
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 DEFAULT_OUT = REPO_ROOT / "sample_data" / "ficha"
 N_FILINGS = 6
+#: Front-matter keys after ``configs`` (FinanceBench is published under CC BY-NC 4.0).
+METADATA = {"license": "cc-by-nc-4.0"}
 
 CORPUS_SCHEMA = pa.schema(
     [
@@ -63,20 +69,6 @@ QUESTIONS_SCHEMA = pa.schema(
         pa.field("chunk_index", pa.int64(), nullable=True),
     ]
 )
-
-FRONT_MATTER = """\
----
-configs:
-- config_name: corpus
-  data_files:
-  - split: train
-    path: corpus/train-*.parquet
-- config_name: questions
-  data_files:
-  - split: train
-    path: questions/train-*.parquet
----
-"""
 
 
 def resolve_data_dir(shared: Path) -> Path:
@@ -108,18 +100,13 @@ def select(corpus: list[dict], questions: list[dict], n: int = N_FILINGS) -> lis
     return ranked[:n]
 
 
-def write_parquet(rows: list[dict], schema: pa.Schema, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(rows, schema=schema)
-    pq.write_table(table, path, compression="zstd")
-
-
 def card(docs: list[dict], questions: list[dict], verbatim: int) -> str:
+    """The dataset card's Markdown body (``write_hub_layout`` adds the front matter)."""
     n_chars = sum(len(d["text"]) for d in docs)
     names = "\n".join(
         f"- {d['company']} ({d['ticker']}), 10-K, filing_date {d['filing_date']}" for d in docs
     )
-    return FRONT_MATTER + f"""
+    return f"""
 # ficha sample (MTCB layout)
 
 A small, real sample for `mtcb-curate`: {len(docs)} annual reports (Form 10-K, {n_chars:,}
@@ -152,13 +139,11 @@ def build(shared: Path, out: Path) -> dict:
     kept = [(q, p) for q, p in zip(questions, prov_lines) if q["ticker"] in keep]
     qs = [q for q, _ in kept]
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_parquet(docs, CORPUS_SCHEMA, out / "corpus" / "train-00000-of-00001.parquet")
-    write_parquet(qs, QUESTIONS_SCHEMA, out / "questions" / "train-00000-of-00001.parquet")
-    (out / "provenance.jsonl").write_text("".join(p + "\n" for _, p in kept), encoding="utf-8")
     text_by_ticker = {d["ticker"]: d["text"] for d in docs}
     verbatim = sum(q["supporting_passage"] in text_by_ticker[q["ticker"]] for q in qs)
-    (out / "README.md").write_text(card(docs, qs, verbatim), encoding="utf-8")
+    write_hub_layout(out, docs, qs, metadata=METADATA, body=card(docs, qs, verbatim),
+                     corpus_schema=CORPUS_SCHEMA, questions_schema=QUESTIONS_SCHEMA)
+    (out / "provenance.jsonl").write_text("".join(p + "\n" for _, p in kept), encoding="utf-8")
     per_doc = Counter(q["ticker"] for q in qs)
     return {
         "filings": [

@@ -23,35 +23,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hubfake import HubFake  # noqa: E402
 
+from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
+
 REPO = "chonkie-ai/ficha"
-README = """\
----
-configs:
-- config_name: corpus
-  data_files:
-  - split: train
-    path: corpus/train-*.parquet
-- config_name: questions
-  data_files:
-  - split: train
-    path: questions/train-*.parquet
----
-# ficha (test fixture)
-"""
 
 
 def _hub_folder(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "README.md").write_text(README, encoding="utf-8")
-    (root / "corpus").mkdir(exist_ok=True)
-    (root / "questions").mkdir(exist_ok=True)
-    pq.write_table(
+    write_hub_layout(
+        root,
         pa.table({"doc_id": ["d1", "d2", "d3"], "text": ["alpha", "beta", "gamma"]}),
-        root / "corpus" / "train-00000-of-00001.parquet",
-    )
-    pq.write_table(
         pa.table({"question": ["q1", "q2"], "answer": ["a1", "a2"], "doc_id": ["d1", "d3"]}),
-        root / "questions" / "train-00000-of-00001.parquet",
+        body="# ficha (test fixture)\n",
     )
     return root
 

@@ -18,6 +18,7 @@ from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
 from mtcb_curate.errors import InputError
+from mtcb_curate.hub_layout import CORPUS_CONFIG, config_entries, front_matter, write_hub_layout
 from mtcb_curate.loading import load
 from mtcb_curate.model import Dataset
 from mtcb_curate.profiles import Profile, get_profile
@@ -25,20 +26,8 @@ from mtcb_curate.sources import Options, choose_and_load
 
 FICHA = get_profile("ficha")
 
-HUB_README = """\
----
-configs:
-- config_name: corpus
-  data_files:
-  - split: train
-    path: corpus/train-*.parquet
-- config_name: questions
-  data_files:
-  - split: train
-    path: questions/train-*.parquet
----
-# tiny ficha
-"""
+#: The front matter of a config split into several shards (a glob data_files path).
+HUB_README = front_matter({"configs": config_entries(path="{config}/train-*.parquet")}) + "# tiny ficha\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,10 +52,7 @@ def write_csv(path: Path, rows: list[dict]) -> Path:
 
 
 def hub_layout(folder: Path, corpus: list[dict] = CORPUS, questions: list[dict] = QUESTIONS) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "README.md").write_text(HUB_README, encoding="utf-8")
-    write_parquet(folder / "corpus" / "train-00000-of-00001.parquet", corpus)
-    write_parquet(folder / "questions" / "train-00000-of-00001.parquet", questions)
+    write_hub_layout(folder, corpus, questions, body="# tiny ficha\n")
     return folder
 
 
@@ -289,7 +275,7 @@ def test_explicit_overrides(tmp_path):
 def test_readme_configs_without_questions(tmp_path):
     folder = hub_layout(tmp_path / "hub")
     readme = folder / "README.md"
-    readme.write_text(HUB_README.split("- config_name: questions")[0] + "---\n", encoding="utf-8")
+    readme.write_text(front_matter({"configs": config_entries([CORPUS_CONFIG])}), encoding="utf-8")
     err = load_error([str(folder)])
     assert err.file == str(readme)
     assert err.row is None
