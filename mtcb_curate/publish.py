@@ -101,8 +101,8 @@ class PublishedPair:
         chunk_index: the generation window number, or None.
         meta: the other question columns, as loaded.
         edited: the edited field names (``question``, ``answer``, ``supporting_passage``).
-        origin: ``source`` for pairs from the source; pairs added by LLM generation will come
-            with ``generated`` or ``regenerated``.
+        origin: ``source``; ``generated`` for a pair added by LLM generation; ``regenerated``
+            for a source pair whose texts came from an LLM regeneration.
     """
 
     source_id: int
@@ -119,16 +119,16 @@ class PublishedPair:
 def accepted_pairs(session: ReviewSession) -> list[PublishedPair]:
     """The accepted pairs of ``session`` with their edits, in pair-id order (deterministic).
 
-    Every pair the session knows is considered, through ``session.view``: pairs that LLM
-    generation adds to the session as further ids come through here unchanged. A pair whose
-    ``QAPair.meta`` has ``"origin"`` set by that step (``generated``/``regenerated``) keeps it
-    in ``PublishedPair.origin`` (the ``origin`` key itself is never published).
+    Every pair the session knows is considered, through ``session.view``, including the pairs
+    LLM generation added (``QAPair.origin != "source"``), which count as ``generated``.
     """
     out: list[PublishedPair] = []
+    regenerated = session.regenerated_ids()
     for i in session.ids(Status.ACCEPTED):
         v = session.view(i)
         meta = v.pair.meta
-        origin = meta.get("origin") if meta.get("origin") in ("generated", "regenerated") else "source"
+        origin = ("generated" if v.pair.origin != "source" else
+                  "regenerated" if i in regenerated else "source")
         out.append(PublishedPair(i, v.question, v.answer, v.passage, v.pair.doc_key, v.pair.chunk_index,
                                  meta, v.edited, origin))
     return out
@@ -155,6 +155,7 @@ def curation_summary(session: ReviewSession, *, regenerated: int | None = None) 
         undecided=counts[Status.UNDECIDED],
         edited=sum(1 for p in pairs if p.edited),
         regenerated=sum(1 for p in pairs if p.origin == "regenerated") if regenerated is None else regenerated,
+        generated=sum(1 for p in session.pairs if p.origin != "source"),
     )
 
 

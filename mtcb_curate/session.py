@@ -284,6 +284,12 @@ class ReviewSession:
             self._times.append(at)
         return others
 
+    def regenerated_ids(self) -> set[int]:
+        """Pairs whose current texts include an LLM regeneration (a live ``regenerate`` edit
+        that has not been edited back to the source)."""
+        return {e.pair_id for e in self.workspace.history() if e.kind == "edit" and e.via == "regenerate"
+                and e.pair_id in self._edits}
+
     def curation_summary(self) -> dict[str, object]:
         """Counts for a dataset card: reviewed (decided), accepted, rejected (total and by
         reason, ``duplicate of #N`` counted as ``duplicate``), skipped, flagged, undecided,
@@ -295,7 +301,7 @@ class ReviewSession:
             if d.status == Status.REJECTED.value:
                 reason = d.reason or "unspecified"
                 by_reason["duplicate" if reason.startswith("duplicate of #") else reason] += 1
-        regenerated = {e.pair_id for e in self.workspace.history() if e.kind == "edit" and e.via == "regenerate"}
+        regenerated = self.regenerated_ids()
         return {
             "pairs": len(self),
             "reviewed": self.decided,
@@ -306,7 +312,7 @@ class ReviewSession:
             "flagged": counts[Status.FLAGGED],
             "undecided": counts[Status.UNDECIDED],
             "edited": len(self._edits),
-            "regenerated": len(regenerated & set(self._edits)),
+            "regenerated": len(regenerated),
             "added": len(self.pairs) - len(self.dataset.pairs),
         }
 

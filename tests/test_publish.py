@@ -38,6 +38,7 @@ from mtcb_curate.publish import (  # noqa: E402
     LicenseRequired,
     PublishError,
     check_gate,
+    curation_summary,
     diff_rows,
     dry_run,
     plan_publish,
@@ -802,3 +803,18 @@ def test_no_token_is_a_clear_error(fake, tmp_path):
 
 if __name__ == "__main__" and "--worker" in sys.argv:
     raise SystemExit(_worker_main())
+
+
+def test_generated_and_regenerated_pairs_are_published_and_counted(session):
+    new = session.add_pair("AAA", "Where does Alpha make anvils?", "In its plant",
+                           "Alpha makes anvils.", 0)
+    session.edit(1, {"question": "How much revenue did Alpha report for 2022?"}, via="regenerate")
+    apply(session, [[new, "accepted"], [1, "accepted"], [0, "rejected", "trivial"]], [])
+    plan = plan_publish(session, read_hub=False)
+    questions = plan.questions.to_pylist()
+    assert [q["question"] for q in questions] == ["How much revenue did Alpha report for 2022?",
+                                                 "Where does Alpha make anvils?"]
+    assert questions[1]["company"] == "Alpha"  # filled from its document
+    summary = curation_summary(session)
+    assert (summary.generated, summary.regenerated, summary.accepted) == (1, 1, 2)
+    assert "| 1 | 1 |" in plan.readme()  # regenerated and generated columns of the card
