@@ -487,7 +487,7 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
         columns["answer"] = answer_col
     if CHUNK_INDEX_COLUMN in questions.columns:
         columns["chunk_index"] = CHUNK_INDEX_COLUMN
-    return Dataset(name, profile, documents, pairs, source, columns, problems)
+    return Dataset(name, profile, documents, pairs, source, columns, problems, duplicated)
 
 
 def load(name: str, profile: Profile, spec: list[str], reason: str = "") -> Dataset:

@@ -135,6 +135,8 @@ class Dataset:
         source: where it was loaded from.
         columns: the column names actually used, e.g. {"doc_key": "ticker", "passage": ...}.
         problems: every load problem, file-level and per pair.
+        duplicate_keys: document key -> its corpus rows, for keys on more than one row (the
+            first row is the one pairs link to).
     """
 
     name: str
@@ -144,6 +146,7 @@ class Dataset:
     source: SourceInfo
     columns: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    duplicate_keys: dict[str, list[int]] = field(default_factory=dict)
 
     def document_for(self, pair: QAPair) -> Document | None:
         """The pair's document, or None when its key matches no document."""

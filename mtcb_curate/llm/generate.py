@@ -29,6 +29,7 @@ from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MalformedJSON, extract_json
 from mtcb_curate.llm.prompts import DomainHint, domain_hint, feedback_message, generation_messages
 from mtcb_curate.model import Document
+from mtcb_curate.question_form import is_yes_no_question
 from mtcb_curate.profiles import Profile
 from mtcb_curate.tokens import Window, windows
 
@@ -49,11 +50,6 @@ MAX_ECHO_CHARS = 4000
 #: Most characters of the closest window text quoted in "not verbatim" feedback.
 MAX_CLOSEST_CHARS = 600
 
-#: First words of a yes/no question (auxiliary and modal verbs).
-_YES_NO_WORDS = frozenset(
-    "is are was were am do does did can could will would should shall may might must has have had "
-    "isn't aren't wasn't weren't don't doesn't didn't can't couldn't won't wouldn't shouldn't hasn't "
-    "haven't hadn't".split())
 _PASSAGE_KEYS = ("supporting_passage", "passage", "chunk_must_contain", "chunk-must-contain")
 
 ProgressCallback = Callable[[int, int], None]
@@ -141,13 +137,6 @@ class GenerationResult:
     def paid_calls(self) -> int:
         """Replies that came from the server (not from the cache)."""
         return sum(1 for a in self.attempts if not a.cached)
-
-
-def is_yes_no_question(question: str) -> bool:
-    """True when ``question`` starts with an auxiliary or modal verb ("Is ...", "Did ...",
-    "Can ..."), the form of a yes/no question, which MTCB's rules exclude."""
-    words = re.findall(r"[A-Za-z']+", question)
-    return bool(words) and words[0].lower() in _YES_NO_WORDS
 
 
 def check_candidate(
