@@ -97,6 +97,10 @@ class ReviewSession:
             None if d is None else d.reason,
         )
 
+    def edited_texts(self, field: str = "supporting_passage") -> dict[int, str]:
+        """Pair id -> the edited ``field`` text, for the pairs where that field is edited."""
+        return {pid: ed[field] for pid, ed in self._edits.items() if field in ed}
+
     def counts(self) -> dict[Status, int]:
         """Number of pairs per status (all statuses present, undecided included)."""
         out = {s: self._counts.get(s, 0) for s in Status}

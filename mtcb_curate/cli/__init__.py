@@ -1,7 +1,16 @@
 """The ``mtcb-curate`` command line.
 
-``mtcb-curate NAME`` (or ``mtcb-curate review NAME``) opens the review app;
-``mtcb-curate export NAME --out FILE.jsonl`` writes the decisions and current texts.
+``mtcb-curate NAME`` (or ``mtcb-curate review NAME``) opens the review app; the other commands
+run headless, for scripts and CI:
+
+- ``export``: decisions and current texts as JSON Lines;
+- ``verify``: where every supporting passage stands in its document (exit 1 unless all exact);
+- ``dedup``: near-duplicate question clusters (exit 1 while one is unresolved); ``--llm`` runs
+  the LLM's semantic dedup;
+- ``check``: the quality checklist, the gate before publishing (exit 1 when a check fails);
+- ``generate``: new pairs for a document from an LLM;
+- ``publish``: both configs to the Hugging Face Hub in one verified commit, behind the gate.
+
 Bad input prints one line naming the file, row and field, and exits with code 2.
 """
 
@@ -10,138 +19,102 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import threading
 from pathlib import Path
 
 from mtcb_curate import __version__
+from mtcb_curate.cli.common import data_options, llm_options
+from mtcb_curate.cli.review import preload_tui
 from mtcb_curate.errors import CurateError
-from mtcb_curate.sources import Options, open_session
 
-COMMANDS = ("review", "export")
-MAX_WARNINGS = 20
+__all__ = ["COMMANDS", "build_parser", "main", "preload_tui"]
 
-
-def _data_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", help="dataset name (ficha, gacha, ...) or a Hub repo id")
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--source", nargs="+", metavar="SRC",
-                     help="a folder in Hub layout, a Hub repo id, or two files: CORPUS QUESTIONS")
-    src.add_argument("--sample", action="store_true", help="open the bundled sample of this dataset")
-    p.add_argument("--workspace", type=Path, metavar="DIR",
-                   help="workspace folder (default: one per dataset in the user data directory)")
-    p.add_argument("--strict", action="store_true", help="treat row-level input problems as errors (exit 2)")
-    cols = p.add_argument_group("columns (defaults from the dataset profile, else detected)")
-    cols.add_argument("--doc-key", help="question column holding the document key")
-    cols.add_argument("--corpus-key", help="corpus column it matches (default: same name)")
-    cols.add_argument("--passage-column", help="question column holding the supporting passage")
-    cols.add_argument("--text-column", help="corpus column holding the document text")
-    cols.add_argument("--question-column", help="question column holding the question")
-    cols.add_argument("--answer-column", help="question column holding the answer")
+#: Command name -> module under ``mtcb_curate.cli`` whose ``run(args)`` returns the exit code.
+COMMANDS = {
+    "review": "review",
+    "export": "export",
+    "verify": "verify",
+    "dedup": "dedup",
+    "check": "check",
+    "generate": "generate",
+    "publish": "publish",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (subcommands ``review`` and ``export``)."""
+    """The argument parser, one subcommand per entry of ``COMMANDS``."""
     parser = argparse.ArgumentParser(
         prog="mtcb-curate",
         description="Review MTCB QA pairs beside their source documents. "
                     "`mtcb-curate ficha` opens the review app.")
     parser.add_argument("--version", action="version", version=f"mtcb-curate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+
     review = sub.add_parser("review", help="open the review app (the default command)")
-    _data_options(review)
+    data_options(review)
     review.add_argument("--read-only", action="store_true", help="look without writing to the workspace")
     review.add_argument("--config", type=Path, help="config file (default: the user config dir's config.toml)")
+
     export = sub.add_parser("export", help="write one JSON line per pair: id, status, reason, current texts")
-    _data_options(export)
+    data_options(export)
     export.add_argument("--out", type=Path, required=True, metavar="FILE.jsonl")
+
+    verify = sub.add_parser("verify", help="check every supporting passage against its document "
+                                           "(exit 0 when all are exact, 1 otherwise)")
+    data_options(verify)
+    verify.add_argument("--json", type=Path, metavar="FILE", help="write the per-pair results as JSON")
+
+    dedup = sub.add_parser("dedup", help="find near-duplicate questions (exit 0 when no cluster is unresolved)")
+    data_options(dedup)
+    dedup.add_argument("--threshold", type=float, metavar="T",
+                       help="question similarity threshold, 0-100 (default: the documented one)")
+    dedup.add_argument("--json", type=Path, metavar="FILE", help="write the clusters as JSON")
+    dedup.add_argument("--llm", action="store_true", help="run the LLM's semantic dedup instead "
+                                                          "(batches of 50, then a final pass)")
+    dedup.add_argument("--config", type=Path, help="config file with an [llm] table")
+    llm_options(dedup)
+
+    check = sub.add_parser("check", help="run the quality checklist (exit 0 when no check fails)")
+    data_options(check)
+    check.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
+    check.add_argument("--markdown", type=Path, metavar="FILE", help="write the results as Markdown")
+
+    generate = sub.add_parser("generate", help="new QA pairs for one document from an LLM")
+    data_options(generate)
+    generate.add_argument("--doc", required=True, metavar="KEY", help="the document key (ficha: a ticker)")
+    generate.add_argument("--n", type=int, default=1, metavar="N", help="how many pairs (default 1)")
+    generate.add_argument("--json", type=Path, metavar="FILE", help="write the candidates and failures as JSON")
+    generate.add_argument("--config", type=Path, help="config file with an [llm] table")
+    llm_options(generate)
+
+    publish = sub.add_parser("publish", help="publish both configs to the Hugging Face Hub, behind the checklist")
+    data_options(publish)
+    publish.add_argument("--repo-id", help="target dataset repo (default: the profile's, e.g. chonkie-ai/ficha)")
+    publish.add_argument("--revision", metavar="BRANCH", help="target branch (default main; created if missing)")
+    publish.add_argument("--private", action="store_true", help="create the repo private")
+    publish.add_argument("--create-pr", action="store_true", help="open a pull request instead of committing")
+    publish.add_argument("--only-linked", action="store_true",
+                         help="publish only the documents an accepted pair points at")
+    publish.add_argument("--license", help="licence id for the card when the source has none (e.g. cc-by-4.0)")
+    publish.add_argument("--dry-run", type=Path, metavar="DIR",
+                         help="write exactly the files that would be committed to DIR; publish nothing")
+    publish.add_argument("--force", action="store_true", help="publish although the checklist fails")
+    publish.add_argument("--reason", help="why --force is used (required with it; goes into the card)")
     return parser
 
 
-def _options(args: argparse.Namespace, read_only: bool) -> Options:
-    return Options(
-        name=args.dataset, source=args.source, sample=args.sample, workspace=args.workspace,
-        read_only=read_only,
-        columns=dict(doc_key=args.doc_key, corpus_key=args.corpus_key, passage_column=args.passage_column,
-                     text_column=args.text_column, question_column=args.question_column,
-                     answer_column=args.answer_column))
-
-
-def _report_problems(problems: list, strict: bool) -> bool:
-    """Print row-level problems as warnings; True when --strict makes them fatal."""
-    for p in problems[:MAX_WARNINGS]:
-        print(f"mtcb-curate: {'error' if strict else 'warning'}: {p}", file=sys.stderr)
-    if len(problems) > MAX_WARNINGS:
-        print(f"mtcb-curate: ... and {len(problems) - MAX_WARNINGS} more", file=sys.stderr)
-    return strict and bool(problems)
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 2 bad input or usage)."""
+    """Entry point; returns the process exit code (0 ok, 1 a check failed, 2 bad input or usage)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         argv.insert(0, "review")
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "export":
-            return _export(args)
-        return _review(args)
+        if getattr(args, "n", 1) is not None and getattr(args, "n", 1) < 1:
+            raise CurateError("--n must be at least 1")
+        module = importlib.import_module(f"mtcb_curate.cli.{COMMANDS[args.command]}")
+        return module.run(args)
     except CurateError as exc:
         print(f"mtcb-curate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-def _export(args: argparse.Namespace) -> int:
-    from mtcb_curate.export import export_jsonl
-
-    session = open_session(_options(args, read_only=True))
-    try:
-        if _report_problems(session.dataset.problems, args.strict):
-            return 2
-        try:
-            n = export_jsonl(session, args.out)
-        except OSError as exc:
-            print(f"mtcb-curate: error: {args.out}: cannot write ({exc.strerror})", file=sys.stderr)
-            return 2
-    finally:
-        session.workspace.close()
-    print(f"wrote {n} pairs to {args.out}", file=sys.stderr)
-    return 0
-
-
-def preload_tui() -> threading.Thread:
-    """Import the Textual app in a background thread and return the thread (join it before use).
-
-    Loading the dataset spends most of its time in pyarrow, which releases the GIL, so the
-    import of Textual (about 0.15 s) overlaps it on a second core. An import error is raised
-    again by the import after ``join``.
-    """
-    thread = threading.Thread(target=_import_quietly, args=("mtcb_curate.tui.app",), daemon=True)
-    thread.start()
-    return thread
-
-
-def _import_quietly(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except Exception:  # noqa: BLE001 - the main thread's import reports it
-        pass
-
-
-def _review(args: argparse.Namespace) -> int:
-    from mtcb_curate.config import load_keymap
-
-    keymap = load_keymap(args.config)
-    tui_import = preload_tui()
-    session = open_session(_options(args, read_only=args.read_only))
-    tui_import.join()
-    try:
-        if _report_problems(session.dataset.problems, args.strict):
-            return 2
-        from mtcb_curate.tui.app import CurateApp
-
-        CurateApp(session, keymap=keymap).run()
-    finally:
-        session.workspace.close()
-    return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import events
 from textual.app import App
 
@@ -17,16 +19,20 @@ class CurateApp(App[None]):
     Args:
         session: an open review session (the caller closes its workspace after ``run``).
         keymap: action id -> key(s), from the config file's ``[keys]`` table.
+        config_path: the config file given with ``--config`` (its ``[llm]`` table configures
+            the LLM actions), or None for the default one.
     """
 
     CSS_PATH = [styles_dir() / "app.tcss"]
     TITLE = "mtcb-curate"
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, session: ReviewSession, keymap: dict[str, str] | None = None) -> None:
+    def __init__(self, session: ReviewSession, keymap: dict[str, str] | None = None,
+                 config_path: Path | None = None) -> None:
         super().__init__()
         self.session = session
         self.keymap = dict(keymap or {})
+        self.config_path = config_path
         self.collector = CollectorPolicy()
 
     def on_mount(self) -> None:

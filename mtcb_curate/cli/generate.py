@@ -1,0 +1,76 @@
+"""``mtcb-curate generate NAME --doc KEY --n N``: new QA pairs for one document from an LLM.
+
+Each candidate's passage is verbatim in its window (``llm.generate``). With a workspace the
+candidates join the queue as undecided pairs, for the curator to decide like any other; the
+JSON file (``--json``) lists them with the attempts log either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from mtcb_curate.cli.common import confirm, note, options, report_problems, write_json
+from mtcb_curate.sources import command_session
+
+
+def llm_client(args: argparse.Namespace, workspace_dir=None):
+    """A ``ChatClient`` from ``--model``/``--base-url``, the environment and the config file's
+    ``[llm]`` table, caching replies in the workspace folder when there is one.
+
+    Raises:
+        LLMConfigError: no key for OpenAI's API, or a bad setting.
+    """
+    from mtcb_curate.llm.cache import ResponseCache
+    from mtcb_curate.llm.client import ChatClient
+    from mtcb_curate.llm.config import read_llm_table, resolve_config
+
+    config = resolve_config(model=args.model, base_url=args.base_url, table=read_llm_table(getattr(args, "config", None)))
+    cache = ResponseCache.in_workspace(workspace_dir) if workspace_dir is not None else None
+    return ChatClient(config, cache)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
+    from mtcb_curate.llm.estimate import estimate_generate_more
+    from mtcb_curate.llm.generate import generate_more
+
+    with command_session(options(args), write=True) as (session, has_ws):
+        if report_problems(session.dataset.problems, args.strict):
+            return 2
+        doc = session.dataset.documents.get(args.doc)
+        if doc is None:
+            note(f"error: no document '{args.doc}' in the corpus ({session.dataset.columns.get('doc_key', 'key')})")
+            return 2
+        existing = [session.view(p.id) for p in session.pairs if p.doc_key == doc.key]
+        client = llm_client(args, session.workspace.path if has_ws else None)
+        estimate = estimate_generate_more(doc, existing, args.n, client.config, client=client)
+        note(estimate.summary())
+        if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
+            note("not run: more than 10 calls; pass --yes to run them without asking")
+            return 2
+        result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile,
+                               cancel=threading.Event(),
+                               on_retry=lambda notice: note(str(notice)),
+                               on_progress=lambda done, total: note(f"window {done}/{total}"))
+        added = []
+        if has_ws:
+            for c in result.candidates:
+                added.append(session.add_pair(doc.key, c.question, c.answer, c.passage, c.chunk_index,
+                                              details={"model": c.model, "request": c.cache_key}))
+        for line in result.failures:
+            note(line)
+        if args.json:
+            write_json(args.json, {
+                "doc_key": doc.key,
+                "candidates": [{**c.fields(), "doc_key": c.doc_key, "start": c.start, "end": c.end,
+                                "attempts": c.attempts, "warnings": list(c.warnings), "model": c.model,
+                                "pair_id": added[i] if added else None}
+                               for i, c in enumerate(result.candidates)],
+                "failures": result.failures,
+                "calls": len(result.attempts), "paid_calls": result.paid_calls,
+            })
+        where = f"added to the workspace as undecided pairs {', '.join(f'#{i}' for i in added)}" if added else \
+            "not added anywhere (no workspace: pass --workspace to keep them)"
+        print(f"{len(result.candidates)} of {args.n} pairs generated for {doc.key}; {where}")
+        return 0 if result.candidates else 1
