@@ -271,14 +271,14 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                     real_advance(pid)
                     advanced.set()
 
-                real_locate = scr._locate_closest
+                real_locate = scr._complete_verdict
                 located: list[int] = []
 
                 def locate_closest(*a, **k):
                     located.append(1)
                     return real_locate(*a, **k)
 
-                scr._locate_closest = locate_closest
+                scr._complete_verdict = locate_closest
 
                 scr.action_accept = timed_accept
                 scr._advance_from = advance
@@ -538,7 +538,7 @@ def report(startup, latency, commit, args) -> None:
                   f"{s['max'] * ms:>7.1f} {'16 / 50':>9} {verdict:>6}   {mp(row['handler']):>14} {mp(row['commit']):>14} "
                   f"{mp(row['render']):>14} {mp(row['gc_in']):>14} {full:>14}")
         print("  key->frame by kind of press (n, median, p99 ms): plain = same document, passage verbatim;")
-        print("  locate = next passage not verbatim (the closest-match worker thread starts); doc = next pair's document differs")
+        print("  locate = the full check of the next passage starts in a worker (fuzzy search, other documents); doc = next pair's document differs")
         for row in latency:
             if not row.get("kinds"):
                 continue

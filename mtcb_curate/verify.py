@@ -415,11 +415,13 @@ def _level_of_normalized(passage: str, span: str) -> str:
 
 
 def _in_chunk(index: CorpusIndex, key: str, chunk_index: int | None,
-              spans: Iterable[tuple[int, int]]) -> bool | None:
+              spans: Iterable[tuple[int, int]], build: bool = True) -> bool | None:
     if chunk_index is None:
         return None
     spans = list(spans)
     if not spans:
+        return None
+    if not build and key not in index._windows:
         return None
     try:
         ws = index.windows(key)
@@ -440,6 +442,7 @@ def verify_pair(
     elsewhere: bool = True,
     count_tokens: bool = True,
     exact_hits: Mapping[str, list[int]] | None = None,
+    chunk: bool = True,
 ) -> PairResult:
     """Verify one pair (e.g. again, right after the curator edited its passage).
 
@@ -458,6 +461,9 @@ def verify_pair(
         exact_hits: precomputed exact occurrences ``{doc key: byte offsets}`` from
             :meth:`CorpusIndex.exact_occurrences_batch` (used by :func:`verify_dataset`);
             when given, ``elsewhere`` is taken from it.
+        chunk: compute ``in_chunk``, tokenizing the document the first time (about 0.1 s per
+            MB). With False it is computed only when the document's windows are already
+            cached (else None: fill it later with :func:`complete_chunk`).
 
     Returns:
         The :class:`PairResult`. Never raises on any passage text (empty, 100 KB, lone
@@ -499,7 +505,7 @@ def verify_pair(
         spans = [(s, s + len(p)) for s in offs]
         return PairResult(
             verdict="exact", score=100.0, start=offs[0], end=offs[0] + len(p), offsets=tuple(offs),
-            occurrences_in_doc=count, in_chunk=_in_chunk(index, key, pair.chunk_index, spans), **base,
+            occurrences_in_doc=count, in_chunk=_in_chunk(index, key, pair.chunk_index, spans, chunk), **base,
         )
 
     # normalized
@@ -510,7 +516,7 @@ def verify_pair(
         s, e = spans[0]
         return PairResult(
             verdict="normalized", score=100.0, start=s, end=e, level=_level_of_normalized(p, text[s:e]),
-            normalized_occurrences=len(spans), in_chunk=_in_chunk(index, key, pair.chunk_index, spans[:1]),
+            normalized_occurrences=len(spans), in_chunk=_in_chunk(index, key, pair.chunk_index, spans[:1], chunk),
             **base,
         )
 
@@ -536,6 +542,16 @@ def complete_fuzzy(index: CorpusIndex, result: PairResult) -> PairResult:
             in_chunk=_in_chunk(index, result.doc_key, result.chunk_index, [(m.start, m.end)]),
         )
     return replace(result, score=m.score if m.start is not None else None, fuzzy_checked=True)
+
+
+def complete_chunk(index: CorpusIndex, result: PairResult) -> PairResult:
+    """Fill ``in_chunk`` for a located result made with ``verify_pair(..., chunk=False)``
+    (tokenizes the document the first time: about 0.1 s per MB; fine in a worker thread)."""
+    if result.chunk_index is None or result.start is None or result.in_chunk is not None:
+        return result
+    spans = ([(s, s + len(result.passage)) for s in result.offsets] if result.verdict == "exact" and result.offsets
+             else [(result.start, result.end)])
+    return replace(result, in_chunk=_in_chunk(index, result.doc_key, result.chunk_index, spans))
 
 
 def complete_elsewhere(index: CorpusIndex, result: PairResult) -> PairResult:

@@ -52,6 +52,7 @@ def scan_at_once(monkeypatch):
     from mtcb_curate.tui.screens import review
 
     monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
 
 
 async def test_opens_on_first_pair_with_source_and_progress(tiny, ws):
@@ -66,7 +67,7 @@ async def test_opens_on_first_pair_with_source_and_progress(tiny, ws):
         assert str(tiny) in bar and "--source" in bar
         progress = text_of(app, "#progress")
         assert "decided 0/3" in progress and "1 passages not verbatim" in progress
-        assert "✓ verbatim" in text_of(app, "#qa-verdict")
+        assert "EXACT" in text_of(app, "#qa-verdict")
     session.workspace.close()
 
 
@@ -174,20 +175,20 @@ async def test_edit_passage_is_rechecked_and_undoable(tiny, ws):
         await settle(app, pilot)
         await pilot.press("j", "j")
         await settle(app, pilot)
-        assert "NOT VERBATIM" in text_of(app, "#qa-verdict")
-        assert "closest match" in text_of(app, "#qa-verdict")
+        assert "NORMALIZED" in text_of(app, "#qa-verdict")
+        assert "not verbatim" in text_of(app, "#qa-verdict")
         await pilot.press("e")
         area = app.screen.query_one("#edit-supporting_passage", TextArea)
         area.text = "Beta sells bells."
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert session.view(2).passage == "Beta sells bells."
-        assert "✓ verbatim" in text_of(app, "#qa-verdict")
+        assert "EXACT" in text_of(app, "#qa-verdict")
         assert "edited: supporting_passage" in text_of(app, "#qa-head")
         await pilot.press("u")
         await settle(app, pilot)
         assert session.view(2).passage == QUESTIONS[2]["supporting_passage"]
-        assert "NOT VERBATIM" in text_of(app, "#qa-verdict")
+        assert "NORMALIZED" in text_of(app, "#qa-verdict")
         await pilot.press("e", "escape")  # cancel changes nothing
         assert session.view(2).edited == frozenset()
     session.workspace.close()
@@ -270,7 +271,7 @@ async def test_hostile_strings_show_literally_and_do_nothing(tmp_path, ws):
             assert h in question
         assert "\x1b" not in question and "␛[31mred" in question
         assert "[@click=app.quit]a[/]" in text_of(app, "#qa-answer")
-        assert "✓ verbatim" in text_of(app, "#qa-verdict")
+        assert "EXACT" in text_of(app, "#qa-verdict")
         # The source viewer renders the same characters literally.
         viewer = app.screen.query_one(SourceViewer)
         rendered = "".join(viewer.render_line(y).text for y in range(viewer.size.height))

@@ -211,14 +211,15 @@ def find_repeat(question: str, existing_questions: Sequence[str]) -> str | None:
 
 def _not_verbatim(passage: str, window_text: str) -> str:
     """The feedback for a passage that is not an exact substring of the window."""
-    from mtcb_curate.locate import locate
+    from mtcb_curate.fuzzy import locate_fuzzy
+    from mtcb_curate.normalize import SkeletonIndex
 
     msg = "supporting_passage does not occur verbatim in the document window: it must be an exact substring."
     if "..." in passage or "\u2026" in passage:
         msg += " Do not use ellipses; quote one contiguous block."
-    loc = locate(window_text, passage)
-    if loc.kind == "closest":
-        msg += (f' The closest text in the window is: "{window_text[loc.start:loc.end][:MAX_CLOSEST_CHARS]}". '
+    match = locate_fuzzy(SkeletonIndex(window_text), passage)
+    if match.matched:
+        msg += (f' The closest text in the window is: "{window_text[match.start:match.end][:MAX_CLOSEST_CHARS]}". '
                 "Copy the passage exactly as it appears there.")
     else:
         msg += " Nothing like it is in the window; quote text that is there."

@@ -20,22 +20,27 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
-from mtcb_curate.locate import Location, is_verbatim, locate, locate_exact
 from mtcb_curate.model import Status
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.session import ReviewSession
+from mtcb_curate.verdicts import Verdicts
+from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
 from mtcb_curate.tui.screens.search import SearchScreen
+from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 
-#: Seconds a not-verbatim pair must stay on screen before its closest match is searched for.
+#: Seconds a pair must stay on screen before its full check (fuzzy search, other documents,
+#: chunk window, tokens) starts in a worker: paging past pairs starts no work per key.
 LOCATE_DELAY_S = 0.15
-#: Seconds after mounting before every passage is checked for the queue's ≠ marks.
+#: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
+#: Queue mark per verdict (exact passages have none).
+VERDICT_MARK = {"exact": " ", "normalized": "≈", "fuzzy": "~", "missing": "≠", "empty": "∅"}
 
 GLYPH = {Status.UNDECIDED: "·", Status.ACCEPTED: "✓", Status.REJECTED: "✗", Status.SKIPPED: "»",
          Status.FLAGGED: "⚑"}
@@ -61,6 +66,9 @@ BINDINGS = [
     Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down", priority=True),
     Binding("pageup", "source_page(-1)", "source page up", show=False, id="source_page_up", priority=True),
     Binding("c", "centre", "centre passage", show=False, id="centre"),
+    Binding("s", "snap", "snap", id="snap"),
+    Binding("t", "trim", "trim", show=False, id="trim"),
+    Binding("m", "select_span", "select span", show=False, id="select_span"),
 ]
 
 
@@ -74,7 +82,7 @@ class ReviewScreen(Screen[None]):
         super().__init__()
         self.session = session
         self.filter: Status | None = None
-        self._locations: dict[tuple[int, str], Location] = {}
+        self.verdicts = Verdicts(session)
         self._not_verbatim: set[int] = set()
         self._shown_doc: str | None = None
         self._shown_pair: int | None = None
@@ -142,7 +150,8 @@ class ReviewScreen(Screen[None]):
     def _row_text(self, pid: int, width: int) -> str:
         pair = self.session.pairs[pid]
         status = self.session.status(pid)
-        mark = "!" if pair.problems else ("≠" if pid in self._not_verbatim else " ")
+        r = self.verdicts.cached(pid) if pid in self._not_verbatim else None
+        mark = "!" if pair.problems else (VERDICT_MARK[r.verdict] if r is not None else " ")
         key = one_line(pair.doc_key, self._key_width)
         head = f"{GLYPH[status]}{mark} {pid:>{self._id_width}} {key:<{self._key_width}} "
         return head + one_line(self.session.view(pid).question, max(0, width - len(head)))
@@ -178,19 +187,14 @@ class ReviewScreen(Screen[None]):
         view = self.session.view(pid)
         doc = self.session.dataset.document_for(view.pair)
         if doc is None:
-            panel.show(view, Location("missing"), key_column=self._key_column)
+            panel.show(view, self.verdicts.quick(pid), key_column=self._key_column, extra=self._badges(pid))
             viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
             self._shown_doc = None
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
             return
-        loc = self._locations.get((pid, view.passage))
-        if loc is None:
-            loc = locate_exact(doc.text, view.passage)
-            if loc is not None:
-                self._locations[(pid, view.passage)] = loc
-        locating = loc is None
-        shown = loc if loc is not None else Location("missing")
-        spans = self._spans(shown)
+        result = self.verdicts.quick(pid)
+        pending = not self.verdicts.is_complete(pid)
+        spans = self._spans(result)
         if self._shown_doc != doc.key:
             viewer.show(doc.text, spans)
             self._shown_doc = doc.key
@@ -200,49 +204,44 @@ class ReviewScreen(Screen[None]):
                           if isinstance(v, (str, int)) and k not in ("text",))
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
                                    f"{len(doc.text):,} characters"))
-        panel.show(view, shown, locating=locating, key_column=self._key_column)
+        panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid))
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
-        if locating:
-            # Debounced: a curator paging past unverified pairs starts no search per key (the
-            # search holds the GIL for tens of ms and would delay the next frame).
-            text, passage = doc.text, view.passage
-            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._locate_closest(pid, text, passage))
+        if pending:
+            # Debounced: paging past pairs starts no search per key (the fuzzy search holds
+            # the GIL for up to tens of ms and would delay the next frame).
+            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid))
+
+    def _badges(self, pid: int) -> Text:
+        """Badges for the head line (near-duplicates; see ``_show_current``)."""
+        return Text()
 
     @staticmethod
-    def _spans(loc: Location) -> list[Span]:
-        if loc.kind in ("exact", "closest") and loc.end > loc.start:
-            return [Span(loc.start, loc.end, loc.kind)]
-        return []
+    def _spans(r: PairResult) -> list[Span]:
+        if r.start is None or r.end is None or r.end <= r.start:
+            return []
+        kind = {"exact": "exact", "normalized": "normalized", "fuzzy": "closest"}.get(r.verdict, "closest")
+        return [Span(r.start, r.end, kind)]
 
     @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
-    def _locate_closest(self, pid: int, text: str, passage: str) -> None:
-        loc = locate(text, passage)
+    def _complete_verdict(self, pid: int) -> None:
+        passage = self.session.view(pid).passage
+        self.verdicts.complete(pid)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._located, pid, passage, loc)
+            self.app.call_from_thread(self._verdict_completed, pid, passage)
 
-    def _located(self, pid: int, passage: str, loc: Location) -> None:
-        self._locations[(pid, passage)] = loc
+    def _verdict_completed(self, pid: int, passage: str) -> None:
         if self._shown_pair == pid and self.session.view(pid).passage == passage:
+            self._recheck(pid)
             self._show_current()
 
     @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
     def _scan_passages(self) -> None:
-        """Check every passage for verbatim presence (a ``str.find`` each) to mark the queue."""
-        worker = get_current_worker()
-        ds = self.session.dataset
-        bad: set[int] = set()
-        for pid in range(len(self.session)):
-            if worker.is_cancelled:
-                return
-            view = self.session.view(pid)
-            doc = ds.document_for(view.pair)
-            if doc is None:
-                continue
-            if not is_verbatim(doc.text, view.passage):
-                bad.add(pid)
-        self.app.call_from_thread(self._scanned, bad)
+        """Verify every passage (exact and normalized search) to mark the queue."""
+        self.verdicts.scan()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._scanned, self.verdicts.not_exact())
 
     def _scanned(self, bad: set[int]) -> None:
         self._not_verbatim = bad
@@ -423,14 +422,105 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(EditScreen(self.session.view(pid)), done)
 
     def _recheck(self, pid: int) -> None:
-        view = self.session.view(pid)
-        doc = self.session.dataset.document_for(view.pair)
-        if doc is None:
+        """Re-verify ``pid``'s current passage (after an edit, a repair or an undo)."""
+        if pid >= len(self.session):
+            self._not_verbatim.discard(pid)
             return
-        if is_verbatim(doc.text, view.passage):
+        if self.verdicts.quick(pid).verdict == "exact":
             self._not_verbatim.discard(pid)
         else:
             self._not_verbatim.add(pid)
+
+    # -- repairs: snap, trim, select -------------------------------------------------------------
+
+    def _repair(self, pid: int, passage: str, via: str) -> None:
+        """Save ``passage`` as the pair's supporting passage (undoable; the original stays in
+        the history) and verify it again at once."""
+        try:
+            changed = self.session.edit(pid, {"supporting_passage": passage}, via=via)
+        except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
+            self.notify(f"Repair not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        if not changed:
+            self.notify("The passage is already that text.", timeout=2)
+            return
+        self._recheck(pid)
+        self.queue.refresh_pair(pid)
+        self._show_current()
+        self._update_progress()
+        verdict = self.verdicts.quick(pid).verdict
+        self.notify(f"{via}: the passage is now {verdict.upper()} (u undoes).", timeout=3)
+
+    def _writable_pair(self) -> int | None:
+        pid = self.queue.current
+        if pid is None:
+            return None
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return None
+        return pid
+
+    def action_snap(self) -> None:
+        """Replace the passage with the located source text (normalized or fuzzy match)."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        doc = self.session.dataset.document_for(self.session.pairs[pid])
+        if doc is None:
+            self.notify("This pair's document is not in the corpus.", severity="warning")
+            return
+        r = self.verdicts.complete(pid)  # an explicit key: the fuzzy step may run here
+        if r.verdict == "exact":
+            self.notify("Already verbatim: nothing to snap.", timeout=2)
+            return
+        new = snap(doc.text, r)
+        if new is None:
+            self.notify("Nothing was located to snap to: m selects a span of the source.", severity="warning")
+            return
+        self._repair(pid, new, "snap")
+
+    def action_trim(self) -> None:
+        """Strip whitespace and punctuation from both ends of the passage."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        passage = self.session.view(pid).passage
+        trimmed = trim_passage(passage)
+        if trimmed == passage:
+            self.notify("Nothing to trim.", timeout=2)
+            return
+        self._repair(pid, trimmed, "trim")
+
+    def action_select_span(self) -> None:
+        """Pick a span of the source with the keys (or the mouse selection) as the passage."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        doc = self.session.dataset.document_for(self.session.pairs[pid])
+        viewer = self.query_one(SourceViewer)
+        if doc is None or self._shown_doc != doc.key:
+            self.notify("This pair's document is not in the corpus.", severity="warning")
+            return
+        picked = viewer.selection_range()
+        if picked is None:
+            r = self.verdicts.quick(pid)
+            if r.start is not None and r.end is not None:
+                picked = (r.start, r.end)
+            else:
+                top = viewer.offset_of_line(viewer.scroll_offset.y)
+                picked = (top, min(len(doc.text), top + 200))
+
+        def done(span: tuple[int, int] | None) -> None:
+            if span is None:
+                return
+            try:
+                passage = select_span(doc.text, *span)
+            except ValueError as exc:
+                self.notify(str(exc), severity="warning", markup=False)
+                return
+            self._repair(pid, passage, "select")
+
+        self.app.push_screen(SelectSpanScreen(viewer, *picked), done)
 
     def action_search(self) -> None:
         """Find the next pair whose texts, document key or id contain a query."""

@@ -21,9 +21,9 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from mtcb_curate.locate import Location
 from mtcb_curate.plaintext import printable
 from mtcb_curate.session import PairView
+from mtcb_curate.verify import PairResult
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.
@@ -33,6 +33,7 @@ MAX_FIELD_CHARS = 4000
 SECTIONS: tuple[tuple[str, str | None], ...] = (
     ("head", None),
     ("verdict", None),
+    ("facts", None),
     ("flags", None),
     ("question", "Question"),
     ("answer", "Answer"),
@@ -56,30 +57,81 @@ def _field(text: str) -> Text:
     return out
 
 
-def location_text(loc: Location | None, passage: str, locating: bool) -> Text:
-    """The verdict line under the passage: verbatim, not verbatim (closest match), empty ..."""
-    if loc is None:
+_LEVEL_WORDS = {
+    "whitespace": "after collapsing whitespace",
+    "typography": "after mapping quotes and dashes",
+    "ascii": "after dropping quotes, dashes and other non-ASCII characters",
+}
+
+
+def verdict_text(r: PairResult | None, pending: bool) -> Text:
+    """The verdict badge and what it means for MTCB's evaluator (``passage in chunk``).
+
+    ``pending``: the full check (fuzzy search, other documents, chunk window) is still running.
+    """
+    if r is None:
         return Text("checking the passage against the document…", style="dim")
-    if loc.kind == "exact":
-        t = Text("✓ verbatim", style="bold green")
-        t.append(f" at characters {loc.start:,}–{loc.end:,}", style="dim")
-        if loc.occurrences > 1:
-            t.append(f" · occurs {loc.occurrences} times in this document", style="yellow")
+    span = f" at characters {r.start:,}–{r.end:,}" if r.start is not None else ""
+    if r.verdict == "exact":
+        t = Text(" EXACT ", style="bold reverse green")
+        t.append(f" verbatim{span}", style="green")
+        if r.occurrences_in_doc > 1:
+            t.append(f" · occurs {r.occurrences_in_doc} times in this document", style="yellow")
         return t
-    if loc.kind == "empty":
-        return Text("✗ EMPTY PASSAGE: it would match every chunk (a free hit)", style="bold red")
-    t = Text("✗ NOT VERBATIM: MTCB will never find this passage", style="bold red")
-    if locating:
+    if r.verdict == "empty":
+        t = Text(" EMPTY ", style="bold reverse red")
+        t.append(" passage: it would match every chunk (a free hit)", style="bold red")
+        return t
+    if r.verdict == "normalized":
+        t = Text(" NORMALIZED ", style="bold reverse yellow")
+        t.append(f" not verbatim; found {_LEVEL_WORDS.get(r.level or '', 'after normalizing')}{span}",
+                 style="yellow")
+        t.append(" · s snaps the passage to the source text", style="dim")
+        return t
+    if r.verdict == "fuzzy":
+        t = Text(" FUZZY ", style="bold reverse yellow")
+        t.append(f" not verbatim; closest match {r.score:.1f}/100{span}", style="yellow")
+        t.append(" · s snaps to it, m selects a span", style="dim")
+        return t
+    t = Text(" MISSING ", style="bold reverse red")
+    t.append(" MTCB will never find this passage in its document", style="bold red")
+    if not r.has_document:
+        t.append(" · no document has this key", style="dim")
+    elif pending or not r.fuzzy_checked:
         t.append(" · looking for the closest match…", style="dim")
-    elif loc.kind == "closest":
-        t.append(f" · closest match {loc.score:.1f}/100 at characters {loc.start:,}–{loc.end:,}", style="yellow")
-    elif loc.kind == "missing":
-        t.append(" · no similar text in the document", style="dim")
+    elif r.score is not None:
+        t.append(f" · best alignment {r.score:.1f}/100 is below the threshold; m selects a span", style="dim")
     return t
 
 
-def head_text(view: PairView, key_column: str) -> Text:
-    """The head line: ``#id  STATUS (reason)   key: value   chunk_index: n   edited: ...``."""
+def facts_text(r: PairResult | None, pending: bool) -> Text:
+    """One line of facts: length in characters and tokens, the chunk window, other documents,
+    edge whitespace."""
+    t = Text(style="dim")
+    if r is None:
+        return t
+    t.append(f"{r.chars:,} characters")
+    if r.tokens is not None:
+        t.append(f" · {r.tokens:,} tokens")
+    if r.chunk_index is not None and r.start is not None:
+        if r.in_chunk is True:
+            t.append(f" · inside chunk {r.chunk_index}'s window")
+        elif r.in_chunk is False:
+            t.append(f" · OUTSIDE chunk {r.chunk_index}'s window", style="bold yellow")
+    if r.elsewhere:
+        keys = ", ".join(printable(k, keep_newlines=False) for k, _ in r.elsewhere[:3])
+        more = f" and {len(r.elsewhere) - 3} more" if len(r.elsewhere) > 3 else ""
+        t.append(f" · ALSO IN {len(r.elsewhere)} OTHER DOCUMENT(S): {keys}{more}", style="bold yellow")
+    if r.edge_whitespace:
+        t.append(" · edge whitespace (t trims)", style="yellow")
+    if pending:
+        t.append(" · checking other documents…")
+    return t
+
+
+def head_text(view: PairView, key_column: str, extra: Text | None = None) -> Text:
+    """The head line: ``#id  STATUS (reason)   key: value   chunk_index: n   edited: ...``,
+    then ``extra`` (badges such as ``≈2 similar``)."""
     pair = view.pair
     head = Text()
     head.append(f"#{pair.id}", style="bold")
@@ -93,6 +145,12 @@ def head_text(view: PairView, key_column: str) -> Text:
     head.append("—" if pair.chunk_index is None else str(pair.chunk_index))
     if view.edited:
         head.append("   edited: " + ", ".join(sorted(view.edited)), style="italic cyan")
+    if view.pair.origin != "source":
+        head.append("   generated by LLM" if view.pair.origin == "generate" else f"   {view.pair.origin}",
+                    style="italic magenta")
+    if extra is not None and extra.plain:
+        head.append("   ")
+        head.append_text(extra)
     return head
 
 
@@ -108,7 +166,7 @@ def flags_text(problems: list[str] | tuple[str, ...]) -> Text:
 
 
 class QAPanel(ScrollView, can_focus=False):
-    """Shows one ``PairView``; call ``show(view, location, locating, key_column)``.
+    """Shows one ``PairView``; call ``show(view, result, pending, key_column)``.
 
     ``section_text(name)`` returns the plain text of a section (see ``SECTIONS``), for tests
     and for copying.
@@ -132,16 +190,18 @@ class QAPanel(ScrollView, can_focus=False):
 
     # -- public API ---------------------------------------------------------------------------
 
-    def show(self, view: PairView | None, loc: Location | None = None, locating: bool = False,
-             key_column: str = "document") -> None:
-        """Display ``view`` (None: an empty queue) with the passage's location verdict."""
+    def show(self, view: PairView | None, result: PairResult | None = None, pending: bool = False,
+             key_column: str = "document", extra: Text | None = None) -> None:
+        """Display ``view`` (None: an empty queue) with its passage's verification ``result``
+        (``pending``: the full check is still running) and an ``extra`` line of badges."""
         if view is None:
             sections = {name: Text() for name, _ in SECTIONS}
             sections["head"] = Text("No pair in this view.", style="dim")
         else:
             sections = {
-                "head": head_text(view, key_column),
-                "verdict": location_text(loc, view.passage, locating),
+                "head": head_text(view, key_column, extra),
+                "verdict": verdict_text(result, pending),
+                "facts": facts_text(result, pending),
                 "flags": flags_text(view.pair.problems),
                 "question": _field(view.question),
                 "answer": _field(view.answer),

@@ -55,7 +55,8 @@ class Span:
     Attributes:
         start: first character offset (inclusive) into the text given to `SourceViewer.show`.
         end: character offset one past the last highlighted character (exclusive).
-        kind: "exact", "closest", "window" or "selection"; anything else is drawn as "exact".
+        kind: "exact", "normalized", "closest" (a fuzzy match), "window" or "selection";
+            anything else is drawn as "exact".
     """
 
     start: int
@@ -63,7 +64,7 @@ class Span:
     kind: str = "exact"
 
 
-SPAN_KINDS: tuple[str, ...] = ("window", "closest", "exact", "selection")
+SPAN_KINDS: tuple[str, ...] = ("window", "closest", "normalized", "exact", "selection")
 """Known span kinds in paint order: where spans overlap, a later kind is drawn over earlier ones."""
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(SPAN_KINDS)}
@@ -214,6 +215,7 @@ class SourceViewer(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "source-viewer--exact",
+        "source-viewer--normalized",
         "source-viewer--closest",
         "source-viewer--window",
         "source-viewer--selection",
@@ -224,6 +226,7 @@ class SourceViewer(ScrollView, can_focus=True):
     | Class | Description |
     | :- | :- |
     | `source-viewer--exact` | The located supporting passage. |
+    | `source-viewer--normalized` | The span a passage matches after normalization (not verbatim). |
     | `source-viewer--closest` | The closest fuzzy match when no exact passage was found. |
     | `source-viewer--window` | A surrounding window (e.g. the retrieval chunk). |
     | `source-viewer--selection` | A range picked by the curator. |
@@ -244,6 +247,11 @@ class SourceViewer(ScrollView, can_focus=True):
             background: $success 55%;
             color: $text;
             text-style: bold;
+        }
+        & > .source-viewer--normalized {
+            background: $secondary 55%;
+            color: $text;
+            text-style: underline;
         }
         & > .source-viewer--closest {
             background: $warning 45%;
@@ -674,13 +682,15 @@ class SourceViewer(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ text selection
 
-    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        """Return the displayed document text under a mouse selection (for copying).
+    def selection_range(self, selection: Selection | None = None) -> tuple[int, int] | None:
+        """Character offsets ``(start, end)`` of a mouse selection (default: the current one)
+        in the document; None without a selection, a document, or for an empty selection.
 
         Selection offsets are (character within row, visual row); they are mapped back to
         character offsets of the document, so soft wraps do not add newlines.
         """
-        if self._message is not None or not self._row_starts:
+        selection = self.text_selection if selection is None else selection
+        if selection is None or self._message is not None or not self._row_starts:
             return None
         last = len(self._row_starts) - 1
 
@@ -691,4 +701,12 @@ class SourceViewer(ScrollView, can_focus=True):
 
         start = 0 if selection.start is None else to_offset(*selection.start)
         end = len(self._display) if selection.end is None else to_offset(*selection.end)
-        return self._display[start:end], "\n"
+        start, end = min(start, end), max(start, end)
+        return (start, end) if end > start else None
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """Return the displayed document text under a mouse selection (for copying)."""
+        span = self.selection_range(selection)
+        if span is None:
+            return None
+        return self._display[span[0]:span[1]], "\n"

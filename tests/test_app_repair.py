@@ -1,0 +1,135 @@
+"""Verdicts and one-key repairs in the review screen: snap, trim, select, each undoable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import CORPUS, write_jsonl  # noqa: E402
+from test_app import SIZE, opened, settle, text_of  # noqa: E402
+
+from mtcb_curate.tui.app import CurateApp  # noqa: E402
+from mtcb_curate.tui.screens.select_span import SelectSpanScreen  # noqa: E402
+from mtcb_curate.tui.widgets.source_viewer import SourceViewer  # noqa: E402
+
+DOC = CORPUS[1]["text"]  # "Beta sells bells.\nIts ’best’ year was 2021.\n"
+
+
+@pytest.fixture(autouse=True)
+def at_once(monkeypatch):
+    from mtcb_curate.tui.screens import review
+
+    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    rows = [
+        {"question": "What does Beta sell?", "answer": "Bells", "supporting_passage": "Beta sells  bells.",
+         "ticker": "BBB", "company": "Beta", "chunk_index": 0},
+        {"question": "Which was Beta's best year?", "answer": "2021",
+         "supporting_passage": "Its 'best' year was 2021 ", "ticker": "BBB", "company": "Beta", "chunk_index": 0},
+        {"question": "What year was best for Beta?", "answer": "2021",
+         "supporting_passage": "Its finest year was 2021.", "ticker": "BBB", "company": "Beta", "chunk_index": 0},
+        {"question": "What is the passage?", "answer": "-", "supporting_passage": "  ",
+         "ticker": "BBB", "company": "Beta", "chunk_index": 0},
+    ]
+    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
+    write_jsonl(tmp_path / "src" / "questions.jsonl", rows)
+    return tmp_path / "src"
+
+
+async def test_verdict_badges_and_spans_per_verdict(data, tmp_path):
+    session = opened(data, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        viewer = app.screen.query_one(SourceViewer)
+        assert "NORMALIZED" in text_of(app, "#qa-verdict")
+        assert [s.kind for s in viewer.spans] == ["normalized"]
+        await pilot.press("j", "j")
+        await settle(app, pilot)
+        assert "FUZZY" in text_of(app, "#qa-verdict")
+        assert [s.kind for s in viewer.spans] == ["closest"]
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert "EMPTY" in text_of(app, "#qa-verdict") and viewer.spans == ()
+        # The queue marks each kind.
+        rows = [app.screen._row_text(i, 60) for i in range(4)]
+        assert [r[1] for r in rows] == ["≈", "≈", "~", "∅"]
+    session.workspace.close()
+
+
+async def test_snap_makes_the_passage_exact_and_undo_restores_it(data, tmp_path):
+    session = opened(data, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert session.view(0).passage == "Beta sells bells."
+        assert "EXACT" in text_of(app, "#qa-verdict")
+        assert [e.via for e in session.workspace.history()] == ["snap"]
+        await pilot.press("j", "j")  # a fuzzy match snaps too
+        await settle(app, pilot)
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert session.view(2).passage in DOC and "EXACT" in text_of(app, "#qa-verdict")
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert session.view(2).passage == "Its finest year was 2021."
+        assert "FUZZY" in text_of(app, "#qa-verdict")
+    session.workspace.close()
+
+
+async def test_trim_strips_edge_whitespace_and_punctuation(data, tmp_path):
+    session = opened(data, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("j", "t")
+        await settle(app, pilot)
+        assert session.view(1).passage == "Its 'best' year was 2021"
+        await pilot.press("t")  # nothing left to trim: no new edit
+        await settle(app, pilot)
+        assert len(session.workspace.history()) == 1
+        await pilot.press("u")
+        assert session.view(1).passage == "Its 'best' year was 2021 "
+    session.workspace.close()
+
+
+async def test_select_a_span_with_the_keys(data, tmp_path):
+    session = opened(data, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("j", "j", "j")  # the empty passage: nothing located
+        await settle(app, pilot)
+        await pilot.press("m")
+        assert isinstance(app.screen, SelectSpanScreen)
+        scr = app.screen
+        scr.start, scr.end = 0, 0
+        await pilot.press("right", "right")  # end moves two words: "Beta sells"
+        assert DOC[scr.start:scr.end] == "Beta sells"
+        assert [s.kind for s in app.screen.viewer.spans] == ["selection"]
+        await pilot.press("shift+right")  # start moves one word: "sells"
+        assert DOC[scr.start:scr.end] == "sells"
+        await pilot.press("escape")  # cancel: nothing changes
+        await settle(app, pilot)
+        assert session.view(3).passage == "  " and not session.workspace.history()
+        await pilot.press("m")
+        scr = app.screen
+        scr.start, scr.end = 0, 0
+        await pilot.press("down")  # end of the first line
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(3).passage == "Beta sells bells."
+        assert "EXACT" in text_of(app, "#qa-verdict")
+        assert [e.via for e in session.workspace.history()] == ["select"]
+        await pilot.press("u")
+        assert session.view(3).passage == "  "
+    session.workspace.close()
