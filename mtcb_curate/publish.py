@@ -116,15 +116,17 @@ class PublishedPair:
     origin: str = "source"
 
 
-def accepted_pairs(session: ReviewSession) -> list[PublishedPair]:
+def accepted_pairs(session: ReviewSession, ids: Sequence[int] | None = None) -> list[PublishedPair]:
     """The accepted pairs of ``session`` with their edits, in pair-id order (deterministic).
 
     Every pair the session knows is considered, through ``session.view``, including the pairs
     LLM generation added (``QAPair.origin != "source"``), which count as ``generated``.
+    ``ids`` overrides which pairs count as accepted (the checklist without a workspace treats
+    every pair so).
     """
     out: list[PublishedPair] = []
     regenerated = session.regenerated_ids()
-    for i in session.ids(Status.ACCEPTED):
+    for i in (session.ids(Status.ACCEPTED) if ids is None else sorted(ids)):
         v = session.view(i)
         meta = v.pair.meta
         origin = ("generated" if v.pair.origin != "source" else
@@ -230,7 +232,8 @@ def _check_unicode(values: Iterable[Any], column: str, config: str) -> None:
                                             "then publish again") from None
 
 
-def build_tables(session: ReviewSession, *, only_linked: bool = False) -> tuple[pa.Table, pa.Table, list[str]]:
+def build_tables(session: ReviewSession, *, only_linked: bool = False,
+                 accepted: Sequence[int] | None = None) -> tuple[pa.Table, pa.Table, list[str]]:
     """The ``corpus`` and ``questions`` tables to publish, and notes about what was left out.
 
     Corpus rows are in source corpus order; a document key that repeated in the source keeps
@@ -247,7 +250,7 @@ def build_tables(session: ReviewSession, *, only_linked: bool = False) -> tuple[
     p = ds.profile
     names = published_columns(ds)
     notes: list[str] = []
-    pairs = accepted_pairs(session)
+    pairs = accepted_pairs(session, accepted)
 
     # Questions
     skip_q = {*p.question_columns, *p.answer_columns, *p.passage_columns, CHUNK_INDEX_COLUMN, names.doc_key,
@@ -582,7 +585,8 @@ def _source_card(dataset: Dataset) -> str | None:
 def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision: str | None = None,
                  only_linked: bool = False, license: str | None = None,
                  checklist: Sequence[Mapping[str, Any]] | None = None, checklist_passed: bool | None = None,
-                 regenerated: int | None = None, token: str | None = None, read_hub: bool = True) -> PublishPlan:
+                 regenerated: int | None = None, token: str | None = None, read_hub: bool = True,
+                 accepted: Sequence[int] | None = None) -> PublishPlan:
     """Build what a publish of ``session`` would commit to ``repo_id``, and its diff.
 
     Args:
@@ -617,7 +621,7 @@ def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision
     if not all(c.isalnum() or c in "-_./" for c in revision) or revision.startswith("/"):
         raise PublishError("input", f"not a branch name: {revision!r}")
     names = published_columns(ds)
-    corpus, questions, notes = build_tables(session, only_linked=only_linked)
+    corpus, questions, notes = build_tables(session, only_linked=only_linked, accepted=accepted)
 
     hub = _HubState()
     if read_hub:

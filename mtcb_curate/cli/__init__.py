@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_options(check)
     check.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
     check.add_argument("--markdown", type=Path, metavar="FILE", help="write the results as Markdown")
+    check.add_argument("--config", type=Path, help="config file with a [checklist] table")
 
     generate = sub.add_parser("generate", help="new QA pairs for one document from an LLM")
     data_options(generate)
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="write exactly the files that would be committed to DIR; publish nothing")
     publish.add_argument("--force", action="store_true", help="publish although the checklist fails")
     publish.add_argument("--reason", help="why --force is used (required with it; goes into the card)")
+    publish.add_argument("--yes", action="store_true", help="publish without asking for confirmation")
+    publish.add_argument("--config", type=Path, help="config file with a [checklist] table")
     return parser
 
 

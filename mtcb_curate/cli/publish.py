@@ -1,0 +1,74 @@
+"""``mtcb-curate publish NAME``: both configs to the Hub in one verified commit, behind the gate.
+
+Runs the checklist first; a failing checklist refuses the publish unless ``--force --reason``.
+``--dry-run DIR`` writes exactly the files that would be committed and publishes nothing.
+Exit 0 on success, 1 when the gate refuses, 2 on bad input or a failed publish (the workspace
+is never changed, so a publish can simply be run again).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mtcb_curate.cli.check import format_report, limits_for
+from mtcb_curate.cli.common import confirm, note, options, report_problems
+from mtcb_curate.sources import command_session
+
+
+def run(args: argparse.Namespace) -> int:
+    """Publish (or dry-run); see the module docstring for the exit codes."""
+    from mtcb_curate.checklist import run_checklist
+    from mtcb_curate.publish import LicenseRequired, PublishError, dry_run, publish
+
+    if args.force and not (args.reason or "").strip():
+        note("error: --force needs --reason \"why\" (it goes into the dataset card)")
+        return 2
+    with command_session(options(args)) as (session, has_ws):
+        if report_problems(session.dataset.problems, args.strict):
+            return 2
+        if not has_ws:
+            note("warning: no workspace: every pair counts as accepted (review in the app to curate)")
+        report = run_checklist(session, has_workspace=has_ws, limits=limits_for(args, session))
+        print(format_report(report))
+        accepted = None if has_ws else list(range(len(session)))
+        if not report.passed and not args.force and args.dry_run is None:
+            note("publish refused: the checklist fails (fix it, or --force --reason \"why\")")
+            return 1
+        try:
+            plan = _plan(session, args, report, accepted, read_hub=True)
+        except PublishError as exc:
+            if args.dry_run is None or exc.kind not in ("offline", "network"):
+                raise
+            note(f"the Hub cannot be read ({exc}); the dry run's card is not merged with the Hub's")
+            plan = _plan(session, args, report, accepted, read_hub=False)
+        if args.license:
+            plan = plan.with_license(args.license)
+        print()
+        print("\n".join(plan.describe()))
+        if args.dry_run is not None:
+            try:
+                written = dry_run(plan, args.dry_run, gate_passed=report.passed, force=args.force, reason=args.reason)
+            except LicenseRequired:
+                note("error: the licence of this dataset is unknown: pass --license ID (e.g. cc-by-4.0)")
+                return 2
+            print(f"\ndry run: wrote {len(written)} files to {args.dry_run} (nothing published)")
+            return 0 if report.passed or args.force else 1
+        if plan.license is None:
+            note("error: the licence of this dataset is unknown: pass --license ID (e.g. cc-by-4.0)")
+            return 2
+        if not confirm(f"Publish to {plan.repo_id}@{plan.revision}?", args.yes):
+            note("not published: confirm on a terminal, or pass --yes")
+            return 2
+        result = publish(plan, gate_passed=report.passed, force=args.force, reason=args.reason,
+                         private=args.private, create_pr=args.create_pr, revision=args.revision)
+        print(f"published and verified: {result.question_rows:,} questions, {result.corpus_rows:,} documents")
+        print(result.pr_url or result.commit_url)
+        return 0
+
+
+def _plan(session, args, report, accepted, read_hub: bool):
+    from mtcb_curate.publish import plan_publish
+
+    return plan_publish(session, repo_id=args.repo_id, revision=args.revision, only_linked=args.only_linked,
+                        license=args.license, checklist=report.for_card(), checklist_passed=report.passed,
+                        read_hub=read_hub, accepted=accepted)
