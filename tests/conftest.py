@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from mtcb_curate import resources
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llmfake import FakeChat  # noqa: E402
+from pytest_httpserver import HTTPServer  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -74,3 +78,24 @@ def tiny(tmp_path) -> Path:
     write_jsonl(d / "corpus.jsonl", CORPUS)
     write_jsonl(d / "questions.jsonl", QUESTIONS)
     return d
+
+
+# -- the fake LLM server (see llmfake.py) -------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def llm_http_server():
+    """One threaded loopback server for the test run (stopping one takes 0.5 s)."""
+    server = HTTPServer(threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    server.stop()
+
+
+@pytest.fixture
+def fake_llm(llm_http_server):
+    """A fresh fake chat endpoint per test, on the module's server."""
+    llm_http_server.clear()
+    yield FakeChat(llm_http_server)
+    llm_http_server.clear()

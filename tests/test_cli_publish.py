@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, write_jsonl  # noqa: E402
+from conftest import write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
 from mtcb_curate.model import Status  # noqa: E402

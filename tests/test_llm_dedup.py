@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from test_llm_client import completion, fake_llm, llm_http_server, make_config  # noqa: F401
+from llmfake import completion
+from test_llm_client import make_config
 
 from mtcb_curate.llm import dedup
 from mtcb_curate.llm.cache import ResponseCache

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from test_llm_client import SECRET, completion, fake_llm, llm_http_server, make_config, status  # noqa: F401
+from llmfake import completion, status
+from test_llm_client import SECRET, make_config
 
 from mtcb_curate import tokens
 from mtcb_curate.llm import generate as gen

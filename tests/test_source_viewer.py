@@ -16,7 +16,6 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
 
-from mtcb_curate.plaintext import printable
 from mtcb_curate.tui.widgets.source_viewer import (
     _NON_SINGLE_CELL,
     SourceViewer,

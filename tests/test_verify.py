@@ -242,7 +242,7 @@ def test_normalized_offsets_map_back_to_text_normalizing_to_the_passage(seed, ho
     text = "".join(toks)
     i = data.draw(st.integers(0, len(toks) - 1))  # a quote starts and ends at word boundaries
     j = data.draw(st.integers(i + 1, min(len(toks), i + 40)))
-    s = len("".join(toks[:i]))
+    # (the quote starts at character len("".join(toks[:i])) of the text)
     src = "".join(toks[i:j])
     p = degrade(src, how)
     if not normalize_passage(p) or not re.search(r"[A-Za-z0-9]", p):

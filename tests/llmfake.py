@@ -1,0 +1,72 @@
+"""A loopback server that speaks the chat completions API, for the LLM tests.
+
+openai 3.x sends through httpx2, which respx does not see, so the fake is a real HTTP server
+on 127.0.0.1 (pytest-httpserver) and the real ``openai`` client talks to it. The fixtures
+``llm_http_server`` and ``fake_llm`` (in ``conftest.py``) hand out a :class:`FakeChat`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+
+def completion(content: str | None, *, refusal: str | None = None, finish: str = "stop",
+               usage: tuple[int, int] = (11, 7)) -> Response:
+    """A 200 chat completion whose message content is ``content``."""
+    message: dict = {"role": "assistant", "content": content}
+    if refusal is not None:
+        message["refusal"] = refusal
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "fake-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                      "total_tokens": usage[0] + usage[1]}}
+    return Response(json.dumps(body), status=200, content_type="application/json")
+
+
+def status(code: int, message: str = "error", headers: dict | None = None) -> Response:
+    """An error answer in OpenAI's shape."""
+    return Response(json.dumps({"error": {"message": message, "type": "error"}}), status=code,
+                    headers=headers or {}, content_type="application/json")
+
+
+class FakeChat:
+    """A scripted ``POST /v1/chat/completions`` on a threaded loopback server.
+
+    ``script`` is consumed one step per request; a step is a content string, a dict (sent as
+    JSON content), a werkzeug ``Response``, or a callable ``(body) -> step``. When the script
+    is empty, ``default`` answers (a 500 when None). Every request body and its headers are
+    recorded in ``requests`` / ``headers``.
+    """
+
+    def __init__(self, server: HTTPServer):
+        self.server = server
+        self.script: list = []
+        self.default = None
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self._lock = threading.Lock()
+        server.expect_request("/v1/chat/completions", method="POST").respond_with_handler(self)
+
+    @property
+    def base_url(self) -> str:
+        return self.server.url_for("/v1")
+
+    def __call__(self, request: Request) -> Response:
+        body = request.get_json(force=True)
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(dict(request.headers))
+            step = self.script.pop(0) if self.script else self.default
+        while callable(step) and not isinstance(step, Response):
+            step = step(body)
+        if step is None:
+            return status(500, "no scripted reply")
+        if isinstance(step, Response):
+            return step
+        if isinstance(step, dict):
+            return completion(json.dumps(step))
+        return completion(step)

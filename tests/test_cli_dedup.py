@@ -1,0 +1,89 @@
+"""``mtcb-curate dedup``: clusters, JSON, exit codes; ``--llm`` against the fake chat server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import write_jsonl  # noqa: E402
+
+from mtcb_curate.sources import Options, open_session  # noqa: E402
+
+DOCS = [{"ticker": "AAA", "company": "Alpha", "text": "Alpha makes anvils. Alpha sells its anvils in Europe, Asia and the Americas through distributors.\n"},
+        {"ticker": "BBB", "company": "Beta", "text": "Beta sells bells. Its best year was 2021.\n"}]
+ROWS = [
+    {"question": "What product does Alpha make?", "answer": "Anvils", "supporting_passage": "Alpha makes anvils.",
+     "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "What product does Alpha make?", "answer": "Anvils", "supporting_passage": "Alpha makes anvils.",
+     "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "Where does Alpha sell its anvils?", "answer": "Europe",
+     "supporting_passage": "Alpha sells its anvils in Europe, Asia and the Americas through distributors.", "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "In which region are Alpha's anvils sold?", "answer": "Europe",
+     "supporting_passage": "anvils in Europe, Asia and the Americas through distributors", "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "What does Beta sell?", "answer": "Bells", "supporting_passage": "Beta sells bells.",
+     "ticker": "BBB", "company": "Beta", "chunk_index": 0},
+]
+
+
+def run_cli(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mtcb_curate", *map(str, args)], env=env or dict(os.environ),
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    write_jsonl(tmp_path / "d" / "corpus.jsonl", DOCS)
+    write_jsonl(tmp_path / "d" / "questions.jsonl", ROWS)
+    return tmp_path / "d"
+
+
+def test_dedup_lists_clusters_and_exits_1_while_unresolved(data, tmp_path):
+    proc = run_cli("dedup", "ficha", "--source", data, "--json", tmp_path / "d.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    clusters = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))["clusters"]
+    ids = sorted(c["ids"] for c in clusters)
+    assert [0, 1] in ids and [2, 3] in ids and not any(4 in c for c in ids)
+    assert all({"ids", "scores", "reason"} <= set(c) for c in clusters)
+    assert all(len(s) == 3 for c in clusters for s in c["scores"])
+
+
+def test_settled_clusters_exit_0_and_not_duplicates_are_remembered(data, tmp_path):
+    s = open_session(Options("ficha", source=[str(data)], workspace=tmp_path / "ws"))
+    s.keep_one(0, [0, 1])
+    s.mark_not_duplicates([2, 3])
+    s.workspace.close()
+    proc = run_cli("dedup", "ficha", "--source", data, "--workspace", tmp_path / "ws")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 unresolved" in proc.stdout
+
+
+def test_threshold_out_of_range_is_exit_2(data):
+    assert run_cli("dedup", "ficha", "--source", data, "--threshold", "0").returncode == 2
+
+
+def test_llm_dedup_clusters_join_and_are_stored(data, tmp_path, fake_llm):
+    # One batch of 5: keep 0, 2, 4; 1 duplicates 0 and 3 duplicates 2.
+    fake_llm.script = [{"indices": [0, 2, 4], "groups": [[0, 1], [2, 3]]}]
+    env = dict(os.environ, OPENAI_API_KEY="sk-test-dedup", OPENAI_BASE_URL=fake_llm.base_url)
+    proc = run_cli("dedup", "ficha", "--source", data, "--workspace", tmp_path / "ws", "--llm",
+                   "--model", "fake-model", "--json", tmp_path / "d.json", env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "LLM dedup: 2 question(s) judged duplicates in 2 cluster(s)" in proc.stderr
+    assert "sk-test-dedup" not in proc.stdout + proc.stderr
+    s = open_session(Options("ficha", source=[str(data)], workspace=tmp_path / "ws", read_only=True))
+    from mtcb_curate import clusters
+
+    assert sorted(clusters.llm_clusters(s)) == [[0, 1], [2, 3]]
+    s.workspace.close()
+    # Re-running pays nothing: the replies come from the workspace's cache.
+    calls = len(fake_llm.requests)
+    proc = run_cli("dedup", "ficha", "--source", data, "--workspace", tmp_path / "ws", "--llm",
+                   "--model", "fake-model", env=env)
+    assert "1 call(s), 1 from the cache" in proc.stderr, proc.stderr
+    assert len(fake_llm.requests) == calls
