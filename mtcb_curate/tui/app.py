@@ -23,7 +23,8 @@ class CurateApp(App[None]):
             the LLM actions), or None for the default one.
     """
 
-    CSS_PATH = [styles_dir() / "app.tcss"]
+    #: Every stylesheet of ``styles/``: ``app.tcss`` first, then one file per screen.
+    CSS_PATH = [styles_dir() / "app.tcss", *sorted(p for p in styles_dir().glob("*.tcss") if p.name != "app.tcss")]
     TITLE = "mtcb-curate"
     ENABLE_COMMAND_PALETTE = True
 
@@ -34,6 +35,23 @@ class CurateApp(App[None]):
         self.keymap = dict(keymap or {})
         self.config_path = config_path
         self.collector = CollectorPolicy()
+
+    def llm_client(self):
+        """A ``ChatClient`` for the LLM actions: ``[llm]`` of the config file, then
+        ``OPENAI_API_KEY``/``OPENAI_BASE_URL``/``OPENAI_MODEL``; replies cached in the
+        workspace folder (not when it is read-only). Call it in a worker or an action: it
+        imports openai (about 0.3 s the first time).
+
+        Raises:
+            LLMConfigError: no key for OpenAI's API, no model, or a bad setting.
+        """
+        from mtcb_curate.llm.cache import ResponseCache
+        from mtcb_curate.llm.client import ChatClient
+        from mtcb_curate.llm.config import read_llm_table, resolve_config
+
+        config = resolve_config(table=read_llm_table(self.config_path))
+        cache = None if self.session.read_only else ResponseCache.in_workspace(self.session.workspace.path)
+        return ChatClient(config, cache)
 
     def on_mount(self) -> None:
         if self.keymap:
