@@ -97,9 +97,10 @@ class CheckResult:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``{"id", "status", "pairs", "message", "reasons"}``."""
+        """JSON-ready: ``{"id", "status", "pairs", "message", "reasons", "failing"}`` (``failing``:
+        the ids among ``pairs`` that fail; the others warn)."""
         return {"id": self.id, "status": self.status, "pairs": list(self.pairs), "message": self.message,
-                "reasons": {str(k): v for k, v in sorted(self.reasons.items())}}
+                "reasons": {str(k): v for k, v in sorted(self.reasons.items())}, "failing": sorted(self.failing)}
 
 
 @dataclass
@@ -336,7 +337,8 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         status = "fail" if empty else "warn" if unlinked else "pass"
         parts = []
         if empty:
-            parts.append(f"{len(empty)} empty document(s): {', '.join(map(_one_line, empty[:5]))}")
+            parts.append(f"{len(empty)} empty document(s): {', '.join(map(_one_line, empty[:5]))}"
+                         f"{' ...' if len(empty) > 5 else ''}")
         if unlinked:
             parts.append(f"{len(unlinked)} document(s) without an accepted pair: "
                          f"{', '.join(map(_one_line, unlinked[:5]))}{' ...' if len(unlinked) > 5 else ''}")

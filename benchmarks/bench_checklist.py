@@ -1,0 +1,171 @@
+"""Benchmark the quality checklist (``mtcb_curate.checklist.run_checklist``) and print its figures.
+
+Run from the project root (the project installed in the current Python)::
+
+    python benchmarks/bench_checklist.py               # 3 runs (about 10 s on 2 cores)
+    python benchmarks/bench_checklist.py --runs 5
+    python benchmarks/bench_checklist.py --data DIR    # another synthetic folder
+
+Target (issue 6): the whole checklist on the ficha-scale synthetic set in <= 5 s on the 2-core
+machine, ``loads`` included.
+
+The ficha-scale set (88 documents, about 48 MB of text, 1,331 pairs;
+``benchmarks/make_synthetic.py``) is generated into ``benchmarks/out/ficha`` unless it is there
+already, as ``bench_review.py`` does. It is opened as ``mtcb-curate check ficha --source DIR``
+opens it: ``command_session`` without a workspace, so every pair counts as accepted and
+``reviewed`` is skipped.
+
+Each run is a fresh Python process (so the tokenizer load, ``datasets``' import and the first
+``load_dataset`` count, as they do for ``mtcb-curate check``). In it:
+
+- **cold**: ``run_checklist(session, has_workspace=False, loads=True)`` timed once, right after
+  the session is opened: the figure judged against the target;
+- **warm**: the same call again in that process (caches built: tokenizer loaded, ``datasets``
+  imported), for reference.
+
+Per check: the check's own time (``CheckResult.seconds``); "setup" is the rest of the call
+(``CorpusIndex``, the pair views). Medians over the runs; the target is judged on the median
+and on the slowest run. Opening the session (reading the parquet files) is shown apart: it is
+not part of the checklist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DEFAULT_OUT = HERE / "out"
+FICHA = dict(docs=88, pairs=1331, mean_chars=550_000, seed=0)
+TARGET_S = 5.0
+
+
+def dataset_dir(path: str | None) -> Path:
+    """The ficha-scale folder, generated when absent (as ``bench_review.py`` does)."""
+    folder = Path(path) if path else DEFAULT_OUT / "ficha"
+    meta = folder / "synthetic.json"
+    if (folder / "README.md").is_file() and (folder / "questions").exists():
+        if meta.is_file():
+            have = json.loads(meta.read_text(encoding="utf-8")).get("params", {})
+            if not path and have != FICHA:
+                print(f"note: {folder} was made with {have}, not {FICHA}; using it as it is", file=sys.stderr)
+        return folder.resolve()
+    sys.path.insert(0, str(HERE))
+    from make_synthetic import make_dataset
+
+    print(f"generating {folder} ({FICHA['pairs']:,} pairs) ...", file=sys.stderr, flush=True)
+    make_dataset(folder, **FICHA)
+    return folder.resolve()
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("HF_DATASETS_OFFLINE", "1")
+    env.setdefault("MTCB_CURATE_CONFIG", os.devnull)  # no user config: default limits
+    return env
+
+
+def child(data: str) -> int:
+    """One run in this (fresh) process; prints ``RESULT {json}``."""
+    t0 = time.perf_counter()
+    sys.path.insert(0, str(ROOT))
+    from mtcb_curate.checklist import run_checklist
+    from mtcb_curate.sources import Options, command_session
+
+    t_import = time.perf_counter() - t0
+    out: dict = {"import": t_import}
+    t = time.perf_counter()
+    with command_session(Options("ficha", source=[data])) as (session, has_ws):
+        out["open"] = time.perf_counter() - t
+        out["pairs"] = len(session)
+        out["documents"] = len(session.dataset.documents)
+        out["chars"] = sum(len(d.text) for d in session.dataset.documents.values())
+        for label in ("cold", "warm"):
+            t = time.perf_counter()
+            report = run_checklist(session, has_workspace=has_ws, loads=True)
+            total = time.perf_counter() - t
+            out[label] = {"total": total, "checks": {c.id: c.seconds for c in report.checks},
+                          "status": {c.id: c.status for c in report.checks},
+                          "pairs": {c.id: len(c.pairs) for c in report.checks}}
+    print("RESULT " + json.dumps(out), flush=True)
+    return 0
+
+
+def run_child(data: Path) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", str(data)], stdout=subprocess.PIPE,
+                          env=_env(), text=True, cwd=str(ROOT))
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise SystemExit(f"the benchmark child failed (exit {proc.returncode})")
+
+
+def report(runs: list[dict], data: Path) -> None:
+    from mtcb_curate.checklist import CHECK_IDS
+
+    med = statistics.median
+    first = runs[0]
+    print()
+    print(f"mtcb-curate checklist benchmark · Python {platform.python_version()} · {os.cpu_count()} CPUs · "
+          f"{len(runs)} runs, each in a fresh process")
+    print(f"data: {data}  ({first['documents']} documents, {first['chars'] / 1e6:.1f} M characters, "
+          f"{first['pairs']:,} pairs; no workspace: every pair accepted)")
+    print()
+    hdr = f"{'check':<16} {'status':<6} {'pairs':>6} {'cold median':>12} {'cold max':>9} {'warm median':>12}"
+    print(hdr)
+    print("-" * len(hdr))
+    for cid in CHECK_IDS:
+        cold = [r["cold"]["checks"][cid] for r in runs]
+        warm = [r["warm"]["checks"][cid] for r in runs]
+        print(f"{cid:<16} {first['cold']['status'][cid]:<6} {first['cold']['pairs'][cid]:>6} "
+              f"{med(cold):>10.3f} s {max(cold):>7.3f} s {med(warm):>10.3f} s")
+    setup_cold = [r["cold"]["total"] - sum(r["cold"]["checks"].values()) for r in runs]
+    setup_warm = [r["warm"]["total"] - sum(r["warm"]["checks"].values()) for r in runs]
+    print(f"{'(setup)':<16} {'':<6} {'':>6} {med(setup_cold):>10.3f} s {max(setup_cold):>7.3f} s "
+          f"{med(setup_warm):>10.3f} s")
+    print("-" * len(hdr))
+    cold_t = [r["cold"]["total"] for r in runs]
+    warm_t = [r["warm"]["total"] for r in runs]
+    verdict = "ok" if med(cold_t) <= TARGET_S and max(cold_t) <= TARGET_S else "MISSED"
+    print(f"{'TOTAL':<16} {'':<6} {'':>6} {med(cold_t):>10.3f} s {max(cold_t):>7.3f} s {med(warm_t):>10.3f} s"
+          f"   target <= {TARGET_S:g} s (cold, median and max): {verdict}")
+    print()
+    print(f"not in the total: importing mtcb_curate {med([r['import'] for r in runs]):.3f} s, opening the "
+          f"session (parquet -> dataset) {med([r['open'] for r in runs]):.3f} s (medians)")
+    print("cold = first run_checklist in a fresh process (tokenizer load, datasets import and first load_dataset")
+    print("included); warm = a second call in the same process. setup = CorpusIndex and pair views.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        return child(argv[1])
+    ap = argparse.ArgumentParser(description="Time the quality checklist on the ficha-scale synthetic set.")
+    ap.add_argument("--data", metavar="DIR", help="ficha-scale dataset folder (default: benchmarks/out/ficha, "
+                                                  "generated if absent)")
+    ap.add_argument("--runs", type=int, default=3, help="fresh-process runs (default 3; the median is shown)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    data = dataset_dir(args.data)
+    runs = []
+    for i in range(max(1, args.runs)):
+        t = time.perf_counter()
+        runs.append(run_child(data))
+        print(f"  run {i + 1}/{args.runs}: cold {runs[-1]['cold']['total']:.2f} s, warm "
+              f"{runs[-1]['warm']['total']:.2f} s ({time.perf_counter() - t:.1f} s with start-up)",
+              file=sys.stderr, flush=True)
+    report(runs, data)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
