@@ -25,6 +25,7 @@ from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.session import ReviewSession
 from mtcb_curate.verdicts import Verdicts
 from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
+from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
@@ -69,6 +70,7 @@ BINDINGS = [
     Binding("s", "snap", "snap", id="snap"),
     Binding("t", "trim", "trim", show=False, id="trim"),
     Binding("m", "select_span", "select span", show=False, id="select_span"),
+    Binding("g", "gate", "checklist", id="gate"),
 ]
 
 
@@ -541,6 +543,26 @@ class ReviewScreen(Screen[None]):
             self._show_current()
 
         self.app.push_screen(SearchScreen(self._last_query), done)
+
+    def goto(self, pid: int | None, *, refresh: bool = False) -> None:
+        """Show pair ``pid``, switching the view to all when the current view does not hold it.
+
+        ``refresh``: statuses changed or pairs were added elsewhere (a dialog), so the queue is
+        rebuilt first. None or an unknown id only refreshes. Screens pushed from here dismiss
+        with a pair id and come back through this.
+        """
+        valid = pid is not None and 0 <= pid < len(self.session)
+        if refresh or (valid and not self.queue.move_to(pid)):
+            keep = pid if valid else self.queue.current
+            view = self.filter if keep is None or self.filter is None or self.session.status(keep) == self.filter else None
+            self._apply_filter(view, keep=keep)
+            return
+        if valid:
+            self._show_current()
+
+    def action_gate(self) -> None:
+        """Run the quality checklist; a pair picked there is shown here."""
+        self.app.push_screen(ChecklistScreen(self.session), self.goto)
 
     def action_help(self) -> None:
         """Show every key, as bound now."""
