@@ -25,7 +25,11 @@ from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.session import ReviewSession
 from mtcb_curate.verdicts import Verdicts
 from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
+from mtcb_curate import clusters, neardup
+from mtcb_curate.tui.badges import similar_badge
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
+from mtcb_curate.tui.screens.cluster import ClusterScreen
+from mtcb_curate.tui.screens.dedup import DedupScreen
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
@@ -71,6 +75,8 @@ BINDINGS = [
     Binding("t", "trim", "trim", show=False, id="trim"),
     Binding("m", "select_span", "select span", show=False, id="select_span"),
     Binding("g", "gate", "checklist", id="gate"),
+    Binding("d", "cluster", "similar", id="cluster"),
+    Binding("D", "dedup", "dedup", id="dedup"),
 ]
 
 
@@ -85,6 +91,9 @@ class ReviewScreen(Screen[None]):
         self.session = session
         self.filter: Status | None = None
         self.verdicts = Verdicts(session)
+        self.dedup_threshold = neardup.DEFAULT_THRESHOLD
+        self._cluster_index: dict[int, neardup.Cluster] = {}
+        self._clusters_ready = False
         self._not_verbatim: set[int] = set()
         self._shown_doc: str | None = None
         self._shown_pair: int | None = None
@@ -216,8 +225,8 @@ class ReviewScreen(Screen[None]):
             self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid))
 
     def _badges(self, pid: int) -> Text:
-        """Badges for the head line (near-duplicates; see ``_show_current``)."""
-        return Text()
+        """Badges for the head line: ``≈N similar`` when the pair is in a near-duplicate cluster."""
+        return similar_badge(self._cluster_index.get(pid), pid)
 
     @staticmethod
     def _spans(r: PairResult) -> list[Span]:
@@ -249,6 +258,55 @@ class ReviewScreen(Screen[None]):
         self._not_verbatim = bad
         self.queue.refresh()
         self._update_progress()
+        self._find_clusters()
+
+    # -- near-duplicates ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
+    def _find_clusters(self) -> None:
+        """Near-duplicate clusters (rapidfuzz + stored LLM clusters) for the ≈N badge and ``d``."""
+        worker = get_current_worker()
+        try:
+            found = clusters.find(self.session, threshold=self.dedup_threshold)
+        except Exception as exc:  # noqa: BLE001 - reported, the review goes on
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self.notify, f"Near-duplicate search failed: {exc}",
+                                          severity="warning", markup=False)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._clusters_found, neardup.cluster_index(found))
+
+    def _clusters_found(self, index: dict[int, neardup.Cluster]) -> None:
+        self._cluster_index = index
+        self._clusters_ready = True
+        self._show_current()  # the badge of the pair on screen
+
+    def action_cluster(self) -> None:
+        """Open the current pair's near-duplicate cluster side by side."""
+        pid = self.queue.current
+        if pid is None:
+            return
+        cluster = self._cluster_index.get(pid)
+        if cluster is None:
+            msg = "not in a near-duplicate cluster" if self._clusters_ready else "still looking for near-duplicates…"
+            self.notify(f"#{pid}: {msg}", timeout=3)
+            return
+        self.app.push_screen(ClusterScreen(self.session, cluster, chosen_id=pid), self._dedup_closed)
+
+    def action_dedup(self) -> None:
+        """Every unresolved near-duplicate cluster, largest first."""
+        screen = DedupScreen(self.session, threshold=self.dedup_threshold)
+
+        def done(pid: int | None) -> None:
+            self.dedup_threshold = screen.threshold
+            self._dedup_closed(pid)
+
+        self.app.push_screen(screen, done)
+
+    def _dedup_closed(self, pid: int | None) -> None:
+        """Back from the cluster or dedup screen: statuses may have changed; show ``pid`` if given."""
+        self.goto(pid, refresh=True)
+        self._find_clusters()
 
     # -- progress -----------------------------------------------------------------------------
 
@@ -417,6 +475,7 @@ class ReviewScreen(Screen[None]):
                 return
             if changed:
                 self._recheck(pid)
+                self._find_clusters()  # an edited question or passage may join or leave a cluster
                 self.queue.refresh_pair(pid)
                 self._show_current()
                 self._update_progress()
@@ -447,6 +506,7 @@ class ReviewScreen(Screen[None]):
             self.notify("The passage is already that text.", timeout=2)
             return
         self._recheck(pid)
+        self._find_clusters()
         self.queue.refresh_pair(pid)
         self._show_current()
         self._update_progress()

@@ -1,0 +1,235 @@
+"""One near-duplicate cluster, its members side by side: keep one, or mark "not duplicates".
+
+Members are columns (up to ``COLUMNS_MAX``) or rows (more), each with its id, status,
+document key, question, answer, passage and question similarity to the other members.
+
+After ``k`` (keep) or ``n`` (not duplicates) the screen stays open and shows the new statuses
+and what was done; ``escape`` closes it (returns None), ``o``/``enter`` returns the chosen
+member's id for the review screen to show. Both actions are undone in the review screen (``u``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Static
+
+from mtcb_curate.errors import CurateError
+from mtcb_curate.model import Status
+from mtcb_curate.neardup import Cluster
+from mtcb_curate.plaintext import one_line, printable
+from mtcb_curate.session import ReviewSession
+from mtcb_curate.tui.badges import status_text
+
+#: Up to this many members are shown as columns; more as rows.
+COLUMNS_MAX = 4
+#: Longest passage shown per member (characters), in columns / in rows; the rest is cut with a note.
+PASSAGE_CHARS_COLUMNS = 2000
+PASSAGE_CHARS_ROWS = 400
+#: Longest question or answer shown per member (characters).
+FIELD_CHARS = 1000
+#: Similarity scores listed per member.
+SCORES_SHOWN = 8
+
+HINT = ("←/→ or 1-9 choose · k keep the chosen pair (reject the others) · n not duplicates · "
+        "o/enter open the chosen pair · esc close")
+
+
+def _field(text: str, limit: int) -> Text:
+    if not text:
+        return Text("(empty)", style="dim italic")
+    out = Text(printable(text[:limit]))
+    if len(text) > limit:
+        out.append(f" … ({len(text):,} characters)", style="dim italic")
+    return out
+
+
+class ClusterScreen(ModalScreen[int | None]):
+    """The members of ``cluster`` side by side. Returns the id of the pair to open (``o`` or
+    ``enter``) or None (``escape``); keep and "not duplicates" are saved at once and the
+    screen stays open.
+
+    Attributes:
+        chosen: index in ``cluster.ids`` of the chosen member.
+        changed: True once keep or "not duplicates" changed the workspace.
+    """
+
+    BINDINGS = [
+        # priority: the member panes scroll with the arrows otherwise.
+        Binding("left", "choose_by(-1)", "previous member", priority=True),
+        Binding("right", "choose_by(1)", "next member", priority=True),
+        *[Binding(str(i + 1), f"choose({i})", f"member {i + 1}", show=False) for i in range(9)],
+        Binding("k", "keep", "keep chosen"),
+        Binding("n", "not_duplicates", "not duplicates"),
+        Binding("o,enter", "open", "open pair"),
+        Binding("escape", "close", "close"),
+    ]
+    AUTO_FOCUS = None
+
+    def __init__(self, session: ReviewSession, cluster: Cluster, chosen_id: int | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.cluster = cluster
+        self.chosen = cluster.ids.index(chosen_id) if chosen_id in cluster.ids else 0
+        self.changed = False
+        self._columns = cluster.size <= COLUMNS_MAX
+        self._bodies: list[Static] = []
+        self._panes: list[VerticalScroll] = []
+
+    @property
+    def chosen_id(self) -> int:
+        """The chosen member's pair id."""
+        return self.cluster.ids[self.chosen]
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        c = self.cluster
+        title = Text()
+        title.append(f"Near-duplicate cluster · {c.size} pairs", style="bold")
+        title.append(" · ")
+        title.append(printable(c.reason, keep_newlines=False), style="bold yellow")
+        keys = ", ".join(one_line(k, 40) for k in c.doc_keys[:5])
+        more = f" and {len(c.doc_keys) - 5} more" if len(c.doc_keys) > 5 else ""
+        title.append(f" · {self._key_column()}: {keys}{more}", style="dim")
+        self._bodies = [Static(self._member_text(i), classes="member-body") for i in range(c.size)]
+        self._panes = [VerticalScroll(body, classes="member", id=f"member-{i}", can_focus=False)
+                       for i, body in enumerate(self._bodies)]
+        members: Widget = (Horizontal(*self._panes, id="cluster-members", classes="-columns") if self._columns
+                           else VerticalScroll(*self._panes, id="cluster-members", classes="-rows", can_focus=False))
+        with Vertical(id="cluster-dialog", classes="dialog"):
+            yield Static(title, id="cluster-title")
+            yield members
+            yield Static(id="cluster-note")
+            yield Static(Text(HINT, style="dim"), id="cluster-hint")
+
+    def on_mount(self) -> None:
+        self._mark_chosen()
+
+    def _key_column(self) -> str:
+        return str(self.session.dataset.columns.get("doc_key", "document"))
+
+    def _member_text(self, index: int) -> Text:
+        pid = self.cluster.ids[index]
+        view = self.session.view(pid)
+        t = Text()
+        if index < 9:
+            t.append(f" {index + 1} ", style="bold reverse")
+            t.append(" ")
+        t.append(f"#{pid}", style="bold")
+        t.append("  ")
+        t.append_text(status_text(view.status, view.reason))
+        if view.edited:
+            t.append("  edited", style="italic cyan")
+        t.append(f"\n{self._key_column()}: ", style="dim")
+        t.append(printable(view.pair.doc_key, keep_newlines=False) or "(none)")
+        closest = self.cluster.closest(pid, SCORES_SHOWN)
+        if closest:
+            t.append("\nsimilarity: ", style="dim")
+            t.append(" · ".join(f"#{other} {score:.1f}" for other, score in closest))
+            if self.cluster.size - 1 > len(closest):
+                t.append(" · …", style="dim")
+        passage_limit = PASSAGE_CHARS_COLUMNS if self._columns else PASSAGE_CHARS_ROWS
+        for label, text, limit in (("Question", view.question, FIELD_CHARS), ("Answer", view.answer, FIELD_CHARS),
+                                   ("Supporting passage", view.passage, passage_limit)):
+            t.append(f"\n\n{label}\n", style="bold")
+            t.append_text(_field(text, limit))
+        return t
+
+    def _refresh_members(self) -> None:
+        for i, body in enumerate(self._bodies):
+            body.update(self._member_text(i))
+
+    def _mark_chosen(self) -> None:
+        for i, pane in enumerate(self._panes):
+            pane.set_class(i == self.chosen, "-chosen")
+        if not self._columns:
+            self._panes[self.chosen].scroll_visible(animate=False)
+
+    def _note(self, text: Text) -> None:
+        self.query_one("#cluster-note", Static).update(text)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_choose(self, index: int) -> None:
+        """Choose member ``index`` (0-based; keys 1-9)."""
+        if 0 <= index < self.cluster.size:
+            self.chosen = index
+            self._mark_chosen()
+
+    def action_choose_by(self, step: int) -> None:
+        """Choose the previous (-1) or next (+1) member, wrapping around."""
+        self.action_choose((self.chosen + step) % self.cluster.size)
+
+    def on_click(self, event: events.Click) -> None:
+        node = event.widget
+        while node is not None and node is not self:
+            if node in self._panes:
+                self.action_choose(self._panes.index(node))
+                return
+            node = node.parent
+
+    def _writable(self) -> bool:
+        if self.session.read_only:
+            self.notify("The workspace is open read-only: nothing can be decided.", severity="warning")
+            return False
+        return True
+
+    def action_keep(self) -> None:
+        """Keep the chosen member: every other member not already rejected is rejected with
+        ``duplicate of #ID`` (one transaction; ``u`` in the review screen undoes one per key)."""
+        if not self._writable():
+            return
+        keep = self.chosen_id
+        if self.session.status(keep) is Status.REJECTED:
+            self.notify(f"#{keep} is rejected: choose another pair to keep.", severity="warning")
+            return
+        others = [i for i in self.cluster.ids if i != keep and self.session.status(i) is not Status.REJECTED]
+        if not others:
+            self.notify(f"Every other pair is already rejected: #{keep} is the one left.", timeout=3)
+            return
+        try:
+            rejected = self.session.keep_one(keep, [keep, *others])
+        except (CurateError, sqlite3.Error, OSError, IndexError) as exc:
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self.changed = True
+        self._refresh_members()
+        note = Text()
+        note.append(f"Kept #{keep}", style="bold green")
+        note.append(f"; rejected {', '.join(f'#{i}' for i in rejected)} as duplicate of #{keep}")
+        note.append(" (u in the review screen undoes)", style="dim")
+        self._note(note)
+
+    def action_not_duplicates(self) -> None:
+        """Remember that no two members are duplicates: the cluster is never raised again."""
+        if not self._writable():
+            return
+        try:
+            marked = self.session.mark_not_duplicates(list(self.cluster.ids))
+        except (CurateError, sqlite3.Error, OSError, IndexError) as exc:
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        if not marked:
+            self.notify("These pairs are already marked not duplicates.", timeout=3)
+            return
+        self.changed = True
+        note = Text()
+        note.append("Marked not duplicates", style="bold green")
+        note.append(f": {', '.join(f'#{i}' for i in self.cluster.ids)} will not be raised together again")
+        note.append(" (u in the review screen undoes)", style="dim")
+        self._note(note)
+
+    def action_open(self) -> None:
+        """Close and show the chosen pair in the review screen."""
+        self.dismiss(self.chosen_id)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
