@@ -31,6 +31,7 @@ from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
 from mtcb_curate.tui.screens.edit import EditScreen
+from mtcb_curate.tui.screens.publish import PublishScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
 from mtcb_curate.tui.screens.search import SearchScreen
@@ -77,6 +78,7 @@ BINDINGS = [
     Binding("g", "gate", "checklist", id="gate"),
     Binding("d", "cluster", "similar", id="cluster"),
     Binding("D", "dedup", "dedup", id="dedup"),
+    Binding("P", "publish", "publish", id="publish"),
 ]
 
 
@@ -623,6 +625,10 @@ class ReviewScreen(Screen[None]):
     def action_gate(self) -> None:
         """Run the quality checklist; a pair picked there is shown here."""
         self.app.push_screen(ChecklistScreen(self.session), self.goto)
+
+    def action_publish(self) -> None:
+        """Publish to the Hub behind the checklist gate: the changes first, then a confirmation."""
+        self.app.push_screen(PublishScreen(self.session))
 
     def action_help(self) -> None:
         """Show every key, as bound now."""
