@@ -17,10 +17,10 @@ import json
 from collections.abc import Iterable, Sequence
 
 from mtcb_curate import neardup
-from mtcb_curate.neardup import Cluster, Link
+from mtcb_curate.neardup import Cluster
 from mtcb_curate.session import ReviewSession
 
-REASON_LLM = "LLM: semantic duplicate"
+REASON_LLM = neardup.REASON_LLM
 _META_KEY = "llm_dedup_clusters"
 
 
@@ -57,62 +57,13 @@ def store_llm_clusters(session: ReviewSession, groups: Sequence[Sequence[int]]) 
 
 def find(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
          ids: Iterable[int] | None = None) -> list[Cluster]:
-    """Every near-duplicate cluster among the session's pairs (or among ``ids``), largest first.
-
-    Clusters from rapidfuzz and from the stored LLM dedup are merged where they share a member.
-    """
+    """Every near-duplicate cluster among the session's pairs (or among ``ids``), largest first:
+    ``neardup.find_clusters`` with the stored LLM clusters as extra links (each duplicate
+    linked to the question the LLM kept) and the curator's "not duplicates" marks."""
     items = session_items(session, ids)
-    chosen = {it.id for it in items}
-    not_dups = session.not_duplicates()
-    found = neardup.find_clusters(items, threshold=threshold, not_duplicates=not_dups)
-    extra: list[Link] = []
-    texts = {it.id: it.question for it in items}
-    for group in llm_clusters(session):
-        group = [i for i in group if i in chosen]
-        keep = group[0] if group else None
-        for other in group[1:]:
-            a, b = min(keep, other), max(keep, other)
-            if (a, b) not in not_dups:
-                extra.append(Link(a, b, (REASON_LLM,), round(neardup.question_similarity(texts[a], texts[b]), 1)))
-    if not extra:
-        return found
-    return _merge(found, extra, {it.id: it.doc_key for it in items}, texts)
-
-
-def _merge(clusters: list[Cluster], extra: list[Link], doc_keys: dict[int, str],
-           texts: dict[int, str]) -> list[Cluster]:
-    """Union ``clusters`` with extra links into connected components."""
-    parent: dict[int, int] = {}
-
-    def root(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    links: list[Link] = [link for c in clusters for link in c.links] + extra
-    for c in clusters:
-        for i in c.ids[1:]:
-            parent[root(i)] = root(c.ids[0])
-    for link in extra:
-        parent[root(link.b)] = root(link.a)
-    groups: dict[int, list[Link]] = {}
-    for link in links:
-        groups.setdefault(root(link.a), []).append(link)
-    out = []
-    for group_links in groups.values():
-        ids = sorted({i for link in group_links for i in (link.a, link.b)})
-        reasons = [r for r in (*neardup.REASONS, REASON_LLM) if any(r in link.reasons for link in group_links)]
-        if len(ids) <= neardup.PAIRWISE_MAX:
-            scores = tuple((a, b, round(neardup.question_similarity(texts[a], texts[b]), 1))
-                           for k, a in enumerate(ids) for b in ids[k + 1:])
-        else:
-            scores = tuple((link.a, link.b, link.score) for link in group_links)
-        out.append(Cluster(tuple(ids), tuple(sorted(group_links, key=lambda x: (x.a, x.b))), scores,
-                           tuple(reasons), tuple(sorted({doc_keys[i] for i in ids}))))
-    out.sort(key=lambda c: (-c.size, c.ids[0]))
-    return out
+    extra = [(group[0], other) for group in llm_clusters(session) for other in group[1:]]
+    return neardup.find_clusters(items, threshold=threshold, not_duplicates=session.not_duplicates(),
+                                 extra_links=extra)
 
 
 def unresolved(session: ReviewSession, clusters: Iterable[Cluster]) -> list[Cluster]:

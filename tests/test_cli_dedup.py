@@ -87,3 +87,17 @@ def test_llm_dedup_clusters_join_and_are_stored(data, tmp_path, fake_llm):
                    "--model", "fake-model", env=env)
     assert "1 call(s), 1 from the cache" in proc.stderr, proc.stderr
     assert len(fake_llm.requests) == calls
+
+
+def test_llm_clusters_merge_with_rapidfuzz_clusters_and_respect_not_duplicates(data, tmp_path):
+    from mtcb_curate import clusters
+
+    s = open_session(Options("ficha", source=[str(data)], workspace=tmp_path / "ws"))
+    clusters.store_llm_clusters(s, [[1, 4]])  # the LLM joins #4 to the #0/#1 cluster
+    found = clusters.find(s)
+    big = next(c for c in found if 4 in c.ids)
+    assert big.ids == (0, 1, 4) and clusters.REASON_LLM in big.reasons
+    assert big.closest(4, 1)[0][0] in (0, 1) and "LLM" in big.reason
+    s.mark_not_duplicates([1, 4])
+    assert not any(4 in c.ids for c in clusters.find(s))
+    s.workspace.close()
