@@ -31,6 +31,9 @@ from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
 from mtcb_curate.tui.screens.edit import EditScreen
+from mtcb_curate.tui.screens.generate_more import GenerateMoreScreen
+from mtcb_curate.tui.screens.regenerate import RegenerateScreen
+from mtcb_curate.tui.screens.semantic_dedup import SemanticDedupScreen
 from mtcb_curate.tui.screens.publish import PublishScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
@@ -79,6 +82,9 @@ BINDINGS = [
     Binding("d", "cluster", "similar", id="cluster"),
     Binding("D", "dedup", "dedup", id="dedup"),
     Binding("P", "publish", "publish", id="publish"),
+    Binding("r", "regenerate", "regenerate", id="regenerate"),
+    Binding("G", "generate_more", "generate more", show=False, id="generate_more"),
+    Binding("L", "semantic_dedup", "LLM dedup", show=False, id="semantic_dedup"),
 ]
 
 
@@ -405,10 +411,10 @@ class ReviewScreen(Screen[None]):
         if self.filter is not None and self.session.status(pid) != self.filter:
             self._apply_filter(None, keep=pid)
         else:
-            ids = self.session.ids(self.filter) if self.filter is not None else None
-            if ids is not None:
-                self.queue.set_ids(ids, keep=pid)
-                self._refresh_queue_title(len(ids))
+            # Rebuilt even in the "all" view: an undone added pair leaves the queue.
+            ids = self.session.ids(self.filter)
+            self.queue.set_ids(ids, keep=pid)
+            self._refresh_queue_title(len(ids))
             self.queue.move_to(pid)
             self.queue.refresh_pair(pid)
             self._show_current()
@@ -614,6 +620,10 @@ class ReviewScreen(Screen[None]):
         with a pair id and come back through this.
         """
         valid = pid is not None and 0 <= pid < len(self.session)
+        if refresh:
+            self._id_width = len(str(max(0, len(self.session) - 1)))
+            if valid:
+                self._recheck(pid)
         if refresh or (valid and not self.queue.move_to(pid)):
             keep = pid if valid else self.queue.current
             view = self.filter if keep is None or self.filter is None or self.session.status(keep) == self.filter else None
@@ -625,6 +635,34 @@ class ReviewScreen(Screen[None]):
     def action_gate(self) -> None:
         """Run the quality checklist; a pair picked there is shown here."""
         self.app.push_screen(ChecklistScreen(self.session), self.goto)
+
+    # -- LLM: regenerate, generate more, semantic dedup -------------------------------------------
+
+    def _after_llm(self, pid: int | None) -> None:
+        """Back from an LLM screen: new pairs join the queue; show ``pid`` if given."""
+        self.goto(pid, refresh=True)
+        self._find_clusters()
+
+    def action_regenerate(self) -> None:
+        """Ask the LLM for candidates to replace the current pair (r replace, a add, o keep)."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        self.app.push_screen(RegenerateScreen(self.session, pid), self._after_llm)
+
+    def action_generate_more(self) -> None:
+        """Ask the LLM for N new pairs for the current pair's document."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        self.app.push_screen(GenerateMoreScreen(self.session, self.session.pairs[pid].doc_key), self._after_llm)
+
+    def action_semantic_dedup(self) -> None:
+        """Run the LLM's semantic dedup over every pair; its clusters join the near-duplicates."""
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return
+        self.app.push_screen(SemanticDedupScreen(self.session), lambda _: self._find_clusters())
 
     def action_publish(self) -> None:
         """Publish to the Hub behind the checklist gate: the changes first, then a confirmation."""

@@ -1,0 +1,297 @@
+"""The LLM run dialog: estimate, confirm, run in a worker with progress, retries and cancel.
+
+Every LLM action of the app (regenerate, generate more, semantic dedup) pushes an
+:class:`LLMRunScreen` with a job function and, when the run can be large, an estimator. The
+dialog:
+
+1. builds the chat client (``CurateApp.llm_client``: it imports openai) and the estimate in a
+   thread worker (the estimate counts tokens with tiktoken);
+2. shows the estimate; a run of more than 10 paid calls waits for ``y``/``enter`` (issue 5),
+   ``escape`` closes it without any call;
+3. runs the job in a thread worker with a progress bar and a status line for each retry
+   ("retry 2/5 in 4 s: 429 rate limited"); ``escape``/``c`` sets the job's
+   ``threading.Event``: the client stops before its next attempt or during a backoff sleep
+   (a request in flight is waited for; a second ``escape`` closes the dialog at once);
+4. dismisses with the job's return value (the domain functions return their partial result,
+   marked ``cancelled``, on cancel), or shows an error as ONE plain line (``LLMUnavailable``,
+   ``LLMConfigError``, ``LLMError`` ...) and dismisses with None on ``escape``: the rest of the
+   app keeps working without the LLM.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import ProgressBar, Static
+
+from mtcb_curate.plaintext import printable
+
+#: ``job(client, cancel, on_retry, on_progress) -> result``; runs in a worker thread.
+Job = Callable[[Any, threading.Event, Callable[[Any], None], Callable[[int, int], None]], Any]
+#: ``estimator(client) -> RunEstimate``; runs in a worker thread.
+Estimator = Callable[[Any], Any]
+
+#: Longest error line shown (characters); LLM errors are one line already.
+MAX_ERROR_CHARS = 300
+
+
+def error_line(exc: BaseException) -> str:
+    """One plain line for an exception: the message of our own errors, else its type too."""
+    from mtcb_curate.errors import CurateError
+
+    msg = " ".join(str(exc).split())
+    if not isinstance(exc, CurateError):
+        msg = f"the LLM run failed: {type(exc).__name__}: {msg}" if msg else f"the LLM run failed: {type(exc).__name__}"
+    if len(msg) > MAX_ERROR_CHARS:
+        msg = msg[: MAX_ERROR_CHARS - 1] + "…"
+    return printable(msg, keep_newlines=False)
+
+
+class LLMRunScreen(ModalScreen[Any]):
+    """Run one LLM job with an estimate, a confirmation when large, progress and cancel.
+
+    Args:
+        title: what the run does, e.g. ``Regenerate pair #12`` (shown as plain text).
+        job: ``job(client, cancel, on_retry, on_progress)``; its return value is the dismiss
+            value. Domain functions catch the cancel themselves and return a partial result.
+        estimator: ``estimator(client) -> RunEstimate`` or None (small runs: no estimate).
+        total: the number of progress steps, when known before the run.
+        unit: what one progress step is (``candidate``, ``window``, ``call``).
+
+    Dismiss value: the job's result; None when closed before it finished, or after an error.
+
+    Keys: ``y``/``enter`` run (when asked), ``escape``/``c`` cancel (a second ``escape``
+    while cancelling closes at once), ``escape`` closes after an error.
+    """
+
+    BINDINGS = [
+        Binding("y,enter", "run", "run", show=False),
+        Binding("escape", "cancel", "cancel", show=False),
+        Binding("c", "cancel_run", "cancel", show=False),
+    ]
+
+    def __init__(self, title: str, job: Job, estimator: Estimator | None = None, *,
+                 total: int | None = None, unit: str = "step") -> None:
+        super().__init__()
+        self.title_text = title
+        self.job = job
+        self.estimator = estimator
+        self.total = total
+        self.unit = unit
+        #: preparing -> (confirm ->) running (-> cancelling) -> closed; or failed.
+        self.phase = "preparing"
+        self.cancel_event = threading.Event()
+        self.error: str | None = None
+        self.estimate: Any = None
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+        self._gone = False
+        self._job_started = False
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="llm-run-dialog", classes="dialog"):
+            yield Static(Text(printable(self.title_text, keep_newlines=False), style="bold"), id="llm-run-title")
+            yield Static(Text("connecting to the LLM…", style="dim"), id="llm-run-config")
+            yield Static(id="llm-run-estimate")
+            yield ProgressBar(total=self.total, show_eta=False, id="llm-run-progress")
+            yield Static(id="llm-run-status")
+            yield Static(id="llm-run-keys", classes="llm-keys")
+
+    def on_mount(self) -> None:
+        self.query_one(ProgressBar).display = False  # shown while the calls run
+        self._set_keys()
+        self._prepare()
+
+    def on_unmount(self) -> None:
+        # The app may exit with the dialog open: no further request (one in flight is waited for).
+        self._gone = True
+        self.cancel_event.set()
+        self._release_client()
+
+    def _set(self, selector: str, text: Text | str, style: str = "") -> None:
+        self.query_one(selector, Static).update(text if isinstance(text, Text) else Text(text, style=style))
+
+    def _status(self, message: str, kind: str = "") -> None:
+        """The status line: ``kind`` is '', ``warning`` (retries, cancel) or ``error``."""
+        status = self.query_one("#llm-run-status", Static)
+        status.set_class(kind == "warning", "-warning")
+        status.set_class(kind == "error", "-error")
+        status.update(Text(printable(message, keep_newlines=False)))
+
+    def _set_keys(self) -> None:
+        keys = {
+            "preparing": [("esc", "close")],
+            "confirm": [("y/enter", "run these calls"), ("esc", "cancel, no call")],
+            "running": [("esc/c", "cancel")],
+            "cancelling": [("esc", "close now")],
+            "failed": [("esc", "close")],
+        }.get(self.phase, [])
+        t = Text()
+        for key, what in keys:
+            t.append(f" {key} ", style="bold reverse")
+            t.append(f" {what}   ")
+        self._set("#llm-run-keys", t)
+
+    # -- preparing: client and estimate ---------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="llm-prepare", exit_on_error=False)
+    def _prepare(self) -> None:
+        try:
+            client = self.app.llm_client()
+        except Exception as exc:  # LLMConfigError, or openai missing: one line, never a crash
+            self._from_thread(self._failed, error_line(exc))
+            return
+        with self._client_lock:
+            if self._gone:
+                _close_client(client)
+                return
+            self._client = client
+        estimate = None
+        if self.estimator is not None:
+            try:
+                estimate = self.estimator(client)
+            except Exception as exc:
+                self._from_thread(self._failed, error_line(exc))
+                return
+        self._from_thread(self._prepared, estimate)
+
+    def _from_thread(self, callback: Callable[..., None], *args: Any) -> None:
+        """Call ``callback`` on the app's thread, unless the dialog is gone."""
+        if self._gone:
+            return
+        try:
+            self.app.call_from_thread(self._if_open, callback, *args)
+        except RuntimeError:  # the app is shutting down
+            pass
+
+    def _if_open(self, callback: Callable[..., None], *args: Any) -> None:
+        if not self._gone and self.is_attached:
+            callback(*args)
+
+    def _prepared(self, estimate: Any) -> None:
+        self.estimate = estimate
+        self._set("#llm-run-config", Text(printable(self._client.config.describe(), keep_newlines=False), style="dim"))
+        if estimate is not None:
+            self._set("#llm-run-estimate", Text(estimate.summary()))
+        if estimate is not None and estimate.needs_confirmation:
+            self.phase = "confirm"
+            self._status("More than 10 calls: run them?", "warning")
+            self._set_keys()
+            return
+        self._start()
+
+    # -- running ------------------------------------------------------------------------------
+
+    def action_run(self) -> None:
+        """Run the confirmed calls."""
+        if self.phase == "confirm":
+            self._start()
+
+    def _start(self) -> None:
+        self.phase = "running"
+        self._job_started = True
+        self.query_one(ProgressBar).display = True
+        self._status(f"asking the LLM ({self.unit} 1{f' of {self.total}' if self.total else ''})…")
+        self._set_keys()
+        self._run_job()
+
+    @work(thread=True, exclusive=True, group="llm-run", exit_on_error=False)
+    def _run_job(self) -> None:
+        client = self._client
+        try:
+            result = self.job(client, self.cancel_event, self._on_retry, self._on_progress)
+        except Exception as exc:
+            from mtcb_curate.llm.errors import LLMCancelled
+
+            if isinstance(exc, LLMCancelled):
+                self._from_thread(self._finished, None)
+            else:
+                self._from_thread(self._failed, error_line(exc))
+            return
+        finally:
+            with self._client_lock:
+                self._client = None
+            _close_client(client)
+        self._from_thread(self._finished, result)
+
+    def _on_retry(self, notice: Any) -> None:
+        """From the worker: a retry is about to happen (429, 5xx, timeout)."""
+        self._from_thread(self._status, str(notice), "warning")
+
+    def _on_progress(self, done: int, total: int) -> None:
+        """From the worker: ``done`` of ``total`` steps finished."""
+        self._from_thread(self._progressed, done, total)
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.query_one(ProgressBar).update(total=total, progress=done)
+        if self.phase == "running":
+            nxt = f", asking for {self.unit} {done + 1}…" if done < total else ""
+            self._status(f"{done} of {total} {self.unit}s done{nxt}")
+
+    def _finished(self, result: Any) -> None:
+        self._close(result)
+
+    def _failed(self, message: str) -> None:
+        self.phase = "failed"
+        self.error = message
+        self.query_one(ProgressBar).display = False
+        self._status(message, "error")
+        self._set_keys()
+
+    # -- cancel and close -----------------------------------------------------------------------
+
+    def action_cancel(self) -> None:
+        """escape: no call when not started; cancel a run; close at once when cancelling."""
+        if self.phase == "running":
+            self.action_cancel_run()
+        else:
+            self._close(None)
+
+    def action_cancel_run(self) -> None:
+        """Stop the run before its next request (a request in flight is waited for)."""
+        if self.phase != "running":
+            if self.phase in ("confirm", "preparing"):
+                self._close(None)
+            return
+        self.phase = "cancelling"
+        self.cancel_event.set()
+        self._status("cancelling: waiting for the request in flight (esc closes now)", "warning")
+        self._set_keys()
+
+    def _close(self, result: Any) -> None:
+        if self._gone:
+            return
+        self._gone = True
+        self.cancel_event.set()
+        self._release_client()
+        self.dismiss(result)
+
+    def _release_client(self) -> None:
+        """Close the client unless the job has it (the job's worker closes it when done)."""
+        with self._client_lock:
+            if self._job_started or self._client is None:
+                return
+            client, self._client = self._client, None
+        _close_client(client)
+
+
+def _close_client(client: Any) -> None:
+    """Close a chat client and its response cache (quietly)."""
+    if client is None:
+        return
+    for close in (getattr(client, "close", None), getattr(getattr(client, "cache", None), "close", None)):
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                pass
