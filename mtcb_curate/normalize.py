@@ -82,8 +82,11 @@ _SINGLE = {
     "whitespace": "[^\\S ]",
     "typography": f"[{_ASCII_WS_NOT_SPACE}{_NON_ASCII}]",
 }
+# A run never swallows a hyphen that starts a line-break hyphenation ("signiﬁ\u00ad\ncant"):
+# the hyphenation alternative must get to see it at every level, or the levels disagree.
+_NOT_HYPHEN_BREAK = "(?!(?<=[^\\W\\d_])[\u00ad\u2010\u2011][^\\S\\n]*\\n\\s*[^\\W\\d_])"
 _SITES = {
-    level: re.compile(f"{_HYPHENATION}|[{_GAP[level]}]{{2,}}|{_SINGLE[level]}")
+    level: re.compile(f"{_HYPHENATION}|(?:{_NOT_HYPHEN_BREAK}[{_GAP[level]}]){{2,}}|{_SINGLE[level]}")
     for level in ("whitespace", "typography")
 }
 _ASCII_SITES = re.compile(f"[ '\"`\\-{_NON_ASCII}]{{2,}}|['\"`\\-{_NON_ASCII}]")
