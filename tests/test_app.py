@@ -349,3 +349,22 @@ async def test_sample_opens_with_real_filings(sample_dir, ws):
         assert "passages not verbatim" in progress
         assert "the bundled sample" in text_of(app, "#source-bar")
     session.workspace.close()
+
+
+async def test_qa_panel_says_how_many_lines_are_hidden_below(tmp_path, ws):
+    rows = [dict(q) for q in QUESTIONS]
+    rows[0]["answer"] = "\n".join(f"line {i}" for i in range(60))
+    write_jsonl(tmp_path / "long" / "corpus.jsonl", CORPUS)
+    write_jsonl(tmp_path / "long" / "questions.jsonl", rows)
+    session = opened(tmp_path / "long", ws)
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        panel = app.screen.query_one(QAPanel)
+        height = panel.scrollable_content_region.height
+        last = panel.render_line(height - 1).text
+        assert "more lines" in last and "e shows the whole texts" in last
+        await pilot.press("j")  # a short pair fits: no note
+        await settle(app, pilot)
+        assert "more line" not in "".join(panel.render_line(y).text for y in range(height))
+    session.workspace.close()

@@ -42,3 +42,17 @@ def test_tick_collects_only_when_idle_or_overdue(monkeypatch):
         assert policy.tick() is False  # nothing pending since
     finally:
         policy.restore()
+
+
+def test_refreeze_moves_new_objects_out_of_full_collections():
+    policy = CollectorPolicy()
+    policy.refreeze()  # not started: nothing happens
+    assert gc.get_freeze_count() == 0
+    policy.start()
+    try:
+        frozen = gc.get_freeze_count()
+        keep = [[i] for i in range(10_000)]
+        policy.refreeze()
+        assert gc.get_freeze_count() >= frozen + len(keep)
+    finally:
+        policy.restore()

@@ -266,7 +266,14 @@ class ReviewScreen(Screen[None]):
         self._not_verbatim = bad
         self.queue.refresh()
         self._update_progress()
+        self._refreeze()
         self._find_clusters()
+
+    def _refreeze(self) -> None:
+        """Keep the scan's and the search's results out of later full garbage collections."""
+        collector = getattr(self.app, "collector", None)
+        if collector is not None:
+            collector.refreeze()
 
     # -- near-duplicates ------------------------------------------------------------------------
 
@@ -287,6 +294,7 @@ class ReviewScreen(Screen[None]):
     def _clusters_found(self, index: dict[int, neardup.Cluster]) -> None:
         self._cluster_index = index
         self._clusters_ready = True
+        self._refreeze()
         self._show_current()  # the badge of the pair on screen
 
     def action_cluster(self) -> None:

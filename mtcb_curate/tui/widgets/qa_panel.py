@@ -173,15 +173,9 @@ class QAPanel(ScrollView, can_focus=False):
     and for copying.
     """
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"qa-panel--label"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"qa-panel--label", "qa-panel--more"}
 
-    DEFAULT_CSS = """
-    QAPanel {
-        overflow-x: hidden;
-        overflow-y: scroll;
-        & > .qa-panel--label { color: $text-muted; text-style: bold; }
-    }
-    """
+    # Styles: styles/app.tcss (QAPanel, .qa-panel--label, .qa-panel--more).
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -256,10 +250,18 @@ class QAPanel(ScrollView, can_focus=False):
             self._wrap()
 
     def render_line(self, y: int) -> Strip:
-        """Row ``y`` of the viewport (0 = top visible row), padded to the content width."""
+        """Row ``y`` of the viewport (0 = top visible row), padded to the content width. When
+        rows are hidden below, the last visible row says how many (the panel has no scrollbar:
+        the mouse wheel scrolls it, and ``e`` shows every text whole)."""
         row = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
         base: Style = self.rich_style
+        height = self.scrollable_content_region.height
+        hidden = len(self._rows) - (self.scroll_offset.y + height)
+        if y == height - 1 and hidden > 0:
+            style = base + self.get_component_rich_style("qa-panel--more", partial=True)
+            note = f" ▼ {hidden + 1} more line{'s' if hidden else ''} (mouse wheel; e shows the whole texts)"
+            return Strip([Segment(note, style)]).adjust_cell_length(width, style)
         if 0 <= row < len(self._rows):
             return self._rows[row].apply_style(base).adjust_cell_length(width, base)
         return Strip.blank(width, base)
