@@ -424,10 +424,11 @@ async def test_undoing_an_added_pair_removes_it_from_the_queue(tiny, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         queue = app.screen.queue
-        assert len(queue.ids) == n + 1
+        assert len(queue.ids) == n + 1 and "(1 generated)" in text_of(app, "#source-bar")
         await pilot.press("u")
         await settle(app, pilot)
         assert len(session) == n and list(queue.ids) == list(range(n))
+        assert f"· {n} pairs ·" in text_of(app, "#source-bar")
         for _ in range(n + 2):  # walking past the end never touches the removed id
             await pilot.press("j")
         assert app.is_running and current(app) == n - 1

@@ -129,11 +129,22 @@ class ReviewScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._refresh_source_bar()
+        start = self.session.first_undecided()
+        self._apply_filter(None, keep=0 if start is None else start)
+        self.set_interval(5.0, self._update_progress)
+        # Once the first screen is up and has answered its first keys: the scan holds the GIL.
+        self._later(SCAN_DELAY_S, self._scan_passages)
+
+    def _refresh_source_bar(self) -> None:
+        """The top bar: dataset, pairs (generated ones included), documents, source and why."""
         ds = self.session.dataset
         bar = Text()
         bar.append(" mtcb-curate ", style="bold reverse")
         bar.append(f" {printable(ds.name)} ", style="bold")
-        bar.append(f"· {len(ds.pairs):,} pairs · {len(ds.documents):,} documents · ")
+        added = len(self.session) - len(ds.pairs)
+        pairs = f"{len(self.session):,} pairs" + (f" ({added:,} generated)" if added else "")
+        bar.append(f"· {pairs} · {len(ds.documents):,} documents · ")
         where = f"bundled sample of {ds.name}" if ds.source.kind == "sample" else ds.source.location
         bar.append(printable(where, keep_newlines=False))
         if ds.source.reason:
@@ -144,11 +155,6 @@ class ReviewScreen(Screen[None]):
             bar.append(f"  ⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details",
                        style="yellow")
         self._set_bar("#source-bar", bar)
-        start = self.session.first_undecided()
-        self._apply_filter(None, keep=0 if start is None else start)
-        self.set_interval(5.0, self._update_progress)
-        # Once the first screen is up and has answered its first keys: the scan holds the GIL.
-        self._later(SCAN_DELAY_S, self._scan_passages)
 
     def _later(self, delay: float, callback) -> Timer | None:
         """Run ``callback`` after ``delay`` seconds (0: after the next refresh; no timer)."""
@@ -422,6 +428,7 @@ class ReviewScreen(Screen[None]):
             # Rebuilt even in the "all" view: an undone added pair leaves the queue.
             ids = self.session.ids(self.filter)
             self.queue.set_ids(ids, keep=pid)
+            self._refresh_source_bar()
             self._refresh_queue_title(len(ids))
             self.queue.move_to(pid)
             self.queue.refresh_pair(pid)
@@ -630,6 +637,7 @@ class ReviewScreen(Screen[None]):
         valid = pid is not None and 0 <= pid < len(self.session)
         if refresh:
             self._id_width = len(str(max(0, len(self.session) - 1)))
+            self._refresh_source_bar()
             if valid:
                 self._recheck(pid)
         if refresh or (valid and not self.queue.move_to(pid)):
