@@ -35,7 +35,6 @@ empty key) and ``LLMConfig.key_is_placeholder`` is True. OpenAI's own API withou
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -138,19 +137,13 @@ def read_llm_table(path: Path | None = None) -> dict[str, Any]:
     Raises:
         LLMConfigError: the file is not valid TOML, or ``llm`` is not a table.
     """
-    from mtcb_curate.config import default_config_path
+    from mtcb_curate.config import read_table
+    from mtcb_curate.errors import CurateError
 
-    path = default_config_path() if path is None else path
-    if not path.is_file():
-        return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise LLMConfigError(f"{path}: not a valid config file ({exc})") from None
-    table = data.get("llm", {})
-    if not isinstance(table, dict):
-        raise LLMConfigError(f"{path}: [llm] must be a table")
-    return table
+        return read_table("llm", path)
+    except CurateError as exc:
+        raise LLMConfigError(str(exc)) from None
 
 
 def resolve_config(
