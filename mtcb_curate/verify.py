@@ -184,6 +184,10 @@ class CorpusIndex:
             self._windows[key] = w
         return w
 
+    def cached_windows(self, key: str) -> list[tok.Window] | None:
+        """The document's windows if already computed, else None (never tokenizes)."""
+        return self._windows.get(key)
+
     def elsewhere(self, passage: str, own_key: str) -> tuple[tuple[str, int], ...]:
         """Every other document holding ``passage`` verbatim, with its occurrence count.
 
@@ -421,7 +425,7 @@ def _in_chunk(index: CorpusIndex, key: str, chunk_index: int | None,
     spans = list(spans)
     if not spans:
         return None
-    if not build and key not in index._windows:
+    if not build and index.cached_windows(key) is None:
         return None
     try:
         ws = index.windows(key)

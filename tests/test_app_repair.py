@@ -133,3 +133,29 @@ async def test_select_a_span_with_the_keys(data, tmp_path):
         await pilot.press("u")
         assert session.view(3).passage == "  "
     session.workspace.close()
+
+
+async def test_w_shows_the_chunk_window_bounds(tmp_path):
+    from mtcb_curate import tokens
+
+    text = "".join(f"Sentence number {i} of the filing talks about revenue. " for i in range(3000))
+    passage = "Sentence number 2500 of the filing talks about revenue."
+    ws = tokens.windows(text)
+    chunk = next(w.index for w in ws if w.start <= text.index(passage) and text.index(passage) + len(passage) <= w.end)
+    write_jsonl(tmp_path / "w" / "corpus.jsonl", [{"ticker": "AAA", "company": "Alpha", "text": text}])
+    write_jsonl(tmp_path / "w" / "questions.jsonl", [
+        {"question": "What does sentence 2500 talk about?", "answer": "Revenue", "supporting_passage": passage,
+         "ticker": "AAA", "company": "Alpha", "chunk_index": chunk}])
+    session = opened(tmp_path / "w", tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        viewer = app.screen.query_one(SourceViewer)
+        assert [s.kind for s in viewer.spans] == ["exact"]
+        await pilot.press("w")
+        await settle(app, pilot)
+        window = [s for s in viewer.spans if s.kind == "window"]
+        assert [(s.start, s.end) for s in window] == [(ws[chunk].start, ws[chunk].end)]
+        await pilot.press("w")
+        assert [s.kind for s in viewer.spans] == ["exact"]
+    session.workspace.close()

@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             plan = _plan(session, args, report, accepted, read_hub=False)
         if args.license:
             plan = plan.with_license(args.license)
+        elif plan.license is None:
+            plan = _ask_license(plan)
         print()
         print("\n".join(plan.describe()))
         if args.dry_run is not None:
@@ -72,3 +74,23 @@ def _plan(session, args, report, accepted, read_hub: bool):
     return plan_publish(session, repo_id=args.repo_id, revision=args.revision, only_linked=args.only_linked,
                         license=args.license, checklist=report.for_card(), checklist_passed=report.passed,
                         read_hub=read_hub, accepted=accepted)
+
+
+def _ask_license(plan):
+    """Ask for the licence on a terminal when the source and the Hub have none; the plan as it
+    was without a terminal or an answer (the publish then stops with a clear line)."""
+    import sys
+
+    if not sys.stdin.isatty():
+        return plan
+    try:
+        answer = input("The licence of this dataset is unknown. Hub licence id (e.g. cc-by-4.0): ").strip()
+    except EOFError:
+        return plan
+    if not answer:
+        return plan
+    try:
+        return plan.with_license(answer)
+    except ValueError as exc:
+        note(f"error: {exc}")
+        return plan

@@ -85,6 +85,7 @@ BINDINGS = [
     Binding("r", "regenerate", "regenerate", id="regenerate"),
     Binding("G", "generate_more", "generate more", show=False, id="generate_more"),
     Binding("L", "semantic_dedup", "LLM dedup", show=False, id="semantic_dedup"),
+    Binding("w", "toggle_window", "chunk window", show=False, id="window"),
 ]
 
 
@@ -100,6 +101,7 @@ class ReviewScreen(Screen[None]):
         self.filter: Status | None = None
         self.verdicts = Verdicts(session)
         self.dedup_threshold = neardup.DEFAULT_THRESHOLD
+        self.show_window = False
         self._cluster_index: dict[int, neardup.Cluster] = {}
         self._clusters_ready = False
         self._not_verbatim: set[int] = set()
@@ -219,7 +221,7 @@ class ReviewScreen(Screen[None]):
             return
         result = self.verdicts.quick(pid)
         pending = not self.verdicts.is_complete(pid)
-        spans = self._spans(result)
+        spans = self._spans(result) + self._window_spans(view.pair)
         if self._shown_doc != doc.key:
             viewer.show(doc.text, spans)
             self._shown_doc = doc.key
@@ -248,6 +250,35 @@ class ReviewScreen(Screen[None]):
             return []
         kind = {"exact": "exact", "normalized": "normalized", "fuzzy": "closest"}.get(r.verdict, "closest")
         return [Span(r.start, r.end, kind)]
+
+    def _window_spans(self, pair) -> list[Span]:
+        """The bounds of the pair's chunk_index window (8,192 tokens) when ``w`` has turned them
+        on; the document is tokenized in a worker the first time (about 0.1 s per MB)."""
+        if not self.show_window or pair.chunk_index is None:
+            return []
+        cached = self.verdicts.index.cached_windows(pair.doc_key)
+        if cached is None:
+            self._tokenize(pair.doc_key)
+            return []
+        if 0 <= pair.chunk_index < len(cached):
+            w = cached[pair.chunk_index]
+            return [Span(w.start, w.end, "window")]
+        return []
+
+    @work(thread=True, exclusive=True, group="windows", exit_on_error=False)
+    def _tokenize(self, key: str) -> None:
+        self.verdicts.index.windows(key)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_current)
+
+    def action_toggle_window(self) -> None:
+        """Show or hide the bounds of the pair's chunk_index window in the source."""
+        self.show_window = not self.show_window
+        pid = self.queue.current
+        pair = self.session.pairs[pid] if pid is not None else None
+        if self.show_window and pair is not None and pair.chunk_index is None:
+            self.notify("This pair has no chunk_index: no window to show.", timeout=3)
+        self._show_current()
 
     @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
     def _complete_verdict(self, pid: int) -> None:
