@@ -17,7 +17,8 @@ id                 worst   what fails or warns
                            among accepted pairs (``neardup``; "not duplicates" marks hold)
 ``passage_length`` fail    warn below ``min_chars`` or above ``max_chars``; fail above twice
                            ``max_chars`` (also reported in tokens)
-``answerable``     warn    the answer's content words are mostly absent from the passage
+``answerable``     warn    the answer's content words are mostly absent from the passage (on
+                           demand an LLM judges those pairs again, ``llm.judge``)
 ``question_form``  fail    fail: empty question; warn: yes/no, trivial, not a question
 ``links``          fail    the document key matches no corpus row or several; chunk_index out
                            of range, or its window does not contain the passage
@@ -203,9 +204,14 @@ def answer_overlap(answer: str, passage: str) -> float | None:
     return hit / len(words)
 
 
+#: A judge for ``answerable``: given ``[(pair_id, question, answer, passage)]`` (the pairs the
+#: lexical check warned about), returns ``{pair_id: (supported or None, reason)}``.
+Judge = Callable[[list[tuple[int, str, str, str]]], dict[int, tuple[bool | None, str]]]
+
+
 def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
                   threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
-                  progress: Callable[[str], None] | None = None) -> ChecklistReport:
+                  progress: Callable[[str], None] | None = None, judge: Judge | None = None) -> ChecklistReport:
     """Run every check on ``session`` (see the module docstring).
 
     Args:
@@ -215,6 +221,8 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         threshold: near-duplicate question similarity threshold (``neardup``).
         loads: run the ``loads`` check (writes and loads the publish layout: about 1-2 s).
         progress: called with each check id as it starts.
+        judge: the LLM judge on demand (``llm.judge``): the pairs the lexical ``answerable``
+            check warns about are judged again, and its verdict replaces the lexical one.
 
     Returns:
         A ``ChecklistReport``; ``report.passed`` is the gate.
@@ -299,8 +307,21 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
             share = answer_overlap(v.answer, v.passage)
             if share is not None and share < MIN_ANSWER_OVERLAP:
                 reasons[pid] = f"only {share:.0%} of the answer's content words are in the passage"
-        return _result("answerable", reasons, set(), "the passage should contain what the answer states "
-                       f"(lexical overlap ≥ {MIN_ANSWER_OVERLAP:.0%})")
+        message = f"the passage should contain what the answer states (lexical overlap ≥ {MIN_ANSWER_OVERLAP:.0%})"
+        if judge is not None and reasons:
+            verdicts = judge([(pid, views[pid].question, views[pid].answer, views[pid].passage)
+                              for pid in sorted(reasons)])
+            cleared = 0
+            for pid, (supported, why) in verdicts.items():
+                if supported is True:
+                    del reasons[pid]
+                    cleared += 1
+                elif supported is False:
+                    reasons[pid] = f"LLM judge: not supported: {why}"
+                else:
+                    reasons[pid] += f" (LLM judge gave no verdict: {why})"
+            message += f"; LLM judge: {len(verdicts)} judged, {cleared} supported after all"
+        return _result("answerable", reasons, set(), message)
 
     def check_form() -> CheckResult:
         reasons, failing = {}, set()

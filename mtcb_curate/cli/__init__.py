@@ -77,7 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     data_options(check)
     check.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
     check.add_argument("--markdown", type=Path, metavar="FILE", help="write the results as Markdown")
-    check.add_argument("--config", type=Path, help="config file with a [checklist] table")
+    check.add_argument("--config", type=Path, help="config file with [checklist] and [llm] tables")
+    check.add_argument("--llm-judge", action="store_true",
+                       help="ask the LLM whether the passage supports the answer, for the pairs the "
+                            "lexical 'answerable' check warns about")
+    llm_options(check)
 
     generate = sub.add_parser("generate", help="new QA pairs for one document from an LLM")
     data_options(generate)

@@ -34,6 +34,34 @@ def limits_for(args: argparse.Namespace, session):
     return Limits.for_profile(session.dataset.profile.extra, read_table("checklist", getattr(args, "config", None)))
 
 
+def llm_judge(args: argparse.Namespace, session, has_ws: bool):
+    """The ``answerable`` judge for ``--llm-judge``: asks before more than 10 uncached calls.
+
+    Raises:
+        LLMUnavailable, LLMError: no usable server (exit 2 with one line).
+        CurateError: more than 10 calls without ``--yes`` and no terminal to ask.
+    """
+    import threading
+
+    from mtcb_curate.cli.common import confirm
+    from mtcb_curate.cli.generate import llm_client
+    from mtcb_curate.errors import CurateError
+    from mtcb_curate.llm.estimate import estimate_run
+    from mtcb_curate.llm.judge import judge_pairs, judge_requests
+
+    client = llm_client(args, session.workspace.path if has_ws else None)
+
+    def judge(items):
+        estimate = estimate_run(judge_requests(items), client.config, output_tokens=40, client=client)
+        note(f"LLM judge for 'answerable': {estimate.summary()}")
+        if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
+            raise CurateError("LLM judge not run: more than 10 calls; pass --yes to run them without asking")
+        verdicts = judge_pairs(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)))
+        return {j.pair_id: (j.supported, j.reason) for j in verdicts}
+
+    return judge
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the checklist; see the module docstring for the exit codes."""
     from mtcb_curate.checklist import run_checklist
@@ -43,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if not has_ws:
             note("warning: no workspace: every pair is treated as accepted and 'reviewed' is skipped")
-        report = run_checklist(session, has_workspace=has_ws, limits=limits_for(args, session))
+        judge = llm_judge(args, session, has_ws) if getattr(args, "llm_judge", False) else None
+        report = run_checklist(session, has_workspace=has_ws, limits=limits_for(args, session), judge=judge)
         print(format_report(report))
         try:
             if args.json:
