@@ -201,6 +201,7 @@ class ReviewScreen(Screen[None]):
     # -- showing the current pair -------------------------------------------------------------
 
     def _show_current(self) -> None:
+        self._refresh_queue_title()
         pid = self.queue.current
         panel = self.query_one(QAPanel)
         viewer = self.query_one(SourceViewer)
@@ -410,10 +411,15 @@ class ReviewScreen(Screen[None]):
         self._show_current()
         self._update_progress()
 
-    def _refresh_queue_title(self, n: int) -> None:
+    def _refresh_queue_title(self, n: int | None = None) -> None:
+        """The queue's title: the view, its size and the cursor's row (the queue has no
+        scrollbar: repainting a 45-row scrollbar cost about 3 ms a key)."""
+        queue = self.queue
+        n = len(queue.ids) if n is None else n
         name = "all" if self.filter is None else self.filter.value
+        row = f" · row {min(queue.cursor + 1, n):,}/{n:,}" if n else ""
         self._set_bar("#queue-title",
-            Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}) · v: change view"))
+            Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}){row} · v: change view"))
 
     def action_accept(self) -> None:
         """Accept the current pair and go to the next one."""
