@@ -84,7 +84,7 @@ def verdict_text(r: PairResult | None, pending: bool) -> Text:
         return t
     if r.verdict == "normalized":
         t = Text(" NORMALIZED ", style="bold reverse yellow")
-        where = f" (characters {r.start:,}–{r.end:,})" if r.start is not None else ""
+        where = f", at characters {r.start:,}–{r.end:,}" if r.start is not None else ""
         t.append(f" not verbatim; found {_LEVEL_WORDS.get(r.level or '', 'after normalizing')}{where}",
                  style="yellow")
         t.append(" · s snaps the passage to the source text", style="dim")
