@@ -18,6 +18,9 @@ from mtcb_curate.workspace import Decision, Workspace
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
 #: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
 IDLE_CAP_SECONDS = 300.0
+#: ``rate_per_hour`` says nothing before this much active review time (seconds): two quick
+#: decisions are not a pace (they showed 31,000 pairs/h).
+MIN_RATE_SECONDS = 60.0
 #: ``rate_per_hour`` looks back over this much active review time (seconds).
 RATE_WINDOW_SECONDS = 3600.0
 
@@ -152,7 +155,8 @@ class ReviewSession:
         return None
 
     def rate_per_hour(self, now: float | None = None) -> float | None:
-        """Decisions per hour over the last hour of active review; None before two decisions.
+        """Decisions per hour over the last hour of active review; None before two decisions or
+        ``MIN_RATE_SECONDS`` of active time.
 
         Gaps between consecutive decisions are capped at ``IDLE_CAP_SECONDS`` so a lunch break
         does not sink the rate; the time since the last decision counts too (also capped).
@@ -168,7 +172,7 @@ class ReviewSession:
             active += min(max(0.0, b - a), IDLE_CAP_SECONDS)
             if active >= RATE_WINDOW_SECONDS:
                 break
-        return count / active * 3600.0 if active > 0 else None
+        return count / active * 3600.0 if active >= MIN_RATE_SECONDS else None
 
     # -- writing (each call commits before returning) -----------------------------------------
 

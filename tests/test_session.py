@@ -355,3 +355,16 @@ def test_command_session_uses_a_workspace_only_when_asked_or_resuming(tmp_path, 
     with pytest.raises(WorkspaceError):
         with command_session(Options(name="ficha", source=src, workspace=tmp_path / "none")):
             pass
+
+
+def test_rate_per_hour_waits_for_a_minute_of_review(data, tmp_path):
+    ws_dir = tmp_path / "ws"
+    with Workspace.open(ws_dir) as ws:
+        ws.decide(0, "accepted", at=1000.0)
+        ws.decide(1, "accepted", at=1001.0)
+    s = session_for(data, ws_dir)
+    try:
+        assert s.rate_per_hour(now=1002.0) is None  # 2 s of review is not a pace
+        assert s.rate_per_hour(now=1070.0) == pytest.approx(1 / 70 * 3600)
+    finally:
+        s.workspace.close()
