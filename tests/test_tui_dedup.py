@@ -302,3 +302,21 @@ def test_similar_badge_names_the_closest_matches(data, ws):
     assert badges.similar_badge(index[1], 1, k=1).plain == "≈2 similar (#0 100.0, …)"
     assert badges.similar_badge(index[1], 1).spans  # styled, not markup
     session.workspace.close()
+
+
+async def test_keeping_one_of_a_large_cluster_asks_for_a_second_k(data, ws, monkeypatch):
+    monkeypatch.setattr(cluster_screen, "CONFIRM_KEEP_ABOVE", 1)  # the 3-pair cluster counts as large
+    session = opened(data, ws)
+    cluster = clusters.find(session)[0]
+    assert cluster.ids == (0, 1, 2)
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(ClusterScreen(session, cluster))
+        await pilot.pause()
+        await pilot.press("k")
+        assert session.status(1) is Status.UNDECIDED and session.status(2) is Status.UNDECIDED
+        await pilot.press("k")
+        assert session.status(1) is Status.REJECTED and session.status(2) is Status.REJECTED
+        assert session.view(1).reason == "duplicate of #0"
+    session.workspace.close()

@@ -30,6 +30,9 @@ from mtcb_curate.tui.badges import status_text
 
 #: Up to this many members are shown as columns; more as rows.
 COLUMNS_MAX = 4
+#: Keeping one pair of a cluster that would reject more than this many others asks for a second
+#: ``k`` (templated questions can chain into clusters of thousands).
+CONFIRM_KEEP_ABOVE = 5
 #: Longest passage shown per member (characters), in columns / in rows; the rest is cut with a note.
 PASSAGE_CHARS_COLUMNS = 2000
 PASSAGE_CHARS_ROWS = 400
@@ -82,6 +85,7 @@ class ClusterScreen(ModalScreen[int | None]):
         self._columns = cluster.size <= COLUMNS_MAX
         self._bodies: list[Static] = []
         self._panes: list[VerticalScroll] = []
+        self._armed: tuple[int, int] | None = None  # (kept id, rejections) awaiting a second k
 
     @property
     def chosen_id(self) -> int:
@@ -195,6 +199,12 @@ class ClusterScreen(ModalScreen[int | None]):
         if not others:
             self.notify(f"Every other pair is already rejected: #{keep} is the one left.", timeout=3)
             return
+        if len(others) > CONFIRM_KEEP_ABOVE and self._armed != (keep, len(others)):
+            self._armed = (keep, len(others))
+            note = Text(f"Press k again to reject {len(others)} pairs as duplicates of #{keep}.", style="bold yellow")
+            self._note(note)
+            return
+        self._armed = None
         try:
             rejected = self.session.keep_one(keep, [keep, *others])
         except (CurateError, sqlite3.Error, OSError, IndexError) as exc:
