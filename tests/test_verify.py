@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
@@ -265,6 +265,10 @@ def test_fuzzy_offsets_map_back_to_a_span_aligning_with_the_passage(seed, data):
     i = data.draw(st.integers(1, max(1, len(words) - 2)))
     words[i] = "zyzzyva"  # one word altered by an LLM
     q = " ".join(words)
+    # One altered word stays above the fuzzy threshold only in a passage with enough letters and
+    # digits: passages of mostly symbols ("• ½ • ½ ...") normalize to a few words, where one
+    # word is a quarter of the text (found by this test: 74.8 < 75 on 106 characters).
+    assume(len(re.sub(r"[^A-Za-z0-9]", "", q)) >= 100)
     r = verify_pair(CorpusIndex({"D": text}), pair(q, "D"), count_tokens=False)
     assert r.verdict in ("normalized", "fuzzy"), (q, r)
     check_span(text, q, r)
