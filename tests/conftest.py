@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-from mtcb_curate import resources
+# Property tests draw the same examples on every run (CI included), so a result never depends on
+# the day's random seed; `pytest --hypothesis-seed=N` or HYPOTHESIS_PROFILE=explore still
+# explore new ones when looking for edge cases.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+from mtcb_curate import resources  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llmfake import FakeChat  # noqa: E402
