@@ -55,6 +55,14 @@ def shared_data() -> Path:
     return SHARED
 
 
+def fake_secret(label: str) -> str:
+    """A distinctive stand-in for an API key or Hub token, made at run time (no key-shaped
+    literal is committed): tests assert it never appears in output, messages or files."""
+    import secrets
+
+    return f"fake-{label}-{secrets.token_hex(8)}"
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     """Write rows as JSON Lines (UTF-8) and return the path."""
     path.parent.mkdir(parents=True, exist_ok=True)

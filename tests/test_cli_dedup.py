@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import write_jsonl  # noqa: E402
+from conftest import fake_secret, write_jsonl  # noqa: E402
 
 from mtcb_curate.sources import Options, open_session  # noqa: E402
 
@@ -70,12 +70,13 @@ def test_threshold_out_of_range_is_exit_2(data):
 def test_llm_dedup_clusters_join_and_are_stored(data, tmp_path, fake_llm):
     # One batch of 5: keep 0, 2, 4; 1 duplicates 0 and 3 duplicates 2.
     fake_llm.script = [{"indices": [0, 2, 4], "groups": [[0, 1], [2, 3]]}]
-    env = dict(os.environ, OPENAI_API_KEY="sk-test-dedup", OPENAI_BASE_URL=fake_llm.base_url)
+    key = fake_secret("llm-key")
+    env = dict(os.environ, OPENAI_API_KEY=key, OPENAI_BASE_URL=fake_llm.base_url)
     proc = run_cli("dedup", "ficha", "--source", data, "--workspace", tmp_path / "ws", "--llm",
                    "--model", "fake-model", "--json", tmp_path / "d.json", env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "LLM dedup: 2 question(s) judged duplicates in 2 cluster(s)" in proc.stderr
-    assert "sk-test-dedup" not in proc.stdout + proc.stderr
+    assert key not in proc.stdout + proc.stderr
     s = open_session(Options("ficha", source=[str(data)], workspace=tmp_path / "ws", read_only=True))
     from mtcb_curate import clusters
 

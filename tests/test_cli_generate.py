@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
+from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
+
+KEY = fake_secret("llm-key")
 
 from mtcb_curate.model import Status  # noqa: E402
 from mtcb_curate.sources import Options, open_session  # noqa: E402
@@ -29,7 +31,7 @@ def test_generate_adds_verbatim_candidates_as_undecided_pairs(tmp_path, fake_llm
         {"question": "How much revenue did Alpha report for 2022?", "answer": "$10 million",
          "supporting_passage": "Revenue was $10 million in 2022."},
     ]
-    env = dict(os.environ, OPENAI_API_KEY="sk-test-gen", OPENAI_BASE_URL=fake_llm.base_url)
+    env = dict(os.environ, OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_llm.base_url)
     proc = run_cli("generate", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws",
                    "--doc", "AAA", "--n", "1", "--model", "fake-model", "--json", tmp_path / "g.json", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -47,11 +49,11 @@ def test_generate_adds_verbatim_candidates_as_undecided_pairs(tmp_path, fake_llm
 def test_generate_with_an_unreachable_server_is_one_clear_line(tmp_path):
     write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
     write_jsonl(tmp_path / "d" / "questions.jsonl", QUESTIONS)
-    env = dict(os.environ, OPENAI_API_KEY="sk-test-gen", OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    env = dict(os.environ, OPENAI_API_KEY=KEY, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
     proc = run_cli("generate", "ficha", "--source", tmp_path / "d", "--doc", "AAA", "--model", "m", env=env)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("mtcb-curate: error: ")
-    assert "sk-test-gen" not in proc.stderr
+    assert KEY not in proc.stderr
 
 
 def test_generate_for_an_unknown_document_is_exit_2(tmp_path):

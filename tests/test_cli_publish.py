@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import write_jsonl  # noqa: E402
+from conftest import fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
 from mtcb_curate.model import Status  # noqa: E402
@@ -99,13 +99,14 @@ def test_publish_commits_to_the_hub_and_prints_the_commit_url(good, tmp_path):
     reviewed(good, tmp_path / "ws")
     with HubFake() as hub:
         env = hub.env(tmp_path / "hf")
-        env["HF_TOKEN"] = "hf_cli_secret_token_123"
+        token = fake_secret("hub-token")
+        env["HF_TOKEN"] = token
         proc = run_cli("publish", "ficha", "--source", good, "--workspace", tmp_path / "ws",
                        "--repo-id", "me/ficha-curated", "--license", "cc-by-4.0", "--yes", env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "published and verified: 2 questions, 2 documents" in proc.stdout
         assert "/me/ficha-curated/commit/" in proc.stdout
-        assert "hf_cli_secret_token_123" not in proc.stdout + proc.stderr
+        assert token not in proc.stdout + proc.stderr
         files = hub.files("me/ficha-curated")
         assert {"README.md", "corpus/train-00000-of-00001.parquet",
                 "questions/train-00000-of-00001.parquet"} <= set(files)

@@ -13,6 +13,7 @@ import time
 from email.utils import formatdate
 
 import pytest
+from conftest import fake_secret
 from llmfake import FakeChat, completion, status
 from werkzeug import Response
 
@@ -27,7 +28,7 @@ from mtcb_curate.llm.estimate import (CONFIRM_ABOVE_CALLS, RunEstimate, count_me
                                       estimate_run)
 from mtcb_curate.llm.parsing import MalformedJSON, extract_json
 
-SECRET = "sk-test-Zq81SECRETvalue"
+SECRET = fake_secret("llm-key")
 
 
 # --- the fake chat completions server -------------------------------------------------------

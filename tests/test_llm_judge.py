@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import write_jsonl  # noqa: E402
+from conftest import fake_secret, write_jsonl  # noqa: E402
 from test_llm_client import make_config  # noqa: E402
 
 from mtcb_curate.llm.client import ChatClient  # noqa: E402
@@ -44,7 +44,8 @@ def test_check_llm_judge_replaces_the_lexical_verdict(tmp_path, fake_llm):
     write_jsonl(tmp_path / "d" / "questions.jsonl", ROWS)
     fake_llm.script = [{"supported": True, "reason": "a tenth is ten percent"},
                        {"supported": False, "reason": "the passage names no executive"}]
-    env = dict(os.environ, OPENAI_API_KEY="sk-judge", OPENAI_BASE_URL=fake_llm.base_url)
+    key = fake_secret("llm-key")
+    env = dict(os.environ, OPENAI_API_KEY=key, OPENAI_BASE_URL=fake_llm.base_url)
     proc = subprocess.run([sys.executable, "-m", "mtcb_curate", "check", "ficha", "--source", str(tmp_path / "d"),
                            "--llm-judge", "--model", "fake-model", "--json", str(tmp_path / "c.json")],
                           env=env, capture_output=True, text=True, timeout=120)
@@ -53,4 +54,4 @@ def test_check_llm_judge_replaces_the_lexical_verdict(tmp_path, fake_llm):
     answerable = checks["answerable"]
     assert answerable["pairs"] == [1] and "the passage names no executive" in answerable["reasons"]["1"]
     assert "2 judged, 1 supported after all" in answerable["message"]
-    assert len(fake_llm.requests) == 2 and "sk-judge" not in proc.stdout + proc.stderr
+    assert len(fake_llm.requests) == 2 and key not in proc.stdout + proc.stderr

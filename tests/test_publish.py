@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
+from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
 from mtcb_curate import card as cardmod  # noqa: E402
@@ -46,7 +46,7 @@ from mtcb_curate.publish import (  # noqa: E402
 )
 from mtcb_curate.sources import Options, open_session  # noqa: E402
 
-SECRET = "hf_SECRETtokenNEVERshown_" + hashlib.sha1(b"mtcb-curate").hexdigest()[:12]
+SECRET = fake_secret("hub-token")
 Q_FILE = "questions/train-00000-of-00001.parquet"
 C_FILE = "corpus/train-00000-of-00001.parquet"
 FICHA_Q_COLUMNS = ["question", "answer", "supporting_passage", "ticker", "company", "chunk_index"]

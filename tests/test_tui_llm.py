@@ -11,6 +11,7 @@ import pytest
 from textual.widgets import Input, Static
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import fake_secret  # noqa: E402
 from llmfake import status  # noqa: E402
 from test_app import SIZE, current, opened, settle, text_of  # noqa: E402
 
@@ -24,6 +25,7 @@ from mtcb_curate.tui.screens.review import ReviewScreen  # noqa: E402
 from mtcb_curate.tui.screens.semantic_dedup import SemanticDedupScreen  # noqa: E402
 
 HOSTILE = "[bold]x[/bold] [@click=app.quit]y[/]"
+KEY = fake_secret("llm-key")
 
 
 def cand(question: str, answer: str, passage: str) -> dict:
@@ -44,7 +46,7 @@ def at_once(monkeypatch):
 
 @pytest.fixture
 def llm(monkeypatch, fake_llm):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tui-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
     monkeypatch.setenv("OPENAI_MODEL", "fake-model")
     return fake_llm
@@ -162,7 +164,7 @@ async def test_g_asks_for_fresh_samples_and_keeps_the_earlier_candidates(tiny, t
 
 @pytest.mark.parametrize("setup, expected", [
     ({"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}, "no API key for https://api.openai.com/v1: set OPENAI_API_KEY"),
-    ({"OPENAI_API_KEY": "sk-test-tui-secret", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+    ({"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
      "cannot reach the LLM server at http://127.0.0.1:9/v1"),
 ])
 async def test_missing_key_or_unreachable_server_is_one_line_and_review_goes_on(tiny, tmp_path, monkeypatch,
@@ -181,7 +183,7 @@ async def test_missing_key_or_unreachable_server_is_one_line_and_review_goes_on(
         await until(app, pilot, lambda: isinstance(app.screen, LLMRunScreen) and app.screen.phase == "failed",
                     what="the error")
         line = static(app, "#llm-run-status")
-        assert expected in line and "\n" not in line and "sk-test-tui-secret" not in line
+        assert expected in line and "\n" not in line and KEY not in line
         assert "Traceback" not in line
         await pilot.press("escape")
         await settle(app, pilot)

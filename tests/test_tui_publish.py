@@ -18,7 +18,7 @@ import pytest
 from textual.widgets import Input, Static
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import write_jsonl  # noqa: E402
+from conftest import fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 from test_app import SIZE, opened, settle  # noqa: E402
 
@@ -28,7 +28,7 @@ from mtcb_curate.tui.screens.publish import HUB_UNREACHABLE, PublishScreen  # no
 from mtcb_curate.tui.screens.review import ReviewScreen  # noqa: E402
 
 HOSTILE = "[bold]x[/bold] [@click=app.quit]y[/]"
-SECRET = "hf_SECRETtuiTOKEN_" + hashlib.sha1(b"tui-publish").hexdigest()[:12]
+SECRET = fake_secret("hub-token")
 
 # A clean dataset: every check of the checklist passes once every pair is accepted.
 ALPHA = ("Alpha Corp makes industrial anvils in Ohio and Texas.\n"
