@@ -44,9 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from mtcb_curate import neardup, question_form
+from mtcb_curate.card import escape_md
+from mtcb_curate.clusters import session_items
 from mtcb_curate.model import Status
+from mtcb_curate.plaintext import one_line
 from mtcb_curate.session import ReviewSession
-from mtcb_curate.verify import CorpusIndex, PairResult, verify_dataset
+from mtcb_curate.verify import PairResult, verify_dataset
 
 #: Check ids, in the order they run and are shown.
 CHECK_IDS: tuple[str, ...] = ("verbatim", "unique_passage", "duplicates", "passage_length", "answerable",
@@ -142,21 +145,15 @@ class ChecklistReport:
         lines = [f"# Checklist: {'passed' if self.passed else 'FAILED'}", "",
                  "| check | status | pairs | message |", "|---|---|---|---|"]
         for c in self.checks:
-            lines.append(f"| `{c.id}` | {icon[c.status]} | {len(c.pairs)} | {_md(c.message)} |")
+            lines.append(f"| `{c.id}` | {icon[c.status]} | {len(c.pairs)} | {escape_md(c.message)} |")
         for c in self.checks:
             if c.reasons:
                 lines += ["", f"## `{c.id}`", ""]
                 for pid in c.pairs[:50]:
-                    lines.append(f"- #{pid}: {_md(c.reasons.get(pid, ''))}")
+                    lines.append(f"- #{pid}: {escape_md(c.reasons.get(pid, ''))}")
                 if len(c.pairs) > 50:
                     lines.append(f"- ... and {len(c.pairs) - 50} more")
         return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    """Text safe in a Markdown table cell (pipes, newlines and markup characters escaped)."""
-    text = " ".join(text.split())
-    return re.sub(r"([\\`*_{}\[\]<>|#])", r"\\\1", text)
 
 
 @dataclass(frozen=True)
@@ -242,7 +239,7 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         result.pairs = sorted(result.reasons) if result.reasons else result.pairs
         checks.append(result)
 
-    index = CorpusIndex.from_dataset(ds)
+    index = session.corpus_index
     verified: dict[int, PairResult] = {}
 
     def verify_accepted() -> None:
@@ -257,7 +254,7 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
             if r.verdict == "empty":
                 reasons[pid] = "empty passage (a free hit for every retriever)"
             elif not r.has_document:
-                reasons[pid] = f"no document has the key '{_one_line(r.doc_key)}'"
+                reasons[pid] = f"no document has the key '{_key(r.doc_key)}'"
             elif r.verdict != "exact":
                 reasons[pid] = (f"{r.verdict}: found only after normalizing; snap it to the source text"
                                 if r.verdict == "normalized" else "not found verbatim in its document")
@@ -268,14 +265,14 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         reasons = {}
         for pid, r in verified.items():
             if r.elsewhere:
-                keys = ", ".join(_one_line(k) for k, _ in r.elsewhere[:3])
+                keys = ", ".join(_key(k) for k, _ in r.elsewhere[:3])
                 reasons[pid] = f"also in {len(r.elsewhere)} other document(s): {keys}"
         return _result("unique_passage", reasons, set(), "passages that also occur in another document count "
                        "that document's chunks as hits too")
 
     def check_duplicates() -> CheckResult:
-        items = [neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in views.items()]
-        clusters = neardup.find_clusters(items, threshold=threshold, not_duplicates=session.not_duplicates())
+        clusters = neardup.find_clusters(session_items(session, accepted), threshold=threshold,
+                                         not_duplicates=session.not_duplicates())
         reasons = {}
         for c in clusters:
             for pid in c.ids:
@@ -339,9 +336,9 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         for pid, v in views.items():
             key = v.pair.doc_key
             if key not in ds.documents:
-                reasons[pid] = f"document key '{_one_line(key)}' matches no corpus row"
+                reasons[pid] = f"document key '{_key(key)}' matches no corpus row"
             elif key in ds.duplicate_keys:
-                reasons[pid] = f"document key '{_one_line(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
+                reasons[pid] = f"document key '{_key(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
             elif v.pair.chunk_index is not None:
                 n = len(index.windows(key))
                 r = verified.get(pid)
@@ -358,11 +355,11 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         status = "fail" if empty else "warn" if unlinked else "pass"
         parts = []
         if empty:
-            parts.append(f"{len(empty)} empty document(s): {', '.join(map(_one_line, empty[:5]))}"
+            parts.append(f"{len(empty)} empty document(s): {', '.join(map(_key, empty[:5]))}"
                          f"{' ...' if len(empty) > 5 else ''}")
         if unlinked:
             parts.append(f"{len(unlinked)} document(s) without an accepted pair: "
-                         f"{', '.join(map(_one_line, unlinked[:5]))}{' ...' if len(unlinked) > 5 else ''}")
+                         f"{', '.join(map(_key, unlinked[:5]))}{' ...' if len(unlinked) > 5 else ''}")
         return CheckResult("corpus", status, "; ".join(parts) or f"{len(ds.documents)} documents, none empty")
 
     def check_reviewed() -> CheckResult:
@@ -393,21 +390,21 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
     return ChecklistReport(checks, accepted, has_workspace)
 
 
+def _key(text: object) -> str:
+    """A document key (or other dataset text) for a one-line reason: printable, at most 40."""
+    return one_line(str(text), 40)
+
+
 def _result(check_id: str, reasons: dict[int, str], failing: set[int], message: str) -> CheckResult:
     status = "fail" if failing else "warn" if reasons else "pass"
     return CheckResult(check_id, status, message, sorted(reasons), reasons, failing)
-
-
-def _one_line(text: str, limit: int = 40) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _check_loads(session: ReviewSession, accepted: list[int]) -> CheckResult:
     """Write the publish layout (what ``publish`` would commit) and load both configs with
     ``datasets.load_dataset``; compare rows, columns and types."""
     from mtcb_curate.hub_layout import write_hub_layout
-    from mtcb_curate.publish import PublishError, build_tables
+    from mtcb_curate.publish import PublishError, build_tables, quiet_datasets
 
     try:
         corpus, questions, _notes = build_tables(session, accepted=accepted)
@@ -423,7 +420,7 @@ def _check_loads(session: ReviewSession, accepted: list[int]) -> CheckResult:
             import datasets
 
             problems = []
-            with _quiet_datasets(folder):
+            with quiet_datasets():
                 for config, table in (("corpus", corpus), ("questions", questions)):
                     loaded = datasets.load_dataset(str(folder), config, split="train",
                                                    cache_dir=str(folder / ".cache"))
@@ -439,31 +436,8 @@ def _check_loads(session: ReviewSession, accepted: list[int]) -> CheckResult:
                                                 f"expected {table.schema.field(name).type}")
         except Exception as exc:  # noqa: BLE001 - any failure to load is what this check reports
             return CheckResult("loads", "fail", f"datasets.load_dataset failed: {type(exc).__name__}: "
-                                                f"{_one_line(str(exc), 200)}")
+                                                f"{one_line(str(exc), 200)}")
     if problems:
         return CheckResult("loads", "fail", "; ".join(problems))
     return CheckResult("loads", "pass", f"both configs load with datasets: corpus {corpus.num_rows} rows, "
                                         f"questions {questions.num_rows} rows")
-
-
-class _quiet_datasets:
-    """Silence datasets' progress bars and logging while the check loads (restored after),
-    and keep its cache inside the temporary folder."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-
-    def __enter__(self) -> None:
-        import datasets
-
-        self._bars = datasets.utils.logging.is_progress_bar_enabled()
-        self._level = datasets.utils.logging.get_verbosity()
-        datasets.utils.logging.disable_progress_bar()
-        datasets.utils.logging.set_verbosity_error()
-
-    def __exit__(self, *exc: object) -> None:
-        import datasets
-
-        if self._bars:
-            datasets.utils.logging.enable_progress_bar()
-        datasets.utils.logging.set_verbosity(self._level)

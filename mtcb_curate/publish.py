@@ -137,27 +137,23 @@ def accepted_pairs(session: ReviewSession, ids: Sequence[int] | None = None) -> 
 
 
 def curation_summary(session: ReviewSession, *, regenerated: int | None = None) -> cardmod.CurationSummary:
-    """Counts of the curator's work for the card (see ``card.CurationSummary``).
-
-    ``edited`` counts accepted (published) pairs with at least one edited field;
-    ``regenerated`` counts accepted pairs with ``origin == "regenerated"`` unless given.
+    """Counts of the curator's work for the card (see ``card.CurationSummary``): the session's
+    own ``ReviewSession.curation_summary``, except that ``edited`` and ``regenerated`` count
+    only the accepted (published) pairs; ``regenerated`` may be given instead.
     """
-    counts = session.counts()
-    reasons: Counter[str] = Counter()
-    for i in session.ids(Status.REJECTED):
-        reasons[session.view(i).reason or "no reason"] += 1
+    summary = session.curation_summary()
     pairs = accepted_pairs(session)
     return cardmod.CurationSummary(
-        total=len(session),
-        reviewed=session.decided,
-        accepted=counts[Status.ACCEPTED],
-        rejected_by_reason=dict(sorted(reasons.items())),
-        skipped=counts[Status.SKIPPED],
-        flagged=counts[Status.FLAGGED],
-        undecided=counts[Status.UNDECIDED],
+        total=summary["pairs"],
+        reviewed=summary["reviewed"],
+        accepted=summary["accepted"],
+        rejected_by_reason=summary["rejected_by_reason"],
+        skipped=summary["skipped"],
+        flagged=summary["flagged"],
+        undecided=summary["undecided"],
         edited=sum(1 for p in pairs if p.edited),
         regenerated=sum(1 for p in pairs if p.origin == "regenerated") if regenerated is None else regenerated,
-        generated=sum(1 for p in session.pairs if p.origin != "source"),
+        generated=summary["added"],
     )
 
 
@@ -798,7 +794,7 @@ def _load_rows(repo_id: str, config: str, revision: str, token: str | None, cach
     import datasets
 
     try:
-        with _quiet_datasets():
+        with quiet_datasets():
             ds = datasets.load_dataset(repo_id, config, split="train", revision=revision, token=token,
                                        cache_dir=cache_dir)
     except Exception as exc:
@@ -808,8 +804,9 @@ def _load_rows(repo_id: str, config: str, revision: str, token: str | None, cach
     return ds.data.table.to_pylist()
 
 
-class _quiet_datasets:
-    """Turn ``datasets`` progress bars and info logging off for the duration, then restore them."""
+class quiet_datasets:
+    """Turn ``datasets`` progress bars and info logging off for the duration, then restore them
+    (``with quiet_datasets(): ...``; the checklist's ``loads`` check uses it too)."""
 
     def __enter__(self) -> None:
         import datasets
@@ -1117,7 +1114,7 @@ def _verify(plan: PublishPlan, sha: str, token: str) -> None:
         for config, table, expected in ((plan.corpus_config, plan.corpus, plan.corpus_hash),
                                         (plan.questions_config, plan.questions, plan.questions_hash)):
             try:
-                with _quiet_datasets():
+                with quiet_datasets():
                     ds = datasets.load_dataset(plan.repo_id, config, split="train", revision=sha, token=token,
                                                cache_dir=tmp)
             except Exception as exc:

@@ -65,12 +65,24 @@ class ReviewSession:
             if pid == len(self.pairs):
                 self.pairs.append(_added_pair(pid, value))
         self._not_duplicates: set[tuple[int, int]] = workspace.not_duplicates()
+        self._corpus_index = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
         self._counts = Counter(Status(d.status) for d in self._decisions.values())
 
     # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def corpus_index(self):
+        """The dataset's ``verify.CorpusIndex``, one per session: the app's verdicts, the
+        checklist and the commands share its skeleton indexes and token windows (a window
+        pass tokenizes the corpus, about 5 s at ficha scale, so it must not run twice)."""
+        if self._corpus_index is None:
+            from mtcb_curate.verify import CorpusIndex
+
+            self._corpus_index = CorpusIndex.from_dataset(self.dataset)
+        return self._corpus_index
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -300,14 +312,14 @@ class ReviewSession:
 
     def curation_summary(self) -> dict[str, object]:
         """Counts for a dataset card: reviewed (decided), accepted, rejected (total and by
-        reason, ``duplicate of #N`` counted as ``duplicate``), skipped, flagged, undecided,
+        reason, ``duplicate of #N`` counted as ``duplicate``, none as ``no reason``), skipped, flagged, undecided,
         edited (pairs with any current edit), regenerated (pairs whose current texts came from
         an LLM regeneration), added (pairs added by generation)."""
         counts = self.counts()
         by_reason: Counter[str] = Counter()
         for d in self._decisions.values():
             if d.status == Status.REJECTED.value:
-                reason = d.reason or "unspecified"
+                reason = d.reason or "no reason"
                 by_reason["duplicate" if reason.startswith("duplicate of #") else reason] += 1
         regenerated = self.regenerated_ids()
         return {

@@ -19,7 +19,6 @@ from collections.abc import Callable
 
 from mtcb_curate.session import ReviewSession
 from mtcb_curate.verify import (
-    CorpusIndex,
     PairResult,
     complete_chunk,
     complete_elsewhere,
@@ -36,7 +35,7 @@ class Verdicts:
 
     def __init__(self, session: ReviewSession):
         self.session = session
-        self.index = CorpusIndex.from_dataset(session.dataset)
+        self.index = session.corpus_index
         self._quick: dict[int, PairResult] = {}
         self._complete: dict[int, PairResult] = {}
         self._lock = threading.Lock()

@@ -21,13 +21,10 @@ def llm_client(args: argparse.Namespace, workspace_dir=None):
     Raises:
         LLMConfigError: no key for OpenAI's API, or a bad setting.
     """
-    from mtcb_curate.llm.cache import ResponseCache
-    from mtcb_curate.llm.client import ChatClient
-    from mtcb_curate.llm.config import read_llm_table, resolve_config
+    from mtcb_curate.llm.client import configured_client
 
-    config = resolve_config(model=args.model, base_url=args.base_url, table=read_llm_table(getattr(args, "config", None)))
-    cache = ResponseCache.in_workspace(workspace_dir) if workspace_dir is not None else None
-    return ChatClient(config, cache)
+    return configured_client(workspace_dir, model=args.model, base_url=args.base_url,
+                             config_path=getattr(args, "config", None))
 
 
 def run(args: argparse.Namespace) -> int:

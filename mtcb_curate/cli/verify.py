@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
     with command_session(options(args)) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
-        report = verify_dataset(session.dataset, session.edited_texts(), pairs=session.pairs)
+        report = verify_dataset(session.dataset, session.edited_texts(), pairs=session.pairs,
+                                index=session.corpus_index)
         print(format_summary(report))
         if has_ws and session.edited_texts():
             note(f"{len(session.edited_texts())} edited passage(s) from the workspace were verified")

@@ -361,3 +361,19 @@ def _result(response: Mapping[str, Any], key: str, *, cached: bool, default_mode
         key=key,
         model=str(response.get("model") or default_model),
     )
+
+
+def configured_client(workspace_dir=None, *, model: str | None = None, base_url: str | None = None,
+                      config_path=None) -> "ChatClient":
+    """The ``ChatClient`` the app and the commands use: options, then ``OPENAI_*`` variables,
+    then the config file's ``[llm]`` table (``config_path``, default the user's); replies are
+    cached in ``<workspace_dir>/llm.sqlite`` when a (writable) workspace folder is given.
+
+    Raises:
+        LLMConfigError: no key for OpenAI's API, no model, or a bad setting.
+    """
+    from mtcb_curate.llm.config import read_llm_table, resolve_config
+
+    config = resolve_config(model=model, base_url=base_url, table=read_llm_table(config_path))
+    cache = ResponseCache.in_workspace(workspace_dir) if workspace_dir is not None else None
+    return ChatClient(config, cache)

@@ -429,27 +429,9 @@ def generate_more(
     ws = windows(document.text)
     picks = pick_windows(document.text, [pair_window(p, document.text, ws).index for p in existing], n,
                          doc_windows=ws)
-    hint = _hint(profile)
-    questions = [p.question for p in existing]
-    out = GenerationResult()
-    for done, i in enumerate(picks, start=1):
-        try:
-            cand, attempts = generate_for_window(
-                client, doc_key=document.key, doc_text=document.text, window=ws[i], existing_questions=questions,
-                hint=hint, retries=retries, temperature=temperature, cancel=cancel, on_retry=on_retry)
-        except LLMCancelled:
-            out.cancelled = True
-            break
-        out.attempts.extend(attempts)
-        if cand is None:
-            out.failures.append(f"{document.key} chunk {i}: no usable pair after {len(attempts)} attempts "
-                                f"({_short(attempts[-1].problems[0] if attempts[-1].problems else '', 120)})")
-        else:
-            out.candidates.append(cand)
-            questions.append(cand.question)
-        if on_progress is not None:
-            on_progress(done, len(picks))
-    return out
+    return _generate(client, document, [(ws[i], 0) for i in picks], [p.question for p in existing],
+                     _hint(profile), retries=retries, temperature=temperature, cancel=cancel,
+                     on_retry=on_retry, on_progress=on_progress)
 
 
 def regenerate(
@@ -488,25 +470,36 @@ def regenerate(
         LLMUnavailable, LLMError: from the client.
     """
     window = pair_window(pair, document.text)
-    hint = _hint(profile)
-    questions = list(other_questions)
+    return _generate(client, document, [(window, first_sample + k) for k in range(n_candidates)],
+                     list(other_questions), _hint(profile), retries=retries, temperature=temperature,
+                     cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+
+
+def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],
+              hint: DomainHint | None, *, retries: int, temperature: float | None,
+              cancel: threading.Event | None, on_retry: RetryCallback | None,
+              on_progress: ProgressCallback | None) -> GenerationResult:
+    """One candidate per ``(window, sample)`` job, in order; each new question is added to
+    ``questions`` so later requests do not repeat it. Stops at a cancel with what was done."""
     out = GenerationResult()
-    for k in range(n_candidates):
+    for done, (window, sample) in enumerate(jobs, start=1):
         try:
             cand, attempts = generate_for_window(
                 client, doc_key=document.key, doc_text=document.text, window=window, existing_questions=questions,
-                hint=hint, sample=first_sample + k, retries=retries, temperature=temperature, cancel=cancel,
+                hint=hint, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
                 on_retry=on_retry)
         except LLMCancelled:
             out.cancelled = True
             break
         out.attempts.extend(attempts)
         if cand is None:
-            out.failures.append(f"{document.key} chunk {window.index} sample {first_sample + k}: no usable pair "
-                                f"after {len(attempts)} attempts")
+            which = f"chunk {window.index}" + (f" sample {sample}" if sample else "")
+            problem = attempts[-1].problems[0] if attempts[-1].problems else ""
+            out.failures.append(f"{document.key} {which}: no usable pair after {len(attempts)} attempts"
+                                + (f" ({_short(problem, 120)})" if problem else ""))
         else:
             out.candidates.append(cand)
             questions.append(cand.question)
         if on_progress is not None:
-            on_progress(k + 1, n_candidates)
+            on_progress(done, len(jobs))
     return out

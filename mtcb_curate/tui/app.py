@@ -45,13 +45,10 @@ class CurateApp(App[None]):
         Raises:
             LLMConfigError: no key for OpenAI's API, no model, or a bad setting.
         """
-        from mtcb_curate.llm.cache import ResponseCache
-        from mtcb_curate.llm.client import ChatClient
-        from mtcb_curate.llm.config import read_llm_table, resolve_config
+        from mtcb_curate.llm.client import configured_client
 
-        config = resolve_config(table=read_llm_table(self.config_path))
-        cache = None if self.session.read_only else ResponseCache.in_workspace(self.session.workspace.path)
-        return ChatClient(config, cache)
+        folder = None if self.session.read_only else self.session.workspace.path
+        return configured_client(folder, config_path=self.config_path)
 
     def on_mount(self) -> None:
         if self.keymap:
