@@ -14,7 +14,6 @@ edit, an undo or a repair simply makes the next call verify again.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 from mtcb_curate.session import ReviewSession
@@ -38,8 +37,6 @@ class Verdicts:
         self.index = session.corpus_index
         self._quick: dict[int, PairResult] = {}
         self._complete: dict[int, PairResult] = {}
-        self._lock = threading.Lock()
-        self.scanned = False
 
     def _passage(self, pid: int) -> str:
         return self.session.view(pid).passage
@@ -99,7 +96,6 @@ class Verdicts:
             self._quick.setdefault(r.id, r)
             if self._quick[r.id].passage != r.passage:
                 self._quick[r.id] = r
-        self.scanned = True
         return {k: v for k, v in report.summary.items() if isinstance(v, int)}
 
     def not_exact(self) -> set[int]:
