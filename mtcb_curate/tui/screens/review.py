@@ -64,12 +64,12 @@ BINDINGS = [
     Binding("f", "flag", "flag", id="flag"),
     Binding("u", "undo", "undo", id="undo"),
     # priority: the arrows move between pairs even while the source viewer has focus.
-    Binding("j,down", "next", "next", id="next", priority=True),
-    Binding("k,up", "previous", "prev", id="previous", priority=True),
-    Binding("n", "next_undecided", "next undecided", id="next_undecided"),
+    Binding("j,down", "next", "next", id="next", priority=True, show=False),
+    Binding("k,up", "previous", "prev", id="previous", priority=True, show=False),
+    Binding("n", "next_undecided", "undecided", id="next_undecided"),
     Binding("e", "edit", "edit", id="edit"),
     Binding("slash", "search", "search", id="search"),
-    Binding("v", "cycle_filter", "filter", id="filter"),
+    Binding("v", "cycle_filter", "filter", id="filter", show=False),
     Binding("question_mark", "help", "help", id="help"),
     Binding("q", "quit", "quit", id="quit"),
     Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down", priority=True),
@@ -78,11 +78,11 @@ BINDINGS = [
     Binding("s", "snap", "snap", id="snap"),
     Binding("t", "trim", "trim", show=False, id="trim"),
     Binding("m", "select_span", "select span", show=False, id="select_span"),
-    Binding("g", "gate", "checklist", id="gate"),
+    Binding("g", "gate", "check", id="gate"),
     Binding("d", "cluster", "similar", id="cluster"),
     Binding("D", "dedup", "dedup", id="dedup"),
     Binding("P", "publish", "publish", id="publish"),
-    Binding("r", "regenerate", "regenerate", id="regenerate"),
+    Binding("r", "regenerate", "regen", id="regenerate"),
     Binding("G", "generate_more", "generate more", show=False, id="generate_more"),
     Binding("L", "semantic_dedup", "LLM dedup", show=False, id="semantic_dedup"),
     Binding("w", "toggle_window", "chunk window", show=False, id="window"),
@@ -128,7 +128,7 @@ class ReviewScreen(Screen[None]):
                 yield Static(id="doc-title")
                 yield SourceViewer(id="source")
         yield Static(id="progress")
-        yield Footer()
+        yield Footer(compact=True)  # every key of the review screen fits a 150-column terminal
 
     def on_mount(self) -> None:
         self._refresh_source_bar()

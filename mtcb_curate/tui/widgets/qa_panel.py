@@ -60,7 +60,7 @@ def _field(text: str) -> Text:
 _LEVEL_WORDS = {
     "whitespace": "after collapsing whitespace",
     "typography": "after mapping quotes and dashes",
-    "ascii": "after dropping quotes, dashes and other non-ASCII characters",
+    "ascii": "after dropping quotes, dashes and non-ASCII symbols",
 }
 
 
