@@ -6,12 +6,16 @@ A source is one of:
   ``data_files``, or ``corpus/`` and ``questions/`` subfolders of parquet/jsonl/csv files, or
   ``corpus.*`` and ``questions.*`` files side by side;
 - a corpus file plus a questions file (parquet, jsonl, csv), given in that order;
-- a Hugging Face Hub repo id (``owner/name``), read with ``datasets.load_dataset`` so that
-  ``HF_HUB_OFFLINE`` and the local cache are honoured.
+- a Hugging Face Hub repo id (``owner/name``, or ``owner/name@REVISION`` for a branch, tag or
+  commit), read with ``datasets.load_dataset`` so that ``HF_HUB_OFFLINE`` and the local cache
+  are honoured. Whether the Hub answers is decided first (``hub_unreachable``: at once under
+  ``HF_HUB_OFFLINE``, else a TCP connect of at most 1.5 s); an unreachable Hub is read from the
+  cache only, instead of huggingface_hub's 25 s of retries.
 
 The source is only ever read. Problems that make the data unusable raise ``InputError``;
 problems confined to some rows (a document key that matches no document, a value of the wrong
-type, a repeated document key) are recorded as ``Problem``s and flag the pairs they touch.
+type, a text field given as a list, a repeated document key, a CSV quote that never closes) are
+recorded as ``Problem``s and flag the pairs they touch.
 """
 
 from __future__ import annotations
@@ -19,8 +23,13 @@ from __future__ import annotations
 import glob
 import json
 import math
+import os
 import re
-from dataclasses import dataclass
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +38,11 @@ from mtcb_curate.model import Dataset, Document, Problem, QAPair, SourceInfo
 from mtcb_curate.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+#: ``owner/name`` with an optional ``@REVISION`` (a branch, tag, ``refs/pr/N`` or commit sha).
+HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[\w.-]+(?:/[\w.-]+)*))?$")
+#: Seconds the reachability probe waits for a TCP connection to the Hub (or its proxy).
+HUB_PROBE_TIMEOUT = 1.5
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True)
@@ -43,6 +56,8 @@ class Table:
         nrows: number of rows.
         row_files: for a config spread over several files, (first row, file) per file, so a
             message can name the file a row came from.
+        problems: row problems found while reading (a CSV quote that never closes), with
+            global rows; ``build_dataset`` records them and flags the pairs.
     """
 
     label: str
@@ -50,6 +65,7 @@ class Table:
     types: dict[str, str]
     nrows: int
     row_files: list[tuple[int, str]]
+    problems: list[tuple[int, str | None, str]] = field(default_factory=list)
 
     def where(self, row: int) -> tuple[str, int]:
         """The file a global row comes from and the row's 0-based index within that file."""
@@ -108,6 +124,8 @@ def _arrow_to_table(table: Any, label: str) -> Table:
 def _read_jsonl(path: Path) -> Table:
     label = str(path)
     data = path.read_bytes()
+    if data.startswith(_UTF8_BOM):  # as CSV: a BOM some editors write is not part of the data
+        data = data[len(_UTF8_BOM):]
     if not data.strip():
         raise InputError(label, "the file is empty")
     if path.suffix.lower() == ".json" and data.lstrip()[:1] == b"[":
@@ -171,11 +189,59 @@ def _read_csv(path: Path) -> Table:
         raise InputError(label, "the file is empty")
     for r in rows:
         r.pop(None, None)  # extra unnamed cells
-        if r.get(CHUNK_INDEX_COLUMN) == "":
+        # CSV has no types: a chunk_index cell is text, so digits are the number they spell.
+        ci = r.get(CHUNK_INDEX_COLUMN)
+        if ci == "":
             r[CHUNK_INDEX_COLUMN] = None
+        elif isinstance(ci, str) and ci.strip().isdigit():
+            r[CHUNK_INDEX_COLUMN] = int(ci)
     if not rows:
         raise InputError(label, "the file has no rows")
-    return _rows_to_table(rows, label)
+    table = _rows_to_table(rows, label)
+    opened = _unterminated_quote(text)
+    if opened is not None:
+        row, col = _csv_position(text, opened, reader.fieldnames)
+        line = text.count("\n", 0, opened) + 1
+        table.problems.append((min(row, table.nrows - 1), col,
+                               f"an unterminated quote (opened on line {line}): the rest of the file was "
+                               f"read into this cell"))
+    return table
+
+
+def _unterminated_quote(text: str) -> int | None:
+    """Offset of the quote that opens a quoted CSV field and never closes, or None.
+
+    Follows the ``csv`` module's default dialect (``"`` quotes a field only at its start, ``""``
+    inside is a literal quote). The module itself reads such a field to the end of the file
+    without complaint.
+    """
+    opened: int | None = None
+    skip = -1
+    for m in re.finditer('"', text):
+        i = m.start()
+        if i == skip:
+            continue
+        if opened is None:
+            if i == 0 or text[i - 1] in ",\r\n":
+                opened = i
+        elif i + 1 < len(text) and text[i + 1] == '"':
+            skip = i + 1  # an escaped quote
+        else:
+            opened = None
+    return opened
+
+
+def _csv_position(text: str, offset: int, fieldnames: Any) -> tuple[int, str | None]:
+    """The 0-based data row and the column of the field starting at ``offset``."""
+    import csv
+    import io
+
+    marker = "\x00mtcb-curate\x00"
+    records = [r for r in csv.reader(io.StringIO(text[:offset] + marker, newline="")) if r]  # as DictReader
+    last = records[-1] if records else []
+    col = len(last) - 1
+    names = list(fieldnames or [])
+    return max(0, len(records) - 2), names[col] if 0 <= col < len(names) else None
 
 
 def _concat(tables: list[Table], label: str) -> Table:
@@ -187,16 +253,18 @@ def _concat(tables: list[Table], label: str) -> Table:
             names.setdefault(n, None)
     columns: dict[str, list[Any]] = {n: [] for n in names}
     row_files: list[tuple[int, str]] = []
+    problems: list[tuple[int, str | None, str]] = []
     total = 0
     for t in tables:
         row_files.append((total, t.label))
         for n in names:
             columns[n].extend(t.columns.get(n, [None] * t.nrows))
+        problems.extend((total + row, fld, msg) for row, fld, msg in t.problems)
         total += t.nrows
     types = {}
     for t in tables:
         types.update(t.types)
-    return Table(label, columns, types, total, row_files)
+    return Table(label, columns, types, total, row_files, problems)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,6 +476,14 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
         problems.append(p)
         return p
 
+    # Problems found while reading the files (a CSV quote that never closes)
+    read_flags: dict[int, list[str]] = {}  # questions row -> flags
+    for row, fld, msg in corpus.problems:
+        problem(corpus, row, fld, msg)
+    for row, fld, msg in questions.problems:
+        p = problem(questions, row, fld, msg, row)
+        read_flags.setdefault(row, []).append(p.message if p.field is None else f"{p.field}: {p.message}")
+
     # Corpus
     documents: dict[str, Document] = {}
     key_rows: dict[str, list[int]] = {}
@@ -436,15 +512,20 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     meta_cols = [c for c in qcols if c not in (question_col, passage_col, answer_col, qkey, CHUNK_INDEX_COLUMN)]
     chunk_values = qcols.get(CHUNK_INDEX_COLUMN)
     for row in range(questions.nrows):
-        flags: list[str] = []
+        flags: list[str] = list(read_flags.get(row, []))
 
-        def text_field(col: str | None, label: str) -> str:
+        def text_field(col: str | None, label: str, list_ok: bool = False) -> str:
             if col is None:
                 return ""
             v = qcols[col][row]
             if isinstance(v, str):
                 return v
-            if isinstance(v, list) and all(isinstance(x, str) for x in v):  # SQuAD-style answers list
+            if isinstance(v, list) and all(isinstance(x, str) for x in v):
+                if list_ok:  # SQuAD-style answers list: any of them is the answer
+                    return v[0] if v else ""
+                p = problem(questions, row, col, f"{label} is a list of {len(v)} strings, expected one string; "
+                                                 f"the first is shown", row)
+                flags.append(f"{p.field}: {p.message}")
                 return v[0] if v else ""
             p = problem(questions, row, col, f"{label} is {_describe(v)}", row)
             flags.append(p.message if p.field is None else f"{p.field}: {p.message}")
@@ -452,7 +533,7 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
 
         question = text_field(question_col, "question")
         passage = text_field(passage_col, "supporting passage")
-        answer = text_field(answer_col, "answer")
+        answer = text_field(answer_col, "answer", list_ok=True)
         raw_key = qcols[qkey][row]
         key = _key_str(raw_key)
         if key is None:
@@ -471,9 +552,15 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
                 v = str(v)
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
-            if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-                v = int(v)
-            if isinstance(v, int) and v >= 0:
+            if isinstance(v, str) and v.strip().isdigit():
+                # A typed format (jsonl, parquet, the Hub) holding the number as text: read it,
+                # but say so (CSV cells were converted when the file was read).
+                chunk_index = int(v)
+                p = problem(questions, row, CHUNK_INDEX_COLUMN,
+                            f"chunk_index is the string {_describe(v)}, expected a whole number; read as {chunk_index}",
+                            row)
+                flags.append(f"{CHUNK_INDEX_COLUMN}: {p.message}")
+            elif isinstance(v, int) and v >= 0:
                 chunk_index = v
             elif v is not None and not (isinstance(v, float) and math.isnan(v)):
                 p = problem(questions, row, CHUNK_INDEX_COLUMN, f"chunk_index is {_describe(v)}, expected a whole number >= 0", row)

@@ -440,6 +440,77 @@ def test_chunk_index_that_is_not_a_number(tmp_path):
     assert "abc" in p.message
 
 
+@pytest.mark.parametrize("field", ["supporting_passage", "question"])
+def test_a_text_field_given_as_a_list_is_a_row_problem(tmp_path, field):
+    questions = [dict(q) for q in QUESTIONS]
+    questions[1][field] = ["first part", "second part"]
+    folder = tiny_variant(tmp_path / "lst", questions=questions)
+    ds = load("ficha", FICHA, [str(folder)])
+    [p] = ds.problems
+    assert (p.file, p.row, p.field, p.pair_id) == (str(folder / "questions.jsonl"), 1, field, 1)
+    assert "list" in p.message
+    assert ds.pairs[1].problems and field in ds.pairs[1].problems[0]
+    assert ds.pairs[0].problems == [] and ds.pairs[2].problems == []
+
+
+def test_a_squad_style_answers_list_is_still_read(tmp_path):
+    questions = [{("answers" if k == "answer" else k): ([v] if k == "answer" else v) for k, v in q.items()}
+                 for q in QUESTIONS]
+    ds = load("ficha", FICHA, [str(tiny_variant(tmp_path / "sq", questions=questions))])
+    assert [p.answer for p in ds.pairs] == [q["answer"] for q in QUESTIONS]
+    assert ds.problems == []
+
+
+def test_chunk_index_given_as_a_string_is_a_row_problem(tmp_path):
+    questions = [dict(q) for q in QUESTIONS]
+    questions[0]["chunk_index"] = "0"
+    folder = tiny_variant(tmp_path / "cs", questions=questions)
+    ds = load("ficha", FICHA, [str(folder)])
+    [p] = ds.problems
+    assert (p.file, p.row, p.field, p.pair_id) == (str(folder / "questions.jsonl"), 0, "chunk_index", 0)
+    assert "'0'" in p.message and "string" in p.message
+    assert ds.pairs[0].problems
+
+
+def test_csv_with_an_unterminated_quote_is_a_row_problem(tmp_path):
+    c = write_csv(tmp_path / "c.csv", CORPUS)
+    q = write_csv(tmp_path / "q.csv", QUESTIONS)
+    lines = q.read_bytes().decode("utf-8").split("\r\n")
+    # row 1 (the second data row): its question opens a quote that never closes
+    lines[2] = lines[2].replace("What was", '"What was', 1)
+    q.write_bytes("\r\n".join(lines).encode("utf-8"))
+    ds = load("ficha", FICHA, [str(c), str(q)])
+    [p] = [p for p in ds.problems if "quote" in p.message]
+    assert (p.file, p.row, p.field) == (str(q), 1, "question")
+    assert "unterminated" in p.message
+    assert ds.pairs[1].problems
+
+
+def test_csv_quotes_that_close_are_no_problem(tmp_path):
+    corpus = [dict(CORPUS[0], text='He said "yes", then\n"no"'), CORPUS[1]]
+    questions = [dict(QUESTIONS[0], question='A "quoted" word?'), *QUESTIONS[1:]]
+    c = write_csv(tmp_path / "c.csv", corpus)
+    q = write_csv(tmp_path / "q.csv", questions)
+    ds = load("ficha", FICHA, [str(c), str(q)])
+    assert ds.problems == []
+    assert ds.documents["AAA"].text == corpus[0]["text"]
+
+
+@pytest.mark.parametrize("name", ["questions.jsonl", "corpus.jsonl"])
+def test_utf8_bom_at_the_start_of_a_jsonl_file_is_accepted(tiny, name):
+    f = tiny / name
+    f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+    assert_tiny(load("ficha", FICHA, [str(tiny)]))
+
+
+def test_utf8_bom_at_the_start_of_a_json_array_file_is_accepted(tmp_path):
+    c = tmp_path / "c.json"
+    q = tmp_path / "q.json"
+    c.write_bytes(b"\xef\xbb\xbf" + json.dumps(CORPUS).encode("utf-8"))
+    q.write_bytes(b"\xef\xbb\xbf" + json.dumps(QUESTIONS).encode("utf-8"))
+    assert_tiny(load("ficha", FICHA, [str(c), str(q)]))
+
+
 def test_row_problem_in_a_second_shard_names_that_file_and_its_row(tmp_path):
     folder = tmp_path / "shards"
     folder.mkdir()
@@ -499,7 +570,7 @@ def test_default_source_offline_falls_back_to_the_sample(sample_dir):
     assert spec == ["sample:ficha"]
     assert ds.source.kind == "sample"
     assert ds.source.location == str(sample_dir)
-    assert "chonkie-ai/ficha could not be loaded" in ds.source.reason
+    assert "chonkie-ai/ficha" in ds.source.reason and "bundled sample" in ds.source.reason
     assert len(ds.pairs) == 23 and len(ds.documents) == 6
 
 
