@@ -5,6 +5,7 @@ Run from the project root (the project installed in the current Python)::
     python benchmarks/bench_neardup.py                 # calibration, baseline and speed (a few minutes)
     python benchmarks/bench_neardup.py --calibrate     # only the scorer/threshold table on squad-mtcb
     python benchmarks/bench_neardup.py --speed --sizes 10000,100000 --no-worst
+    python benchmarks/bench_neardup.py --hostile       # one 1,000,000-character question (a second)
 
 Three parts:
 
@@ -33,6 +34,11 @@ Three parts:
    rest are compared as text. Two worst cases follow unless ``--no-worst``: every question in
    one document, and no question naming its company (every question compared across the
    corpus).
+
+4. **Hostile sizes** (``--hostile``, also run by default): ``find_clusters`` on 11 pairs of one
+   document, one of them with a 1,000,000-character question, and on 1,299 squad-mtcb pairs
+   with one such question; then the same with the uncapped scoring of before (``SCORED_CHARS``
+   raised past the question's length) on the 11 pairs. Issue 11, item 14: 25-35 s before the cap.
 
 The machine is shared: timings vary from run to run.
 """
@@ -534,11 +540,50 @@ def speed(sizes: list[int], worst: bool) -> None:
               f"{r['planted_found']:>6}/{r['planted']:<7} {ok}")
 
 
+# -- hostile sizes ------------------------------------------------------------------------------------
+
+
+def hostile(squad: Path, uncapped: bool = True) -> None:
+    from mtcb_curate import neardup
+
+    words = " ".join(["segment", "figure", "reported", "fiscal"] * 40_000)
+    huge = ("What was the figure reported for segment alpha in fiscal 2022? " + words)[:1_000_000]
+    qs = [f"What was the figure reported for segment {w} in fiscal 2022?"
+          for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "mu")]
+    qs[4] = huge
+    items = [neardup.Item(i, "AAA", q, f"answer {i}", f"Passage {i} quotes a distinct part of the filing.")
+             for i, q in enumerate(qs)]
+    print(f"\nHostile sizes: one question of {len(huge):,} characters (scoring reads "
+          f"{neardup.SCORED_CHARS:,} characters of a question)")
+    t0 = time.perf_counter()
+    neardup.find_clusters(items)
+    print(f"  11 pairs: find_clusters {time.perf_counter() - t0:.3f} s")
+    if (squad / "questions.jsonl").is_file():
+        rows = [json.loads(line) for line in (squad / "questions.jsonl").open(encoding="utf-8")]
+        sq = [neardup.Item(i, r.get("title", ""), r["question"], r.get("answer", ""), r.get("supporting_passage", ""))
+              for i, r in enumerate(rows)]
+        sq[5] = sq[5]._replace(question=huge)
+        t0 = time.perf_counter()
+        neardup.find_clusters(sq)
+        print(f"  {len(sq):,} squad-mtcb pairs: find_clusters {time.perf_counter() - t0:.3f} s")
+    if uncapped:
+        cap = neardup.SCORED_CHARS
+        neardup.SCORED_CHARS = len(huge) + 1
+        try:
+            t0 = time.perf_counter()
+            neardup.find_clusters(items)
+            print(f"  11 pairs without the cap (as before the fix): {time.perf_counter() - t0:.1f} s")
+        finally:
+            neardup.SCORED_CHARS = cap
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calibrate", action="store_true", help="only the calibration on squad-mtcb")
     ap.add_argument("--speed", action="store_true", help="only the speed cases")
     ap.add_argument("--baseline", action="store_true", help="only the pure-Python baseline")
+    ap.add_argument("--hostile", action="store_true", help="only the hostile-size case (1,000,000-character question)")
+    ap.add_argument("--no-uncapped", action="store_true", help="with --hostile: skip the slow uncapped run")
     ap.add_argument("--squad", type=Path, default=SHARED / "squad-mtcb", help="the squad-mtcb folder")
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated question counts")
     ap.add_argument("--no-worst", action="store_true", help="skip the worst cases")
@@ -547,11 +592,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         child(int(args.child[0]), args.child[1])
         return
-    everything = not (args.calibrate or args.speed or args.baseline)
+    everything = not (args.calibrate or args.speed or args.baseline or args.hostile)
     # Speed first: Linux keeps ru_maxrss across fork and exec, so the children must be started
     # while this process is still small.
     if args.speed or everything:
         speed([int(s) for s in args.sizes.split(",")], worst=not args.no_worst)
+    if args.hostile or everything:
+        hostile(args.squad, uncapped=not args.no_uncapped)
     if args.baseline or everything:
         baseline()
     if args.calibrate or everything:

@@ -18,8 +18,10 @@ id                 worst   what fails or warns
 ``passage_length`` fail    warn below ``min_chars`` or above ``max_chars``; fail above twice
                            ``max_chars`` (also reported in tokens)
 ``answerable``     warn    the answer's content words are mostly absent from the passage (on
-                           demand an LLM judges those pairs again, ``llm.judge``)
-``question_form``  fail    fail: empty question; warn: yes/no, trivial, not a question
+                           demand an LLM judges those pairs again, ``llm.judge``); the answer
+                           is longer than ``MAX_ANSWER_CHARS``
+``question_form``  fail    fail: empty question, or over twice ``MAX_QUESTION_CHARS``
+                           (``question_form``); warn: over-long, yes/no, trivial, not a question
 ``links``          fail    the document key matches no corpus row or several; chunk_index out
                            of range, or its window does not contain the passage
 ``corpus``         fail    fail: an empty document; warn: documents without an accepted pair
@@ -30,6 +32,10 @@ id                 worst   what fails or warns
 
 Without a workspace every pair counts as accepted and ``reviewed`` is skipped with a warning,
 so the checklist runs on any MTCB dataset in CI.
+
+The same bounds (passage length, answer length, question form) decide which LLM candidates
+``llm.generate`` refuses: :func:`passage_length_problem`, :func:`answer_length_problem` and
+``question_form.form_problem``.
 """
 
 from __future__ import annotations
@@ -69,6 +75,12 @@ MAX_PASSAGE_CHARS = 600
 #: threshold: a supporting passage normally contains the figure or name the answer gives; a
 #: paraphrased answer ("It increased") has few content words and is judged on those.
 MIN_ANSWER_OVERLAP = 0.5
+
+#: An answer longer than this (characters) is not the concise answer of one or two sentences
+#: MTCB asks for: ``answerable`` warns, and a generated candidate is refused. Our bound: the
+#: longest answer in the shared data is 609 characters (a FinanceBench answer listing three
+#: lawsuits); squad-mtcb's longest is 160.
+MAX_ANSWER_CHARS = 1_000
 
 _STOPWORDS = frozenset(
     "a an the of in on at to for from by with and or but as is are was were be been being it its this "
@@ -174,6 +186,41 @@ class Limits:
                 if key in src:
                     out[name] = int(src[key])
         return cls(**out)
+
+    @classmethod
+    def from_config(cls, extra: dict[str, str], config_path: Path | None = None) -> "Limits":
+        """``for_profile`` with the ``[checklist]`` table of the config file ``config_path``
+        (default: ``$MTCB_CURATE_CONFIG`` or the user's ``config.toml``).
+
+        Raises:
+            CurateError: the config file is not valid TOML.
+        """
+        from mtcb_curate.config import read_table
+
+        return cls.for_profile(extra, read_table("checklist", config_path))
+
+
+def passage_length_problem(chars: int, limits: Limits, tokens: int | None = None) -> tuple[str, str] | None:
+    """The ``passage_length`` verdict on a passage of ``chars`` characters: ``("fail", reason)``
+    over twice ``limits.max_chars``, ``("warn", reason)`` over ``max_chars`` or under
+    ``min_chars`` (an empty passage is ``verbatim``'s fault, not this one's); None within.
+    ``tokens``, when given, is named in the reason."""
+    tok = f", {tokens} tokens" if tokens is not None else ""
+    if chars > 2 * limits.max_chars:
+        return "fail", f"{chars} characters{tok}: over twice the maximum {limits.max_chars}"
+    if chars > limits.max_chars:
+        return "warn", f"{chars} characters{tok}: over the maximum {limits.max_chars}"
+    if 0 < chars < limits.min_chars:
+        return "warn", f"{chars} characters{tok}: under the minimum {limits.min_chars}"
+    return None
+
+
+def answer_length_problem(answer: str) -> str | None:
+    """Why ``answer`` is too long (one line), or None: more than ``MAX_ANSWER_CHARS`` characters."""
+    n = len(answer)
+    if n > MAX_ANSWER_CHARS:
+        return f"answer of {n:,} characters: over the maximum {MAX_ANSWER_CHARS} (one or two sentences)"
+    return None
 
 
 def content_words(text: str) -> set[str]:
@@ -286,14 +333,11 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
     def check_length() -> CheckResult:
         reasons, failing = {}, set()
         for pid, r in verified.items():
-            tok = f", {r.tokens} tokens" if r.tokens is not None else ""
-            if r.chars > 2 * limits.max_chars:
-                reasons[pid] = f"{r.chars} characters{tok}: over twice the maximum {limits.max_chars}"
-                failing.add(pid)
-            elif r.chars > limits.max_chars:
-                reasons[pid] = f"{r.chars} characters{tok}: over the maximum {limits.max_chars}"
-            elif 0 < r.chars < limits.min_chars:
-                reasons[pid] = f"{r.chars} characters{tok}: under the minimum {limits.min_chars}"
+            problem = passage_length_problem(r.chars, limits, r.tokens)
+            if problem is not None:
+                severity, reasons[pid] = problem
+                if severity == "fail":
+                    failing.add(pid)
         return _result("passage_length", reasons, failing,
                        f"passages of {limits.min_chars}-{limits.max_chars} characters; over "
                        f"{2 * limits.max_chars} fails")
@@ -304,6 +348,7 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
             share = answer_overlap(v.answer, v.passage)
             if share is not None and share < MIN_ANSWER_OVERLAP:
                 reasons[pid] = f"only {share:.0%} of the answer's content words are in the passage"
+        too_long = {pid: why for pid, v in views.items() if (why := answer_length_problem(v.answer))}
         message = f"the passage should contain what the answer states (lexical overlap ≥ {MIN_ANSWER_OVERLAP:.0%})"
         if judge is not None and reasons:
             verdicts = judge([(pid, views[pid].question, views[pid].answer, views[pid].passage)
@@ -318,6 +363,9 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
                 else:
                     reasons[pid] += f" (LLM judge gave no verdict: {why})"
             message += f"; LLM judge: {len(verdicts)} judged, {cleared} supported after all"
+        for pid, why in too_long.items():
+            reasons[pid] = f"{reasons[pid]}; {why}" if pid in reasons else why
+        message += f"; answers of at most {MAX_ANSWER_CHARS:,} characters"
         return _result("answerable", reasons, set(), message)
 
     def check_form() -> CheckResult:

@@ -36,6 +36,13 @@ duplicates".
 "companys"), every other run of non-word characters (punctuation, symbols, whitespace) made
 one space.
 
+**Bounded reads**: questions and answers are compared on their first ``SCORED_CHARS`` (1,000)
+characters, before and after normalization (``scored_text``). Pairwise scoring costs the
+product of the two lengths, so one 1,000,000-character question made 11 pairs take 35 s; capped,
+milliseconds. Nothing of a real question is lost: the longest in the shared data has 377
+characters, and ``question_form`` reports any over ``MAX_QUESTION_CHARS`` (500) as a defect of
+its own. Two questions that agree on their first 1,000 characters count as identical.
+
 **Question similarity**: rapidfuzz ``token_sort_ratio`` of the normalized questions (0-100):
 the words of each question sorted, then ``fuzz.ratio``, the normalized Indel similarity
 ``100 * (1 - distance / (len_a + len_b))`` in characters. The words are sorted once per
@@ -137,6 +144,10 @@ from rapidfuzz import fuzz, process
 
 from mtcb_curate.model import Dataset, Status
 
+#: Characters of a question or an answer that near-duplicate scoring reads (see "Bounded reads"
+#: in the module docstring): twice ``question_form.MAX_QUESTION_CHARS``, so every question the
+#: checklist does not fail is compared whole.
+SCORED_CHARS = 1_000
 #: Question similarity (0-100, rapidfuzz token_sort_ratio on normalized text) from which two
 #: questions are raised as near-duplicates. Chosen on squad-mtcb: see the module docstring.
 DEFAULT_THRESHOLD = 85.0
@@ -358,10 +369,17 @@ def normalize(text: str) -> str:
     return _NON_WORD.sub(" ", text).strip()
 
 
+def scored_text(text: str) -> str:
+    """What near-duplicate scoring reads of a question or answer: ``normalize`` of its first
+    ``SCORED_CHARS`` characters, cut again to ``SCORED_CHARS`` (NFKC can lengthen a text)."""
+    return normalize(text[:SCORED_CHARS])[:SCORED_CHARS].strip()
+
+
 def question_similarity(a: str, b: str) -> float:
     """Similarity (0-100) of two questions as this module scores them: rapidfuzz
-    ``token_sort_ratio`` of the ``normalize``d texts; 0 when either normalizes to ''."""
-    na, nb = normalize(a), normalize(b)
+    ``token_sort_ratio`` of the ``scored_text``s (the first ``SCORED_CHARS`` characters,
+    normalized); 0 when either normalizes to ''."""
+    na, nb = scored_text(a), scored_text(b)
     if not na or not nb:
         return 0.0
     return float(fuzz.ratio(_sorted_words(na), _sorted_words(nb)))
@@ -585,7 +603,7 @@ class _Prepared:
         self.ids = np.array([r.id for r in rows], dtype=np.int64)
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
-        normq = [normalize(str(r.question)) for r in rows]
+        normq = [scored_text(str(r.question)) for r in rows]
         self.normq = normq
         self.sortq = [_sorted_words(q) for q in normq]
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
@@ -593,7 +611,7 @@ class _Prepared:
         self.has_q = self.length > 0
         self.qcode = _codes(normq)
         self.numbers = _codes([tuple(_DIGITS.findall(q)) for q in normq])
-        answers = [normalize(str(r.answer)) for r in rows]
+        answers = [scored_text(str(r.answer)) for r in rows]
         acode = _codes(answers)
         empty = np.array([not a for a in answers])
         acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing

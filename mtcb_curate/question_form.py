@@ -31,6 +31,12 @@ TRIVIAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.I) for p 
     r"\bwhat (language|format) is (this|the) (document|text|passage)\b",
 ))
 
+#: A question longer than this (characters) is over-long: the ``question_form`` check warns,
+#: and fails above twice this; a generated candidate is refused. Our bound: the longest question
+#: in the shared data is 377 characters (a FinanceBench question with calculation instructions),
+#: squad-mtcb's longest is 147, and MTCB asks for one specific fact.
+MAX_QUESTION_CHARS = 500
+
 #: Fewer words than this is too short to single out a fact in a corpus (our threshold: "What
 #: is revenue?" has three words and fits every 10-K).
 MIN_WORDS = 4
@@ -72,11 +78,26 @@ def is_question(text: str) -> bool:
     return t.endswith("?") or (bool(w) and w[0] in QUESTION_WORDS)
 
 
+def length_problem(question: str) -> tuple[str, str] | None:
+    """``("warn", reason)`` when ``question`` has more than ``MAX_QUESTION_CHARS`` characters,
+    ``("fail", reason)`` above twice that; None otherwise."""
+    n = len(question)
+    if n > 2 * MAX_QUESTION_CHARS:
+        return "fail", f"over-long question: {n:,} characters, over twice the maximum {MAX_QUESTION_CHARS}"
+    if n > MAX_QUESTION_CHARS:
+        return "warn", f"over-long question: {n:,} characters, over the maximum {MAX_QUESTION_CHARS}"
+    return None
+
+
 def form_problem(question: str) -> tuple[str, str] | None:
     """The first form problem of ``question`` as ``(severity, reason)``: ``("fail", ...)`` when
-    it is empty, ``("warn", ...)`` for yes/no, trivial or not a question; None when fine."""
+    it is empty or over twice ``MAX_QUESTION_CHARS``, ``("warn", ...)`` for an over-long,
+    yes/no, trivial or non-question; None when fine."""
     if not question.strip():
         return "fail", "empty question"
+    too_long = length_problem(question)
+    if too_long is not None:
+        return too_long
     if is_yes_no_question(question):
         return "warn", f"yes/no question (starts with \"{words(question)[0]}\")"
     reason = trivial_reason(question)

@@ -34,6 +34,7 @@ from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MalformedJSON, extract_json
 from mtcb_curate.llm.prompts import dedup_messages
+from mtcb_curate.neardup import SCORED_CHARS
 
 #: Questions per LLM call in the first stage (MTCB's batch size).
 BATCH_SIZE = 50
@@ -302,14 +303,15 @@ def _judge(client: ChatClient, batch: list[DedupItem], stage: str, temperature: 
     if answer.note:
         out.reports.append(DedupReport(stage, answer.note))
     keep = set(answer.keep)
-    kept_questions = {k: batch[k].question for k in answer.keep}
+    # Scored on their first SCORED_CHARS characters: pairwise cost grows with both lengths.
+    kept_questions = {k: batch[k].question[:SCORED_CHARS] for k in answer.keep}
     for d in range(n):
         if d in keep:
             continue
         target = next((next((m for m in g if m in keep), None) for g in answer.groups if d in g), None)
         basis = "llm"
         if target is None:
-            best = process.extractOne(batch[d].question, kept_questions, scorer=fuzz.token_sort_ratio,
+            best = process.extractOne(batch[d].question[:SCORED_CHARS], kept_questions, scorer=fuzz.token_sort_ratio,
                                       processor=utils.default_process)
             target = best[2] if best is not None else answer.keep[0]
             basis = "rapidfuzz"

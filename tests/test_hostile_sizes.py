@@ -1,0 +1,166 @@
+"""Hostile sizes (issue 11, items 13 and 14): what is scored or read of a text is bounded.
+
+- Near-duplicate scoring reads at most ``neardup.SCORED_CHARS`` characters of a question or an
+  answer, so one 1,000,000-character question costs milliseconds, not 25 s per 11 pairs; the
+  checklist reports such a question (``question_form``).
+- An LLM reply is bounded before it is parsed, and a candidate outside the checklist's own
+  bounds (passage length, answer length, question form) is refused with its reason, reported
+  by ``generate`` and never added.
+
+No timing here: the bound is asserted on what reaches rapidfuzz (a spy). The time of the
+hostile case is printed by ``benchmarks/bench_neardup.py --hostile``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rapidfuzz.process
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
+from llmfake import completion  # noqa: E402
+
+from mtcb_curate import neardup, question_form  # noqa: E402
+from mtcb_curate.checklist import MAX_ANSWER_CHARS, Limits, run_checklist  # noqa: E402
+from mtcb_curate.model import Status  # noqa: E402
+from mtcb_curate.sources import Options, command_session, open_session  # noqa: E402
+
+HUGE = 1_000_000
+
+
+def eleven_items(huge_at: int = 4) -> list[neardup.Item]:
+    """11 pairs of one document, two of them near-duplicates; pair ``huge_at`` has a
+    1,000,000-character question that starts like pair 0's."""
+    qs = [f"What was the figure reported for segment {w} in fiscal 2022?"
+          for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa")]
+    qs.append("What was the figure reported for segment alpha in fiscal year 2022?")  # near-duplicate of 0
+    items = [neardup.Item(i, "AAA", q, f"answer {i}", f"Passage {i} quotes a distinct part of the filing.")
+             for i, q in enumerate(qs)]
+    words = " ".join(["segment", "figure", "reported", "fiscal"] * (HUGE // 30))
+    huge = (qs[0] + " " + words)[:HUGE]
+    items[huge_at] = items[huge_at]._replace(question=huge)
+    return items
+
+
+@pytest.fixture
+def rapidfuzz_spy(monkeypatch):
+    """Every string that reaches rapidfuzz's ``cdist``/``cpdist``/``extractOne``/``extract_iter``:
+    returns the list of their lengths (the calls still run)."""
+    seen: list[int] = []
+
+    def lengths(value):
+        if isinstance(value, str):
+            seen.append(len(value))
+        elif isinstance(value, dict):
+            for v in value.values():
+                lengths(v)
+        elif isinstance(value, (list, tuple, np.ndarray)):
+            for v in value:
+                lengths(v)
+
+    for name in ("cdist", "cpdist", "extractOne", "extract_iter"):
+        real = getattr(rapidfuzz.process, name)
+
+        def spy(*args, _real=real, **kw):
+            for a in args[:2]:
+                lengths(a)
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(rapidfuzz.process, name, spy)
+    return seen
+
+
+# -- item 14: near-duplicate scoring reads a bounded prefix ----------------------------------------
+
+def test_find_clusters_scores_capped_strings_and_finds_the_same_clusters_as_on_the_capped_text(rapidfuzz_spy):
+    items = eleven_items()
+    assert len(items[4].question) == HUGE
+    clusters = neardup.find_clusters(items)
+    assert rapidfuzz_spy and max(rapidfuzz_spy) <= neardup.SCORED_CHARS
+    capped = [it._replace(question=it.question[:neardup.SCORED_CHARS]) for it in items]
+    assert clusters == neardup.find_clusters(capped)
+    # The near-duplicate pair is still found; the huge question links to pair 0 through its prefix.
+    assert any({0, 10} <= set(c.ids) for c in clusters)
+
+
+def test_question_similarity_reads_a_bounded_prefix(monkeypatch):
+    seen = []
+    real = neardup.fuzz.ratio
+
+    def spy(a, b, **kw):
+        seen.extend((len(a), len(b)))
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(neardup.fuzz, "ratio", spy)
+    huge = eleven_items()[4].question
+    assert neardup.question_similarity(huge, huge + " more") == 100.0
+    assert max(seen) <= neardup.SCORED_CHARS
+
+
+def test_a_huge_answer_is_compared_on_its_prefix_only(rapidfuzz_spy):
+    items = eleven_items(huge_at=1)
+    items[2] = items[2]._replace(answer="x" * HUGE)
+    neardup.find_clusters(items)
+    assert max(rapidfuzz_spy) <= neardup.SCORED_CHARS
+
+
+def test_the_apps_cluster_search_scores_capped_strings(tmp_path, rapidfuzz_spy):
+    from mtcb_curate import clusters
+
+    rows = [dict(QUESTIONS[0]), dict(QUESTIONS[0]), dict(QUESTIONS[1])]
+    rows[1]["question"] = rows[0]["question"] + " " + "and more " * (HUGE // 9)
+    write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
+    write_jsonl(tmp_path / "d" / "questions.jsonl", rows)
+    s = open_session(Options("ficha", source=[str(tmp_path / "d")], workspace=tmp_path / "ws"))
+    try:
+        found = clusters.find(s)
+        assert max(rapidfuzz_spy) <= neardup.SCORED_CHARS
+        assert found and found[0].closest(0)[0][0] == 1  # same passage, similar question prefix
+    finally:
+        s.workspace.close()
+
+
+def test_llm_dedup_falls_back_to_rapidfuzz_on_capped_questions(fake_llm, rapidfuzz_spy):
+    from test_llm_client import make_config
+
+    from mtcb_curate.llm.client import ChatClient
+    from mtcb_curate.llm.dedup import DedupItem, semantic_dedup
+
+    items = eleven_items()
+    # The model keeps 0..9 and names no group: rapidfuzz picks the kept question 10 duplicates.
+    fake_llm.default = {"indices": list(range(10))}
+    result = semantic_dedup(ChatClient(make_config(fake_llm)),
+                            [DedupItem(it.id, it.question, it.answer, it.doc_key) for it in items])
+    assert rapidfuzz_spy and max(rapidfuzz_spy) <= neardup.SCORED_CHARS
+    assert result.dropped == [10] and [c.members for c in result.clusters] == [(0, 10)]
+
+
+# -- item 14: the checklist reports an over-long question ----------------------------------------------
+
+def test_question_form_reports_an_over_long_question():
+    assert question_form.form_problem("What was Alpha's revenue in 2022?") is None
+    warn = question_form.form_problem("What was " + "x" * question_form.MAX_QUESTION_CHARS + "?")
+    assert warn is not None and warn[0] == "warn" and "over-long question" in warn[1]
+    fail = question_form.form_problem("What was " + "x" * HUGE + "?")
+    assert fail is not None and fail[0] == "fail" and "1,000,010 characters" in fail[1]
+
+
+def test_check_fails_on_a_million_character_question_and_warns_on_a_huge_answer(tmp_path):
+    rows = [dict(r) for r in QUESTIONS]
+    rows[0]["question"] = "What " + "does Alpha make " * (HUGE // 16)
+    rows[1]["answer"] = "It was ten million dollars. " * 100
+    write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
+    write_jsonl(tmp_path / "d" / "questions.jsonl", rows)
+    with command_session(Options("ficha", source=[str(tmp_path / "d")])) as (session, has_ws):
+        report = run_checklist(session, has_workspace=has_ws, loads=False)
+    form = report.get("question_form")
+    assert form.status == "fail" and 0 in form.failing and "over-long question" in form.reasons[0]
+    answerable = report.get("answerable")
+    assert f"over the maximum {MAX_ANSWER_CHARS}" in answerable.reasons[1]
