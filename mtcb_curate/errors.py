@@ -33,3 +33,13 @@ class WorkspaceError(CurateError):
 
 class WorkspaceLocked(WorkspaceError):
     """Another mtcb-curate process holds the workspace."""
+
+
+class WorkspaceReadOnly(WorkspaceError):
+    """The workspace cannot be written: a read-only file system or no permission to write.
+    Readers still open it (read-only)."""
+
+
+class WorkspaceFull(WorkspaceError):
+    """The disk holding the workspace is full (ENOSPC, SQLite's "database or disk is full").
+    Every change committed before is kept; the one being made is not."""

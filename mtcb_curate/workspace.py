@@ -4,8 +4,20 @@ One workspace per dataset, under ``platformdirs.user_data_dir("mtcb-curate")/wor
 or a ``--workspace DIR``. Files in the folder:
 
 - ``workspace.sqlite`` (+ ``-wal``/``-shm`` while open): the state;
-- ``lock``: held with ``flock`` by the process that writes, so a second instance is refused
-  (or opens read-only); the kernel releases it when that process dies, even on ``kill -9``.
+- ``lock``: the writing process's id, for the message that refuses a second instance.
+
+One writer at a time: the process that writes holds an ``flock`` on the workspace folder itself
+(and on ``lock``, which older versions took), so a second instance is refused (or opens
+read-only) even when someone deletes the ``lock`` file; the kernel releases it when that process
+dies, even on ``kill -9``.
+
+Storage faults are ``WorkspaceError``s of one line naming the folder, never a traceback:
+``WorkspaceReadOnly`` when a writer cannot write there (a read-only file system, no
+permission), ``WorkspaceFull`` when the disk is full (on opening, or a change during a session:
+that change is not saved, every earlier one is). Readers open a workspace on read-only storage
+anyway, without a lock file: SQLite's ``mode=ro``, else ``immutable=1`` (it cannot make its
+``-shm`` file there), else, when a killed writer left changes in the ``-wal`` that
+``immutable`` would not see, a private copy of the two files in a temporary folder.
 
 Durability: every change is one transaction committed before the call returns. In WAL mode
 with ``synchronous=NORMAL`` a committed transaction survives the process being killed at any
@@ -20,17 +32,21 @@ workspace is never laid over different data by mistake.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mtcb_curate.errors import WorkspaceError, WorkspaceLocked
+from mtcb_curate.errors import WorkspaceError, WorkspaceFull, WorkspaceLocked, WorkspaceReadOnly
 
 SCHEMA_VERSION = 2
 DB_NAME = "workspace.sqlite"
@@ -142,10 +158,12 @@ class Workspace:
         read_only: True when opened without the lock; every write raises ``WorkspaceError``.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock_fd: int | None, read_only: bool):
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock_fds: tuple[int, ...], read_only: bool,
+                 snapshot_dir: Path | None = None):
         self.path = path
         self._conn = conn
-        self._lock_fd = lock_fd
+        self._lock_fds = lock_fds
+        self._snapshot_dir = snapshot_dir
         self.read_only = read_only
 
     # -- opening ---------------------------------------------------------------------------
@@ -156,11 +174,14 @@ class Workspace:
 
         Args:
             path: the folder.
-            read_only: open without taking the lock; nothing can be written.
+            read_only: open without taking the lock; nothing can be written. Works on read-only
+                storage too (see the module docstring).
             durable: ``synchronous=FULL`` (fsync per decision) instead of ``NORMAL``.
 
         Raises:
             WorkspaceLocked: another process holds the workspace.
+            WorkspaceReadOnly: a writer on read-only storage, or without permission to write.
+            WorkspaceFull: a writer on a full disk (nothing is lost).
             WorkspaceError: the folder cannot be created or the file is not a workspace.
         """
         path = Path(path)
@@ -168,47 +189,46 @@ class Workspace:
         if read_only:
             if not db.exists():
                 raise WorkspaceError(f"{path}: no workspace here to open read-only")
-            try:
-                conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None,
-                                       check_same_thread=False)
-                conn.execute("SELECT count(*) FROM decisions").fetchone()
-                # An older workspace opened read-only cannot be migrated: give it empty
-                # stand-ins for what it lacks (in this connection only).
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                for table, columns in (("added_pairs", "pair_id INTEGER, value TEXT, added_at REAL"),
-                                       ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL")):
-                    if table not in tables:
-                        conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
-                if "via" not in {r[1] for r in conn.execute("PRAGMA table_info(history)")}:
-                    conn.execute("CREATE TEMP VIEW history AS SELECT *, NULL AS via FROM main.history")
-            except sqlite3.Error as exc:
-                raise WorkspaceError(f"{db}: not a readable workspace ({exc})") from None
-            return cls(path, conn, None, True)
+            conn, snapshot = _open_reader(path, db)
+            return cls(path, conn, (), True, snapshot)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise WorkspaceError(f"{path}: cannot create the workspace folder ({exc.strerror})") from None
-        lock_fd = _take_lock(path / LOCK_NAME)
+            raise (_storage_error(path, exc, opening=True)
+                   or WorkspaceError(f"{path}: cannot create the workspace folder ({exc.strerror})")) from None
+        lock_fds = _take_lock(path)
         try:
             conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             conn.execute("PRAGMA busy_timeout=2000")
-            conn.executescript(_SCHEMA)
+            have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if not {"meta", "decisions", "edits", "history", "history_live", "added_pairs",
+                    "not_duplicates"} <= have:
+                conn.executescript(_SCHEMA)
             for table, column, sql in _MIGRATIONS:
                 if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
                     conn.execute(sql)
             version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if version is not None and int(version[0]) > SCHEMA_VERSION:
                 raise WorkspaceError(f"{db}: made by a newer mtcb-curate (schema {version[0]}); upgrade to open it")
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if version is None or version[0] != str(SCHEMA_VERSION):  # no write when nothing changes
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # A file SQLite cannot write says so now, not at the first decision. Rolled back: a
+            # WAL transaction writes nothing to the disk before its commit.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            finally:
+                conn.execute("ROLLBACK")
         except sqlite3.DatabaseError as exc:
-            os.close(lock_fd)
-            raise WorkspaceError(f"{db}: not a usable workspace ({exc})") from None
+            _release(lock_fds)
+            raise (_storage_error(path, exc, opening=True)
+                   or WorkspaceError(f"{db}: not a usable workspace ({exc})")) from None
         except WorkspaceError:
-            os.close(lock_fd)
+            _release(lock_fds)
             raise
-        return cls(path, conn, lock_fd, False)
+        return cls(path, conn, lock_fds, False)
 
     @staticmethod
     def exists(path: Path) -> bool:
@@ -220,9 +240,11 @@ class Workspace:
         if self._conn is not None:
             self._conn.close()
             self._conn = None  # type: ignore[assignment]
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        _release(self._lock_fds)
+        self._lock_fds = ()
+        if self._snapshot_dir is not None:
+            shutil.rmtree(self._snapshot_dir, ignore_errors=True)
+            self._snapshot_dir = None
 
     def __enter__(self) -> "Workspace":
         return self
@@ -416,7 +438,7 @@ class Workspace:
             raise WorkspaceError(f"{self.path}: the workspace is closed")
 
     def _tx(self) -> "_Transaction":
-        return _Transaction(self._conn)
+        return _Transaction(self._conn, self.path)
 
     def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None) -> int:
         cur = self._conn.execute(
@@ -445,35 +467,269 @@ class Workspace:
 
 
 class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception (a failed COMMIT too).
 
-    def __init__(self, conn: sqlite3.Connection):
+    A storage fault (full disk, read-only storage, I/O error) is raised as a one-line
+    ``WorkspaceError`` naming the folder: the change was not saved, every earlier one is.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
         self.conn = conn
+        self.path = path
 
     def __enter__(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _write_error(self.path, exc) from None
 
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+                return
+            except sqlite3.Error as commit_exc:
+                exc = commit_exc
+        if self.conn.in_transaction:  # SQLite may already have rolled back (e.g. SQLITE_FULL)
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        if isinstance(exc, sqlite3.Error) and not isinstance(exc, (sqlite3.ProgrammingError,
+                                                                   sqlite3.InterfaceError)):
+            raise _write_error(self.path, exc) from None
 
 
-def _take_lock(lock_path: Path) -> int:
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+#: SQLite's primary result codes (https://sqlite.org/rescode.html) that can mean a storage fault.
+_SQLITE_PERM, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_FULL, _SQLITE_CANTOPEN = 3, 8, 10, 13, 14
+_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+_READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
+#: Less free space than this (bytes) makes an I/O error a full disk.
+_LOW_SPACE = 1 << 20
+
+
+def _fault(path: Path, exc: BaseException) -> tuple[str, str] | None:
+    """("full" | "read-only", what the system said) when ``exc`` is a storage fault, else None."""
+    if isinstance(exc, OSError):
+        detail = exc.strerror or str(exc)
+        if exc.errno in _FULL_ERRNOS:
+            return "full", detail
+        if exc.errno in _READ_ONLY_ERRNOS:
+            return "read-only", detail
+        return None
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(exc)
+    if primary == _SQLITE_FULL or "disk is full" in text:
+        return "full", text
+    if primary in (_SQLITE_READONLY, _SQLITE_PERM) or "readonly database" in text:
+        return "read-only", text
+    if primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN) or (
+            primary is None and ("disk I/O error" in text or "unable to open" in text)):
+        # SQLite says "disk I/O error" when it cannot grow its -shm file on a full disk, and
+        # "unable to open database file" when it cannot create its -wal on read-only storage.
+        try:
+            st = os.statvfs(path)
+        except (OSError, AttributeError):
+            return None
+        if st.f_bavail * st.f_frsize < _LOW_SPACE:
+            return "full", text
+        if st.f_flag & getattr(os, "ST_RDONLY", 1) or not os.access(path, os.W_OK):
+            return "read-only", text
+    return None
+
+
+def _storage_error(path: Path, exc: BaseException, *, opening: bool) -> WorkspaceError | None:
+    """The one-line error for a storage fault while opening (``opening``) or writing, or None
+    when ``exc`` is not one."""
+    fault = _fault(path, exc)
+    if fault is None:
+        return None
+    kind, detail = fault
+    if kind == "full":
+        if opening:
+            return WorkspaceFull(f"{path}: the disk holding the workspace is full ({detail}); nothing was lost: "
+                                 f"every decision made before is committed. Free some space and open it again")
+        return WorkspaceFull(f"{path}: the disk holding the workspace is full ({detail}): this change was not "
+                             f"saved, every earlier one is. Free some space and try again")
+    if opening:
+        return WorkspaceReadOnly(f"{path}: this command writes to the workspace and cannot write there ({detail}); "
+                                 f"commands that only read it still work (--read-only, verify, check, export), "
+                                 f"or copy the folder somewhere writable")
+    return WorkspaceReadOnly(f"{path}: the workspace can no longer be written ({detail}): this change was not "
+                             f"saved, every earlier one is")
+
+
+def _write_error(path: Path, exc: sqlite3.Error) -> WorkspaceError:
+    return (_storage_error(path, exc, opening=False)
+            or WorkspaceError(f"{path}: this change was not saved ({exc}); every earlier one is"))
+
+
+def _uri(db: Path, query: str) -> str:
+    return "file:" + urllib.parse.quote(db.resolve().as_posix()) + "?" + query
+
+
+def _open_reader(path: Path, db: Path) -> tuple[sqlite3.Connection, Path | None]:
+    """A read-only connection to ``db`` and the temporary folder of its copy (None: no copy).
+
+    ``mode=ro`` first; SQLite refuses it when it cannot make its ``-wal``/``-shm`` files
+    (read-only storage, a full disk). Then ``immutable=1``, which reads the database file alone:
+    right when the ``-wal`` is absent or empty. Otherwise the committed changes still in the
+    ``-wal`` are read from a private copy of both files.
+
+    Raises:
+        WorkspaceError: not a readable workspace.
+    """
+    conn = None
+    try:
+        conn = _connect_reader(_uri(db, "mode=ro"))
+        return conn, None
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        first = exc
+    wal = db.with_name(db.name + "-wal")
+    try:
+        wal_bytes = wal.stat().st_size if wal.is_file() else 0
+    except OSError:
+        wal_bytes = 0
+    code = getattr(first, "sqlite_errorcode", None)
+    if _fault(path, first) is None and not (isinstance(code, int) and code & 0xFF in (_SQLITE_CANTOPEN,
+                                                                                       _SQLITE_IOERR)):
+        raise WorkspaceError(f"{db}: not a readable workspace ({first})") from None
+    snapshot = None
+    try:
+        if wal_bytes == 0:
+            uri = _uri(db, "immutable=1")
+        else:
+            snapshot = Path(tempfile.mkdtemp(prefix="mtcb-curate-ro-"))
+            shutil.copyfile(db, snapshot / DB_NAME)
+            shutil.copyfile(wal, snapshot / wal.name)
+            uri = _uri(snapshot / DB_NAME, "mode=ro")
+        return _connect_reader(uri), snapshot
+    except (sqlite3.Error, OSError) as exc:
+        if snapshot is not None:
+            shutil.rmtree(snapshot, ignore_errors=True)
+        raise WorkspaceError(f"{db}: not a readable workspace ({first}; then {exc})") from None
+
+
+def _connect_reader(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM decisions").fetchone()
+        # An older workspace opened read-only cannot be migrated: give it empty
+        # stand-ins for what it lacks (in this connection only).
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table, columns in (("added_pairs", "pair_id INTEGER, value TEXT, added_at REAL"),
+                               ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL")):
+            if table not in tables:
+                conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
+        if "via" not in {r[1] for r in conn.execute("PRAGMA table_info(history)")}:
+            conn.execute("CREATE TEMP VIEW history AS SELECT *, NULL AS via FROM main.history")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _take_lock(path: Path) -> tuple[int, ...]:
+    """Take the single-writer lock of the workspace folder ``path``; returns the descriptors to
+    close to release it: the folder's (flocked; deleting a file cannot undo that) and the lock
+    file's (flocked too, for older versions, and holding our pid for the refusal message).
+
+    Raises:
+        WorkspaceLocked: another process holds it.
+        WorkspaceReadOnly, WorkspaceFull: the lock file cannot be made.
+    """
+    lock_path = path / LOCK_NAME
     try:
         import fcntl
     except ImportError:  # Windows: no advisory locks here; the single-writer check is skipped
-        return fd
+        fcntl = None
+    fds: list[int] = []
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if fcntl is not None:
+            dir_fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            fds.append(dir_fd)
+            try:
+                fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise _locked(path, _holder_pid(path)) from None
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise (_storage_error(path, exc, opening=True)
+                   or WorkspaceError(f"{lock_path}: cannot open the lock file ({exc.strerror})")) from None
+        fds.append(fd)
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # an older mtcb-curate, which locks only this file
+                raise _locked(path, _read_pid(fd)) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+        except OSError:  # a full disk: the pid is only for messages; SQLite reports the fault
+            pass
+    except BaseException:
+        _release(tuple(fds))
+        raise
+    return tuple(fds)
+
+
+def _locked(path: Path, holder: str | None) -> WorkspaceLocked:
+    who = f" (pid {holder})" if holder else ""
+    return WorkspaceLocked(f"{path}: the workspace is open in another mtcb-curate{who}; "
+                           f"close that one, or pass --read-only to look without writing")
+
+
+def _read_pid(fd: int) -> str | None:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = os.read(fd, 64).decode("ascii", "replace").strip()
     except OSError:
-        holder = os.read(fd, 64).decode("ascii", "replace").strip()
-        os.close(fd)
-        who = f" (pid {holder})" if holder else ""
-        raise WorkspaceLocked(f"{lock_path.parent}: the workspace is open in another mtcb-curate{who}; "
-                              f"close that one, or pass --read-only to look without writing") from None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())
-    return fd
+        return None
+    return text if text.isdigit() else None
+
+
+def _holder_pid(path: Path) -> str | None:
+    """The pid of the process holding the folder's lock: from the lock file, else (Linux, when
+    the file was deleted) from ``/proc/locks``; None when unknown."""
+    try:
+        fd = os.open(path / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        pass
+    else:
+        try:
+            pid = _read_pid(fd)
+        finally:
+            os.close(fd)
+        if pid:
+            return pid
+    try:
+        st = os.stat(path)
+        want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            for line in f:
+                # "1: FLOCK  ADVISORY  WRITE 1234 00:2e:5678 0 EOF"; the device numbers in hex
+                parts = line.split()
+                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[0] != "->":
+                    major, minor, ino = parts[5].split(":")
+                    if (int(major, 16), int(minor, 16), int(ino)) == want:
+                        return parts[4]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _release(fds: tuple[int, ...]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _dump(v: Any) -> str | None:

@@ -8,6 +8,7 @@ JSON file (``--json``) lists them with the attempts log either way.
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 
 from mtcb_curate.cli.common import confirm, note, options, report_problems, write_json
@@ -16,19 +17,23 @@ from mtcb_curate.sources import command_session
 
 def llm_client(args: argparse.Namespace, workspace_dir=None):
     """A ``ChatClient`` from ``--model``/``--base-url``, the environment and the config file's
-    ``[llm]`` table, caching replies in the workspace folder when there is one.
+    ``[llm]`` table, caching replies in the workspace folder when there is one and it can be
+    written (a reader of a workspace on read-only storage runs without the cache).
 
     Raises:
         LLMConfigError: no key for OpenAI's API, or a bad setting.
     """
     from mtcb_curate.llm.client import configured_client
 
+    if workspace_dir is not None and not os.access(workspace_dir, os.W_OK):
+        workspace_dir = None
     return configured_client(workspace_dir, model=args.model, base_url=args.base_url,
                              config_path=getattr(args, "config", None))
 
 
 def run(args: argparse.Namespace) -> int:
     """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
+    from mtcb_curate.checklist import Limits
     from mtcb_curate.llm.estimate import estimate_generate_more
     from mtcb_curate.llm.generate import generate_more
 
@@ -46,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
-        result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile,
+        limits = Limits.from_config(session.dataset.profile.extra, getattr(args, "config", None))
+        result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
                                cancel=threading.Event(),
                                on_retry=lambda notice: note(str(notice)),
                                on_progress=lambda done, total: note(f"window {done}/{total}"))
@@ -55,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             for c in result.candidates:
                 added.append(session.add_pair(doc.key, c.question, c.answer, c.passage, c.chunk_index,
                                               details={"model": c.model, "request": c.cache_key}))
-        for line in result.failures:
+        for line in result.refusal_lines() + result.failures:
             note(line)
         if args.json:
             write_json(args.json, {
@@ -65,9 +71,16 @@ def run(args: argparse.Namespace) -> int:
                                 "pair_id": added[i] if added else None}
                                for i, c in enumerate(result.candidates)],
                 "failures": result.failures,
+                "refused": result.refusals(),
                 "calls": len(result.attempts), "paid_calls": result.paid_calls,
             })
-        where = f"added to the workspace as undecided pairs {', '.join(f'#{i}' for i in added)}" if added else \
-            "not added anywhere (no workspace: pass --workspace to keep them)"
+        if added:
+            where = f"added to the workspace as undecided pairs {', '.join(f'#{i}' for i in added)}"
+        elif has_ws:
+            where = "nothing added to the workspace (no usable candidate came back)"
+        elif result.candidates:
+            where = "not added anywhere (no workspace: pass --workspace to keep them)"
+        else:
+            where = "nothing to keep (no usable candidate came back)"
         print(f"{len(result.candidates)} of {args.n} pairs generated for {doc.key}; {where}")
         return 0 if result.candidates else 1
