@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from mtcb_curate.hub_layout import front_matter
+from mtcb_curate.model import SourceInfo
 
 BEGIN = "<!-- mtcb-curate:begin -->"
 END = "<!-- mtcb-curate:end -->"
@@ -109,6 +110,10 @@ class CardContent:
         checklist_passed: the gate's verdict, None when the checklist was not run.
         force_reason: the ``--force`` reason when the gate failed and publishing was forced.
         license: the Hub licence id.
+        notes: extra lines for the Notes section.
+        source: where the curated pairs came from; a Hub source is named with the revision
+            asked for and the commit it was read at. A local source is only called local (its
+            path is the curator's own business).
     """
 
     repo_id: str
@@ -125,6 +130,7 @@ class CardContent:
     force_reason: str | None = None
     license: str | None = None
     notes: list[str] = field(default_factory=list)
+    source: SourceInfo | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,6 +334,21 @@ def _pairs_cell(pairs: Any) -> str:
     return escape_md(pairs, 40)
 
 
+def source_line(source: SourceInfo) -> str:
+    """One Markdown line saying what the pairs were curated from, e.g. ``Curated from
+    `feyninc/ficha` at revision `v1` (commit `0123...`).``"""
+    if source.kind != "hub":
+        return "Curated from local files (a folder or files, not a Hub revision)."
+    line = f"Curated from {code_md(source.location)}"
+    if source.revision:
+        line += f" at revision {code_md(source.revision)}"
+    else:
+        line += " (its default branch)"
+    if source.commit:
+        line += f", commit {code_md(source.commit)}"
+    return line + "."
+
+
 def render_section(c: CardContent) -> str:
     """Our block of the card as Markdown (without the markers); deterministic (no dates).
 
@@ -375,6 +396,8 @@ def render_section(c: CardContent) -> str:
     if c.force_reason is not None:
         out += [f"Published with `--force` although the checklist failed. Reason given: {escape_md(c.force_reason, 500)}",
                 ""]
+    if c.source is not None:
+        out += ["### Source", "", source_line(c.source), ""]
     out += ["### Licence", "", code_md(c.license) if c.license else "Not stated.", ""]
     if c.notes:
         out += ["### Notes", ""] + [f"- {escape_md(n, 300)}" for n in c.notes] + [""]

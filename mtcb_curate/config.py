@@ -14,16 +14,25 @@ Tables::
     min_passage_chars = 30
     max_passage_chars = 600
 
+    [hub]             # Hub organisations tried, in order, for a dataset name such as "ficha"
+    organisations = ["feyninc", "chonkie-ai"]
+
 ``MTCB_CURATE_CONFIG`` or ``--config FILE`` point at another file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 
 from mtcb_curate.errors import CurateError
+
+#: Where the MTCB datasets are looked for by default: chonkie moved to the ``feyninc``
+#: organisation in 2026-07 (third-party projects load ``feyninc/gacha``); ``chonkie-ai`` is
+#: where they were first published.
+DEFAULT_HUB_ORGANISATIONS: tuple[str, ...] = ("feyninc", "chonkie-ai")
 
 
 def default_config_path() -> Path:
@@ -68,3 +77,22 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
         if not isinstance(key, str) or not key.strip():
             raise CurateError(f"{path}: [keys] {action} must be a key name such as \"y\" or \"ctrl+y\"")
     return dict(keys)
+
+
+def hub_organisations(path: Path | None = None) -> tuple[str, ...]:
+    """The ``[hub] organisations`` list (Hub owners tried in order for a dataset name), or
+    ``DEFAULT_HUB_ORGANISATIONS`` when the file or the key is absent.
+
+    Raises:
+        CurateError: the file is not valid TOML, or the value is not a non-empty list of
+            owner names.
+    """
+    path = default_config_path() if path is None else path
+    orgs = read_table("hub", path).get("organisations")
+    if orgs is None:
+        return DEFAULT_HUB_ORGANISATIONS
+    if (not isinstance(orgs, list) or not orgs
+            or not all(isinstance(o, str) and re.fullmatch(r"[A-Za-z0-9][\w.-]*", o) for o in orgs)):
+        raise CurateError(f'{path}: [hub] organisations must be a list of Hub owner names, such as '
+                          f'["feyninc", "chonkie-ai"]')
+    return tuple(orgs)

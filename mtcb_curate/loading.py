@@ -29,7 +29,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -348,28 +348,173 @@ def _read_config(files: list[Path], label: str) -> Table:
     return _concat([read_file(f) for f in files], label)
 
 
-def _load_hub_config(repo_id: str, config: str) -> Table:
-    label = f"{repo_id}:{config}"
+# ---------------------------------------------------------------------------------------------
+# The Hugging Face Hub
+
+
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def _tcp_probe(host: str, port: int, timeout: float) -> str | None:
+    """None when a TCP connection to ``host:port`` opens within ``timeout`` seconds, else why not.
+
+    The connection (name lookup included) runs in a daemon thread, so a slow resolver cannot
+    hold the caller longer than ``timeout``.
+    """
+    outcome: list[str | None] = []
+
+    def attempt() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            outcome.append(None)
+        except socket.gaierror:
+            outcome.append("the host name does not resolve")
+        except ConnectionRefusedError:
+            outcome.append("connection refused")
+        except TimeoutError:
+            outcome.append(f"no answer in {timeout:g} s")
+        except OSError as exc:
+            outcome.append(exc.strerror or type(exc).__name__)
+
+    thread = threading.Thread(target=attempt, name="mtcb-hub-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 0.1)
+    return outcome[0] if outcome else f"no answer in {timeout:g} s"
+
+
+def hub_unreachable(timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
+    """Why the Hugging Face Hub cannot be reached, or None when it answers.
+
+    ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) set means unreachable at once. Otherwise
+    one TCP connect to the host of ``HF_ENDPOINT`` (default ``https://huggingface.co``), or to
+    the proxy the environment names for it, within ``timeout`` seconds (default 1.5). A
+    reachable host is no promise that a dataset loads; it only tells the real loading path
+    (with huggingface_hub's retries) from the cache-only one.
+    """
+    if _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE"):
+        return "HF_HUB_OFFLINE is set"
+    import urllib.parse
+    import urllib.request
+
+    endpoint = os.environ.get("HF_ENDPOINT", "").strip().rstrip("/") or "https://huggingface.co"
+    url = urllib.parse.urlsplit(endpoint)
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    where = f"{host}:{port}"
+    proxy = urllib.request.getproxies().get(url.scheme or "https")
+    if proxy and not urllib.request.proxy_bypass(host):
+        p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if p.hostname:
+            host, port = p.hostname, p.port or 80
+            where = f"{where} through the proxy {host}:{port}"
+    why = _tcp_probe(host, port, timeout)
+    return None if why is None else f"{where}: {why}"
+
+
+@contextmanager
+def _hub_offline() -> Iterator[None]:
+    """huggingface_hub's and datasets' offline mode for the duration: the cache only, no request.
+
+    Both read ``HF_HUB_OFFLINE`` at import; their module constants are what the code consults.
+    """
+    import datasets.config as datasets_config
+    from huggingface_hub import constants
+
+    saved = constants.HF_HUB_OFFLINE, datasets_config.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = datasets_config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets_config.HF_HUB_OFFLINE = saved
+
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) -> tuple[Table, str | None]:
+    """One config of a Hub dataset, and the commit sha it was read at when known.
+
+    The sha is the name of the folder ``datasets`` caches a Hub dataset's arrow files in (the
+    commit it resolved the revision to); None when that folder is not named by a sha.
+
+    Raises:
+        InputError: ``datasets`` cannot load it (not found, no network, not cached ...).
+    """
+    label = f"{repo_id}{'@' + revision if revision else ''}:{config}"
     try:
         import datasets
 
-        ds = datasets.load_dataset(repo_id, config, split="train")
+        if offline:
+            with _hub_offline():
+                ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
+        else:
+            ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
     except Exception as exc:  # datasets raises many types; all mean "cannot load"
-        raise InputError(label, f"cannot load from the Hugging Face Hub or its cache ({_one_line(exc)})") from None
-    return _arrow_to_table(ds.data.table, label)
+        where = "its local cache" if offline else "the Hugging Face Hub or its cache"
+        raise InputError(label, f"cannot load from {where} ({_one_line(exc, 160)})") from None
+    commit = None
+    files = ds.cache_files
+    if files:
+        folder = Path(files[0].get("filename", "")).parent.name
+        commit = folder if _SHA.match(folder) else None
+    return _arrow_to_table(ds.data.table, label), commit
 
 
 def is_hub_id(spec: str) -> bool:
-    """True when ``spec`` looks like ``owner/name`` and is not an existing local path."""
+    """True when ``spec`` looks like ``owner/name`` or ``owner/name@REVISION`` and is not an
+    existing local path."""
     return bool(HUB_ID.match(spec)) and not Path(spec).exists()
 
 
-def read_tables(spec: list[str], profile: Profile) -> tuple[Table, Table, SourceInfo]:
+def split_revision(spec: str) -> tuple[str, str | None]:
+    """``owner/name@REVISION`` -> (``owner/name``, ``REVISION``); ``owner/name`` -> (it, None).
+
+    Raises:
+        InputError: ``spec`` is not a Hub repo id.
+    """
+    m = HUB_ID.match(spec)
+    if m is None:
+        raise InputError(spec, "not a Hub repo id (owner/name or owner/name@REVISION)")
+    return m.group("repo"), m.group("rev")
+
+
+def read_hub(spec: str, profile: Profile, *, unreachable: str | None = None) -> tuple[Table, Table, SourceInfo]:
+    """Read both configs of the Hub dataset ``owner/name[@REVISION]``.
+
+    Args:
+        spec: the repo id, with an optional revision.
+        profile: gives the config names.
+        unreachable: why the Hub is known to be unreachable (read from the cache only), or None
+            to ask ``hub_unreachable`` first.
+
+    Raises:
+        InputError: it cannot be loaded; when the Hub is unreachable the message says so.
+    """
+    repo_id, revision = split_revision(spec)
+    if unreachable is None:
+        unreachable = hub_unreachable()
+    offline = unreachable is not None
+    try:
+        corpus, commit = _hub_load(repo_id, profile.corpus_config, revision, offline)
+        questions, q_commit = _hub_load(repo_id, profile.questions_config, revision, offline)
+    except InputError as exc:
+        if offline:
+            raise InputError(exc.file, f"not in the local cache, and the Hugging Face Hub is unreachable "
+                                       f"({unreachable})") from None
+        raise
+    return corpus, questions, SourceInfo("hub", repo_id, revision=revision, commit=commit or q_commit)
+
+
+def read_tables(spec: list[str], profile: Profile, *,
+                hub_unreachable_why: str | None = None) -> tuple[Table, Table, SourceInfo]:
     """Read the corpus and questions configs named by ``spec``.
 
     Args:
-        spec: one folder, one Hub repo id, or two files (corpus, questions).
+        spec: one folder, one Hub repo id (``owner/name[@REVISION]``), or two files (corpus,
+            questions).
         profile: gives the config names.
+        hub_unreachable_why: for a Hub id, why the Hub is already known to be unreachable (it
+            is then read from the cache only); None to probe (``hub_unreachable``).
 
     Returns:
         (corpus table, questions table, source info without a reason).
@@ -392,9 +537,8 @@ def read_tables(spec: list[str], profile: Profile) -> tuple[Table, Table, Source
     if path.is_file():
         raise InputError(one, "a single file is not a dataset: give the corpus file and the questions file")
     if is_hub_id(one):
-        return (_load_hub_config(one, profile.corpus_config), _load_hub_config(one, profile.questions_config),
-                SourceInfo("hub", one))
-    raise InputError(one, "no such file or folder, and not a Hub repo id (owner/name)")
+        return read_hub(one, profile, unreachable=hub_unreachable_why)
+    raise InputError(one, "no such file or folder, and not a Hub repo id (owner/name or owner/name@REVISION)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,15 +721,15 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     return Dataset(name, profile, documents, pairs, source, columns, problems, duplicated)
 
 
-def load(name: str, profile: Profile, spec: list[str], reason: str = "") -> Dataset:
+def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,
+         hub_unreachable_why: str | None = None) -> Dataset:
     """Read ``spec`` (see ``read_tables``) and link it into a ``Dataset``.
 
     Raises:
         InputError: when the data cannot be used at all.
     """
-    corpus, questions, source = read_tables(spec, profile)
-    source = SourceInfo(source.kind, source.location, reason)
-    return build_dataset(name, profile, corpus, questions, source)
+    corpus, questions, source = read_tables(spec, profile, hub_unreachable_why=hub_unreachable_why)
+    return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
 
 
 def _describe(v: Any) -> str:
@@ -596,6 +740,6 @@ def _describe(v: Any) -> str:
     return f"of type {type(v).__name__} ({str(v)[:30]!r})"
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException, max_chars: int = 300) -> str:
     msg = " ".join(str(exc).split()) or type(exc).__name__
-    return msg[:300]
+    return msg if len(msg) <= max_chars else msg[:max_chars - 3] + "..."

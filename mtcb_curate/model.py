@@ -114,13 +114,18 @@ class SourceInfo:
 
     Attributes:
         kind: ``folder``, ``files``, ``hub`` or ``sample``.
-        location: a path, a ``corpus,questions`` path pair, or a Hub repo id.
+        location: a path, a ``corpus,questions`` path pair, or a Hub repo id (``owner/name``).
         reason: why this source is open (shown on screen).
+        revision: for the Hub, the revision asked for (``owner/name@REVISION``: a branch, tag
+            or commit), None for the default branch.
+        commit: for the Hub, the 40-hex commit sha the data was read at, when known.
     """
 
     kind: str
     location: str
     reason: str = ""
+    revision: str | None = None
+    commit: str | None = None
 
 
 @dataclass(slots=True)

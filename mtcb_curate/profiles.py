@@ -34,7 +34,11 @@ class Profile:
 
     Attributes:
         name: the dataset name used on the command line (``ficha``).
-        hub_id: the Hugging Face Hub repo id (``chonkie-ai/ficha``).
+        hub_id: the Hugging Face Hub repo id the set was first published under
+            (``chonkie-ai/ficha``); the default publish target.
+        hub_owner_fixed: True when the name given was a full repo id (``someone/ficha``): that
+            id is the only one loaded. Otherwise ``hub_candidates`` tries each configured
+            organisation.
         domain: a short description of what the documents are.
         question_key: the document-key column in the ``questions`` config, or None to detect.
         corpus_key: the matching column in the ``corpus`` config (defaults to ``question_key``).
@@ -58,6 +62,15 @@ class Profile:
     questions_config: str = "questions"
     prompt_hint: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    hub_owner_fixed: bool = False
+
+    def hub_candidates(self, organisations: tuple[str, ...] | list[str]) -> list[str]:
+        """The Hub repo ids to try, in order: ``ORG/NAME`` for each of ``organisations``, or
+        only ``hub_id`` when the dataset was named by a full repo id."""
+        if self.hub_owner_fixed:
+            return [self.hub_id]
+        repo = self.hub_id.rsplit("/", 1)[-1]
+        return list(dict.fromkeys(f"{org}/{repo}" for org in organisations)) or [self.hub_id]
 
     def with_overrides(
         self,
@@ -136,9 +149,10 @@ def get_profile(name: str) -> Profile:
     if base in PROFILES:
         p = PROFILES[base]
         if name != base:
-            p = replace(p, name=name.rsplit("/", 1)[-1], hub_id=name if "/" in name else f"chonkie-ai/{name}")
+            p = replace(p, name=name.rsplit("/", 1)[-1], hub_id=name if "/" in name else f"chonkie-ai/{name}",
+                        hub_owner_fixed="/" in name)
         return p
-    return Profile(name=base, hub_id=name if "/" in name else f"chonkie-ai/{name}")
+    return Profile(name=base, hub_id=name if "/" in name else f"chonkie-ai/{name}", hub_owner_fixed="/" in name)
 
 
 def detect_document_key(question_columns: list[str], corpus_columns: list[str]) -> str | None:

@@ -3,12 +3,18 @@
 Order for ``mtcb-curate NAME`` (first that applies):
 
 1. ``--sample``: the bundled sample (``sample_data/NAME``);
-2. ``--source ...``: that folder, file pair or Hub repo id;
+2. ``--source ...``: that folder, file pair or Hub repo id (``owner/name[@REVISION]``);
 3. the workspace's own source, when the workspace exists (resume);
-4. the profile's Hub id (``chonkie-ai/NAME``) through ``datasets``, from the Hub or its cache;
+4. ``ORG/NAME`` through ``datasets``, from the Hub or its cache, for each organisation of the
+   config's ``[hub] organisations`` in order (default ``feyninc``, then ``chonkie-ai``). Whether
+   the Hub answers is decided first (``loading.hub_unreachable``, at most 1.5 s); when it does
+   not, only the local cache is read;
 5. the bundled sample, when step 4 fails and the dataset has one.
 
 The reason is kept in ``Dataset.source.reason`` and shown on screen.
+
+Nothing is written before the input is accepted: a new workspace is created only after the
+source has loaded (and, with ``strict``, has no row problem).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcb_curate import loading, resources
+from mtcb_curate.config import hub_organisations
 from mtcb_curate.errors import InputError, WorkspaceError
 from mtcb_curate.model import Dataset, SourceInfo
 from mtcb_curate.profiles import Profile, get_profile
@@ -41,6 +48,9 @@ class Options:
         workspace: workspace folder, or None for the default one.
         read_only: open the workspace without writing.
         columns: column overrides for ``Profile.with_overrides``.
+        strict: row-level input problems refuse the input (``--strict``).
+        organisations: Hub owners tried for the dataset name, or None for the config file's
+            ``[hub] organisations``.
     """
 
     name: str
@@ -49,6 +59,8 @@ class Options:
     workspace: Path | None = None
     read_only: bool = False
     columns: dict[str, str | None] = field(default_factory=dict)
+    strict: bool = False
+    organisations: tuple[str, ...] | None = None
 
     def profile(self) -> Profile:
         """The dataset profile with the column overrides applied."""
@@ -59,8 +71,12 @@ class Options:
         return self.workspace if self.workspace is not None else default_workspace_dir(self.profile().name)
 
 
-def load_spec(name: str, profile: Profile, spec: list[str], reason: str) -> Dataset:
+def load_spec(name: str, profile: Profile, spec: list[str], reason: str, *,
+              hub_unreachable_why: str | None = None) -> Dataset:
     """Load a stored or given source spec; ``sample:NAME`` means the bundled sample.
+
+    ``hub_unreachable_why``: for a Hub id, why the Hub is known to be unreachable (see
+    ``loading.read_tables``).
 
     Raises:
         InputError: the source is unusable, or no sample is bundled for that name.
@@ -73,7 +89,7 @@ def load_spec(name: str, profile: Profile, spec: list[str], reason: str) -> Data
         ds = loading.load(name, profile, [str(folder)], reason)
         ds.source = SourceInfo("sample", str(folder), reason)
         return ds
-    return loading.load(name, profile, spec, reason)
+    return loading.load(name, profile, spec, reason, hub_unreachable_why=hub_unreachable_why)
 
 
 def choose_and_load(opts: Options, stored: list[str] | None) -> tuple[Dataset, list[str]]:
@@ -86,37 +102,83 @@ def choose_and_load(opts: Options, stored: list[str] | None) -> tuple[Dataset, l
         return load_spec(opts.name, profile, opts.source, "given with --source"), list(opts.source)
     if stored:
         return load_spec(opts.name, profile, stored, f"resumed from the workspace {opts.workspace_dir()}"), stored
-    try:
-        ds = load_spec(opts.name, profile, [profile.hub_id],
-                       f"no workspace yet: loaded {profile.hub_id} from the Hugging Face Hub or its cache")
-        return ds, [profile.hub_id]
-    except InputError as exc:
-        if resources.sample_dir(profile.name) is None:
-            raise
-        reason = f"{profile.hub_id} could not be loaded ({exc.message[:120]}); opened the bundled sample instead"
-        return load_spec(opts.name, profile, sample_spec, reason), sample_spec
+    orgs = opts.organisations if opts.organisations is not None else hub_organisations()
+    candidates = profile.hub_candidates(orgs)
+    why = loading.hub_unreachable()
+    where = (f"its local cache (the Hugging Face Hub is unreachable: {why})" if why
+             else "the Hugging Face Hub or its cache")
+    failures: list[InputError] = []
+    for repo in candidates:
+        try:
+            ds = load_spec(opts.name, profile, [repo], f"no workspace yet: loaded {repo} from {where}",
+                           hub_unreachable_why=why)
+            return ds, [repo]
+        except InputError as exc:
+            failures.append(exc)
+    names = " and ".join(candidates)
+    if why:
+        detail = (f"the Hugging Face Hub is unreachable ({why}) and {names} "
+                  f"{'is' if len(candidates) == 1 else 'are'} not in the local cache")
+    else:
+        detail = "; ".join(f"{repo} could not be loaded: {_short(exc.message)}"
+                           for repo, exc in zip(candidates, failures, strict=True))
+    if resources.sample_dir(profile.name) is None:
+        if len(failures) == 1 and not why:
+            raise failures[0]
+        raise InputError(", ".join(candidates), detail)
+    return load_spec(opts.name, profile, sample_spec, f"no workspace yet; {detail}: opened the bundled sample"), \
+        sample_spec
+
+
+def _short(text: str, max_chars: int = 120) -> str:
+    return text if len(text) <= max_chars else text[:max_chars - 3].rstrip() + "..."
+
+
+def _refuse_row_problems(opts: Options, dataset: Dataset) -> None:
+    """With ``strict``, the first row problem (and how many more) as an InputError."""
+    if not opts.strict or not dataset.problems:
+        return
+    first, more = dataset.problems[0], len(dataset.problems) - 1
+    raise InputError(first.file, first.message + (f" (and {more} more row problem{'s' if more > 1 else ''}; --strict)"
+                                                  if more else " (--strict)"), row=first.row, field=first.field)
 
 
 def open_session(opts: Options) -> ReviewSession:
-    """Open the workspace (taking its lock), load the chosen source, and bind the two.
+    """Load the chosen source, then open its workspace (taking the lock) and bind the two.
+
+    The source is loaded before the workspace is opened or created, so refused input (or, with
+    ``strict``, input with row problems) writes nothing: no folder, no file. To resume (neither
+    ``--source`` nor ``--sample``), the stored source is first read from an existing workspace
+    without writing to it.
 
     Raises:
         WorkspaceLocked: another instance holds the workspace.
         WorkspaceError: the workspace belongs to other data.
-        InputError: the source is unusable.
+        InputError: the source is unusable (or, with ``strict``, has row problems).
     """
     ws_dir = opts.workspace_dir()
-    if opts.read_only and not Workspace.exists(ws_dir):
+    exists = Workspace.exists(ws_dir)
+    if opts.read_only and not exists:
         raise WorkspaceError(f"{ws_dir}: no workspace here to open read-only")
+    stored = None
+    if exists and not (opts.source or opts.sample):
+        with Workspace.open(ws_dir, read_only=True) as peek:
+            stored = peek.source_spec()
+    dataset, spec = choose_and_load(opts, stored)
+    _refuse_row_problems(opts, dataset)
     ws = Workspace.open(ws_dir, read_only=opts.read_only)
     try:
-        dataset, spec = choose_and_load(opts, ws.source_spec())
-        fp = questions_fingerprint((p.question, p.answer, p.passage, p.doc_key) for p in dataset.pairs)
-        ws.bind(dataset.name, spec, fp)
+        # Refuses when another instance bound it to other data since the stored source was read.
+        _bind(ws, dataset, spec)
     except BaseException:
         ws.close()
         raise
     return ReviewSession(dataset, ws)
+
+
+def _bind(ws: Workspace, dataset: Dataset, spec: list[str]) -> None:
+    fp = questions_fingerprint((p.question, p.answer, p.passage, p.doc_key) for p in dataset.pairs)
+    ws.bind(dataset.name, spec, fp)
 
 
 @contextmanager

@@ -578,7 +578,8 @@ def test_default_source_offline_without_a_sample_is_an_error():
     with pytest.raises(InputError) as info:
         choose_and_load(Options("gacha"), None)
     err = info.value
-    assert err.file == "chonkie-ai/gacha:corpus"
+    assert err.file == "feyninc/gacha, chonkie-ai/gacha"  # every name tried, in order
+    assert "unreachable" in err.message and "HF_HUB_OFFLINE" in err.message
     assert "\n" not in str(err)
 
 
