@@ -377,7 +377,7 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
                 reasons[pid] = why
                 if severity == "fail":
                     failing.add(pid)
-        return _result("question_form", reasons, failing, "no empty, yes/no, trivial or non-questions")
+        return _result("question_form", reasons, failing, "no empty, over-long, yes/no, trivial or non-questions")
 
     def check_links() -> CheckResult:
         reasons = {}

@@ -103,8 +103,10 @@ def test_yes_no_questions_are_recognised(q, expected):
 
 def test_check_candidate_names_every_fault():
     window = ALPHA.text
-    fields, problems, warnings = gen.check_candidate(pair_json(" Q? ", "A", " Alpha makes anvils. "), window)
-    assert fields == {"question": "Q?", "answer": "A", "passage": "Alpha makes anvils."} and not problems
+    fields, problems, warnings = gen.check_candidate(
+        pair_json(" What was Alpha's revenue in 2022? ", "A", " Revenue was $10 million in 2022. "), window)
+    assert fields == {"question": "What was Alpha's revenue in 2022?", "answer": "A",
+                      "passage": "Revenue was $10 million in 2022."} and not problems
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes hammers."), window)
     assert "does not occur verbatim" in problems[0] and "closest text in the window is: \"Alpha makes" in problems[0]
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes ... 2022."), window)
@@ -116,16 +118,15 @@ def test_check_candidate_names_every_fault():
     _, problems, _ = gen.check_candidate(pair_json("what does Alpha make", "A", "Alpha makes anvils."), window,
                                          ["What does Alpha make?"])
     assert any("repeats an existing question" in p for p in problems)
-    _, problems, _ = gen.check_candidate(pair_json("What was Alpha's revenue in 2022?", "A", "Alpha makes anvils."),
+    _, problems, _ = gen.check_candidate(pair_json("What was Alpha's revenue in 2022?", "A", GOOD["supporting_passage"]),
                                          window, ["What was Alpha's revenue in 2021?"])
     assert not problems  # a different year is a different fact
     fields, problems, _ = gen.check_candidate({"question": "Q"}, window)
     assert fields is None and len(problems) == 2
     fields, problems, _ = gen.check_candidate(["not", "an", "object"], window)
     assert fields is None and problems
-    _, problems, warnings = gen.check_candidate(pair_json("What?", "A", "Alpha makes anvils."), window,
-                                                hint=domain_hint("hojicha"))
-    assert not problems and "19 characters" in warnings[0]
+    _, problems, warnings = gen.check_candidate(GOOD, window, hint=domain_hint("hojicha"))
+    assert not problems and "32 characters" in warnings[0]  # within the checklist's 30-600, not hojicha's 150-400
 
 
 # --- one window ---------------------------------------------------------------------------------
@@ -169,7 +170,7 @@ def test_a_hallucinated_passage_is_sent_back_then_the_valid_one_is_kept(fake_llm
     ("I think the answer is revenue.", "not valid JSON"),
     (completion(None, refusal="I cannot do that."), "refused"),
     (completion(""), "empty reply"),
-    (pair_json("Did Alpha make anvils?", "Yes.", "Alpha makes anvils."), "yes/no"),
+    (pair_json("Did Alpha report revenue of $10 million in 2022?", "Yes.", GOOD["supporting_passage"]), "yes/no"),
 ])
 def test_unusable_replies_are_retried_with_what_was_wrong(fake_llm, first, problem):
     fake_llm.script = [first, GOOD]
@@ -181,7 +182,7 @@ def test_unusable_replies_are_retried_with_what_was_wrong(fake_llm, first, probl
 
 def test_a_repeat_of_an_existing_question_is_refused(fake_llm):
     fake_llm.script = [pair_json("What was Alpha's revenue in 2022", "$10 million.", "Revenue was $10 million in 2022."),
-                       pair_json("What does Alpha make?", "Anvils.", "Alpha makes anvils.")]
+                       pair_json("What does Alpha make?", "Anvils.", ALPHA.text.strip())]
     cand, attempts = run_window(fake_llm, existing=["What was Alpha's revenue in 2022?"])
     assert cand is not None and cand.question == "What does Alpha make?"
     assert "repeats an existing question" in attempts[0].problems[0]
@@ -195,10 +196,10 @@ def test_after_three_retries_the_window_gives_nothing(fake_llm):
 
 
 def test_a_passage_outside_the_length_range_is_kept_with_a_warning_when_nothing_better_comes(fake_llm):
-    short = pair_json("What does Alpha make?", "Anvils.", "Alpha makes anvils.")
-    fake_llm.script = [short] + [pair_json("What?", "x", "not there")] * gen.RETRIES
+    # 32 characters: within the checklist's 30-600, outside hojicha's 150-400.
+    fake_llm.script = [GOOD] + [pair_json("What?", "x", "not there")] * gen.RETRIES
     cand, attempts = run_window(fake_llm, hint=domain_hint("hojicha"))
-    assert cand is not None and cand.passage == "Alpha makes anvils." and cand.attempts == 1
+    assert cand is not None and cand.passage == GOOD["supporting_passage"] and cand.attempts == 1
     assert "between 150 and 400" in cand.warnings[0]
     assert [a.accepted for a in attempts] == [True] + [False] * gen.RETRIES
 

@@ -9,6 +9,13 @@ text in the window; empty passage; yes/no question; a repeat of an existing ques
 JSON; a refusal) and asked again, up to :data:`RETRIES` times (issue 5: "retry up to 3 times";
 MTCB's other sets allowed 3 attempts in all).
 
+A candidate must also stand within the checklist's own bounds, the ones ``mtcb-curate check``
+would warn or fail on (``checklist.Limits``: the passage length range of the profile and the
+config file's ``[checklist]`` table; ``checklist.MAX_ANSWER_CHARS``; ``question_form``: an
+over-long, yes/no, trivial or non-question), and a reply longer than
+``parsing.MAX_REPLY_CHARS`` is refused unread. Every refused reply is kept with its reasons in
+the attempts log (:meth:`GenerationResult.refusals`), for the command and the screens to show.
+
 Nothing here touches a dataset or workspace: the results are candidates for the curator, who
 replaces a pair, keeps the original, or adds a candidate as a new, undecided pair.
 """
@@ -24,12 +31,14 @@ from typing import Any
 
 from rapidfuzz import fuzz, process, utils
 
+from mtcb_curate.checklist import Limits, answer_length_problem, passage_length_problem
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
-from mtcb_curate.llm.parsing import MalformedJSON, extract_json
+from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
 from mtcb_curate.llm.prompts import DomainHint, domain_hint, feedback_message, generation_messages
 from mtcb_curate.model import Document
-from mtcb_curate.question_form import is_yes_no_question
+from mtcb_curate.neardup import SCORED_CHARS
+from mtcb_curate.question_form import form_problem, is_yes_no_question
 from mtcb_curate.profiles import Profile
 from mtcb_curate.tokens import Window, windows
 
@@ -100,7 +109,7 @@ class Attempt:
         number: 1 for the first attempt, up to 1 + RETRIES.
         problems: the faults and warnings found, as told to the model (empty for a clean reply).
         accepted: True when this reply became a candidate.
-        reply: the model's reply text (for the log; untrusted).
+        reply: the model's reply text (for the log; untrusted; at most ``MAX_REPLY_CHARS``).
         cached: True when answered from the cache.
         prompt_tokens, completion_tokens: usage as reported.
     """
@@ -138,27 +147,55 @@ class GenerationResult:
         """Replies that came from the server (not from the cache)."""
         return sum(1 for a in self.attempts if not a.cached)
 
+    def refusals(self) -> list[dict[str, Any]]:
+        """Every reply not used, and why, JSON-ready: ``[{"doc_key", "chunk_index", "sample",
+        "attempt", "reasons": [sentence, ...]}]`` in the order received."""
+        return [{"doc_key": a.doc_key, "chunk_index": a.chunk_index, "sample": a.sample, "attempt": a.number,
+                 "reasons": list(a.problems)} for a in self.attempts if not a.accepted]
+
+    def refusal_lines(self) -> list[str]:
+        """One line per reply not used: ``refused: KEY chunk I [sample S] attempt N: reasons``."""
+        return [f"refused: {r['doc_key']} chunk {r['chunk_index']}"
+                + (f" sample {r['sample']}" if r["sample"] else "")
+                + f" attempt {r['attempt']}: " + _short("; ".join(r["reasons"]) or "no reason", 300)
+                for r in self.refusals()]
+
+    def refusal_note(self, latest: int = 3) -> str | None:
+        """One line for a screen: how many replies were refused, and the reasons of the latest
+        ``latest`` (each cut short); None when none was."""
+        refused = self.refusals()
+        if not refused:
+            return None
+        reasons = list(dict.fromkeys(_short(p, 100) for r in refused for p in r["reasons"]))[-latest:]
+        n = len(refused)
+        return f"{n} repl{'y' if n == 1 else 'ies'} refused: " + "; ".join(reasons)
+
 
 def check_candidate(
     data: Any,
     window_text: str,
     existing_questions: Sequence[str] = (),
     hint: DomainHint | None = None,
+    limits: Limits | None = None,
 ) -> tuple[dict[str, str] | None, list[str], list[str]]:
-    """Judge a parsed reply against MTCB's rules.
+    """Judge a parsed reply against MTCB's rules and the checklist's bounds.
 
     Args:
         data: the JSON value read from the reply.
         window_text: the window the passage must come from.
         existing_questions: the document's questions (a repeat is a problem).
         hint: the dataset's domain hint (its passage length range), or None.
+        limits: the checklist's passage length bounds (default ``Limits()``, 30-600); a
+            passage outside them is a problem, as is an answer over ``MAX_ANSWER_CHARS`` and
+            any ``question_form`` problem (over-long, yes/no, trivial, not a question).
 
     Returns:
         ``(fields, problems, warnings)``: ``fields`` is ``{"question", "answer", "passage"}``
         (stripped) or None when the reply lacks them; ``problems`` are hard faults (the reply
-        cannot be kept); ``warnings`` are soft ones (passage length outside the range). Each
-        is a sentence addressed to the model.
+        cannot be kept); ``warnings`` are soft ones (passage length outside the domain hint's
+        range, within the checklist's). Each is a sentence addressed to the model.
     """
+    limits = limits or Limits()
     if not isinstance(data, dict):
         return None, ["The reply is not one JSON object with question, answer and supporting_passage."], []
     question = data.get("question")
@@ -181,10 +218,20 @@ def check_candidate(
         problems.append("The answer is empty.")
     if not passage:
         problems.append("supporting_passage is empty; an empty passage would match every chunk.")
-    elif passage not in window_text:
+    elif len(passage) <= limits.max_chars and passage not in window_text:
         problems.append(_not_verbatim(passage, window_text))
-    if question and is_yes_no_question(question):
+    if passage and passage_length_problem(len(passage), limits) is not None:
+        problems.append(f"supporting_passage has {len(passage):,} characters; quote between {limits.min_chars} "
+                        f"and {limits.max_chars} characters: the shortest block that fully supports the answer.")
+    form = form_problem(question) if question else None
+    if form is not None and is_yes_no_question(question):
         problems.append(f'"{_short(question)}" is a yes/no question; ask What, When, Where, Which or How.')
+    elif form is not None:
+        problems.append(f'The question "{_short(question)}" is refused: {form[1]}. Ask one specific question '
+                        "about a fact in the window.")
+    long_answer = answer_length_problem(answer)
+    if long_answer is not None:
+        problems.append(f"The answer is refused: {long_answer}. Answer in one or two sentences.")
     repeat = find_repeat(question, existing_questions) if question else None
     if repeat is not None:
         problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
@@ -199,13 +246,17 @@ def check_candidate(
 def find_repeat(question: str, existing_questions: Sequence[str]) -> str | None:
     """The existing question that ``question`` repeats, or None: rapidfuzz ``ratio`` of at least
     :data:`DUPLICATE_MIN_RATIO` after ``utils.default_process``, with the same numbers (digit
-    runs) in both."""
+    runs) in both. Questions are compared on their first ``neardup.SCORED_CHARS`` characters
+    (pairwise cost grows with both lengths)."""
+    question = question[:SCORED_CHARS]
     numbers = re.findall(r"\d+", question)
-    for match, _score, _i in process.extract_iter(question, list(existing_questions), scorer=fuzz.ratio,
+    existing = list(existing_questions)
+    capped = [q[:SCORED_CHARS] for q in existing]
+    for _match, _score, i in process.extract_iter(question, capped, scorer=fuzz.ratio,
                                                   processor=utils.default_process,
                                                   score_cutoff=DUPLICATE_MIN_RATIO):
-        if re.findall(r"\d+", match) == numbers:
-            return match
+        if re.findall(r"\d+", capped[i]) == numbers:
+            return existing[i]
     return None
 
 
@@ -240,6 +291,7 @@ def generate_for_window(
     window: Window,
     existing_questions: Sequence[str] = (),
     hint: DomainHint | None = None,
+    limits: Limits | None = None,
     sample: int = 0,
     retries: int = RETRIES,
     temperature: float | None = TEMPERATURE,
@@ -254,6 +306,7 @@ def generate_for_window(
         window: the window (``tokens.windows(doc_text)[i]``).
         existing_questions: questions the new one must not repeat (listed in the prompt).
         hint: the dataset's domain hint, or None.
+        limits: the checklist's passage length bounds (see :func:`check_candidate`).
         sample: 0 for the first candidate of this prompt; another number asks again (it is
             part of the cache key, not of the prompt).
         retries: retries after the first attempt (default :data:`RETRIES`).
@@ -284,14 +337,16 @@ def generate_for_window(
         else:
             try:
                 data = extract_json(result.text)
+            except ReplyTooLong as exc:
+                problems = [f"The reply is refused unread: {exc}. Reply with one short JSON object."]
             except MalformedJSON as exc:
                 problems = [f"The reply is not valid JSON: {exc}."]
             else:
-                fields, problems, warnings = check_candidate(data, window_text, existing_questions, hint)
+                fields, problems, warnings = check_candidate(data, window_text, existing_questions, hint, limits)
         last = number == retries + 1
         accept = fields is not None and not problems and (not warnings or last)
         attempts.append(Attempt(doc_key, window.index, sample, number, tuple(problems + warnings), accept,
-                                result.text, result.cached, result.prompt_tokens, result.completion_tokens))
+                                result.text[:MAX_REPLY_CHARS], result.cached, result.prompt_tokens, result.completion_tokens))
         if accept:
             assert fields is not None
             return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result), attempts
@@ -376,6 +431,14 @@ def _hint(profile: str | Profile | DomainHint | None) -> DomainHint | None:
     return profile if isinstance(profile, DomainHint) else domain_hint(profile)
 
 
+def _limits(profile: str | Profile | DomainHint | None, limits: Limits | None) -> Limits:
+    """``limits`` when given, else the profile's (``Limits.for_profile`` of its extras), else
+    the defaults."""
+    if limits is not None:
+        return limits
+    return Limits.for_profile(profile.extra) if isinstance(profile, Profile) else Limits()
+
+
 def plan_generate_more(document: Document, existing: Sequence[Any], n: int, *,
                        profile: str | Profile | DomainHint | None = None,
                        temperature: float | None = TEMPERATURE) -> list[ChatRequest]:
@@ -400,6 +463,7 @@ def generate_more(
     n: int,
     *,
     profile: str | Profile | DomainHint | None = None,
+    limits: Limits | None = None,
     retries: int = RETRIES,
     temperature: float | None = TEMPERATURE,
     cancel: threading.Event | None = None,
@@ -415,6 +479,9 @@ def generate_more(
             be repeated, their windows count towards :func:`pick_windows`).
         n: how many pairs to ask for (one window sample each).
         profile: the dataset profile or its name (domain hint), or a ``DomainHint``.
+        limits: the checklist's passage length bounds a candidate must meet (default: the
+            profile's, ``Limits.for_profile``; pass ``Limits.from_config`` to honour the config
+            file's ``[checklist]`` table).
         retries, temperature, cancel, on_retry: see :func:`generate_for_window`.
         on_progress: called with ``(windows done, n)`` after each window.
 
@@ -430,7 +497,7 @@ def generate_more(
     picks = pick_windows(document.text, [pair_window(p, document.text, ws).index for p in existing], n,
                          doc_windows=ws)
     return _generate(client, document, [(ws[i], 0) for i in picks], [p.question for p in existing],
-                     _hint(profile), retries=retries, temperature=temperature, cancel=cancel,
+                     _hint(profile), _limits(profile, limits), retries=retries, temperature=temperature, cancel=cancel,
                      on_retry=on_retry, on_progress=on_progress)
 
 
@@ -443,6 +510,7 @@ def regenerate(
     n_candidates: int = 1,
     first_sample: int = 0,
     profile: str | Profile | DomainHint | None = None,
+    limits: Limits | None = None,
     retries: int = RETRIES,
     temperature: float | None = TEMPERATURE,
     cancel: threading.Event | None = None,
@@ -460,7 +528,7 @@ def regenerate(
             repeat the earlier ones.
         first_sample: the sample number of the first candidate; pass the number already
             shown to get fresh candidates instead of the cached ones.
-        profile, retries, temperature, cancel, on_retry: see :func:`generate_more`.
+        profile, limits, retries, temperature, cancel, on_retry: see :func:`generate_more`.
         on_progress: called with ``(candidates done, n_candidates)``.
 
     Returns:
@@ -471,12 +539,12 @@ def regenerate(
     """
     window = pair_window(pair, document.text)
     return _generate(client, document, [(window, first_sample + k) for k in range(n_candidates)],
-                     list(other_questions), _hint(profile), retries=retries, temperature=temperature,
+                     list(other_questions), _hint(profile), _limits(profile, limits), retries=retries, temperature=temperature,
                      cancel=cancel, on_retry=on_retry, on_progress=on_progress)
 
 
 def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],
-              hint: DomainHint | None, *, retries: int, temperature: float | None,
+              hint: DomainHint | None, limits: Limits, *, retries: int, temperature: float | None,
               cancel: threading.Event | None, on_retry: RetryCallback | None,
               on_progress: ProgressCallback | None) -> GenerationResult:
     """One candidate per ``(window, sample)`` job, in order; each new question is added to
@@ -486,7 +554,7 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
         try:
             cand, attempts = generate_for_window(
                 client, doc_key=document.key, doc_text=document.text, window=window, existing_questions=questions,
-                hint=hint, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
+                hint=hint, limits=limits, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
                 on_retry=on_retry)
         except LLMCancelled:
             out.cancelled = True
@@ -494,9 +562,9 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
         out.attempts.extend(attempts)
         if cand is None:
             which = f"chunk {window.index}" + (f" sample {sample}" if sample else "")
-            problem = attempts[-1].problems[0] if attempts[-1].problems else ""
+            problem = "; ".join(attempts[-1].problems)
             out.failures.append(f"{document.key} {which}: no usable pair after {len(attempts)} attempts"
-                                + (f" ({_short(problem, 120)})" if problem else ""))
+                                + (f" ({_short(problem, 240)})" if problem else ""))
         else:
             out.candidates.append(cand)
             questions.append(cand.question)
