@@ -36,7 +36,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import re
 import tempfile
+import threading
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -582,7 +586,7 @@ def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision
                  only_linked: bool = False, license: str | None = None,
                  checklist: Sequence[Mapping[str, Any]] | None = None, checklist_passed: bool | None = None,
                  regenerated: int | None = None, token: str | None = None, read_hub: bool = True,
-                 accepted: Sequence[int] | None = None) -> PublishPlan:
+                 accepted: Sequence[int] | None = None, on_retry: Callable[[str], None] | None = None) -> PublishPlan:
     """Build what a publish of ``session`` would commit to ``repo_id``, and its diff.
 
     Args:
@@ -599,6 +603,11 @@ def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision
         token: a Hub token for reading a private target; default ``HF_TOKEN`` / the login, or none.
         read_hub: read the target's current card and configs (needs the network). False gives
             an offline preview whose card is not merged with the Hub's; it cannot be published.
+            The configs are downloaded at the head's commit and loaded from there, never from
+            a local folder named like the repo id.
+        accepted: the pair ids that count as accepted (default: the session's accepted pairs).
+        on_retry: called with one line (``Retry.line``) each time huggingface_hub retries a
+            request; the libraries' own logging, warnings and progress bars stay off meanwhile.
 
     Raises:
         PublishError: the Hub cannot be read (offline, network, 401, 403 ...), a text is not
@@ -621,7 +630,7 @@ def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision
 
     hub = _HubState()
     if read_hub:
-        hub = _read_hub(repo_id, revision, token, names, profile, ds)
+        hub = _read_hub(repo_id, revision, token, names, profile, ds, on_retry)
         notes += hub.notes
     else:
         notes.append("the Hub was not read: the card is not merged with the repository's current card and this "
@@ -723,7 +732,7 @@ def _is_missing_repo(exc: BaseException) -> bool:
 
 
 def _read_hub(repo_id: str, revision: str, token: str | None, names: ColumnNames, profile: Profile,
-              dataset: Dataset) -> _HubState:
+              dataset: Dataset, on_retry: Callable[[str], None] | None = None) -> _HubState:
     _ensure_online()
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import RevisionNotFoundError
@@ -732,53 +741,61 @@ def _read_hub(repo_id: str, revision: str, token: str | None, names: ColumnNames
     token = token or get_token() or None
     api = HfApi(token=token)
     step = f"reading {repo_id}"
+
+    def retried(retry: Retry) -> None:
+        if on_retry is not None:
+            on_retry(retry.line(step))
+
     try:
-        try:
-            info = api.repo_info(repo_id, repo_type="dataset", revision=revision)
-            state.repo_exists = state.revision_exists = True
-        except RevisionNotFoundError:
-            info = api.repo_info(repo_id, repo_type="dataset")
-            state.repo_exists = True
-        except Exception as exc:
-            if not _is_missing_repo(exc):
-                raise
-            info = None
-        with tempfile.TemporaryDirectory(prefix="mtcb-publish-") as tmp:
-            if info is not None:
-                state.base_sha = info.sha
-                files = {s.rfilename for s in (info.siblings or [])}
-                if README in files:
-                    step = f"reading {repo_id}/README.md"
-                    path = api.hf_hub_download(repo_id, README, repo_type="dataset", revision=info.sha, cache_dir=tmp)
-                    state.card = Path(path).read_text(encoding="utf-8", errors="replace")
-                try:
-                    configs = cardmod.card_configs(state.card)
-                except cardmod.CardError as exc:
-                    raise PublishError("card", f"{repo_id}: {exc}") from None
-                for config in (profile.corpus_config, profile.questions_config):
-                    if config not in configs:
-                        continue
-                    step = f"reading the current '{config}' config of {repo_id}"
-                    rows = _load_rows(repo_id, config, info.sha, token, tmp)
-                    if rows is None:
-                        state.known[config] = False
-                        state.notes.append(f"the current '{config}' config of {repo_id} could not be loaded: its "
-                                           "rows count as added")
-                    else:
-                        state.rows[config] = rows
-                for config in (profile.corpus_config, profile.questions_config):
-                    old = configs.get(config, {}).get("data_files")
-                    new = config_entries((config,))[0]["data_files"]
-                    if old is not None and old != new:
-                        state.notes.append(f"the '{config}' config's earlier data files stay in the repository but are "
-                                           f"no longer loaded (now {data_file(config)})")
-            src = dataset.source
-            if src.kind == "hub" and src.location != repo_id:
-                try:  # the source repo's card, for its licence only; best effort
-                    path = api.hf_hub_download(src.location, README, repo_type="dataset", cache_dir=tmp)
-                    state.source_card = Path(path).read_text(encoding="utf-8", errors="replace")
-                except Exception:  # noqa: BLE001 - a missing source card only means no licence from it
-                    state.source_card = None
+        with quiet_hub(retried):
+            try:
+                info = api.repo_info(repo_id, repo_type="dataset", revision=revision)
+                state.repo_exists = state.revision_exists = True
+            except RevisionNotFoundError:
+                info = api.repo_info(repo_id, repo_type="dataset")
+                state.repo_exists = True
+            except Exception as exc:
+                if not _is_missing_repo(exc):
+                    raise
+                info = None
+            with tempfile.TemporaryDirectory(prefix="mtcb-publish-") as tmp:
+                if info is not None:
+                    state.base_sha = info.sha
+                    files = {s.rfilename for s in (info.siblings or [])}
+                    if README in files:
+                        step = f"reading {repo_id}/README.md"
+                        path = api.hf_hub_download(repo_id, README, repo_type="dataset", revision=info.sha,
+                                                   cache_dir=tmp)
+                        state.card = Path(path).read_text(encoding="utf-8", errors="replace")
+                    try:
+                        configs = cardmod.card_configs(state.card)
+                    except cardmod.CardError as exc:
+                        raise PublishError("card", f"{repo_id}: {exc}") from None
+                    present = [c for c in (profile.corpus_config, profile.questions_config) if c in configs]
+                    if present:
+                        step = f"reading the current {' and '.join(present)} configs of {repo_id}"
+                        folder = _download_revision(repo_id, info.sha, state.card, present, token, tmp)
+                    for config in present:
+                        rows = _load_rows(folder, config, tmp)
+                        if rows is None:
+                            state.known[config] = False
+                            state.notes.append(f"the current '{config}' config of {repo_id} could not be "
+                                               "loaded: its rows count as added")
+                        else:
+                            state.rows[config] = rows
+                    for config in (profile.corpus_config, profile.questions_config):
+                        old = configs.get(config, {}).get("data_files")
+                        new = config_entries((config,))[0]["data_files"]
+                        if old is not None and old != new:
+                            state.notes.append(f"the '{config}' config's earlier data files stay in the "
+                                               f"repository but are no longer loaded (now {data_file(config)})")
+                src = dataset.source
+                if src.kind == "hub" and src.location != repo_id:
+                    try:  # the source repo's card, for its licence only; best effort
+                        path = api.hf_hub_download(src.location, README, repo_type="dataset", cache_dir=tmp)
+                        state.source_card = Path(path).read_text(encoding="utf-8", errors="replace")
+                    except Exception:  # noqa: BLE001 - a missing source card only means no licence from it
+                        state.source_card = None
     except PublishError:
         raise
     except Exception as exc:
@@ -786,42 +803,217 @@ def _read_hub(repo_id: str, revision: str, token: str | None, names: ColumnNames
     return state
 
 
-def _load_rows(repo_id: str, config: str, revision: str, token: str | None, cache_dir: str) -> list[dict[str, Any]] | None:
-    """A config's train rows through ``datasets`` (as MTCB loads it); None when it does not load.
+def _data_file_patterns(data_files: Any) -> list[str]:
+    """The path patterns of one card ``configs`` entry's ``data_files`` (a string, a list of
+    strings or of ``{split, path}``, or ``{split: path(s)}``), without a leading ``./``."""
+    out: list[str] = []
 
-    Network and HTTP failures propagate (they are not "does not load").
+    def add(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value.removeprefix("./"))
+        elif isinstance(value, Mapping):
+            add(value.get("path") if "path" in value else list(value.values()))
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                add(v)
+
+    add(data_files)
+    return out
+
+
+def _download_revision(repo_id: str, sha: str, card: str | None, configs: Sequence[str], token: str | None,
+                       tmp: str | Path) -> Path:
+    """Download ``README.md`` and every file the ``configs`` entries of ``card`` name, from the
+    Hub at commit ``sha`` (an explicit revision, never a path lookup: a local folder named like
+    the repo id is never read), into a new folder under ``tmp``; return that folder, which
+    loads with ``datasets.load_dataset(folder, config)`` as the repo loads at ``sha``.
+
+    The downloaded card is the Hub's; its ``configs`` are cut down to ``configs`` (the other
+    configs' files, e.g. gacha's ``raw``, are not downloaded, and ``datasets`` refuses a local
+    folder whose card names missing files).
+
+    Raises:
+        whatever huggingface_hub raises (network, HTTP, offline mode); the caller explains it.
+        CardError: a card's front matter is invalid.
     """
+    from huggingface_hub import snapshot_download
+
+    from mtcb_curate.hub_layout import front_matter
+
+    entries = cardmod.card_configs(card)
+    patterns = [README]
+    for config in configs:
+        patterns += _data_file_patterns(entries.get(config, {}).get("data_files"))
+    folder = Path(tmp).resolve() / "revision"
+    snapshot_download(repo_id, repo_type="dataset", revision=sha, allow_patterns=patterns, local_dir=str(folder),
+                      token=token)
+    readme = folder / README
+    hub_card = readme.read_text(encoding="utf-8", errors="replace") if readme.is_file() else None
+    meta, body = cardmod.split_card(hub_card)
+    hub_entries = cardmod.card_configs(hub_card)
+    meta["configs"] = [hub_entries[c] for c in configs if c in hub_entries]
+    readme.write_text(front_matter(meta) + body, encoding="utf-8")
+    return folder
+
+
+def _load_local(folder: Path, config: str, cache_dir: str | Path) -> Any:
+    """``datasets.load_dataset(folder, config, split="train")`` on a downloaded revision (an
+    absolute path, so nothing is looked up relative to the current directory)."""
     import datasets
 
+    with quiet_datasets():
+        return datasets.load_dataset(str(Path(folder).resolve()), config, split="train",
+                                     cache_dir=str(Path(cache_dir) / "datasets"))
+
+
+def _load_rows(folder: Path, config: str, cache_dir: str | Path) -> list[dict[str, Any]] | None:
+    """A config's train rows of a downloaded revision (``_download_revision``) through
+    ``datasets``, as MTCB loads it; None when it does not load."""
     try:
-        with quiet_datasets():
-            ds = datasets.load_dataset(repo_id, config, split="train", revision=revision, token=token,
-                                       cache_dir=cache_dir)
-    except Exception as exc:
-        if _network_or_http(exc):
-            raise
+        ds = _load_local(folder, config, cache_dir)
+    except Exception:  # noqa: BLE001 - a config that does not load counts as unreadable
         return None
     return ds.data.table.to_pylist()
 
 
-class quiet_datasets:
-    """Turn ``datasets`` progress bars and info logging off for the duration, then restore them
-    (``with quiet_datasets(): ...``; the checklist's ``loads`` check uses it too)."""
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """One retry of a request to the Hub by huggingface_hub (its ``http_backoff``).
 
-    def __enter__(self) -> None:
+    Attributes:
+        cause: what failed, in our words (``answered 503``, ``did not answer (ReadTimeout)``,
+            ``rate-limited the requests (429)``).
+        wait: seconds before the next try.
+        attempt: the retry's number (1 = the first retry); of: how many retries at most.
+    """
+
+    cause: str
+    wait: float
+    attempt: int
+    of: int
+
+    def line(self, step: str) -> str:
+        """One line for a person, e.g. ``the Hub answered 503 while uploading to me/x: trying
+        again in 1 s (retry 1 of 5)``."""
+        return f"the Hub {self.cause} while {step}: trying again in {self.wait:g} s (retry {self.attempt} of {self.of})"
+
+
+#: Loggers whose records never reach the terminal while ``quiet_hub`` is active.
+QUIET_LOGGERS = ("huggingface_hub", "datasets", "fsspec", "filelock", "httpx2", "httpcore", "urllib3")
+_HTTP_ERROR = re.compile(r"HTTP Error (\d{3}) thrown while requesting")
+_EXC_ERROR = re.compile(r"'(.*)' thrown while requesting", re.S)
+_RETRYING = re.compile(r"Retrying in ([\d.]+)s \[Retry (\d+)/(\d+)\]")
+_RATE_LIMITED = re.compile(r"Rate limited\. Waiting ([\d.]+)s before retry \[Retry (\d+)/(\d+)\]")
+
+
+class _LibraryRecords(logging.Handler):
+    """The only handler of ``QUIET_LOGGERS`` while ``quiet_hub`` is active: huggingface_hub's
+    retry warnings become ``Retry`` values for the listeners; every other record is dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.listeners: list[Callable[[Retry], None]] = []
+        self._cause: dict[int, str] = {}  # thread id -> the cause of its latest failed request
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed library record is simply dropped
+            return
+        if m := _HTTP_ERROR.search(msg):
+            self._cause[record.thread or 0] = f"answered {m.group(1)}"
+            return
+        if m := _EXC_ERROR.search(msg):
+            detail = " ".join(m.group(1).split())[:80]
+            self._cause[record.thread or 0] = f"did not answer ({detail})" if detail else "did not answer"
+            return
+        if m := _RATE_LIMITED.search(msg):
+            retry = Retry("rate-limited the requests (429)", float(m.group(1)), int(m.group(2)), int(m.group(3)))
+        elif m := _RETRYING.search(msg):
+            cause = self._cause.pop(record.thread or 0, "failed")
+            retry = Retry(cause, float(m.group(1)), int(m.group(2)), int(m.group(3)))
+        else:
+            return
+        with _quiet_lock:
+            listeners = list(self.listeners)
+        for listener in listeners:
+            try:
+                listener(retry)
+            except Exception:  # noqa: BLE001 - a broken progress callback must not break the publish
+                pass
+
+
+_quiet_lock = threading.RLock()
+_quiet_handler = _LibraryRecords()
+_quiet_state: dict[str, Any] = {"depth": 0}
+
+
+class quiet_hub:
+    """Keep huggingface_hub's and datasets' own output out of the terminal for the duration:
+    their loggers (``QUIET_LOGGERS``), progress bars and Python warnings. Retries that
+    huggingface_hub makes are handed to ``on_retry`` (a ``Retry``) instead of being logged.
+
+    Re-entrant and usable from several threads at once: the first entry saves the libraries'
+    settings, the last exit restores them. Warnings are ignored process-wide while active
+    (``warnings`` has no per-thread filters).
+
+    ``with quiet_hub(on_retry=lambda r: print(r.line("uploading"))): ...``
+    """
+
+    def __init__(self, on_retry: Callable[[Retry], None] | None = None):
+        self.on_retry = on_retry
+
+    def __enter__(self) -> "quiet_hub":
         import datasets
+        import huggingface_hub.utils as hf_utils
 
-        self._was_enabled = datasets.is_progress_bar_enabled()
-        datasets.disable_progress_bars()
-        self._level = datasets.logging.get_verbosity()
-        datasets.logging.set_verbosity_error()
+        with _quiet_lock:
+            if _quiet_state["depth"] == 0:
+                caught = warnings.catch_warnings()
+                caught.__enter__()
+                warnings.simplefilter("ignore")
+                saved = {}
+                for name in QUIET_LOGGERS:
+                    lg = logging.getLogger(name)
+                    saved[name] = (lg.handlers[:], lg.level, lg.propagate)
+                    lg.handlers[:] = [_quiet_handler]
+                    lg.propagate = False
+                    lg.setLevel(logging.WARNING if name == "huggingface_hub" else logging.CRITICAL + 1)
+                hf_bars = hf_utils.disable_progress_bars()
+                ds_bars = datasets.is_progress_bar_enabled()
+                datasets.disable_progress_bars()
+                _quiet_state.update(caught=caught, loggers=saved, hf_bars=hf_bars, ds_bars=ds_bars)
+            _quiet_state["depth"] += 1
+            if self.on_retry is not None:
+                _quiet_handler.listeners.append(self.on_retry)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         import datasets
 
-        if self._was_enabled:
-            datasets.enable_progress_bars()
-        datasets.logging.set_verbosity(self._level)
+        with _quiet_lock:
+            if self.on_retry is not None and self.on_retry in _quiet_handler.listeners:
+                _quiet_handler.listeners.remove(self.on_retry)
+            _quiet_state["depth"] -= 1
+            if _quiet_state["depth"] > 0:
+                return
+            if _quiet_state.pop("ds_bars"):
+                datasets.enable_progress_bars()
+            _quiet_state.pop("hf_bars").__exit__(None, None, None)
+            for name, (handlers, level, propagate) in _quiet_state.pop("loggers").items():
+                lg = logging.getLogger(name)
+                lg.handlers[:] = handlers
+                lg.setLevel(level)
+                lg.propagate = propagate
+            _quiet_state.pop("caught").__exit__(None, None, None)
+
+
+class quiet_datasets(quiet_hub):
+    """``quiet_hub`` without a retry callback (``with quiet_datasets(): ...``; the checklist's
+    ``loads`` check uses it)."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -993,7 +1185,7 @@ def _token(token: str | None) -> str:
 
 def publish(plan: PublishPlan, *, gate_passed: bool, force: bool = False, reason: str | None = None,
             private: bool = False, create_pr: bool = False, revision: str | None = None,
-            token: str | None = None) -> PublishResult:
+            token: str | None = None, on_retry: Callable[[str], None] | None = None) -> PublishResult:
     """Commit ``plan`` to the Hub in one commit, then load both configs back and compare.
 
     Args:
@@ -1006,13 +1198,18 @@ def publish(plan: PublishPlan, *, gate_passed: bool, force: bool = False, reason
         revision: must equal ``plan.revision`` when given (the card was merged over that branch).
         token: a Hub token; default ``HF_TOKEN`` or huggingface_hub's login. Never printed,
             logged or stored.
+        on_retry: called with one line (``Retry.line``, e.g. "the Hub answered 503 while
+            uploading to me/x: trying again in 1 s (retry 1 of 5)") each time huggingface_hub
+            retries a request. The libraries' own logging, warnings and progress bars are kept
+            out of the terminal for the whole publish (``quiet_hub``).
 
     Returns:
         ``PublishResult`` with the commit URL.
 
     Raises:
         PublishError: refused by the gate, no licence (``LicenseRequired``), offline, no
-            network, 401, 403, missing repo, 409, 412 or a head moved since the plan, a
+            network, 401, 403, missing repo, 409 (also when creating a repo answers 409 and the
+            repo still cannot be read), 412 or a head moved since the plan, a
             connection dropped mid-upload, or a load-back that does not match. The message is
             one line; the workspace is never written, so the publish can be retried.
         ValueError: ``revision`` differs from the plan's.
@@ -1037,58 +1234,99 @@ def publish(plan: PublishPlan, *, gate_passed: bool, force: bool = False, reason
     done: list[str] = []
     created_repo = created_branch = False
     step = "checking the token"
-    try:
-        api.whoami()
-        step = f"reading {repo_id}"
-        try:
-            info = api.repo_info(repo_id, repo_type="dataset")
-        except Exception as exc:
-            if not _is_missing_repo(exc):
-                raise
-            info = None
-        if info is None:
-            step = f"creating {repo_id}"
-            api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-            created_repo = True
-            done.append(f"the empty repo {repo_id} was created")
-            step = f"reading {repo_id}"
-            info = api.repo_info(repo_id, repo_type="dataset")
-        elif private and not info.private:
-            raise PublishError("visibility", f"{repo_id} exists and is public; --private only applies to a new repo: "
-                                             "make it private on the Hub or drop --private; nothing was changed")
-        if rev != DEFAULT_REVISION:
-            try:
-                api.repo_info(repo_id, repo_type="dataset", revision=rev)
-            except RevisionNotFoundError:
-                step = f"creating branch {rev} of {repo_id}"
-                api.create_branch(repo_id, repo_type="dataset", branch=rev, exist_ok=True)
-                created_branch = True
-                done.append(f"branch {rev} was created")
-        step = f"reading the head of {repo_id}@{rev}"
-        head_info = api.repo_info(repo_id, repo_type="dataset", revision=rev)
-        head = head_info.sha
-        moved = (head != plan.base_sha) if plan.base_sha is not None else any(
-            s.rfilename != ".gitattributes" for s in (head_info.siblings or []))
-        if moved:
-            raise PublishError("changed", f"{repo_id}@{rev} changed on the Hub since the plan (now at "
-                                          f"{str(head)[:12]}): plan again to merge the new version, then publish; "
-                                          "nothing was committed")
-        step = f"uploading to {repo_id}"
-        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
-        info_commit = api.create_commit(
-            repo_id, operations, commit_message=COMMIT_MESSAGE, commit_description=_commit_description(plan, force_reason),
-            repo_type="dataset", revision=rev, create_pr=create_pr, parent_commit=head,
-        )
-    except PublishError:
-        raise
-    except Exception as exc:
-        raise _explain(exc, step=step, repo_id=repo_id, revision=rev, done=done) from exc
 
-    sha = info_commit.oid
-    _verify(plan, sha, token)
+    def retried(retry: Retry) -> None:
+        if on_retry is not None:
+            on_retry(retry.line(step))
+
+    with quiet_hub(retried):
+        try:
+            api.whoami()
+            step = f"reading {repo_id}"
+            try:
+                info = api.repo_info(repo_id, repo_type="dataset")
+            except Exception as exc:
+                if not _is_missing_repo(exc):
+                    raise
+                info = None
+            if info is None:
+                step = f"creating {repo_id}"
+                created_repo = _create_repo(api, repo_id, private)
+                if created_repo:
+                    done.append(f"the empty repo {repo_id} was created")
+                step = f"reading {repo_id}"
+                info = api.repo_info(repo_id, repo_type="dataset")
+            if private and not info.private and not created_repo:
+                raise PublishError("visibility", f"{repo_id} exists and is public; --private only applies to a new "
+                                                 "repo: make it private on the Hub or drop --private; nothing was changed")
+            if rev != DEFAULT_REVISION:
+                try:
+                    api.repo_info(repo_id, repo_type="dataset", revision=rev)
+                except RevisionNotFoundError:
+                    step = f"creating branch {rev} of {repo_id}"
+                    api.create_branch(repo_id, repo_type="dataset", branch=rev, exist_ok=True)
+                    created_branch = True
+                    done.append(f"branch {rev} was created")
+            step = f"reading the head of {repo_id}@{rev}"
+            head_info = api.repo_info(repo_id, repo_type="dataset", revision=rev)
+            head = head_info.sha
+            moved = (head != plan.base_sha) if plan.base_sha is not None else any(
+                s.rfilename != ".gitattributes" for s in (head_info.siblings or []))
+            if moved:
+                raise PublishError("changed", f"{repo_id}@{rev} changed on the Hub since the plan (now at "
+                                              f"{str(head)[:12]}): plan again to merge the new version, then "
+                                              "publish; nothing was committed")
+            step = f"uploading to {repo_id}"
+            operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
+            info_commit = api.create_commit(
+                repo_id, operations, commit_message=COMMIT_MESSAGE,
+                commit_description=_commit_description(plan, force_reason), repo_type="dataset", revision=rev,
+                create_pr=create_pr, parent_commit=head,
+            )
+        except PublishError:
+            raise
+        except Exception as exc:
+            raise _explain(exc, step=step, repo_id=repo_id, revision=rev, done=done) from exc
+
+        sha = info_commit.oid
+        step = f"loading {repo_id}@{sha[:12]} back"
+        _verify(plan, sha, token, files[README])
     return PublishResult(commit_url=info_commit.commit_url, commit_sha=sha, pr_url=info_commit.pr_url,
                          repo_id=repo_id, revision=rev, created_repo=created_repo, created_branch=created_branch,
                          corpus_rows=plan.corpus.num_rows, question_rows=plan.questions.num_rows)
+
+
+def _create_repo(api: Any, repo_id: str, private: bool) -> bool:
+    """Create the dataset repo ``repo_id``; True when this call created it, False when the Hub
+    answered 409 (it exists: created meanwhile by someone else) and the repo can be read.
+
+    A 409 is handled here rather than by ``create_repo(exist_ok=True)``, which reads a ``url``
+    from the answer and fails with ``KeyError: 'url'`` when the Hub sends none.
+
+    Raises:
+        PublishError: (kind ``conflict``) 409 and the repo cannot be read (hidden from the
+            token, or another operation is under way); the other errors propagate.
+    """
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=False)
+        return True
+    except HfHubHTTPError as exc:
+        if _status(exc) != 409:
+            raise
+        conflict = exc
+    try:
+        api.repo_info(repo_id, repo_type="dataset")
+    except Exception as exc:
+        if not _is_missing_repo(exc):
+            raise
+        namespace = repo_id.split("/")[0]
+        raise PublishError("conflict", f"the Hub refused to create {repo_id} (409{_server_message(conflict)}): it "
+                                       f"may exist but be hidden from your token, or another operation on it is "
+                                       f"under way; check the repo id and your token's rights on '{namespace}', "
+                                       "wait, then publish again; nothing was committed") from None
+    return False
 
 
 def _commit_description(plan: PublishPlan, force_reason: str | None) -> str:
@@ -1101,22 +1339,33 @@ def _commit_description(plan: PublishPlan, force_reason: str | None) -> str:
     return "\n".join(lines)
 
 
-def _verify(plan: PublishPlan, sha: str, token: str) -> None:
-    """Load both configs back from commit ``sha`` and compare row counts and content hashes.
+def _verify(plan: PublishPlan, sha: str, token: str, readme: bytes) -> None:
+    """Load both configs back from commit ``sha`` on the Hub and compare row counts and
+    content hashes.
+
+    The files the committed card (``readme``) names for the two configs are downloaded at the
+    revision ``sha`` (``_download_revision``: an explicit revision, never a path lookup, so a
+    local folder named like the repo id is never read), then loaded with ``datasets``.
 
     Raises:
-        PublishError: (kind ``verify``) they do not load or do not match; the commit exists.
+        PublishError: (kind ``verify``) they do not download, do not load or do not match;
+            the commit exists.
     """
-    import datasets
-
     where = f"{plan.repo_id}@{sha[:12]}"
+    configs = (plan.corpus_config, plan.questions_config)
     with tempfile.TemporaryDirectory(prefix="mtcb-verify-") as tmp:
+        try:
+            folder = _download_revision(plan.repo_id, sha, readme.decode("utf-8", "replace"), configs, token, tmp)
+        except Exception as exc:
+            http = next((e for e in _chain(exc) if _status(e) is not None), None)
+            cause = (f"the Hub answered {_status(http)}{_server_message(http)}" if http is not None else
+                     f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
+            raise PublishError("verify", f"committed {where}, but it could not be downloaded back to verify it "
+                                         f"({cause}): check the repository, then publish again") from exc
         for config, table, expected in ((plan.corpus_config, plan.corpus, plan.corpus_hash),
                                         (plan.questions_config, plan.questions, plan.questions_hash)):
             try:
-                with quiet_datasets():
-                    ds = datasets.load_dataset(plan.repo_id, config, split="train", revision=sha, token=token,
-                                               cache_dir=tmp)
+                ds = _load_local(folder, config, tmp)
             except Exception as exc:
                 detail = " ".join(str(exc).split())[:160]
                 raise PublishError("verify", f"committed {where}, but the '{config}' config does not load back "

@@ -178,8 +178,9 @@ def _is_lfs(path: str, size: int, sample: bytes = b"", threshold: int = LFS_THRE
 class HubFake:
     """Loopback fake of the Hub's dataset-repo protocol. See the module docstring."""
 
-    def __init__(self, root: Path | None = None, *, lfs_threshold: int = LFS_THRESHOLD):
+    def __init__(self, root: Path | None = None, *, lfs_threshold: int = LFS_THRESHOLD, port: int = 0):
         self.root = Path(root) if root is not None else None
+        self.port = port
         self.lfs_threshold = lfs_threshold
         self.repos: dict[str, Repo] = {}
         self.lfs_objects: dict[str, bytes] = {}  # sha256 -> bytes uploaded via PUT
@@ -193,6 +194,8 @@ class HubFake:
         self.user = "fake-user"
         self.orgs = ["chonkie-ai"]
         self._fail_rules: list[_FailRule] = []
+        # (repo_id, path) -> bytes served by resolve/ instead of the stored file, at every revision
+        self._corrupt: dict[tuple[str, str], bytes] = {}
         self._connections: set[socket.socket] = set()
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
@@ -208,7 +211,7 @@ class HubFake:
         class Handler(_Handler):
             hub = fake
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         server.daemon_threads = True
         server.block_on_close = False
         self._server = server
@@ -280,11 +283,20 @@ class HubFake:
             self._fail_rules.append(_FailRule(path_prefix, status, count, method.upper() if method else None,
                                               message or f"Injected failure {status}", error_code))
 
+    def corrupt(self, repo_id: str, path: str, data: bytes | None = None) -> None:
+        """Serve ``data`` (default: the stored bytes with every byte flipped) for ``path`` of
+        ``repo_id`` from ``resolve/`` at every revision, with the stored file's headers (ETag,
+        X-Linked-Etag): a Hub that answers with wrong content. Tree listings are unchanged.
+        ``clear_failures`` forgets it."""
+        with self._lock:
+            self._corrupt[(repo_id, path)] = data if data is not None else b""
+
     def clear_failures(self) -> int:
         """Forget the failure rules not used up yet (between tests sharing one fake); return how many."""
         with self._lock:
             n = len(self._fail_rules)
             self._fail_rules.clear()
+            self._corrupt.clear()
             return n
 
     def _take_failure(self, method: str, path: str) -> _FailRule | None:
@@ -748,9 +760,12 @@ class _Handler(BaseHTTPRequestHandler):
             repo = self._repo(repo_id)
             commit = self._resolve(repo, revision)
             blob = commit.files.get(path)
+            bad = self.hub._corrupt.get((repo_id, path))
         if blob is None:
             raise _HTTPError(404, "Entry not found", "EntryNotFound", {"X-Repo-Commit": commit.sha})
         data = blob.data
+        if bad is not None:
+            data = bad or bytes(b ^ 0xFF for b in blob.data)
         headers = {
             "ETag": f'"{blob.etag}"',
             "X-Repo-Commit": commit.sha,
@@ -948,3 +963,56 @@ class _Handler(BaseHTTPRequestHandler):
                               parent=base.sha)
         self._json({"success": True, "commitOid": sha, "commitUrl": f"{hub.url}/datasets/{repo_id}/commit/{sha}",
                     "hookOutput": "", "pullRequestUrl": pr_url})
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - a manual tool
+    """Run the fake as a standalone server until interrupted (for trying the CLI by hand).
+
+    ``python tests/hubfake.py [--port N] [--fail PREFIX:STATUS[:COUNT[:METHOD]]]...`` prints
+    the environment to export (``HF_ENDPOINT`` and the rest of :meth:`HubFake.env`'s settings)
+    and then serves until killed. Each ``--fail`` is a :meth:`HubFake.fail_next` rule;
+    ``--corrupt REPO:PATH`` serves other bytes for that file at every revision; ``--verbose``
+    prints every request line and status.
+    """
+    import argparse
+    import signal
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--fail", action="append", default=[], metavar="PREFIX:STATUS[:COUNT[:METHOD]]")
+    parser.add_argument("--corrupt", action="append", default=[], metavar="REPO:PATH")
+    parser.add_argument("--verbose", action="store_true", help="print every request and its status")
+    args = parser.parse_args(argv)
+    if args.verbose:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("hubfake: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG)
+    hub = HubFake(port=args.port).start()
+    for rule in args.fail:
+        prefix, status, *rest = rule.split(":")
+        hub.fail_next(prefix, status if status == "drop" else int(status), int(rest[0]) if rest else 1,
+                      method=rest[1] if len(rest) > 1 else None)
+    for item in args.corrupt:
+        repo_id, path = item.split(":", 1)
+        hub.corrupt(repo_id, path)
+    env = hub.env(Path(tempfile.mkdtemp(prefix="hubfake-home-")))
+    for key in ("HF_ENDPOINT", "HF_HUB_DISABLE_XET", "HF_HOME", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_OFFLINE"):
+        print(f"export {key}={env[key]}", flush=True)
+    print("export HF_TOKEN=<any non-empty value>", flush=True)
+    def _stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        hub.stop()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -524,8 +524,9 @@ def test_first_publish_creates_the_repo_in_one_commit_and_loads_back(case_factor
     assert meta["license"] == "cc-by-4.0"
     assert f'datasets.load_dataset("{case.repo}", "questions", split="train")' in body
     assert "Result: passed." in body
-    # the load-back went through datasets at the new commit
-    assert ("GET", f"/api/datasets/{case.repo}/revision/{sha}") in fake.requests
+    # the load-back downloaded the committed files from the Hub at the new commit
+    assert {("GET", f"/datasets/{case.repo}/resolve/{sha}/{path}") for path in (C_FILE, Q_FILE, "README.md")} \
+        <= set(fake.requests)
     loaded = worker.ok("load", path=case.repo, config="questions", kwargs={"revision": sha})
     assert loaded["rows"] == 2 and loaded["columns"] == FICHA_Q_COLUMNS
     assert fake.repos[case.repo].private is False

@@ -4,6 +4,10 @@ Runs the checklist first; a failing checklist refuses the publish unless ``--for
 ``--dry-run DIR`` writes exactly the files that would be committed and publishes nothing.
 Exit 0 on success, 1 when the gate refuses, 2 on bad input or a failed publish (the workspace
 is never changed, so a publish can simply be run again).
+
+While the Hub is talked to, huggingface_hub's and datasets' own logging, warnings and progress
+bars are kept off the terminal; each request the client retries gives one line on stderr, in
+our words ("the Hub answered 503 while uploading to me/x: trying again in 1 s (retry 1 of 5)").
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             note("not published: confirm on a terminal, or pass --yes")
             return 2
         result = publish(plan, gate_passed=report.passed, force=args.force, reason=args.reason,
-                         private=args.private, create_pr=args.create_pr, revision=args.revision)
+                         private=args.private, create_pr=args.create_pr, revision=args.revision, on_retry=note)
         print(f"published and verified: {result.question_rows:,} questions, {result.corpus_rows:,} documents")
         print(result.pr_url or result.commit_url)
         return 0
@@ -73,7 +77,7 @@ def _plan(session, args, report, accepted, read_hub: bool):
 
     return plan_publish(session, repo_id=args.repo_id, revision=args.revision, only_linked=args.only_linked,
                         license=args.license, checklist=report.for_card(), checklist_passed=report.passed,
-                        read_hub=read_hub, accepted=accepted)
+                        read_hub=read_hub, accepted=accepted, on_retry=note)
 
 
 def _ask_license(plan):
