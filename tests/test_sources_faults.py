@@ -344,3 +344,14 @@ def test_pinned_revision_loads_that_revision_from_the_hub(tmp_path):
 def test_profiles_name_the_hub_candidates():
     assert get_profile("ficha").hub_candidates(("feyninc", "chonkie-ai")) == ["feyninc/ficha", "chonkie-ai/ficha"]
     assert get_profile("someone/ficha").hub_candidates(("feyninc",)) == ["someone/ficha"]
+
+
+def test_review_command_with_strict_and_a_row_problem_creates_no_workspace(tmp_path):
+    questions = [dict(q) for q in QUESTIONS]
+    questions[1]["ticker"] = "ZZZ"
+    src = tmp_path / "src"
+    write_jsonl(src / "corpus.jsonl", CORPUS)
+    write_jsonl(src / "questions.jsonl", questions)
+    proc = run_cli("ficha", "--source", src, "--workspace", tmp_path / "ws", "--strict", timeout=30)
+    assert_one_error_line(proc, f"{src / 'questions.jsonl'} row 1, field 'ticker'", "ZZZ", "--strict")
+    assert not (tmp_path / "ws").exists()

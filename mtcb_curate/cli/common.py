@@ -45,7 +45,7 @@ def options(args: argparse.Namespace, read_only: bool = False) -> Options:
     """The ``sources.Options`` the parsed arguments describe."""
     return Options(
         name=args.dataset, source=args.source, sample=args.sample, workspace=args.workspace,
-        read_only=read_only,
+        read_only=read_only, strict=args.strict,
         columns=dict(doc_key=args.doc_key, corpus_key=args.corpus_key, passage_column=args.passage_column,
                      text_column=args.text_column, question_column=args.question_column,
                      answer_column=args.answer_column))
