@@ -228,3 +228,45 @@ def test_a_409_on_creation_of_a_repo_that_appeared_meanwhile_publishes_to_it(fak
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "published and verified: 2 questions, 2 documents" in proc.stdout
     assert [c.title for c in fake.history(repo)] == ["Publish corpus and questions (mtcb-curate)", "initial commit"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The app: retries replace the status line; nothing of the libraries reaches the terminal
+
+from test_tui_publish import (  # noqa: E402
+    SIZE,
+    CurateApp,
+    at_once,  # noqa: F401 - autouse fixture
+    clean,  # noqa: F401 - fixture
+    hub,  # noqa: F401 - fixture
+    open_publish,
+    press_and_settle,
+    shown,
+)
+
+
+async def test_the_app_shows_retries_on_its_status_line_and_prints_nothing(clean, hub, capfd):  # noqa: F811
+    from mtcb_curate.tui.screens.publish import PublishScreen
+
+    statuses: list[str] = []
+    original = PublishScreen._status
+
+    def recording(self, text: str, cls: str = "") -> None:
+        statuses.append(text)
+        original(self, text, cls)
+
+    app = CurateApp(clean)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_publish(app, pilot)
+        screen._status = recording.__get__(screen)
+        screen.license = "cc-by-4.0"
+        hub.fail_next("/api/datasets/chonkie-ai/ficha/preupload/", 503, count=1, method="POST")
+        await press_and_settle(app, pilot, "r")
+        await press_and_settle(app, pilot, "p", "y")
+        assert screen.result is not None, shown(screen, "#publish-status")
+    retries = [s for s in statuses if s.startswith("Retrying: ")]
+    assert retries == ["Retrying: the Hub answered 503 while uploading to chonkie-ai/ficha: trying again in 1 s "
+                       "(retry 1 of 5)…"], statuses
+    out, err = capfd.readouterr()
+    for text in LIBRARY_TEXT:
+        assert text not in out + err, f"{text!r} reached the terminal:\n{out}{err}"

@@ -7,8 +7,10 @@ be reached (offline mode, no network) the screen shows that error line and an of
 
 ``p`` asks for a confirmation (``y`` publishes, ``n`` or escape cancels); a failing gate refuses
 it (publishing anyway, ``--force --reason``, is only offered by the command line). Publishing
-runs in a worker; success shows the commit URL, a failure its one-line ``PublishError``. Nothing
-here writes to the workspace, and the Hub token is never shown (``publish`` only hands it to
+runs in a worker; success shows the commit URL, a failure its one-line ``PublishError``. While
+the Hub is read or written, each request huggingface_hub retries replaces the status line
+("Retrying: the Hub answered 503 while ...") and the libraries' own logging, warnings and
+progress bars are kept off the terminal (``publish.quiet_hub``). Nothing here writes to the workspace, and the Hub token is never shown (``publish`` only hands it to
 huggingface_hub).
 """
 
@@ -212,7 +214,7 @@ class PublishScreen(ModalScreen[None]):
                 return
             self._deliver(worker, self._checked, report)
         kw = dict(repo_id=repo_id or None, license=license_id, checklist=report.for_card(),
-                  checklist_passed=report.passed)
+                  checklist_passed=report.passed, on_retry=self._retry_reporter(worker))
         plan, hub_error, error = None, None, None
         try:
             plan = plan_publish(self.session, read_hub=True, **kw)
@@ -228,6 +230,15 @@ class PublishScreen(ModalScreen[None]):
         except Exception as exc:  # noqa: BLE001 - shown as one line; r retries
             error = f"planning failed: {type(exc).__name__}: {exc}"
         self._deliver(worker, self._planned, plan, hub_error, error)
+
+    def _retry_reporter(self, worker: Worker):
+        """A ``on_retry`` callback for ``plan_publish``/``publish``: each retry of a Hub request
+        replaces the status line (the libraries' own output never reaches the terminal)."""
+
+        def report(line: str) -> None:
+            self._deliver(worker, self._status, f"Retrying: {line}…", "-busy")
+
+        return report
 
     def _checked(self, report: ChecklistReport) -> None:
         self.report = report
@@ -262,7 +273,7 @@ class PublishScreen(ModalScreen[None]):
 
         worker = get_current_worker()
         try:
-            result = publish(plan, gate_passed=gate_passed)
+            result = publish(plan, gate_passed=gate_passed, on_retry=self._retry_reporter(worker))
         except PublishError as exc:
             self._deliver(worker, self._publish_failed, str(exc))
             return
