@@ -111,9 +111,9 @@ class CardContent:
         force_reason: the ``--force`` reason when the gate failed and publishing was forced.
         license: the Hub licence id.
         notes: extra lines for the Notes section.
-        source: where the curated pairs came from; a Hub source is named with the revision
-            asked for and the commit it was read at. A local source is only called local (its
-            path is the curator's own business).
+        source: where the curated pairs came from. A Hub source gets a Source section naming
+            the repo, the revision asked for and the commit it was read at; a local source
+            none (its path is the curator's own business).
     """
 
     repo_id: str
@@ -334,11 +334,11 @@ def _pairs_cell(pairs: Any) -> str:
     return escape_md(pairs, 40)
 
 
-def source_line(source: SourceInfo) -> str:
-    """One Markdown line saying what the pairs were curated from, e.g. ``Curated from
-    `feyninc/ficha` at revision `v1` (commit `0123...`).``"""
+def source_line(source: SourceInfo) -> str | None:
+    """One Markdown line naming the Hub dataset the pairs were curated from, e.g. ``Curated
+    from `feyninc/ficha` at revision `v1`, commit `0123...`.``; None for a local source."""
     if source.kind != "hub":
-        return "Curated from local files (a folder or files, not a Hub revision)."
+        return None
     line = f"Curated from {code_md(source.location)}"
     if source.revision:
         line += f" at revision {code_md(source.revision)}"
@@ -396,8 +396,9 @@ def render_section(c: CardContent) -> str:
     if c.force_reason is not None:
         out += [f"Published with `--force` although the checklist failed. Reason given: {escape_md(c.force_reason, 500)}",
                 ""]
-    if c.source is not None:
-        out += ["### Source", "", source_line(c.source), ""]
+    source = source_line(c.source) if c.source is not None else None
+    if source is not None:
+        out += ["### Source", "", source, ""]
     out += ["### Licence", "", code_md(c.license) if c.license else "Not stated.", ""]
     if c.notes:
         out += ["### Notes", ""] + [f"- {escape_md(n, 300)}" for n in c.notes] + [""]

@@ -667,7 +667,7 @@ def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision
         corpus_fields=_fields(corpus, meanings_c), questions_fields=_fields(questions, meanings_q),
         counts=_counts(corpus, questions, names), curation=curation_summary(session, regenerated=regenerated),
         checklist=[dict(item) for item in checklist] if checklist is not None else None,
-        checklist_passed=checklist_passed, license=lic,
+        checklist_passed=checklist_passed, license=lic, source=ds.source,
         notes=["The corpus holds only the documents at least one question points at, so retrieval has fewer "
                "distractors than over the full corpus."] if only_linked else [],
     )

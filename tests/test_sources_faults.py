@@ -309,7 +309,7 @@ def test_card_records_the_source_revision():
     [line] = [ln for ln in text.splitlines() if "feyninc/ficha" in ln]
     assert "v1.2" in line and "e" * 40 in line
     local = cardmod.render_section(replace(content, source=SourceInfo("folder", "/home/me/secret", "r")))
-    assert "/home/me/secret" not in local
+    assert "/home/me/secret" not in local and "### Source" not in local
 
 
 def test_pinned_revision_loads_that_revision_from_the_hub(tmp_path):
@@ -355,3 +355,18 @@ def test_review_command_with_strict_and_a_row_problem_creates_no_workspace(tmp_p
     proc = run_cli("ficha", "--source", src, "--workspace", tmp_path / "ws", "--strict", timeout=30)
     assert_one_error_line(proc, f"{src / 'questions.jsonl'} row 1, field 'ticker'", "ZZZ", "--strict")
     assert not (tmp_path / "ws").exists()
+
+
+def test_published_card_names_the_source_revision(tiny, tmp_path):
+    from mtcb_curate.publish import plan_publish
+
+    session = open_session(Options("ficha", source=[str(tiny)], workspace=tmp_path / "ws"))
+    try:
+        local = plan_publish(session, read_hub=False, license="cc-by-4.0").readme()
+        assert "### Source" not in local and str(tiny) not in local
+        session.dataset.source = SourceInfo("hub", "feyninc/ficha", "r", revision="v1.2", commit="f" * 40)
+        readme = plan_publish(session, read_hub=False, license="cc-by-4.0").readme()
+    finally:
+        session.workspace.close()
+    [line] = [ln for ln in readme.splitlines() if ln.startswith("Curated from")]
+    assert "`feyninc/ficha`" in line and "`v1.2`" in line and "f" * 40 in line
