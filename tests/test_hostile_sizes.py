@@ -164,3 +164,70 @@ def test_check_fails_on_a_million_character_question_and_warns_on_a_huge_answer(
     assert form.status == "fail" and 0 in form.failing and "over-long question" in form.reasons[0]
     answerable = report.get("answerable")
     assert f"over the maximum {MAX_ANSWER_CHARS}" in answerable.reasons[1]
+
+
+# -- item 13: LLM replies are bounded, and candidates meet the checklist's bounds ----------------------
+
+KEY = fake_secret("llm-key")
+GOOD = {"question": "How much revenue did Alpha report for 2022?", "answer": "$10 million",
+        "supporting_passage": "Revenue was $10 million in 2022."}
+FIVE_MB_ANSWER = {**GOOD, "answer": "ten million " * (5_000_000 // 12)}
+ONE_CHAR_PASSAGE = {**GOOD, "supporting_passage": "R"}
+YES_NO = {**GOOD, "question": "Did Alpha report revenue of $10 million in 2022?", "answer": "Yes."}
+
+
+def run_generate(tmp_path, fake_llm, *extra, env_extra=None) -> tuple[subprocess.CompletedProcess, dict]:
+    write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
+    write_jsonl(tmp_path / "d" / "questions.jsonl", QUESTIONS)
+    env = dict(os.environ, OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_llm.base_url, **(env_extra or {}))
+    proc = subprocess.run([sys.executable, "-m", "mtcb_curate", "generate", "ficha", "--source", str(tmp_path / "d"),
+                           "--workspace", str(tmp_path / "ws"), "--doc", "AAA", "--n", "1", "--model", "fake-model",
+                           "--json", str(tmp_path / "g.json"), *extra],
+                          env=env, capture_output=True, text=True, timeout=120)
+    out = json.loads((tmp_path / "g.json").read_text(encoding="utf-8")) if (tmp_path / "g.json").exists() else {}
+    return proc, out
+
+
+def workspace_pairs(tmp_path) -> int:
+    s = open_session(Options("ficha", source=[str(tmp_path / "d")], workspace=tmp_path / "ws", read_only=True))
+    try:
+        return len(s)
+    finally:
+        s.workspace.close()
+
+
+@pytest.mark.parametrize("reply, reason", [
+    (FIVE_MB_ANSWER, "more than the 100,000 read"),
+    (ONE_CHAR_PASSAGE, "supporting_passage has 1 characters; quote between 30 and 600"),
+    (YES_NO, "is a yes/no question"),
+], ids=["5-MB-answer", "1-char-passage", "yes-no-question"])
+def test_generate_refuses_a_hostile_reply_with_its_reason_and_adds_nothing(tmp_path, fake_llm, reply, reason):
+    fake_llm.default = reply  # every attempt gets the same reply
+    proc, out = run_generate(tmp_path, fake_llm)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert "0 of 1 pairs generated for AAA" in proc.stdout
+    assert out["candidates"] == [] and len(out["refused"]) == out["calls"] == 4
+    assert all(any(reason in r for r in refusal["reasons"]) for refusal in out["refused"])
+    assert reason in out["failures"][0]
+    assert proc.stderr.count("refused: AAA chunk 0 attempt") == 4 and reason in proc.stderr
+    assert len(proc.stderr) < 20_000  # the 5 MB reply is never echoed
+    assert workspace_pairs(tmp_path) == 3  # nothing added
+
+
+def test_generate_reports_the_refused_reply_before_the_candidate_it_kept(tmp_path, fake_llm):
+    fake_llm.script = [ONE_CHAR_PASSAGE, GOOD]
+    proc, out = run_generate(tmp_path, fake_llm)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [c["supporting_passage"] for c in out["candidates"]] == [GOOD["supporting_passage"]]
+    assert [(r["attempt"], "between 30 and 600" in r["reasons"][0]) for r in out["refused"]] == [(1, True)]
+    assert workspace_pairs(tmp_path) == 4
+
+
+def test_generate_applies_the_config_files_checklist_bounds(tmp_path, fake_llm):
+    config = tmp_path / "config.toml"
+    config.write_text("[checklist]\nmin_passage_chars = 40\n", encoding="utf-8")
+    fake_llm.default = GOOD  # a 32-character passage
+    proc, out = run_generate(tmp_path, fake_llm, "--config", config)
+    assert proc.returncode == 1 and out["candidates"] == []
+    assert "quote between 40 and 600" in out["refused"][0]["reasons"][0]
+    assert workspace_pairs(tmp_path) == 3

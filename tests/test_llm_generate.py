@@ -129,6 +129,53 @@ def test_check_candidate_names_every_fault():
     assert not problems and "32 characters" in warnings[0]  # within the checklist's 30-600, not hojicha's 150-400
 
 
+def test_check_candidate_applies_the_checklists_bounds():
+    from mtcb_curate.checklist import MAX_ANSWER_CHARS, Limits
+    from mtcb_curate.question_form import MAX_QUESTION_CHARS
+
+    window = ALPHA.text
+    _, problems, _ = gen.check_candidate({**GOOD, "supporting_passage": "R"}, window)
+    assert problems == ["supporting_passage has 1 characters; quote between 30 and 600 characters: the shortest "
+                        "block that fully supports the answer."]
+    _, problems, _ = gen.check_candidate({**GOOD, "answer": "x" * (MAX_ANSWER_CHARS + 1)}, window)
+    assert len(problems) == 1 and "answer of 1,001 characters: over the maximum 1000" in problems[0]
+    _, problems, _ = gen.check_candidate({**GOOD, "question": "What " + "x" * MAX_QUESTION_CHARS + "?"}, window)
+    assert len(problems) == 1 and "over-long question: 506 characters" in problems[0]
+    _, problems, _ = gen.check_candidate({**GOOD, "question": "What revenue?"}, window)
+    assert len(problems) == 1 and "too short to single out a fact" in problems[0]
+    # The bounds are the checklist's: a profile or the [checklist] table moves them.
+    short = {**GOOD, "supporting_passage": "Alpha makes anvils."}
+    assert gen.check_candidate(short, window)[1] and not gen.check_candidate(short, window, limits=Limits(10, 600))[1]
+    assert gen.check_candidate(GOOD, window, limits=Limits(40, 600))[1]
+
+
+def test_a_reply_over_the_bound_is_not_parsed():
+    from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, ReplyTooLong, extract_json
+
+    assert extract_json(json.dumps({"answer": "x" * (MAX_REPLY_CHARS - 100)}))
+    with pytest.raises(ReplyTooLong, match="more than the 100,000 read"):
+        extract_json(json.dumps({"answer": "x" * MAX_REPLY_CHARS}))
+
+
+def test_a_five_megabyte_reply_is_refused_unread_and_not_kept_whole(fake_llm):
+    fake_llm.script = [{**GOOD, "answer": "ten million " * 420_000}, GOOD]
+    cand, attempts = run_window(fake_llm)
+    assert cand is not None and cand.attempts == 2
+    assert "refused unread: the reply has 5,040," in attempts[0].problems[0]
+    assert len(attempts[0].reply) <= 100_000
+    assert len(fake_llm.requests[1]["messages"][2]["content"]) <= gen.MAX_ECHO_CHARS
+
+
+def test_generate_more_reports_every_refused_reply(fake_llm):
+    fake_llm.script = [{**GOOD, "supporting_passage": "R"}, pair_json("Is it?", "Yes", "nowhere"), GOOD]
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), ALPHA, [], 1)
+    assert len(res.candidates) == 1 and [r["attempt"] for r in res.refusals()] == [1, 2]
+    assert "yes/no" in " ".join(res.refusals()[1]["reasons"])
+    assert res.refusal_lines()[0].startswith("refused: AAA chunk 0 attempt 1: supporting_passage has 1 characters")
+    assert res.refusal_note().startswith("2 replies refused: ")
+    assert gen.GenerationResult().refusal_note() is None
+
+
 # --- one window ---------------------------------------------------------------------------------
 
 def run_window(fake, doc=ALPHA, existing=(), hint=None, **kw):
