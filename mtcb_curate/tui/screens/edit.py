@@ -2,51 +2,128 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
-from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea
-
+from mtcb_curate.errors import CurateError
 from mtcb_curate.session import PairView
+from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea, restore_line_breaks
 
 FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage", "Supporting passage"))
 
+# What a failed save can raise: the workspace's own errors, SQLite's (a full disk is
+# ``sqlite3.OperationalError: database or disk is full``) and the file system's (ENOSPC).
+SAVE_ERRORS = (CurateError, sqlite3.Error, OSError, ValueError)
+
 
 class EditScreen(ModalScreen[dict[str, str] | None]):
-    """Returns {field: new text} for the three editable fields (ctrl+s), or None (escape).
+    """Edit the question, answer and passage of one pair.
 
-    ``focus_field`` picks the area that has the cursor first (default: the question).
+    ``ctrl+s`` saves and closes; the result is {field: new text} for the fields whose text
+    changed (empty when none did), or None on escape. A field keeps its own line breaks: the
+    editor's lines are mapped back onto the original breaks (``restore_line_breaks``), so an
+    untouched field comes back byte-identical and is not in the result.
+
+    ``save``, when given, is called with that dict (only when it is not empty) before the dialog
+    closes. If it raises one of ``SAVE_ERRORS`` (a full disk, a closed workspace), the dialog
+    stays open with the text as typed and one line saying what happened; ``ctrl+s`` retries.
+
+    Keys typed fast all land, in order: Textual's ``push_screen`` holds the app's queue until the
+    dialog is mounted and ``on_mount`` has focused an area (the review's ``e`` is a priority
+    binding, so the dialog opens as ``e`` is read, before the next key), and ``ctrl+s`` waits
+    until every area has handled the keys already handed to it (the app hands keys over without
+    waiting). ``tab`` moves the focus as it is read. ``focus_field`` picks the area that has the
+    cursor first (default: the question).
     """
 
+    AUTO_FOCUS = None  # ``on_mount`` focuses ``focus_field``
     BINDINGS = [
         Binding("ctrl+s", "save", "save", priority=True),
         Binding("escape", "cancel", "cancel"),
+        # priority: the focus moves when tab is typed, not when the area before it gets to it,
+        # so the keys after a tab land in the next field.
+        Binding("tab", "next_field(1)", "next field", priority=True, show=False),
+        Binding("shift+tab", "next_field(-1)", "previous field", priority=True, show=False),
     ]
 
-    def __init__(self, view: PairView, focus_field: str = "question") -> None:
+    def __init__(self, view: PairView, focus_field: str = "question",
+                 save: Callable[[dict[str, str]], object] | None = None) -> None:
         super().__init__()
         self.view = view
         self.focus_field = focus_field
+        self.save = save
+        self.originals = {"question": view.question, "answer": view.answer, "supporting_passage": view.passage}
 
     def compose(self) -> ComposeResult:
-        values = {"question": self.view.question, "answer": self.view.answer,
-                  "supporting_passage": self.view.passage}
         with Vertical(id="edit-dialog", classes="dialog"):
             yield Static(f"Edit pair #{self.view.pair.id}   ctrl+s save · esc cancel · tab next field",
                          markup=False, id="edit-title")
             for name, label in FIELDS:
                 yield Label(label, markup=False, classes="edit-label")
-                yield PlainTextArea(values[name], id=f"edit-{name}", soft_wrap=True, tab_behavior="focus",
-                               classes="edit-area")
+                yield PlainTextArea(self.originals[name], id=f"edit-{name}", soft_wrap=True, tab_behavior="focus",
+                                    classes="edit-area")
+            yield Static("", markup=False, id="edit-status")
 
     def on_mount(self) -> None:
-        self.query_one(f"#edit-{self.focus_field}", TextArea).focus()
+        self.set_focus(self.query_one(f"#edit-{self.focus_field}", TextArea))
+
+    def _areas(self) -> list[TextArea]:
+        return [self.query_one(f"#edit-{name}", TextArea) for name, _ in FIELDS]
+
+    def _after_typed_keys(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once every key already handed to an area has been handled (each
+        area's queue is passed through in turn)."""
+        areas = self._areas()
+
+        def step(i: int) -> None:
+            if i == len(areas):
+                callback()
+            else:
+                areas[i].call_later(step, i + 1)
+
+        step(0)
+
+    def action_next_field(self, direction: int) -> None:
+        if direction > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
+
+    def changes(self) -> dict[str, str]:
+        """{field: text} for the fields whose text differs from what the dialog opened with,
+        each with its original line breaks kept where its lines are unchanged."""
+        out = {}
+        for name, _ in FIELDS:
+            area = self.query_one(f"#edit-{name}", TextArea)
+            text = restore_line_breaks(self.originals[name], area.document.lines)
+            if text != self.originals[name]:
+                out[name] = text
+        return out
 
     def action_save(self) -> None:
-        self.dismiss({name: self.query_one(f"#edit-{name}", TextArea).text for name, _ in FIELDS})
+        self._after_typed_keys(self._save_now)
+
+    def _save_now(self) -> None:
+        if not self.is_attached or self.app.screen is not self:
+            return  # closed meanwhile (escape typed before ctrl+s)
+        changes = self.changes()
+        if changes and self.save is not None:
+            try:
+                self.save(changes)
+            except SAVE_ERRORS as exc:
+                status = self.query_one("#edit-status", Static)
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                status.update(Text(f"Not saved: {reason}. The text is kept: ctrl+s tries again, esc discards it."))
+                status.display = True
+                return
+        self.dismiss(changes)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

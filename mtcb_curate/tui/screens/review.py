@@ -67,7 +67,8 @@ BINDINGS = [
     Binding("j,down", "next", "next", id="next", priority=True, show=False),
     Binding("k,up", "previous", "prev", id="previous", priority=True, show=False),
     Binding("n", "next_undecided", "undecided", id="next_undecided"),
-    Binding("e", "edit", "edit", id="edit"),
+    # priority: the dialog opens as `e` is read, so the keys typed right after it go to the dialog.
+    Binding("e", "edit", "edit", id="edit", priority=True),
     Binding("slash", "search", "search", id="search"),
     Binding("v", "cycle_filter", "filter", id="filter", show=False),
     Binding("question_mark", "help", "help", id="help"),
@@ -526,21 +527,14 @@ class ReviewScreen(Screen[None]):
             return
 
         def done(changes: dict[str, str] | None) -> None:
-            if not changes:
-                return
-            try:
-                changed = self.session.edit(pid, changes)
-            except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
-                self.notify(f"Edit not saved: {exc}", severity="error", timeout=10, markup=False)
-                return
-            if changed:
+            if changes:  # saved by ``EditScreen`` through ``self.session.edit`` (a failure keeps it open)
                 self._recheck(pid)
                 self._find_clusters()  # an edited question or passage may join or leave a cluster
                 self.queue.refresh_pair(pid)
                 self._show_current()
                 self._update_progress()
 
-        self.app.push_screen(EditScreen(self.session.view(pid)), done)
+        self.app.push_screen(EditScreen(self.session.view(pid), save=lambda ch: self.session.edit(pid, ch)), done)
 
     def _recheck(self, pid: int) -> None:
         """Re-verify ``pid``'s current passage (after an edit, a repair or an undo)."""
