@@ -24,8 +24,14 @@ How it is published (``publish``):
    ``parent_commit`` = the revision's head read just before (a concurrent change gives 412
    instead of being overwritten; a head that moved since the plan is refused before upload,
    since the merged card was based on the planned head);
-5. both configs are loaded back with ``datasets.load_dataset(..., revision=<commit sha>)`` and
-   their row counts and content hashes (``hub_layout.content_hash``) compared.
+5. the committed card and the files it names for both configs are downloaded from the Hub at
+   the commit's sha (an explicit revision: a local folder named like the repo id is never
+   read), loaded with ``datasets``, and their row counts and content hashes
+   (``hub_layout.content_hash``) compared. The plan reads the current version the same way.
+
+While the Hub is read or written, huggingface_hub's and datasets' own logging, warnings and
+progress bars are kept off the terminal (``quiet_hub``); each request the client retries is
+reported through ``on_retry`` as one line in our words (``Retry.line``).
 
 Every failure (offline mode, no network, 401, 403, a missing repo that cannot be created,
 409, 412, a connection dropped mid-upload) raises ``PublishError`` with one line that says
