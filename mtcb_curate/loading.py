@@ -198,22 +198,28 @@ def _read_csv(path: Path) -> Table:
     if not rows:
         raise InputError(label, "the file has no rows")
     table = _rows_to_table(rows, label)
-    opened = _unterminated_quote(text)
-    if opened is not None:
+    bad = _bad_quote(text)
+    if bad is not None:
+        opened, closed = bad
         row, col = _csv_position(text, opened, reader.fieldnames)
         line = text.count("\n", 0, opened) + 1
-        table.problems.append((min(row, table.nrows - 1), col,
-                               f"an unterminated quote (opened on line {line}): the rest of the file was "
-                               f"read into this cell"))
+        if closed is None:
+            msg = f"an unterminated quote (opened on line {line}): the rest of the file was read into this cell"
+        else:
+            msg = (f"a malformed quote (opened on line {line}, closed on line {text.count(chr(10), 0, closed) + 1} "
+                   f"in the middle of a field): the cells from here on may be merged or shifted")
+        table.problems.append((min(row, table.nrows - 1), col, msg))
     return table
 
 
-def _unterminated_quote(text: str) -> int | None:
-    """Offset of the quote that opens a quoted CSV field and never closes, or None.
+def _bad_quote(text: str) -> tuple[int, int | None] | None:
+    """The first quoted CSV field whose quote never closes, or closes before the field ends:
+    (offset of the opening quote, offset of the closing one or None), or None when all is well.
 
     Follows the ``csv`` module's default dialect (``"`` quotes a field only at its start, ``""``
-    inside is a literal quote). The module itself reads such a field to the end of the file
-    without complaint.
+    inside is a literal quote). The module itself reads an unclosed quote to the end of the
+    file, and text after a closing quote into the same cell, without complaint: a quote left
+    open in one cell typically "closes" at the next quoted cell and shifts everything between.
     """
     opened: int | None = None
     skip = -1
@@ -226,9 +232,11 @@ def _unterminated_quote(text: str) -> int | None:
                 opened = i
         elif i + 1 < len(text) and text[i + 1] == '"':
             skip = i + 1  # an escaped quote
+        elif i + 1 < len(text) and text[i + 1] not in ",\r\n":
+            return opened, i
         else:
             opened = None
-    return opened
+    return None if opened is None else (opened, None)
 
 
 def _csv_position(text: str, offset: int, fieldnames: Any) -> tuple[int, str | None]:
@@ -431,6 +439,29 @@ def _hub_offline() -> Iterator[None]:
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
+def _maybe_cached(repo_id: str) -> bool:
+    """False only when neither cache can hold ``repo_id``: no ``datasets--OWNER--NAME`` in
+    huggingface_hub's cache and no ``OWNER___*`` folder in ``datasets``' cache.
+
+    Importing ``datasets`` takes about 2 s; with the Hub unreachable and nothing cached, this
+    check spares it. Folder names as in huggingface_hub 2.4 (``constants.HF_HUB_CACHE``) and
+    datasets 5.2 (``config.HF_DATASETS_CACHE``, ``namespace___name``); when in doubt, True.
+    """
+    owner, _, name = repo_id.partition("/")
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    hub_cache = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
+    datasets_cache = os.environ.get("HF_DATASETS_CACHE") or os.path.join(home, "datasets")
+    if os.path.isdir(os.path.join(hub_cache, f"datasets--{owner}--{name}")):
+        return True
+    try:
+        entries = os.listdir(datasets_cache)
+    except OSError:
+        return False
+    prefix = f"{owner}___".lower()
+    return any(e.lower().startswith(prefix) for e in entries)
+
+
 def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) -> tuple[Table, str | None]:
     """One config of a Hub dataset, and the commit sha it was read at when known.
 
@@ -441,6 +472,8 @@ def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) ->
         InputError: ``datasets`` cannot load it (not found, no network, not cached ...).
     """
     label = f"{repo_id}{'@' + revision if revision else ''}:{config}"
+    if offline and not _maybe_cached(repo_id):
+        raise InputError(label, "cannot load from its local cache (not in it)")
     try:
         import datasets
 

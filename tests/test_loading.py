@@ -486,6 +486,21 @@ def test_csv_with_an_unterminated_quote_is_a_row_problem(tmp_path):
     assert ds.pairs[1].problems
 
 
+def test_csv_with_a_quote_left_open_until_the_next_quoted_cell_is_a_row_problem(tmp_path):
+    # The usual shape: the stray quote "closes" at the next quoted cell, and csv shifts cells silently.
+    questions = [dict(q) for q in QUESTIONS]
+    questions[2]["answer"] = 'Bells, "big" ones'  # written quoted
+    c = write_csv(tmp_path / "c.csv", CORPUS)
+    q = write_csv(tmp_path / "q.csv", questions)
+    text = q.read_bytes().decode("utf-8")
+    text = text.replace("\r\nWhat was", '\r\n"What was', 1)  # row 1's question opens a quote
+    q.write_bytes(text.encode("utf-8"))
+    ds = load("ficha", FICHA, [str(c), str(q)])
+    [p] = [p for p in ds.problems if "quote" in p.message]
+    assert (p.file, p.row, p.field) == (str(q), 1, "question")
+    assert "malformed quote" in p.message
+
+
 def test_csv_quotes_that_close_are_no_problem(tmp_path):
     corpus = [dict(CORPUS[0], text='He said "yes", then\n"no"'), CORPUS[1]]
     questions = [dict(QUESTIONS[0], question='A "quoted" word?'), *QUESTIONS[1:]]

@@ -370,3 +370,28 @@ def test_published_card_names_the_source_revision(tiny, tmp_path):
         session.workspace.close()
     [line] = [ln for ln in readme.splitlines() if ln.startswith("Curated from")]
     assert "`feyninc/ficha`" in line and "`v1.2`" in line and "f" * 40 in line
+
+
+def test_unreachable_hub_still_reads_a_cached_dataset(tmp_path):
+    """Loaded once from the loopback Hub fake; then, with the Hub gone, from the local cache."""
+    folder = tmp_path / "src"
+    write_hub_layout(folder, CORPUS, QUESTIONS, body="# cached\n")
+    code = textwrap.dedent("""
+        import json
+        from mtcb_curate.sources import Options, choose_and_load
+        ds, spec = choose_and_load(Options('ficha'), None)
+        print(json.dumps({"spec": spec, "pairs": len(ds.pairs), "reason": ds.source.reason}))
+    """)
+    with HubFake() as fake:
+        fake.add_dataset_from_folder("chonkie-ai/ficha", folder)
+        env = fake.env(tmp_path / "hf")
+        online = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert online.returncode == 0, online.stderr[-3000:]
+    assert json.loads(online.stdout.strip().splitlines()[-1])["spec"] == ["chonkie-ai/ficha"]
+    env = {k: v for k, v in env.items() if k != "HF_HUB_OFFLINE"}
+    env["HF_ENDPOINT"] = f"http://127.0.0.1:{_closed_port()}"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=15)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["spec"] == ["chonkie-ai/ficha"] and out["pairs"] == 3
+    assert "local cache" in out["reason"] and "unreachable" in out["reason"]
