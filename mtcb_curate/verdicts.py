@@ -4,6 +4,9 @@ The app asks for a pair's verdict on every key, so this splits ``verify.verify_p
 
 - ``quick(pid)``: exact and normalized search only (well under 5 ms on a 1 MB filing once its
   skeleton index exists; building it costs 3-5 ms per MB the first time), never tokenizing;
+  ``quick_inline(pid)`` is what the app calls on a key: the cached verdict, or ``quick`` when
+  the pair's document has at most :data:`INLINE_MAX_CHARS` characters, else None (a 50 MB
+  filing took 40-60 ms per search and seconds for its first skeleton: that waits for a worker);
 - ``complete(pid)``: adds the fuzzy search, the other documents, the chunk window and the token
   count (tens of ms; meant for a worker thread).
 
@@ -26,6 +29,11 @@ from mtcb_curate.verify import (
     verify_pair,
 )
 from mtcb_curate import tokens
+
+#: Documents up to this many characters are verified on the caller's thread by
+#: ``quick_inline`` (at most about 5 ms of search, 20 ms for a first skeleton index); the
+#: pairs of larger ones are verified by ``complete`` in a worker.
+INLINE_MAX_CHARS = 4_000_000
 
 
 class Verdicts:
@@ -67,6 +75,18 @@ class Verdicts:
                         count_tokens=False, chunk=False)
         self._quick[pid] = r
         return r
+
+    def quick_inline(self, pid: int) -> PairResult | None:
+        """``quick(pid)`` when it is cached or cheap (the pair's document has at most
+        :data:`INLINE_MAX_CHARS` characters, or there is none); else None: call ``complete``
+        in a worker. Meant for the app's thread, on every key."""
+        r = self.cached(pid)
+        if r is not None:
+            return r
+        text = self.index.text(self.session.pairs[pid].doc_key)
+        if text is not None and len(text) > INLINE_MAX_CHARS:
+            return None
+        return self.quick(pid)
 
     def complete(self, pid: int) -> PairResult:
         """The full verdict: ``quick`` plus fuzzy search, occurrences in other documents, the

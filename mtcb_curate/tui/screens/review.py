@@ -221,9 +221,11 @@ class ReviewScreen(Screen[None]):
             self._shown_doc = None
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
             return
-        result = self.verdicts.quick(pid)
-        pending = not self.verdicts.is_complete(pid)
-        spans = self._spans(result) + self._window_spans(view.pair)
+        # None for an unverified pair of a very large document: its search (tens of ms per key
+        # on a 50 MB filing) waits for the worker below; the panel says "checking".
+        result = self.verdicts.quick_inline(pid)
+        pending = result is None or not self.verdicts.is_complete(pid)
+        spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
         if self._shown_doc != doc.key:
             viewer.show(doc.text, spans)
             self._shown_doc = doc.key
@@ -290,9 +292,13 @@ class ReviewScreen(Screen[None]):
             self.app.call_from_thread(self._verdict_completed, pid, passage)
 
     def _verdict_completed(self, pid: int, passage: str) -> None:
-        if self._shown_pair == pid and self.session.view(pid).passage == passage:
-            self._recheck(pid)
+        if self.session.view(pid).passage != passage:
+            return
+        self._recheck(pid)  # also when the curator has moved on: the queue's mark
+        if self._shown_pair == pid:
             self._show_current()
+        else:
+            self.queue.refresh_pair(pid)
 
     @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
     def _scan_passages(self) -> None:
@@ -541,7 +547,10 @@ class ReviewScreen(Screen[None]):
         if pid >= len(self.session):
             self._not_verbatim.discard(pid)
             return
-        if self.verdicts.quick(pid).verdict == "exact":
+        r = self.verdicts.quick_inline(pid)
+        if r is None:
+            return  # a very large document: the worker's result rechecks it
+        if r.verdict == "exact":
             self._not_verbatim.discard(pid)
         else:
             self._not_verbatim.add(pid)
