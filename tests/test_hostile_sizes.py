@@ -25,11 +25,10 @@ import rapidfuzz.process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
-from llmfake import completion  # noqa: E402
+from test_tui_llm import at_once, llm  # noqa: E402,F401 - fixtures of the app tests below
 
 from mtcb_curate import neardup, question_form  # noqa: E402
-from mtcb_curate.checklist import MAX_ANSWER_CHARS, Limits, run_checklist  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
+from mtcb_curate.checklist import MAX_ANSWER_CHARS, run_checklist  # noqa: E402
 from mtcb_curate.sources import Options, command_session, open_session  # noqa: E402
 
 HUGE = 1_000_000
@@ -231,3 +230,52 @@ def test_generate_applies_the_config_files_checklist_bounds(tmp_path, fake_llm):
     assert proc.returncode == 1 and out["candidates"] == []
     assert "quote between 40 and 600" in out["refused"][0]["reasons"][0]
     assert workspace_pairs(tmp_path) == 3
+
+
+# -- item 13 in the app: the regenerate and generate-more screens say what was refused and why ---------
+
+async def test_regenerate_screen_reports_the_refused_reply_and_shows_the_kept_candidate(tiny, tmp_path, llm):
+    from test_app import SIZE, opened, settle
+    from test_tui_llm import REVENUE, regen_ready, static, until
+
+    from mtcb_curate.tui.app import CurateApp
+    from mtcb_curate.tui.screens.regenerate import RegenerateScreen
+
+    llm.script = [{**REVENUE, "supporting_passage": "R"}, REVENUE]
+    session = opened(tiny, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(RegenerateScreen(session, 0, n_candidates=1))
+        await until(app, pilot, lambda: regen_ready(app), what="the candidate")
+        assert "Candidate 1 of 1" in static(app, "#regen-candidate-text")
+        note = static(app, "#regen-note")
+        assert "1 reply refused: supporting_passage has 1 characters; quote between 30 and 600" in note
+    session.workspace.close()
+
+
+async def test_generate_more_screen_reports_a_five_megabyte_reply_and_adds_nothing(tiny, tmp_path, llm):
+    from textual.widgets import Input
+
+    from test_app import SIZE, opened, settle
+    from test_tui_llm import static, until
+
+    from mtcb_curate.tui.app import CurateApp
+    from mtcb_curate.tui.screens.generate_more import GenerateMoreScreen
+
+    llm.default = FIVE_MB_ANSWER
+    session = opened(tiny, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(GenerateMoreScreen(session, "AAA", n=1))
+        await pilot.pause()
+        app.screen.query_one(Input).value = "1"
+        await pilot.press("enter")
+        await until(app, pilot, lambda: isinstance(app.screen, GenerateMoreScreen) and app.screen.phase == "ask"
+                    and "no usable pair" in static(app, "#gen-note"), what="the failure note")
+        note = static(app, "#gen-note")
+        assert "4 replies refused" in note and "more than the 100,000 read" in note
+        assert len(note) < 2_000
+    assert len(session) == 3
+    session.workspace.close()

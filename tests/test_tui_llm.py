@@ -33,7 +33,9 @@ def cand(question: str, answer: str, passage: str) -> dict:
 
 
 REVENUE = cand("How much revenue did Alpha report for 2022?", "$10 million", "Revenue was $10 million in 2022.")
-PRODUCT = cand("Which product does Alpha manufacture?", "Anvils", "Alpha makes anvils.")
+# At least the checklist's 30 characters: a shorter passage is refused (issue 11, item 13).
+ANVILS = "Alpha makes anvils.\nRevenue was $10 million in 2022."
+PRODUCT = cand("Which product does Alpha manufacture?", "Anvils", ANVILS)
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +109,7 @@ async def test_regenerate_shows_candidates_beside_the_original_and_r_replaces_un
 
 
 async def test_regenerate_a_adds_a_new_undecided_pair_shown_literally(tiny, tmp_path, llm):
-    llm.script = [cand(f"What is {HOSTILE}?", "Anvils", "Alpha makes anvils."), PRODUCT]
+    llm.script = [cand(f"What is {HOSTILE}?", "Anvils", ANVILS), PRODUCT]
     session = opened(tiny, tmp_path / "ws")
     app = CurateApp(session)
     async with app.run_test(size=SIZE) as pilot:
@@ -119,7 +121,7 @@ async def test_regenerate_a_adds_a_new_undecided_pair_shown_literally(tiny, tmp_
         await settle(app, pilot)
         assert app.is_running and isinstance(app.screen, ReviewScreen)
         assert len(session) == 4 and session.status(3) is Status.UNDECIDED
-        assert session.pairs[3].origin == "generate" and session.view(3).passage == "Alpha makes anvils."
+        assert session.pairs[3].origin == "generate" and session.view(3).passage == ANVILS
         assert session.view(0).question == "What does Alpha make?"  # the original is untouched
         assert current(app) == 3 and HOSTILE in text_of(app, "#qa-question")
         await pilot.press("a")  # the new pair is decided like any other
@@ -258,7 +260,7 @@ def numbered_questions():
 
     def reply(body):
         k = next(count)
-        return cand(f"Which figure is stated in line {k} of the filing?", f"Figure {k}", "Alpha makes anvils.")
+        return cand(f"Which figure is stated in line {k} of the filing?", f"Figure {k}", ANVILS)
 
     return reply
 
@@ -340,7 +342,7 @@ async def test_generate_more_a_adds_all_and_a_document_without_usable_replies_ad
         await settle(app, pilot)
         assert len(session) == 5 and [session.status(i) for i in (3, 4)] == [Status.UNDECIDED] * 2
         assert current(app) == 3
-        # BBB: the fake model quotes "Alpha makes anvils.", never in BBB's window.
+        # BBB: the fake model quotes Alpha's text, never in BBB's window.
         await pilot.press("k", "G")  # pair 2 is BBB's
         await pilot.pause()
         assert app.screen.doc_key == "BBB"

@@ -346,7 +346,8 @@ def generate_for_window(
         last = number == retries + 1
         accept = fields is not None and not problems and (not warnings or last)
         attempts.append(Attempt(doc_key, window.index, sample, number, tuple(problems + warnings), accept,
-                                result.text[:MAX_REPLY_CHARS], result.cached, result.prompt_tokens, result.completion_tokens))
+                                result.text[:MAX_REPLY_CHARS], result.cached, result.prompt_tokens,
+                                result.completion_tokens))
         if accept:
             assert fields is not None
             return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result), attempts
@@ -539,8 +540,8 @@ def regenerate(
     """
     window = pair_window(pair, document.text)
     return _generate(client, document, [(window, first_sample + k) for k in range(n_candidates)],
-                     list(other_questions), _hint(profile), _limits(profile, limits), retries=retries, temperature=temperature,
-                     cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+                     list(other_questions), _hint(profile), _limits(profile, limits), retries=retries,
+                     temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress)
 
 
 def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],

@@ -139,6 +139,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
         doc = self.document
         existing = [self.session.view(p.id) for p in self.session.pairs if p.doc_key == doc.key]
         profile = self.session.dataset.profile
+        config_path = getattr(self.app, "config_path", None)
 
         def estimator(client):
             from mtcb_curate.llm.estimate import estimate_generate_more
@@ -146,10 +147,13 @@ class GenerateMoreScreen(ModalScreen[int | None]):
             return estimate_generate_more(doc, existing, n, client.config, profile=profile, client=client)
 
         def job(client, cancel, on_retry, on_progress):
+            from mtcb_curate.checklist import Limits
             from mtcb_curate.llm.generate import generate_more
 
-            return generate_more(client, doc, existing, n, profile=profile, cancel=cancel, on_retry=on_retry,
-                                 on_progress=on_progress)
+            # Candidates must meet the checklist's bounds: the profile's, then [checklist].
+            limits = Limits.from_config(profile.extra, config_path)
+            return generate_more(client, doc, existing, n, profile=profile, limits=limits, cancel=cancel,
+                                 on_retry=on_retry, on_progress=on_progress)
 
         self.phase = "running"
         self._note("asking the LLM…")
@@ -166,6 +170,9 @@ class GenerateMoreScreen(ModalScreen[int | None]):
         if result.cancelled:
             notes.append(f"cancelled: {len(result.candidates)} of {self.n} pair(s) generated before the cancel")
         notes.extend(result.failures)
+        refused = result.refusal_note()
+        if refused:
+            notes.append(refused)
         if not result.candidates:
             self.phase = "ask"
             self._note("; ".join(notes + ["no usable pair: press enter to try again, esc to close"]), "warning")

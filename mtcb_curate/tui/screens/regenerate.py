@@ -143,13 +143,18 @@ class RegenerateScreen(ModalScreen[int | None]):
         pair = self.pair_view
         others = [session.view(p.id).question for p in session.pairs if p.doc_key == doc.key and p.id != pid]
         profile = session.dataset.profile
+        config_path = getattr(self.app, "config_path", None)
         n = self.n_candidates
 
         def job(client, cancel, on_retry, on_progress):
+            from mtcb_curate.checklist import Limits
             from mtcb_curate.llm.generate import regenerate
 
+            # Candidates must meet the checklist's bounds: the profile's, then [checklist].
+            limits = Limits.from_config(profile.extra, config_path)
             return regenerate(client, pair, doc, other_questions=others, n_candidates=n, first_sample=first,
-                              profile=profile, cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+                              profile=profile, limits=limits, cancel=cancel, on_retry=on_retry,
+                              on_progress=on_progress)
 
         self.running = True
         self._show()
@@ -178,6 +183,9 @@ class RegenerateScreen(ModalScreen[int | None]):
         if result.cancelled:
             notes.append(f"cancelled after {len(new)} of {self.n_candidates} candidate(s)")
         notes.extend(result.failures)
+        refused = result.refusal_note()
+        if refused:
+            notes.append(refused)
         if not self.candidates:
             notes.append("no usable candidate: g asks again, esc keeps the original")
         self._note("; ".join(notes), "warning" if notes else "")
