@@ -141,6 +141,17 @@ def test_llm_dedup_falls_back_to_rapidfuzz_on_capped_questions(fake_llm, rapidfu
     assert result.dropped == [10] and [c.members for c in result.clusters] == [(0, 10)]
 
 
+def test_prompts_list_a_huge_question_or_answer_cut_short():
+    from mtcb_curate.llm.prompts import MAX_LISTED_CHARS, dedup_messages, generation_messages
+
+    huge = eleven_items()[4].question
+    user = generation_messages("Window.", doc_key="AAA", chunk_index=0,
+                               existing_questions=["What does Alpha make?", huge])[1]["content"]
+    assert len(user) < 2 * MAX_LISTED_CHARS and "- What does Alpha make?\n" in user and "…" in user
+    user = dedup_messages(["What does Alpha make?", huge], answers=["Anvils", "x" * HUGE])[1]["content"]
+    assert len(user) < 3 * MAX_LISTED_CHARS and "[0] What does Alpha make?  (answer: Anvils)" in user
+
+
 # -- item 14: the checklist reports an over-long question ----------------------------------------------
 
 def test_question_form_reports_an_over_long_question():

@@ -32,6 +32,11 @@ from mtcb_curate.profiles import Profile
 #: prompt for documents with hundreds of pairs. Our own limit.
 MAX_LISTED_QUESTIONS = 200
 
+#: Most characters of one listed question or answer in a prompt (longer ones are cut with "…"):
+#: ``question_form.MAX_QUESTION_CHARS``, so one hostile 1,000,000-character question cannot fill
+#: every prompt of its document.
+MAX_LISTED_CHARS = 500
+
 #: Fence around the document window in the generation prompt.
 WINDOW_OPEN = "<<<DOCUMENT WINDOW"
 WINDOW_CLOSE = "DOCUMENT WINDOW>>>"
@@ -124,6 +129,16 @@ Reply with one JSON object and nothing else:
 duplicates, the kept question first; leave it empty when there are none."""
 
 
+def _listed(text: str) -> str:
+    """``text`` on one line (whitespace runs made one space), at most ``MAX_LISTED_CHARS``
+    characters (a longer one is cut and ends with "…"); only that many are read."""
+    cut = len(text) > 2 * MAX_LISTED_CHARS
+    line = " ".join(text[:2 * MAX_LISTED_CHARS].split())
+    if cut or len(line) > MAX_LISTED_CHARS:
+        line = line[:MAX_LISTED_CHARS - 1] + "…"
+    return line
+
+
 def domain_hint(profile: str | Profile | None) -> DomainHint | None:
     """The hint for a dataset: by profile name (``ficha``, ``chonkie-ai/nano-hojicha`` ...),
     else the profile's own ``prompt_hint``, else None."""
@@ -168,7 +183,7 @@ def generation_messages(
     listed = list(existing_questions)[-MAX_LISTED_QUESTIONS:]
     if listed:
         parts.append("Existing questions for this document (do NOT repeat or rephrase them):\n"
-                     + "\n".join(f"- {' '.join(q.split())}" for q in listed))
+                     + "\n".join(f"- {_listed(q)}" for q in listed))
     else:
         parts.append("Existing questions for this document: none.")
     parts.append(f"The document window (chunk {chunk_index}) follows between the markers.\n"
@@ -206,11 +221,11 @@ def dedup_messages(questions: Sequence[str], answers: Sequence[str] | None = Non
     """
     lines = []
     for i, q in enumerate(questions):
-        line = f"[{i}] {' '.join(q.split())}"
+        line = f"[{i}] {_listed(q)}"
         if doc_keys is not None and doc_keys[i]:
-            line += f"  (document: {' '.join(doc_keys[i].split())})"
+            line += f"  (document: {_listed(doc_keys[i])})"
         if answers is not None and answers[i]:
-            line += f"  (answer: {' '.join(answers[i].split())})"
+            line += f"  (answer: {_listed(answers[i])})"
         lines.append(line)
     user = (f"{len(questions)} questions, numbered 0 to {len(questions) - 1}:\n" + "\n".join(lines)
             + "\n\nWhich questions should be kept? Reply with the JSON object only.")
