@@ -215,6 +215,37 @@ async def test_keys_typed_after_tab_land_in_the_next_field(breaks_source, tmp_pa
     session.workspace.close()
 
 
+async def test_editing_keys_typed_at_once_apply_to_their_own_field_before_the_save(breaks_source, tmp_path):
+    """backspace and the arrows are the editor's bindings: they must act where and when they
+    were typed, not on whatever has the focus when the app gets round to them."""
+    session = opened(breaks_source, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("j")
+        await settle(app, pilot)
+        for i in range(10):
+            type_at_once(app, ["e", "x", "y", "backspace", "tab", "z", "left", "w", "backspace", "ctrl+s"])
+            await settle(app, pilot)
+            v = session.view(1)
+            assert (v.question, v.answer) == ("x" * (i + 1) + "What does Beta sell?", "z" * (i + 1) + "Bells")
+    session.workspace.close()
+
+
+async def test_keys_typed_right_after_ctrl_s_go_to_the_review_not_into_the_field(breaks_source, tmp_path):
+    session = opened(breaks_source, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("j")
+        await settle(app, pilot)
+        type_at_once(app, ["e", "q", "ctrl+s", "f"])  # f: flag the pair
+        await settle(app, pilot)
+        assert session.view(1).question == "qWhat does Beta sell?"
+        assert session.view(1).status.value == "flagged"
+    session.workspace.close()
+
+
 @pytest.mark.parametrize("failure", [
     sqlite3.OperationalError("database or disk is full"),
     OSError(errno.ENOSPC, "No space left on device"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 
@@ -21,6 +22,8 @@ FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage",
 # What a failed save can raise: the workspace's own errors, SQLite's (a full disk is
 # ``sqlite3.OperationalError: database or disk is full``) and the file system's (ENOSPC).
 SAVE_ERRORS = (CurateError, sqlite3.Error, OSError, ValueError)
+# The longest ctrl+s waits for the keys typed before it to be handled, in seconds.
+KEYS_WAIT_S = 2.0
 
 
 class EditScreen(ModalScreen[dict[str, str] | None]):
@@ -39,7 +42,8 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
     dialog is mounted and ``on_mount`` has focused an area (the review's ``e`` is a priority
     binding, so the dialog opens as ``e`` is read, before the next key), and ``ctrl+s`` waits
     until every area has handled the keys already handed to it (the app hands keys over without
-    waiting). ``tab`` moves the focus as it is read. ``focus_field`` picks the area that has the
+    waiting); the keys typed after ctrl+s go to the review screen. Each area runs its own
+    bindings (``PlainTextArea``), and ``tab`` moves the focus as it is read. ``focus_field`` picks the area that has the
     cursor first (default: the question).
     """
 
@@ -77,18 +81,25 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
     def _areas(self) -> list[TextArea]:
         return [self.query_one(f"#edit-{name}", TextArea) for name, _ in FIELDS]
 
-    def _after_typed_keys(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once every key already handed to an area has been handled (each
-        area's queue is passed through in turn)."""
+    async def _typed_keys_done(self) -> None:
+        """Return once every key already handed to an area has been handled: a marker is queued
+        behind them in each area at once (at most ``KEYS_WAIT_S`` seconds)."""
         areas = self._areas()
+        left = len(areas)
+        done = asyncio.Event()
 
-        def step(i: int) -> None:
-            if i == len(areas):
-                callback()
-            else:
-                areas[i].call_later(step, i + 1)
+        def marker() -> None:
+            nonlocal left
+            left -= 1
+            if not left:
+                done.set()
 
-        step(0)
+        for area in areas:
+            area.call_later(marker)
+        try:
+            await asyncio.wait_for(done.wait(), KEYS_WAIT_S)
+        except TimeoutError:
+            pass
 
     def action_next_field(self, direction: int) -> None:
         if direction > 0:
@@ -107,12 +118,12 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
                 out[name] = text
         return out
 
-    def action_save(self) -> None:
-        self._after_typed_keys(self._save_now)
-
-    def _save_now(self) -> None:
+    async def action_save(self) -> None:
+        # The app awaits this priority action before it reads the next key, so the keys typed
+        # after ctrl+s wait in its queue and go to the review screen once the dialog has closed.
+        await self._typed_keys_done()
         if not self.is_attached or self.app.screen is not self:
-            return  # closed meanwhile (escape typed before ctrl+s)
+            return  # closed meanwhile
         changes = self.changes()
         if changes and self.save is not None:
             try:
