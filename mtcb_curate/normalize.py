@@ -427,6 +427,29 @@ def encode(text: str) -> bytes:
 #: from skeleton to text offsets. Smaller blocks mean smaller regions to normalize.
 BLOCK_BYTES = 512
 
+#: :func:`find` searches at most this many characters (or bytes) per ``str.find`` call: a
+#: worker searching a 50 MB document then never holds the interpreter lock for more than
+#: about a millisecond at a time (one call over it held it 15-60 ms, delaying the app's keys).
+FIND_SPAN = 1 << 20
+
+
+def find(haystack, needle, start: int = 0) -> int:
+    """``haystack.find(needle, start)`` (``str`` or ``bytes``; ``start >= 0``), done in calls
+    over at most :data:`FIND_SPAN` positions each so that other threads run in between. Same
+    result."""
+    n, m = len(haystack), len(needle)
+    if n - start <= FIND_SPAN or m == 0:
+        return haystack.find(needle, start)
+    pos = max(0, start)
+    while pos <= n - m:
+        end = min(n, pos + FIND_SPAN + m - 1)
+        k = haystack.find(needle, pos, end)
+        if k >= 0:
+            return k
+        pos = end - m + 1
+    return -1
+
+
 #: ``ALNUM_TABLE[b]`` is True for the bytes of ASCII letters and digits (numpy lookup table).
 ALNUM_TABLE = np.zeros(256, dtype=bool)
 ALNUM_TABLE[np.frombuffer(_ALNUM_BYTES, dtype=np.uint8)] = True
@@ -538,10 +561,10 @@ class SkeletonIndex:
         if not needle:
             return out
         sk = self.skeleton
-        i = sk.find(needle)
+        i = find(sk, needle)
         while i >= 0 and len(out) < limit:
             out.append(i)
-            i = sk.find(needle, i + 1)
+            i = find(sk, needle, i + 1)
         return out
 
     def char_offset(self, byte_offset: int) -> int:

@@ -51,7 +51,7 @@ import numpy as np
 from mtcb_curate import tokens as tok
 from mtcb_curate.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
 from mtcb_curate.model import Dataset, QAPair
-from mtcb_curate.normalize import LEVELS, SkeletonIndex, encode, normalize, normalize_passage, skeleton
+from mtcb_curate.normalize import LEVELS, SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
 
 VERDICTS: tuple[str, ...] = ("exact", "normalized", "fuzzy", "missing", "empty")
 
@@ -198,7 +198,7 @@ class CorpusIndex:
             return ()
         out = []
         for key, text in self.documents.items():
-            if key != own_key and passage in text:
+            if key != own_key and find(text, passage) >= 0:
                 out.append((key, _count(text, passage)))
         return tuple(out)
 
@@ -332,10 +332,10 @@ def _bucket(k: np.ndarray) -> np.ndarray:
 def _count(text: str, passage: str) -> int:
     """Occurrences of ``passage`` in ``text``, overlapping ones included."""
     n = 0
-    i = text.find(passage)
+    i = find(text, passage)
     while i >= 0:
         n += 1
-        i = text.find(passage, i + 1)
+        i = find(text, passage, i + 1)
     return n
 
 
@@ -343,12 +343,12 @@ def _offsets(text: str, passage: str) -> tuple[list[int], int]:
     """(first MAX_OFFSETS offsets, total count) of ``passage`` in ``text``, overlapping."""
     offs: list[int] = []
     n = 0
-    i = text.find(passage)
+    i = find(text, passage)
     while i >= 0:
         if n < MAX_OFFSETS:
             offs.append(i)
         n += 1
-        i = text.find(passage, i + 1)
+        i = find(text, passage, i + 1)
     return offs, n
 
 
