@@ -194,8 +194,9 @@ class Workspace:
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise (_storage_error(path, exc, opening=True)
-                   or WorkspaceError(f"{path}: cannot create the workspace folder ({exc.strerror})")) from None
+            kind = {"full": WorkspaceFull, "read-only": WorkspaceReadOnly}.get((_fault(path, exc) or ("",))[0],
+                                                                               WorkspaceError)
+            raise kind(f"{path}: cannot create the workspace folder ({exc.strerror})") from None
         lock_fds = _take_lock(path)
         try:
             conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)

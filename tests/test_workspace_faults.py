@@ -323,6 +323,33 @@ def test_disk_full_during_a_session_is_one_error_and_loses_nothing(tmp_path):
         assert ws.edits()[0] == {"question": "kept"}
 
 
+def test_disk_full_during_review_leaves_the_session_as_it_was(tiny, tmp_path):
+    s = open_session(Options("ficha", source=[str(tiny)], workspace=tmp_path / "ws"))
+    try:
+        s.decide(0, Status.ACCEPTED)
+        conn = s.workspace._conn
+        conn.execute(f"PRAGMA max_page_count={conn.execute('PRAGMA page_count').fetchone()[0]}")
+        with pytest.raises(WorkspaceFull):
+            for _ in range(100):
+                s.edit(1, {"supporting_passage": "y" * 4000 + str(_)})
+        assert s.status(0) is Status.ACCEPTED
+        with pytest.raises(WorkspaceFull):
+            s.decide(2, Status.REJECTED, "r" * 20000)  # needs new pages: there are none
+        assert s.status(2) is Status.UNDECIDED  # not shown as decided when it was not saved
+    finally:
+        s.workspace.close()
+
+
+def test_no_room_for_a_new_workspace_folder(tmp_path, monkeypatch):
+    def mkdir(self, *a, **kw):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    with pytest.raises(WorkspaceFull) as info:
+        Workspace.open(tmp_path / "new")
+    assert "cannot create the workspace folder" in str(info.value)
+
+
 def test_disk_full_on_reopen_says_so(tmp_path, monkeypatch):
     ws_dir = tmp_path / "ws"
     with Workspace.open(ws_dir) as ws:
