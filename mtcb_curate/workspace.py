@@ -198,6 +198,7 @@ class Workspace:
                                                                                WorkspaceError)
             raise kind(f"{path}: cannot create the workspace folder ({exc.strerror})") from None
         lock_fds = _take_lock(path)
+        conn = None
         try:
             conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -223,10 +224,12 @@ class Workspace:
             finally:
                 conn.execute("ROLLBACK")
         except sqlite3.DatabaseError as exc:
+            _close_quietly(conn)
             _release(lock_fds)
             raise (_storage_error(path, exc, opening=True)
                    or WorkspaceError(f"{db}: not a usable workspace ({exc})")) from None
         except WorkspaceError:
+            _close_quietly(conn)
             _release(lock_fds)
             raise
         return cls(path, conn, lock_fds, False)
@@ -723,6 +726,14 @@ def _holder_pid(path: Path) -> str | None:
     except (OSError, ValueError, AttributeError):
         pass
     return None
+
+
+def _close_quietly(conn: sqlite3.Connection | None) -> None:
+    if conn is not None:
+        try:
+            conn.close()
+        except sqlite3.Error:
+            pass
 
 
 def _release(fds: tuple[int, ...]) -> None:
