@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from textual import events
 from textual.document._document import Document
@@ -93,6 +93,15 @@ texts = st.lists(st.one_of(st.text(alphabet="ab c", max_size=6), st.sampled_from
 @given(texts)
 def test_untouched_text_comes_back_byte_identical(text):
     assert restore_line_breaks(text, lines_of(text)) == text
+
+
+@given(texts, st.lists(st.text(alphabet="ab c", max_size=5), min_size=1, max_size=8))
+@example("\x0ba", ["", ""])  # an empty last line needs a break the editor ends a line with
+@example("\na\r", ["a", "", ""])  # "\r", then an empty line and "\n", would merge into "\r\n"
+def test_the_saved_text_shows_exactly_the_editors_lines(original, lines):
+    """Whatever the curator typed, the text saved reads back as the same lines: only the break
+    characters between them come from the original."""
+    assert lines_of(restore_line_breaks(original, lines)) == lines
 
 
 @pytest.mark.parametrize("text", [PASSAGE, QUESTION, "", "\n", "\r\n\r\n", "a\r", "a\u2028", "\x85\x85x"])

@@ -117,5 +117,9 @@ def restore_line_breaks(original: str, lines: list[str]) -> str:
             sep = ""
         elif not sep:  # a new line, or the original last line that is no longer last
             sep = default
+        elif j == last - 1 and not lines[last] and sep not in _EDITOR_TRAILING:
+            sep = default  # the editor shows an empty last line only after these breaks
+        if sep == "\n" and not line and out and out[-1].endswith("\r"):
+            sep = "\r"  # "\r" + "" + "\n" would read as one "\r\n" break: one line fewer
         out.append(line + sep)
     return "".join(out) + tail
