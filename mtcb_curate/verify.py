@@ -68,6 +68,8 @@ _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
 _BITMAP_BITS = 22
+#: Document keys computed per numpy step in the batched pass (8 MB of text).
+_SLICE_WORDS = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,19 +263,22 @@ class CorpusIndex:
             if n8 < 3:
                 continue
             v = np.frombuffer(data, dtype="<u8", count=n8)
-            dk = _mix(v[:-2], v[1:-1], v[2:])
-            cand = np.flatnonzero(bitmap[_bucket(dk)])
-            if cand.size == 0:
-                continue
-            ck = dk[cand]
-            idx = np.searchsorted(uniq, ck)
-            idx[idx == uniq.size] = 0
-            ok = uniq[idx] == ck
-            if not ok.any():
-                continue
-            hit_doc.append(np.full(int(ok.sum()), d, dtype=np.int64))
-            hit_pos.append(cand[ok] * 8)
-            hit_key.append(ck[ok])
+            # In slices of _SLICE_WORDS keys: the temporaries stay a few MB for a 50 MB document.
+            for first in range(0, n8 - 2, _SLICE_WORDS):
+                w = v[first:first + _SLICE_WORDS + 2]
+                dk = _mix(w[:-2], w[1:-1], w[2:])
+                cand = np.flatnonzero(bitmap[_bucket(dk)])
+                if cand.size == 0:
+                    continue
+                ck = dk[cand]
+                idx = np.searchsorted(uniq, ck)
+                idx[idx == uniq.size] = 0
+                ok = uniq[idx] == ck
+                if not ok.any():
+                    continue
+                hit_doc.append(np.full(int(ok.sum()), d, dtype=np.int64))
+                hit_pos.append((cand[ok] + first) * 8)
+                hit_key.append(ck[ok])
         if not hit_key:
             return {}
         hk = np.concatenate(hit_key)
