@@ -298,3 +298,38 @@ def test_encode_in_pieces_is_one_encoding(text: str, piece: int) -> None:
         assert normalize.encode(text) == text.encode("utf-8", "surrogatepass")
     finally:
         normalize.ENCODE_PIECE = old
+
+
+async def test_moving_between_pairs_asks_for_no_layout_pass(big_source, tmp_path, monkeypatch):
+    """The QA panel's new row count used to set ``virtual_size`` (a layout reactive): a layout
+    pass over the whole screen, 10-15 ms, on every key."""
+    from textual.widget import Widget
+
+    from mtcb_curate.tui.screens import review
+
+    monkeypatch.setattr(review, "SCAN_DELAY_S", 3600.0)
+    monkeypatch.setattr(review, "LOCATE_DELAY_S", 3600.0)
+    session = open_session(Options("ficha", source=[str(big_source)], workspace=tmp_path / "ws"))
+    app = CurateApp(session)
+    layouts: list[str] = []
+    real = Widget.refresh
+
+    def refresh(self, *args, layout: bool = False, **kwargs):
+        if layout and armed:
+            layouts.append(type(self).__name__)
+        return real(self, *args, layout=layout, **kwargs)
+
+    armed = False
+    monkeypatch.setattr(Widget, "refresh", refresh)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.screen.query_one(QAPanel)
+        armed = True
+        for key in "jjjjkkj":
+            await pilot.press(key)
+        await pilot.pause()
+        armed = False
+        assert layouts == []
+        assert panel.virtual_size.height == len(panel._rows) > 0  # still what scrolling reads
+        assert "q3?" in panel.section_text("question")
+    session.workspace.close()

@@ -236,7 +236,10 @@ class QAPanel(ScrollView, can_focus=False):
                 line.end = ""
                 rows.append(Strip(list(line.render(console)), line.cell_len))
         self._rows = rows
-        self.virtual_size = Size(width, len(rows))
+        # Without the reactive's layout pass (``virtual_size`` asks for one): the panel's size
+        # is fixed by the stylesheet, and that pass over the whole screen cost 10-15 ms on
+        # every key. Scrolling reads ``virtual_size`` directly.
+        self.set_reactive(QAPanel.virtual_size, Size(width, len(rows)))
 
     def _on_resize(self, event: events.Resize) -> None:
         if self.scrollable_content_region.width != self._wrapped_for:
