@@ -174,7 +174,7 @@ def child(data: str, ws: str, presses: int, profile: str | None) -> int:
 
     from textual import events
 
-    from mtcb_curate.sources import Options, open_session
+    from mtcb_curate.app.sources import Options, open_session
     from mtcb_curate.tui.app import CurateApp
 
     t0 = time.perf_counter()

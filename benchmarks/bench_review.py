@@ -104,7 +104,7 @@ def child_startup(data: str, ws: str) -> int:
     from pathlib import Path
 
     from mtcb_curate.config import load_keymap
-    from mtcb_curate.sources import Options, open_session
+    from mtcb_curate.app.sources import Options, open_session
 
     from mtcb_curate.cli import preload_tui
 
@@ -188,8 +188,8 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
 
     from textual import events
 
-    from mtcb_curate.model import Status
-    from mtcb_curate.sources import Options, open_session
+    from mtcb_curate.dataset.model import Status
+    from mtcb_curate.app.sources import Options, open_session
     from mtcb_curate.tui.app import CurateApp
 
     session = open_session(Options(name="ficha", source=[data], workspace=Path(ws)))
@@ -356,7 +356,7 @@ def _make_workspace(data: str, ws, decisions: int) -> None:
     """A workspace bound to ``data`` with the first ``decisions`` pairs decided, 20 s apart."""
     from pathlib import Path
 
-    from mtcb_curate.sources import Options, open_session
+    from mtcb_curate.app.sources import Options, open_session
 
     session = open_session(Options(name="ficha", source=[data], workspace=Path(ws)))
     try:
@@ -456,7 +456,7 @@ def bench_commit(n: int, tmp: str) -> list[dict]:
     import tempfile
     from pathlib import Path
 
-    from mtcb_curate.workspace import Workspace
+    from mtcb_curate.store.sqlite import Workspace
 
     rows = []
     for durable in (False, True):
@@ -524,7 +524,7 @@ def report(startup, latency, commit, args) -> None:
                   f"{part['to_drawn']:>6.3f} {part['pause']:>7.3f}")
         print("  Judged: Popen until the first key (j) is answered on screen; ok/MISSED judges the max of the runs.")
         print("  drawn* = the first screen composited.  Split (medians, s): python = interpreter start-up; import =")
-        print("  mtcb_curate.sources + config; load = open_session (read parquet, build dataset, fingerprint,")
+        print("  mtcb_curate.app.sources + config; load = open_session (read parquet, build dataset, fingerprint,")
         print("  workspace); tui = import the Textual app (overlapped with load); mount = CurateApp/run_test until")
         print("  drawn; 1st key = from drawn until the key's frame.")
     if latency:

@@ -1,4 +1,4 @@
-"""Benchmark verbatim verification (``mtcb_curate.verify``) and print its figures.
+"""Benchmark verbatim verification (``mtcb_curate.verify.verdict``) and print its figures.
 
 Run from the project root (the project installed in the current Python)::
 
@@ -88,7 +88,7 @@ def naive_normalize(text: str) -> tuple[str, list[int]]:
     """The ascii normalization built character by character with a per-character map (the
     approach the real code avoids). Same output as ``normalize_text(text, 'ascii')`` apart from
     hyphenation, which it skips."""
-    from mtcb_curate.normalize import fold_char
+    from mtcb_curate.verify.normalize import fold_char
 
     out: list[str] = []
     where: list[int] = []
@@ -111,7 +111,7 @@ def naive_normalize(text: str) -> tuple[str, list[int]]:
 
 
 def naive_verify(docs: dict[str, str], pairs) -> float:
-    from mtcb_curate.normalize import normalize_passage
+    from mtcb_curate.verify.normalize import normalize_passage
 
     t = time.perf_counter()
     cache: dict[str, tuple[str, list[int]]] = {}
@@ -134,7 +134,7 @@ def naive_verify(docs: dict[str, str], pairs) -> float:
 # -- parts -------------------------------------------------------------------------------------
 
 def bench_whole(ds, repeats: int) -> dict:
-    from mtcb_curate.verify import CorpusIndex, verify_dataset
+    from mtcb_curate.verify.verdict import CorpusIndex, verify_dataset
 
     times = []
     report = None
@@ -151,8 +151,8 @@ def bench_whole(ds, repeats: int) -> dict:
 
 
 def bench_separate(ds, quick: bool) -> dict:
-    from mtcb_curate import tokens
-    from mtcb_curate.verify import CorpusIndex, complete_fuzzy, verify_dataset
+    from mtcb_curate.dataset import tokens
+    from mtcb_curate.verify.verdict import CorpusIndex, complete_fuzzy, verify_dataset
 
     idx = CorpusIndex.from_dataset(ds)
     t_nf, rep = timed(verify_dataset, ds, fuzzy=False, count_tokens=False, index=idx)
@@ -182,8 +182,8 @@ def altered(rng: random.Random, text: str, length: int) -> str:
 def bench_fuzzy(ds, quick: bool) -> dict:
     from rapidfuzz import fuzz
 
-    from mtcb_curate.fuzzy import locate_fuzzy
-    from mtcb_curate.normalize import SkeletonIndex, normalize_passage, normalize_text
+    from mtcb_curate.verify.fuzzy import locate_fuzzy
+    from mtcb_curate.verify.normalize import SkeletonIndex, normalize_passage, normalize_text
 
     rng = random.Random(5)
     docs = sorted(ds.documents.values(), key=lambda d: -len(d.text))[: 2 if quick else 4]
@@ -214,7 +214,7 @@ def bench_fuzzy(ds, quick: bool) -> dict:
 
 
 def bench_pair(ds) -> dict:
-    from mtcb_curate.verify import CorpusIndex, verify_pair
+    from mtcb_curate.verify.verdict import CorpusIndex, verify_pair
 
     idx = CorpusIndex.from_dataset(ds)
     for k in idx.documents:
@@ -233,8 +233,8 @@ def bench_pair(ds) -> dict:
 
 
 def bench_naive(ds, quick: bool, ours_whole: float) -> dict:
-    from mtcb_curate.model import Dataset
-    from mtcb_curate.verify import verify_dataset
+    from mtcb_curate.dataset.model import Dataset
+    from mtcb_curate.verify.verdict import verify_dataset
 
     keys = list(ds.documents)[: 6 if quick else 16]
     sub_docs = {k: ds.documents[k] for k in keys}
@@ -249,10 +249,10 @@ def bench_naive(ds, quick: bool, ours_whole: float) -> dict:
 # -- calibration -------------------------------------------------------------------------------
 
 def calibrate() -> None:
-    from mtcb_curate.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
-    from mtcb_curate.loading import load
-    from mtcb_curate.normalize import SkeletonIndex
-    from mtcb_curate.profiles import get_profile
+    from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
+    from mtcb_curate.dataset.loading import load
+    from mtcb_curate.verify.normalize import SkeletonIndex
+    from mtcb_curate.dataset.profiles import get_profile
 
     if not (SHARED / "corpus.jsonl").is_file():
         print("calibration: ../shared/data is not present; skipped")
@@ -332,8 +332,8 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from mtcb_curate.loading import load
-    from mtcb_curate.profiles import get_profile
+    from mtcb_curate.dataset.loading import load
+    from mtcb_curate.dataset.profiles import get_profile
 
     folder = dataset_dir(args.data)
     t_load, ds = timed(load, "ficha", get_profile("ficha"), [str(folder)])

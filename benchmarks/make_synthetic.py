@@ -59,7 +59,7 @@ from pathlib import Path
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
+from mtcb_curate.hub.layout import write_hub_layout  # noqa: E402
 
 __all__ = ["make_dataset", "generate_corpus", "generate_questions"]
 

@@ -42,7 +42,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # run as a script: sys.path[0] is sample_data/
     sys.path.insert(0, str(REPO_ROOT))
 
-from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
+from mtcb_curate.hub.layout import write_hub_layout  # noqa: E402
 
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 DEFAULT_OUT = REPO_ROOT / "sample_data" / "ficha"

@@ -8,8 +8,8 @@ import pytest
 from textual.widgets import Static, TextArea
 
 from conftest import CORPUS, QUESTIONS, write_jsonl
-from mtcb_curate.model import Status
-from mtcb_curate.sources import Options, open_session
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.app.sources import Options, open_session
 from mtcb_curate.tui.app import CurateApp
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.review import ReviewScreen

@@ -136,7 +136,7 @@ async def test_select_a_span_with_the_keys(data, tmp_path):
 
 
 async def test_w_shows_the_chunk_window_bounds(tmp_path):
-    from mtcb_curate import tokens
+    from mtcb_curate.dataset import tokens
 
     text = "".join(f"Sentence number {i} of the filing talks about revenue. " for i in range(3000))
     passage = "Sentence number 2500 of the filing talks about revenue."

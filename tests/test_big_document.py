@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from mtcb_curate import tokens
-from mtcb_curate.sources import Options, open_session
+from mtcb_curate.dataset import tokens
+from mtcb_curate.app.sources import Options, open_session
 from mtcb_curate.tui.app import CurateApp
 from mtcb_curate.tui.widgets import source_viewer as sv
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
@@ -118,7 +118,7 @@ def big_source(tmp_path) -> Path:
 
 
 async def test_moving_between_pairs_of_a_big_document_verifies_on_no_key(big_source, tmp_path, monkeypatch):
-    from mtcb_curate import verdicts
+    from mtcb_curate.app import verdicts
     from mtcb_curate.tui.screens import review
 
     # The document counts as "big" (the real threshold is megabytes); no worker starts while
@@ -231,8 +231,8 @@ class RecordingStr(str):
 
 
 def test_searching_a_big_document_is_done_in_short_calls(monkeypatch):
-    from mtcb_curate import normalize
-    from mtcb_curate.verify import _count, _offsets
+    from mtcb_curate.verify import normalize
+    from mtcb_curate.verify.verdict import _count, _offsets
 
     monkeypatch.setattr(normalize, "FIND_SPAN", 1000, raising=False)
     base = big_text(2000)
@@ -254,7 +254,7 @@ def test_searching_a_big_document_is_done_in_short_calls(monkeypatch):
     span=st.integers(min_value=1, max_value=9),
 )
 def test_find_in_pieces_is_str_find(hay: str, needle: str, start: int, span: int) -> None:
-    from mtcb_curate import normalize
+    from mtcb_curate.verify import normalize
 
     old = normalize.FIND_SPAN
     normalize.FIND_SPAN = span
@@ -270,7 +270,7 @@ def test_find_in_pieces_is_str_find(hay: str, needle: str, start: int, span: int
 def test_skeleton_index_makes_no_eight_byte_copy_of_the_document():
     import tracemalloc
 
-    from mtcb_curate.normalize import SkeletonIndex, encode
+    from mtcb_curate.verify.normalize import SkeletonIndex, encode
 
     text = big_text(40_000) + " the ﬁnal ﬁgure"  # ~2 MB, not ASCII, with a ligature
     size = len(encode(text))
@@ -290,7 +290,7 @@ def test_skeleton_index_makes_no_eight_byte_copy_of_the_document():
 @given(text=st.text(alphabet="aé\u2019\U0001F600\ud800\udc00\n", max_size=40),
        piece=st.integers(min_value=1, max_value=7))
 def test_encode_in_pieces_is_one_encoding(text: str, piece: int) -> None:
-    from mtcb_curate import normalize
+    from mtcb_curate.verify import normalize
 
     old = normalize.ENCODE_PIECE
     normalize.ENCODE_PIECE = piece

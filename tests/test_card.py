@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mtcb_curate.card import (
+from mtcb_curate.hub.card import (
     BEGIN,
     END,
     CardContent,
@@ -25,7 +25,7 @@ from mtcb_curate.card import (
     render_section,
     split_card,
 )
-from mtcb_curate.hub_layout import config_entries, front_matter
+from mtcb_curate.hub.layout import config_entries, front_matter
 
 OURS = config_entries(("corpus", "questions"))
 FOREIGN = """\

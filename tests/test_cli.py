@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
 
 from mtcb_curate.errors import WorkspaceLocked
-from mtcb_curate.model import Status
-from mtcb_curate.sources import Options, open_session
-from mtcb_curate.workspace import Workspace, default_workspace_dir
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.app.sources import Options, open_session
+from mtcb_curate.store.sqlite import Workspace, default_workspace_dir
 
 
 def run_cli(*args: object, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -344,7 +344,7 @@ def test_workspace_held_by_another_process_is_refused(tmp_path):
     ws_dir = tmp_path / "ws"
     code = textwrap.dedent(f"""
         import sys
-        from mtcb_curate.workspace import Workspace
+        from mtcb_curate.store.sqlite import Workspace
         ws = Workspace.open({str(ws_dir)!r})
         print("locked", flush=True)
         sys.stdin.read()  # hold the lock until the test closes our stdin

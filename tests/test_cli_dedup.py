@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import fake_secret, write_jsonl  # noqa: E402
 
-from mtcb_curate.sources import Options, open_session  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
 DOCS = [{"ticker": "AAA", "company": "Alpha", "text": "Alpha makes anvils. Alpha sells its anvils in Europe, Asia and the Americas through distributors.\n"},
         {"ticker": "BBB", "company": "Beta", "text": "Beta sells bells. Its best year was 2021.\n"}]
@@ -78,7 +78,7 @@ def test_llm_dedup_clusters_join_and_are_stored(data, tmp_path, fake_llm):
     assert "LLM dedup: 2 question(s) judged duplicates in 2 cluster(s)" in proc.stderr
     assert key not in proc.stdout + proc.stderr
     s = open_session(Options("ficha", source=[str(data)], workspace=tmp_path / "ws", read_only=True))
-    from mtcb_curate import clusters
+    from mtcb_curate.app import clusters
 
     assert sorted(clusters.llm_clusters(s)) == [[0, 1], [2, 3]]
     s.workspace.close()
@@ -91,7 +91,7 @@ def test_llm_dedup_clusters_join_and_are_stored(data, tmp_path, fake_llm):
 
 
 def test_llm_clusters_merge_with_rapidfuzz_clusters_and_respect_not_duplicates(data, tmp_path):
-    from mtcb_curate import clusters
+    from mtcb_curate.app import clusters
 
     s = open_session(Options("ficha", source=[str(data)], workspace=tmp_path / "ws"))
     clusters.store_llm_clusters(s, [[1, 4]])  # the LLM joins #4 to the #0/#1 cluster

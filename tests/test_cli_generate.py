@@ -13,8 +13,8 @@ from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
 
 KEY = fake_secret("llm-key")
 
-from mtcb_curate.model import Status  # noqa: E402
-from mtcb_curate.sources import Options, open_session  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
 
 def run_cli(*args: object, env: dict) -> subprocess.CompletedProcess:

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
-from mtcb_curate.model import Status  # noqa: E402
-from mtcb_curate.sources import Options, open_session  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
 GOOD = [
     {"question": "What does Alpha make according to its filing?", "answer": "Anvils",

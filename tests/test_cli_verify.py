@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
 from test_cli import assert_one_error_line, run_cli  # noqa: E402
 
-from mtcb_curate.sources import Options, open_session  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
 JSON_KEYS = {"id", "verdict", "score", "doc_key", "start", "end", "occurrences_in_doc",
              "occurrences_elsewhere", "chars", "tokens", "in_chunk"}
@@ -38,7 +38,7 @@ def test_verify_uses_workspace_edits_and_exits_0_when_all_exact(tmp_path):
     write_jsonl(src / "corpus.jsonl", CORPUS)
     write_jsonl(src / "questions.jsonl", QUESTIONS)
     session = open_session(Options("ficha", source=[str(src)], workspace=tmp_path / "ws"))
-    from mtcb_curate.verify import CorpusIndex, verify_pair
+    from mtcb_curate.verify.verdict import CorpusIndex, verify_pair
 
     index = CorpusIndex.from_dataset(session.dataset)
     for pair in session.pairs:

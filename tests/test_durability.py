@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from mtcb_curate.sources import Options, open_session
+from mtcb_curate.app.sources import Options, open_session
 
 # The child runs the real app (headless, through Pilot) and prints "ACK id status reason" only
 # after the key press was handled and the screen shows the pair as decided.
 DRIVER = textwrap.dedent("""
     import asyncio, random, sys
     from pathlib import Path
-    from mtcb_curate.sources import Options, open_session
+    from mtcb_curate.app.sources import Options, open_session
     from mtcb_curate.tui.app import CurateApp
     from mtcb_curate.tui.widgets.pair_list import PairList
 

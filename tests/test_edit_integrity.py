@@ -17,7 +17,7 @@ from textual.widgets import Static, TextArea
 
 from conftest import write_jsonl
 from mtcb_curate.errors import WorkspaceError
-from mtcb_curate.sources import Options, open_session
+from mtcb_curate.app.sources import Options, open_session
 from mtcb_curate.tui.app import CurateApp
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.widgets.plain_text_area import restore_line_breaks

@@ -27,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
 from test_tui_llm import at_once, llm  # noqa: E402,F401 - fixtures of the app tests below
 
-from mtcb_curate import neardup, question_form  # noqa: E402
-from mtcb_curate.checklist import MAX_ANSWER_CHARS, run_checklist  # noqa: E402
-from mtcb_curate.sources import Options, command_session, open_session  # noqa: E402
+from mtcb_curate.neardup import similarity as neardup  # noqa: E402
+from mtcb_curate.checks import question_form  # noqa: E402
+from mtcb_curate.checks.checklist import MAX_ANSWER_CHARS, run_checklist  # noqa: E402
+from mtcb_curate.app.sources import Options, command_session, open_session  # noqa: E402
 
 HUGE = 1_000_000
 
@@ -111,7 +112,7 @@ def test_a_huge_answer_is_compared_on_its_prefix_only(rapidfuzz_spy):
 
 
 def test_the_apps_cluster_search_scores_capped_strings(tmp_path, rapidfuzz_spy):
-    from mtcb_curate import clusters
+    from mtcb_curate.app import clusters
 
     rows = [dict(QUESTIONS[0]), dict(QUESTIONS[0]), dict(QUESTIONS[1])]
     rows[1]["question"] = rows[0]["question"] + " " + "and more " * (HUGE // 9)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import CORPUS, QUESTIONS  # noqa: E402
 
-from mtcb_curate.hub_layout import (  # noqa: E402
+from mtcb_curate.hub.layout import (  # noqa: E402
     config_entries,
     content_hash,
     data_file,
@@ -24,8 +24,8 @@ from mtcb_curate.hub_layout import (  # noqa: E402
     parquet_bytes,
     write_hub_layout,
 )
-from mtcb_curate.loading import load  # noqa: E402
-from mtcb_curate.profiles import get_profile  # noqa: E402
+from mtcb_curate.dataset.loading import load  # noqa: E402
+from mtcb_curate.dataset.profiles import get_profile  # noqa: E402
 
 CORPUS_SCHEMA = pa.schema([("ticker", pa.string()), ("company", pa.string()), ("text", pa.string())])
 QUESTIONS_SCHEMA = pa.schema([("question", pa.string()), ("answer", pa.string()), ("supporting_passage", pa.string()),

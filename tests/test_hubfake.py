@@ -23,7 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hubfake import HubFake  # noqa: E402
 
-from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
+from mtcb_curate.hub.layout import write_hub_layout  # noqa: E402
 
 REPO = "chonkie-ai/ficha"
 

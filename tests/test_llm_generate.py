@@ -15,7 +15,7 @@ from conftest import CORPUS
 from llmfake import completion, status
 from test_llm_client import SECRET, make_config
 
-from mtcb_curate import tokens
+from mtcb_curate.dataset import tokens
 from mtcb_curate.llm import generate as gen
 from mtcb_curate.llm.cache import ResponseCache
 from mtcb_curate.llm.client import ChatClient
@@ -23,8 +23,8 @@ from mtcb_curate.llm.config import resolve_config
 from mtcb_curate.llm.errors import LLMUnavailable
 from mtcb_curate.llm.estimate import estimate_generate_more
 from mtcb_curate.llm.prompts import DOMAIN_HINTS, WINDOW_CLOSE, WINDOW_OPEN, domain_hint, generation_messages
-from mtcb_curate.model import Document, QAPair
-from mtcb_curate.profiles import get_profile
+from mtcb_curate.dataset.model import Document, QAPair
+from mtcb_curate.dataset.profiles import get_profile
 
 ALPHA = Document("AAA", CORPUS[0]["text"], 0)  # "Alpha makes anvils.\nRevenue was $10 million in 2022.\n"
 
@@ -130,8 +130,8 @@ def test_check_candidate_names_every_fault():
 
 
 def test_check_candidate_applies_the_checklists_bounds():
-    from mtcb_curate.checklist import MAX_ANSWER_CHARS, Limits
-    from mtcb_curate.question_form import MAX_QUESTION_CHARS
+    from mtcb_curate.checks.checklist import MAX_ANSWER_CHARS, Limits
+    from mtcb_curate.checks.question_form import MAX_QUESTION_CHARS
 
     window = ALPHA.text
     _, problems, _ = gen.check_candidate({**GOOD, "supporting_passage": "R"}, window)

@@ -18,11 +18,11 @@ from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
 from mtcb_curate.errors import InputError
-from mtcb_curate.hub_layout import CORPUS_CONFIG, config_entries, front_matter, write_hub_layout
-from mtcb_curate.loading import load
-from mtcb_curate.model import Dataset
-from mtcb_curate.profiles import Profile, get_profile
-from mtcb_curate.sources import Options, choose_and_load
+from mtcb_curate.hub.layout import CORPUS_CONFIG, config_entries, front_matter, write_hub_layout
+from mtcb_curate.dataset.loading import load
+from mtcb_curate.dataset.model import Dataset
+from mtcb_curate.dataset.profiles import Profile, get_profile
+from mtcb_curate.app.sources import Options, choose_and_load
 
 FICHA = get_profile("ficha")
 
@@ -550,9 +550,9 @@ def test_hub_repo_id_and_default_source(tmp_path):
     folder = hub_layout(tmp_path / "src")
     code = textwrap.dedent("""
         import json
-        from mtcb_curate.loading import load
-        from mtcb_curate.profiles import get_profile
-        from mtcb_curate.sources import Options, choose_and_load
+        from mtcb_curate.dataset.loading import load
+        from mtcb_curate.dataset.profiles import get_profile
+        from mtcb_curate.app.sources import Options, choose_and_load
         ds = load('ficha', get_profile('ficha'), ['chonkie-ai/ficha'])
         chosen, spec = choose_and_load(Options('ficha'), None)
         print(json.dumps({

@@ -15,10 +15,10 @@ from rapidfuzz import fuzz
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mtcb_curate import neardup  # noqa: E402
-from mtcb_curate.loading import load  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
-from mtcb_curate.neardup import (  # noqa: E402
+from mtcb_curate.neardup import similarity as neardup  # noqa: E402
+from mtcb_curate.dataset.loading import load  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.neardup.similarity import (  # noqa: E402
     DEFAULT_THRESHOLD,
     REASON_IDENTICAL,
     REASON_IDENTICAL_ACROSS,
@@ -42,7 +42,7 @@ from mtcb_curate.neardup import (  # noqa: E402
     question_similarity,
     unresolved,
 )
-from mtcb_curate.profiles import get_profile  # noqa: E402
+from mtcb_curate.dataset.profiles import get_profile  # noqa: E402
 
 # Passages long enough to count as quotes, and all different.
 P = [f"Passage number {w} says something quite specific about topic {w} in this filing."

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtcb_curate.loading import load
-from mtcb_curate.normalize import (
+from mtcb_curate.dataset.loading import load
+from mtcb_curate.verify.normalize import (
     BLOCK_BYTES,
     LEVELS,
     SkeletonIndex,
@@ -18,7 +18,7 @@ from mtcb_curate.normalize import (
     normalize_text,
     skeleton,
 )
-from mtcb_curate.profiles import get_profile
+from mtcb_curate.dataset.profiles import get_profile
 
 # Pieces that exercise every rule: NBSP and other whitespace, curly quotes, dashes, hyphenation
 # at a line break, a ligature, a symbol, accents (composed and combining), format characters,

@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
-from mtcb_curate import card as cardmod  # noqa: E402
-from mtcb_curate.hub_layout import config_entries, content_hash, front_matter  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
-from mtcb_curate.publish import (  # noqa: E402
+from mtcb_curate.hub import card as cardmod  # noqa: E402
+from mtcb_curate.hub.layout import config_entries, content_hash, front_matter  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.hub.publish import (  # noqa: E402
     LicenseRequired,
     PublishError,
     check_gate,
@@ -44,7 +44,7 @@ from mtcb_curate.publish import (  # noqa: E402
     plan_publish,
     publish,
 )
-from mtcb_curate.sources import Options, open_session  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
 SECRET = fake_secret("hub-token")
 Q_FILE = "questions/train-00000-of-00001.parquet"

@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 
-from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
-from mtcb_curate.sources import Options, open_session  # noqa: E402
+from mtcb_curate.hub.layout import write_hub_layout  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
 Q_FILE = "questions/train-00000-of-00001.parquet"
 C_FILE = "corpus/train-00000-of-00001.parquet"

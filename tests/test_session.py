@@ -10,10 +10,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import write_jsonl  # noqa: E402
 
-from mtcb_curate.model import Status
-from mtcb_curate.session import IDLE_CAP_SECONDS, ReviewSession
-from mtcb_curate.sources import Options, open_session
-from mtcb_curate.workspace import Workspace
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.store.session import IDLE_CAP_SECONDS, ReviewSession
+from mtcb_curate.app.sources import Options, open_session
+from mtcb_curate.store.sqlite import Workspace
 
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
          "eleven", "twelve", "thirteen", "fourteen"]
@@ -194,7 +194,7 @@ def test_rate_per_hour_needs_two_decisions(data, tmp_path):
 
 def test_rate_per_hour_with_a_patched_clock(session, monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr("mtcb_curate.session.time.time", lambda: clock[0])
+    monkeypatch.setattr("mtcb_curate.store.session.time.time", lambda: clock[0])
     for i, t in enumerate([1000.0, 1030.0, 1060.0, 1090.0]):
         clock[0] = t
         session.decide(i, Status.ACCEPTED)
@@ -271,7 +271,7 @@ def test_read_only_session(data, tmp_path):
 
 def _session_at(tmp_path, ws_dir):
     from conftest import CORPUS, QUESTIONS, write_jsonl
-    from mtcb_curate.sources import Options, open_session
+    from mtcb_curate.app.sources import Options, open_session
 
     src = tmp_path / "src"
     if not src.exists():
@@ -340,7 +340,7 @@ def test_curation_summary_counts_edits_and_regenerations(tmp_path):
 
 def test_command_session_uses_a_workspace_only_when_asked_or_resuming(tmp_path, monkeypatch):
     from mtcb_curate.errors import WorkspaceError
-    from mtcb_curate.sources import Options, command_session
+    from mtcb_curate.app.sources import Options, command_session
 
     s = _session_at(tmp_path, tmp_path / "ws")  # creates the source folder and a workspace
     s.decide(0, Status.ACCEPTED)

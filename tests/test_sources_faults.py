@@ -24,15 +24,15 @@ from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 from test_cli import FATAL, assert_one_error_line, run_cli  # noqa: E402
 
-from mtcb_curate import card as cardmod  # noqa: E402
-from mtcb_curate import loading  # noqa: E402
+from mtcb_curate.hub import card as cardmod  # noqa: E402
+from mtcb_curate.dataset import loading  # noqa: E402
 from mtcb_curate.config import hub_organisations  # noqa: E402
 from mtcb_curate.errors import CurateError, InputError  # noqa: E402
-from mtcb_curate.hub_layout import write_hub_layout  # noqa: E402
-from mtcb_curate.model import SourceInfo  # noqa: E402
-from mtcb_curate.profiles import get_profile  # noqa: E402
-from mtcb_curate.sources import Options, choose_and_load, open_session  # noqa: E402
-from mtcb_curate.workspace import default_workspace_dir  # noqa: E402
+from mtcb_curate.hub.layout import write_hub_layout  # noqa: E402
+from mtcb_curate.dataset.model import SourceInfo  # noqa: E402
+from mtcb_curate.dataset.profiles import get_profile  # noqa: E402
+from mtcb_curate.app.sources import Options, choose_and_load, open_session  # noqa: E402
+from mtcb_curate.store.sqlite import default_workspace_dir  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # item 7: refused input writes nothing
@@ -141,7 +141,7 @@ def _closed_port() -> int:
 def test_unreachable_hub_falls_back_to_the_sample_quickly(tmp_path):
     code = textwrap.dedent("""
         import json
-        from mtcb_curate.sources import Options, choose_and_load
+        from mtcb_curate.app.sources import Options, choose_and_load
         ds, spec = choose_and_load(Options('ficha'), None)
         print(json.dumps({"spec": spec, "kind": ds.source.kind, "reason": ds.source.reason}))
     """)
@@ -320,7 +320,7 @@ def test_pinned_revision_loads_that_revision_from_the_hub(tmp_path):
     write_hub_layout(new, CORPUS, QUESTIONS[:2], body="# v2\n")
     code = textwrap.dedent("""
         import json, sys
-        from mtcb_curate.sources import Options, choose_and_load
+        from mtcb_curate.app.sources import Options, choose_and_load
         ds, spec = choose_and_load(Options('ficha', source=[sys.argv[1]]), None)
         print(json.dumps({"pairs": len(ds.pairs), "spec": spec, "revision": ds.source.revision,
                           "commit": ds.source.commit, "location": ds.source.location}))
@@ -358,7 +358,7 @@ def test_review_command_with_strict_and_a_row_problem_creates_no_workspace(tmp_p
 
 
 def test_published_card_names_the_source_revision(tiny, tmp_path):
-    from mtcb_curate.publish import plan_publish
+    from mtcb_curate.hub.publish import plan_publish
 
     session = open_session(Options("ficha", source=[str(tiny)], workspace=tmp_path / "ws"))
     try:
@@ -378,7 +378,7 @@ def test_unreachable_hub_still_reads_a_cached_dataset(tmp_path):
     write_hub_layout(folder, CORPUS, QUESTIONS, body="# cached\n")
     code = textwrap.dedent("""
         import json
-        from mtcb_curate.sources import Options, choose_and_load
+        from mtcb_curate.app.sources import Options, choose_and_load
         ds, spec = choose_and_load(Options('ficha'), None)
         print(json.dumps({"spec": spec, "pairs": len(ds.pairs), "reason": ds.source.reason}))
     """)

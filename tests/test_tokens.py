@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtcb_curate import tokens
+from mtcb_curate.dataset import tokens
 
 
 def test_encoding_works_offline_in_an_empty_cache(tmp_path, monkeypatch):

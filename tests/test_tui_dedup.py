@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import write_jsonl  # noqa: E402
 from test_app import SIZE, opened, settle  # noqa: E402
 
-from mtcb_curate import clusters  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
+from mtcb_curate.app import clusters  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.tui import badges  # noqa: E402
 from mtcb_curate.tui.app import CurateApp  # noqa: E402
 from mtcb_curate.tui.screens import cluster as cluster_screen  # noqa: E402

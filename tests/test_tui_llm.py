@@ -15,8 +15,8 @@ from conftest import fake_secret  # noqa: E402
 from llmfake import status  # noqa: E402
 from test_app import SIZE, current, opened, settle, text_of  # noqa: E402
 
-from mtcb_curate import clusters  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
+from mtcb_curate.app import clusters  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.tui.app import CurateApp  # noqa: E402
 from mtcb_curate.tui.screens.generate_more import GenerateMoreScreen  # noqa: E402
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen  # noqa: E402

@@ -22,7 +22,7 @@ from conftest import fake_secret, write_jsonl  # noqa: E402
 from hubfake import HubFake  # noqa: E402
 from test_app import SIZE, opened, settle  # noqa: E402
 
-from mtcb_curate.model import Status  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.tui.app import CurateApp  # noqa: E402
 from mtcb_curate.tui.screens.publish import HUB_UNREACHABLE, PublishScreen  # noqa: E402
 from mtcb_curate.tui.screens.review import ReviewScreen  # noqa: E402

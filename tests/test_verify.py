@@ -17,13 +17,13 @@ from rapidfuzz import fuzz
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import write_jsonl  # noqa: E402
 
-from mtcb_curate import tokens
-from mtcb_curate.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
-from mtcb_curate.loading import load
-from mtcb_curate.model import QAPair
-from mtcb_curate.normalize import SkeletonIndex, normalize_passage
-from mtcb_curate.profiles import get_profile
-from mtcb_curate.verify import (
+from mtcb_curate.dataset import tokens
+from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
+from mtcb_curate.dataset.loading import load
+from mtcb_curate.dataset.model import QAPair
+from mtcb_curate.verify.normalize import SkeletonIndex, normalize_passage
+from mtcb_curate.dataset.profiles import get_profile
+from mtcb_curate.verify.verdict import (
     VERDICTS,
     CorpusIndex,
     format_summary,
@@ -170,7 +170,7 @@ def test_passage_in_another_document(index):
 
 
 def test_cross_document_scan_can_be_deferred(index):
-    from mtcb_curate.verify import complete_elsewhere
+    from mtcb_curate.verify.verdict import complete_elsewhere
 
     p = "Liquidity and capital resources remained strong; free cash flow was"
     quick = verify_pair(index, pair(p), elsewhere=False, count_tokens=False)
@@ -179,7 +179,7 @@ def test_cross_document_scan_can_be_deferred(index):
 
 
 def test_agreement_level():
-    from mtcb_curate.verify import agreement_level
+    from mtcb_curate.verify.verdict import agreement_level
 
     assert agreement_level("a  b", "a\u00a0b") == "whitespace"
     assert agreement_level("it's", "it\u2019s") == "typography"
@@ -195,7 +195,7 @@ def test_unknown_document_key(index):
 
 
 def test_fuzzy_can_be_deferred(index):
-    from mtcb_curate.verify import complete_fuzzy
+    from mtcb_curate.verify.verdict import complete_fuzzy
 
     p = "Operating income margin was 19.1 percent compared with 22.9 percent in the previous year"
     quick = verify_pair(index, pair(p), fuzzy=False, count_tokens=False)
@@ -363,7 +363,7 @@ def test_in_chunk_on_a_multi_window_document(long_doc):
 # -- the dataset level -----------------------------------------------------------------------
 
 def verify_dataset_for(docs: dict[str, str], passages: list[str], keys: list[str] | None = None, **kw):
-    from mtcb_curate.model import Dataset, Document, SourceInfo
+    from mtcb_curate.dataset.model import Dataset, Document, SourceInfo
 
     keys = keys or [next(iter(docs))] * len(passages)
     ds = Dataset("t", get_profile("ficha"),

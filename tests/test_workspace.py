@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from mtcb_curate.errors import WorkspaceError, WorkspaceLocked
-from mtcb_curate.workspace import DB_NAME, Workspace, questions_fingerprint
+from mtcb_curate.store.sqlite import DB_NAME, Workspace, questions_fingerprint
 
 
 def test_thirty_actions_undone_in_order_after_reopen(tmp_path):
@@ -240,7 +240,7 @@ def test_history_values_are_json(tmp_path):
 def test_a_schema_1_workspace_opens_read_only_and_migrates_when_writable(tmp_path):
     import sqlite3
 
-    from mtcb_curate.workspace import _SCHEMA
+    from mtcb_curate.store.sqlite import _SCHEMA
 
     c = sqlite3.connect(tmp_path / "workspace.sqlite")
     c.executescript(_SCHEMA.split("CREATE TABLE IF NOT EXISTS added_pairs")[0])

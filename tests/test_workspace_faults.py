@@ -29,9 +29,9 @@ from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
 
 from mtcb_curate.cli import main  # noqa: E402
 from mtcb_curate.errors import WorkspaceError, WorkspaceFull, WorkspaceLocked, WorkspaceReadOnly  # noqa: E402
-from mtcb_curate.model import Status  # noqa: E402
-from mtcb_curate.sources import Options, open_session  # noqa: E402
-from mtcb_curate.workspace import DB_NAME, LOCK_NAME, Workspace  # noqa: E402
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.app.sources import Options, open_session  # noqa: E402
+from mtcb_curate.store.sqlite import DB_NAME, LOCK_NAME, Workspace  # noqa: E402
 
 
 def run_cli(*args: object, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -61,7 +61,7 @@ def curated_workspace(tiny: Path, ws_dir: Path) -> Path:
 _SECOND_WRITER = textwrap.dedent("""
     import sys
     from mtcb_curate.errors import WorkspaceLocked
-    from mtcb_curate.workspace import Workspace
+    from mtcb_curate.store.sqlite import Workspace
     try:
         Workspace.open(sys.argv[1]).close()
     except WorkspaceLocked as exc:
@@ -263,7 +263,7 @@ def test_reader_on_read_only_storage_with_a_leftover_wal_sees_its_decisions(tmp_
     ws_dir = tmp_path / "ws"
     code = textwrap.dedent(f"""
         import os
-        from mtcb_curate.workspace import Workspace
+        from mtcb_curate.store.sqlite import Workspace
         ws = Workspace.open({str(ws_dir)!r})
         ws._conn.execute("PRAGMA wal_autocheckpoint=0")
         ws.decide(0, "accepted")

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from mtcb_curate.cli.common import note, options, report_problems, write_json
-from mtcb_curate.sources import command_session
+from mtcb_curate.app.sources import command_session
 
 _MARK = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
@@ -28,7 +28,7 @@ def format_report(report) -> str:
 
 def limits_for(args: argparse.Namespace, session):
     """Passage length limits: the profile's, then the config file's ``[checklist]`` table."""
-    from mtcb_curate.checklist import Limits
+    from mtcb_curate.checks.checklist import Limits
     from mtcb_curate.config import read_table
 
     return Limits.for_profile(session.dataset.profile.extra, read_table("checklist", getattr(args, "config", None)))
@@ -64,7 +64,7 @@ def llm_judge(args: argparse.Namespace, session, has_ws: bool):
 
 def run(args: argparse.Namespace) -> int:
     """Run the checklist; see the module docstring for the exit codes."""
-    from mtcb_curate.checklist import run_checklist
+    from mtcb_curate.checks.checklist import run_checklist
 
     with command_session(options(args)) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcb_curate.files import atomic_write_bytes
-from mtcb_curate.sources import Options
+from mtcb_curate.app.sources import Options
 
 MAX_WARNINGS = 20
 

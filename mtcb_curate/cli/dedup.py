@@ -14,13 +14,13 @@ import argparse
 import threading
 
 from mtcb_curate.cli.common import confirm, note, options, report_problems, write_json
-from mtcb_curate.sources import command_session
+from mtcb_curate.app.sources import command_session
 
 
 def run(args: argparse.Namespace) -> int:
     """Find the clusters; see the module docstring for the exit codes."""
-    from mtcb_curate import clusters as cl
-    from mtcb_curate import neardup
+    from mtcb_curate.app import clusters as cl
+    from mtcb_curate.neardup import similarity as neardup
 
     threshold = neardup.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not 0 < threshold <= 100:
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _llm_dedup(args: argparse.Namespace, session, has_ws: bool) -> int:
-    from mtcb_curate import clusters as cl
+    from mtcb_curate.app import clusters as cl
     from mtcb_curate.cli.generate import llm_client
     from mtcb_curate.llm.dedup import DedupItem, semantic_dedup
     from mtcb_curate.llm.estimate import estimate_dedup

@@ -6,12 +6,12 @@ import argparse
 import sys
 
 from mtcb_curate.cli.common import note, options, report_problems
-from mtcb_curate.sources import open_session
+from mtcb_curate.app.sources import open_session
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the export; 0 on success, 2 on bad input or an unwritable file."""
-    from mtcb_curate.export import export_jsonl
+    from mtcb_curate.app.export import export_jsonl
 
     session = open_session(options(args, read_only=True))
     try:

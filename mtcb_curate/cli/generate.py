@@ -12,7 +12,7 @@ import os
 import threading
 
 from mtcb_curate.cli.common import confirm, note, options, report_problems, write_json
-from mtcb_curate.sources import command_session
+from mtcb_curate.app.sources import command_session
 
 
 def llm_client(args: argparse.Namespace, workspace_dir=None):
@@ -33,7 +33,7 @@ def llm_client(args: argparse.Namespace, workspace_dir=None):
 
 def run(args: argparse.Namespace) -> int:
     """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
-    from mtcb_curate.checklist import Limits
+    from mtcb_curate.checks.checklist import Limits
     from mtcb_curate.llm.estimate import estimate_generate_more
     from mtcb_curate.llm.generate import generate_more
 

@@ -7,7 +7,7 @@ import importlib
 import threading
 
 from mtcb_curate.cli.common import options, report_problems
-from mtcb_curate.sources import open_session
+from mtcb_curate.app.sources import open_session
 
 
 def preload_tui() -> threading.Thread:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 
 from mtcb_curate.cli.common import note, options, report_problems, write_json
-from mtcb_curate.sources import command_session
+from mtcb_curate.app.sources import command_session
 
 
 def run(args: argparse.Namespace) -> int:
     """Verify; see the module docstring for the exit codes."""
-    from mtcb_curate.verify import format_summary, report_json, verify_dataset
+    from mtcb_curate.verify.verdict import format_summary, report_json, verify_dataset
 
     with command_session(options(args)) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):

@@ -34,7 +34,7 @@ from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MalformedJSON, extract_json
 from mtcb_curate.llm.prompts import dedup_messages
-from mtcb_curate.neardup import SCORED_CHARS
+from mtcb_curate.neardup.similarity import SCORED_CHARS
 
 #: Questions per LLM call in the first stage (MTCB's batch size).
 BATCH_SIZE = 50

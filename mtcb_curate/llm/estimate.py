@@ -1,6 +1,6 @@
 """Calls, tokens and cost of an LLM run, shown before any run of more than 10 calls.
 
-Input tokens are counted with tiktoken ``cl100k_base`` (:func:`mtcb_curate.tokens.count_tokens`)
+Input tokens are counted with tiktoken ``cl100k_base`` (:func:`mtcb_curate.dataset.tokens.count_tokens`)
 plus OpenAI's per-message overhead for chat models: 3 tokens per message and 3 to prime the
 reply (OpenAI Cookbook, "How to count tokens with tiktoken"). Other models and tokenizers differ
 by a few per cent; the figure is an estimate. Output tokens are an assumption per call
@@ -77,7 +77,7 @@ class RunEstimate:
 def count_message_tokens(messages: Sequence[Mapping[str, str]]) -> int:
     """Prompt tokens of a chat request: ``cl100k_base`` tokens of each role and content, plus 3
     per message and 3 for the reply (OpenAI Cookbook)."""
-    from mtcb_curate.tokens import count_tokens
+    from mtcb_curate.dataset.tokens import count_tokens
 
     return TOKENS_REPLY_PRIMING + sum(
         TOKENS_PER_MESSAGE + count_tokens(m.get("role", "")) + count_tokens(m.get("content", "") or "")

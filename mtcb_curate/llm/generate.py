@@ -1,6 +1,6 @@
 """Candidate QA pairs from an LLM, kept only when the supporting passage is verbatim.
 
-For one window of a document (MTCB's 8,192-token windows, :mod:`mtcb_curate.tokens`) the model
+For one window of a document (MTCB's 8,192-token windows, :mod:`mtcb_curate.dataset.tokens`) the model
 is asked for one pair (:func:`mtcb_curate.llm.prompts.generation_messages`). A reply is kept
 only when it passes :func:`check_candidate`; above all its passage must be an exact substring
 of the window, as in MTCB's pipeline, which also makes it verbatim in the whole document.
@@ -31,16 +31,16 @@ from typing import Any
 
 from rapidfuzz import fuzz, process, utils
 
-from mtcb_curate.checklist import Limits, answer_length_problem, passage_length_problem
+from mtcb_curate.checks.checklist import Limits, answer_length_problem, passage_length_problem
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
 from mtcb_curate.llm.prompts import DomainHint, domain_hint, feedback_message, generation_messages
-from mtcb_curate.model import Document
-from mtcb_curate.neardup import SCORED_CHARS
-from mtcb_curate.question_form import form_problem, is_yes_no_question
-from mtcb_curate.profiles import Profile
-from mtcb_curate.tokens import Window, windows
+from mtcb_curate.dataset.model import Document
+from mtcb_curate.neardup.similarity import SCORED_CHARS
+from mtcb_curate.checks.question_form import form_problem, is_yes_no_question
+from mtcb_curate.dataset.profiles import Profile
+from mtcb_curate.dataset.tokens import Window, windows
 
 #: Retries after the first attempt when a reply is unusable (issue 5).
 RETRIES = 3
@@ -262,8 +262,8 @@ def find_repeat(question: str, existing_questions: Sequence[str]) -> str | None:
 
 def _not_verbatim(passage: str, window_text: str) -> str:
     """The feedback for a passage that is not an exact substring of the window."""
-    from mtcb_curate.fuzzy import locate_fuzzy
-    from mtcb_curate.normalize import SkeletonIndex
+    from mtcb_curate.verify.fuzzy import locate_fuzzy
+    from mtcb_curate.verify.normalize import SkeletonIndex
 
     msg = "supporting_passage does not occur verbatim in the document window: it must be an exact substring."
     if "..." in passage or "\u2026" in passage:
@@ -407,7 +407,7 @@ def pair_window(pair: Any, doc_text: str, doc_windows: Sequence[Window] | None =
     """The window a pair belongs to: its ``chunk_index`` when valid, else the first window
     holding its whole passage, else the window where the passage starts, else window 0.
 
-    ``pair`` is a :class:`~mtcb_curate.model.QAPair` or a ``session.PairView`` (its current
+    ``pair`` is a :class:`~mtcb_curate.dataset.model.QAPair` or a ``session.PairView`` (its current
     passage is used).
     """
     ws = list(doc_windows) if doc_windows is not None else windows(doc_text)

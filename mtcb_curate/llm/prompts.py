@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mtcb_curate.profiles import Profile
+from mtcb_curate.dataset.profiles import Profile
 
 #: Most earlier questions listed in a generation prompt (the latest ones are kept): bounds the
 #: prompt for documents with hundreds of pairs. Our own limit.

@@ -8,7 +8,7 @@ from textual import events
 from textual.app import App
 
 from mtcb_curate.resources import styles_dir
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
 from mtcb_curate.tui.screens.review import ReviewScreen
 

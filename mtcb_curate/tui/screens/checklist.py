@@ -1,4 +1,4 @@
-"""The checklist screen: MTCB's pre-publish checklist (``mtcb_curate.checklist``), one row per
+"""The checklist screen: MTCB's pre-publish checklist (``mtcb_curate.checks.checklist``), one row per
 check, and the pairs behind any check one key away.
 
 The checklist runs in a thread worker as soon as the screen opens (the ``loads`` check writes
@@ -26,9 +26,9 @@ from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from mtcb_curate.checklist import CHECK_IDS, CheckResult, ChecklistReport, Limits, run_checklist
+from mtcb_curate.checks.checklist import CHECK_IDS, CheckResult, ChecklistReport, Limits, run_checklist
 from mtcb_curate.plaintext import one_line, printable
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 
 #: Mark and theme colour per check status.
 MARK = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–"}

@@ -22,10 +22,10 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from mtcb_curate.errors import CurateError
-from mtcb_curate.model import Status
-from mtcb_curate.neardup import Cluster
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.neardup.similarity import Cluster
 from mtcb_curate.plaintext import one_line, printable
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.badges import status_text
 
 #: Up to this many members are shown as columns; more as rows.

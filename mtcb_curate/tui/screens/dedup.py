@@ -18,10 +18,11 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from mtcb_curate import clusters, neardup
-from mtcb_curate.neardup import Cluster
+from mtcb_curate.app import clusters
+from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate.neardup.similarity import Cluster
 from mtcb_curate.plaintext import one_line
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 
 #: What ``+`` and ``-`` add to the threshold, and its bounds.

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
 from mtcb_curate.errors import CurateError
-from mtcb_curate.session import PairView
+from mtcb_curate.store.session import PairView
 from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea, restore_line_breaks
 
 FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage", "Supporting passage"))

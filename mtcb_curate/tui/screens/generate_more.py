@@ -22,7 +22,7 @@ from textual.widgets import Input, Static
 
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.screens.regenerate import candidate_text
 
@@ -147,7 +147,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
             return estimate_generate_more(doc, existing, n, client.config, profile=profile, client=client)
 
         def job(client, cancel, on_retry, on_progress):
-            from mtcb_curate.checklist import Limits
+            from mtcb_curate.checks.checklist import Limits
             from mtcb_curate.llm.generate import generate_more
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].

@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 
 #: Candidates asked for per run (``g`` asks for as many fresh ones).
@@ -147,7 +147,7 @@ class RegenerateScreen(ModalScreen[int | None]):
         n = self.n_candidates
 
         def job(client, cancel, on_retry, on_progress):
-            from mtcb_curate.checklist import Limits
+            from mtcb_curate.checks.checklist import Limits
             from mtcb_curate.llm.generate import regenerate
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].

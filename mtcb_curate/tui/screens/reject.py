@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtcb_curate.model import REJECT_REASONS
+from mtcb_curate.dataset.model import REJECT_REASONS
 
 #: What the dialog returns when the curator cancels (None means "reject with no reason").
 CANCEL = "__cancel__"

@@ -20,12 +20,13 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
-from mtcb_curate.model import Status
+from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line, printable
-from mtcb_curate.session import ReviewSession
-from mtcb_curate.verdicts import Verdicts
-from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
-from mtcb_curate import clusters, neardup
+from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.app.verdicts import Verdicts
+from mtcb_curate.verify.verdict import PairResult, select_span, snap, trim_passage
+from mtcb_curate.app import clusters
+from mtcb_curate.neardup import similarity as neardup
 from mtcb_curate.tui.badges import similar_badge
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen

@@ -23,7 +23,7 @@ from textual.widgets import Static
 
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import one_line, printable
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 
 #: Clusters listed in the summary (all are stored).
@@ -110,7 +110,7 @@ class SemanticDedupScreen(ModalScreen[None]):
             t.append("The replies so far are cached, so running it again does not pay for them.\n\n")
         else:
             try:
-                from mtcb_curate import clusters
+                from mtcb_curate.app import clusters
 
                 clusters.store_llm_clusters(self.session, groups)
                 self.stored = True

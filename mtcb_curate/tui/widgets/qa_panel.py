@@ -22,8 +22,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
-from mtcb_curate.session import PairView
-from mtcb_curate.verify import PairResult
+from mtcb_curate.store.session import PairView
+from mtcb_curate.verify.verdict import PairResult
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.

@@ -142,7 +142,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from mtcb_curate.model import Dataset, Status
+from mtcb_curate.dataset.model import Dataset, Status
 
 #: Characters of a question or an answer that near-duplicate scoring reads (see "Bounded reads"
 #: in the module docstring): twice ``question_form.MAX_QUESTION_CHARS``, so every question the

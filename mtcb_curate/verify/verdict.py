@@ -8,14 +8,14 @@ chunks count too (chonkie-inc/mtcb v0.1.0, ``../shared/notes/mtcb.md``). So each
 ``exact``
     The passage occurs verbatim in its own document; ``offsets`` lists every occurrence.
 ``normalized``
-    Not verbatim, but its ``ascii`` normalization (:mod:`mtcb_curate.normalize`: whitespace
+    Not verbatim, but its ``ascii`` normalization (:mod:`mtcb_curate.verify.normalize`: whitespace
     runs incl. NBSP, hyphenation at line breaks, NFKC letters, quotes and dashes, dropped
     non-ASCII) occurs in the document's; ``start``/``end`` are ORIGINAL document offsets of the
     minimal span whose normalization equals the passage's, and ``level`` says how much
     normalization was needed (``whitespace`` < ``typography`` < ``ascii``).
 ``fuzzy``
-    The best alignment found around anchor n-grams (:mod:`mtcb_curate.fuzzy`) scores at least
-    :data:`~mtcb_curate.fuzzy.FUZZY_MIN_SCORE` (0-100).
+    The best alignment found around anchor n-grams (:mod:`mtcb_curate.verify.fuzzy`) scores at least
+    :data:`~mtcb_curate.verify.fuzzy.FUZZY_MIN_SCORE` (0-100).
 ``missing``
     None of these (or the pair's document key matches no document). ``score`` is the best
     fuzzy score below the threshold, if any alignment was tried.
@@ -25,7 +25,7 @@ chunks count too (chonkie-inc/mtcb v0.1.0, ``../shared/notes/mtcb.md``). So each
 And, for every pair: exact occurrences in its own document and in *other* documents (by
 document key), the passage's length in characters and ``cl100k_base`` tokens, whether it has
 edge whitespace, and whether the located span lies inside its ``chunk_index`` generation window
-(8,192 tokens, 512 overlap; :mod:`mtcb_curate.tokens`) when ``chunk_index`` is set.
+(8,192 tokens, 512 overlap; :mod:`mtcb_curate.dataset.tokens`) when ``chunk_index`` is set.
 
 Occurrence counts include overlapping occurrences (``"aa"`` occurs twice in ``"aaa"``).
 
@@ -48,10 +48,10 @@ from typing import Any
 
 import numpy as np
 
-from mtcb_curate import tokens as tok
-from mtcb_curate.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
-from mtcb_curate.model import Dataset, QAPair
-from mtcb_curate.normalize import LEVELS, SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
+from mtcb_curate.dataset import tokens as tok
+from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
+from mtcb_curate.dataset.model import Dataset, QAPair
+from mtcb_curate.verify.normalize import LEVELS, SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
 
 VERDICTS: tuple[str, ...] = ("exact", "normalized", "fuzzy", "missing", "empty")
 
@@ -360,7 +360,7 @@ def _offsets(text: str, passage: str) -> tuple[list[int], int]:
 def find_normalized(skidx: SkeletonIndex, passage: str, passage_norm: str | None = None,
                     limit: int = MAX_OFFSETS) -> list[tuple[int, int]]:
     """Every original span ``[s, e)`` of the document whose ``ascii`` normalization equals the
-    passage's (:func:`~mtcb_curate.normalize.normalize_passage`), in document order.
+    passage's (:func:`~mtcb_curate.verify.normalize.normalize_passage`), in document order.
 
     Complete and exact: a normalized occurrence has its skeleton in the document skeleton, so
     only the regions around skeleton occurrences are normalized (:meth:`SkeletonIndex.region`

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from mtcb_curate.profiles import Profile
+from mtcb_curate.dataset.profiles import Profile
 
 
 class Status(str, Enum):

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from mtcb_curate.model import EDITABLE_FIELDS, Dataset, QAPair, Status
-from mtcb_curate.workspace import Decision, Workspace
+from mtcb_curate.dataset.model import EDITABLE_FIELDS, Dataset, QAPair, Status
+from mtcb_curate.store.sqlite import Decision, Workspace
 
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
 #: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
@@ -79,7 +79,7 @@ class ReviewSession:
         checklist and the commands share its skeleton indexes and token windows (a window
         pass tokenizes the corpus, about 5 s at ficha scale, so it must not run twice)."""
         if self._corpus_index is None:
-            from mtcb_curate.verify import CorpusIndex
+            from mtcb_curate.verify.verdict import CorpusIndex
 
             self._corpus_index = CorpusIndex.from_dataset(self.dataset)
         return self._corpus_index

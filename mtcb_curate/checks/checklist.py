@@ -49,13 +49,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtcb_curate import neardup, question_form
-from mtcb_curate.card import escape_md
-from mtcb_curate.clusters import session_items
-from mtcb_curate.model import Status
+from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate.checks import question_form
+from mtcb_curate.hub.card import escape_md
+from mtcb_curate.app.clusters import session_items
+from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line
-from mtcb_curate.session import ReviewSession
-from mtcb_curate.verify import PairResult, verify_dataset
+from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.verify.verdict import PairResult, verify_dataset
 
 #: Check ids, in the order they run and are shown.
 CHECK_IDS: tuple[str, ...] = ("verbatim", "unique_passage", "duplicates", "passage_length", "answerable",
@@ -451,8 +452,8 @@ def _result(check_id: str, reasons: dict[int, str], failing: set[int], message: 
 def _check_loads(session: ReviewSession, accepted: list[int]) -> CheckResult:
     """Write the publish layout (what ``publish`` would commit) and load both configs with
     ``datasets.load_dataset``; compare rows, columns and types."""
-    from mtcb_curate.hub_layout import write_hub_layout
-    from mtcb_curate.publish import PublishError, build_tables, quiet_datasets
+    from mtcb_curate.hub.layout import write_hub_layout
+    from mtcb_curate.hub.publish import PublishError, build_tables, quiet_datasets
 
     try:
         corpus, questions, _notes = build_tables(session, accepted=accepted)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from mtcb_curate.files import atomic_write_bytes
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.store.session import ReviewSession
 
 
 def export_rows(session: ReviewSession) -> list[dict[str, object]]:

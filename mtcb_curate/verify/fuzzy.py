@@ -4,7 +4,7 @@ LLMs alter quotes (a word replaced, a phrase dropped, spaces added inside number
 extractors lose spaces between words. For such a passage the curator needs the span it was
 taken from and how close it is. The search never slides a window over the whole document:
 
-1. **Anchors.** The passage is normalized (``ascii`` level, :mod:`mtcb_curate.normalize`) and
+1. **Anchors.** The passage is normalized (``ascii`` level, :mod:`mtcb_curate.verify.normalize`) and
    reduced to its alphanumeric *skeleton*; up to :data:`MAX_ANCHORS` evenly spaced n-grams of
    the skeleton (:data:`ANCHOR_CHARS` characters) are looked up in the document's skeleton
    (``bytes.find``, C speed). Spacing and punctuation changes do not break an anchor; an
@@ -40,7 +40,7 @@ import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 
-from mtcb_curate.normalize import ALNUM_TABLE, SkeletonIndex, normalize, normalize_passage
+from mtcb_curate.verify.normalize import ALNUM_TABLE, SkeletonIndex, normalize, normalize_passage
 
 #: Minimum fuzzy score (0-100, ``fuzz.ratio`` of the normalized passage and the normalized
 #: span) for a ``fuzzy`` verdict. Chosen on measured score distributions

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mtcb_curate.session import ReviewSession
-from mtcb_curate.verify import (
+from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.verify.verdict import (
     PairResult,
     complete_chunk,
     complete_elsewhere,
@@ -28,7 +28,7 @@ from mtcb_curate.verify import (
     verify_dataset,
     verify_pair,
 )
-from mtcb_curate import tokens
+from mtcb_curate.dataset import tokens
 
 #: Documents up to this many characters are verified on the caller's thread by
 #: ``quick_inline`` (at most about 5 ms of search, 20 ms for a first skeleton index); the

@@ -178,7 +178,7 @@ def write_hub_layout(folder: Path, corpus: TableLike, questions: TableLike, *, b
             to publish (never reordered here).
         body: Markdown after the front matter (ignored when ``readme`` is given).
         readme: the complete ``README.md`` text to write instead (a merged dataset card,
-            ``mtcb_curate.card``); it must register both configs itself.
+            ``mtcb_curate.hub.card``); it must register both configs itself.
         metadata: extra front-matter keys (``license`` ...), written after ``configs``.
         corpus_schema, questions_schema: the arrow schemas to write (needed when a column may be
             all null, e.g. ficha's ``chunk_index`` int64).

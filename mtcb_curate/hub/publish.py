@@ -7,7 +7,7 @@ What is published (``plan_publish``):
   company, chunk_index); other source columns (``QAPair.meta``) follow the document key.
 - ``corpus``: the documents in corpus row order (all by default; ``only_linked`` keeps those
   an accepted pair points at), as key, other columns, text.
-- ``README.md``: the repository's current card merged with ours (``mtcb_curate.card``).
+- ``README.md``: the repository's current card merged with ours (``mtcb_curate.hub.card``).
 
 The plan also reads the Hub's current version of the target and compares rows (added,
 removed, edited) so the app can show what the publish changes before it is confirmed.
@@ -55,9 +55,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from mtcb_curate import card as cardmod
+from mtcb_curate.hub import card as cardmod
 from mtcb_curate.errors import CurateError
-from mtcb_curate.hub_layout import (
+from mtcb_curate.hub.layout import (
     README,
     config_entries,
     content_hash,
@@ -65,9 +65,9 @@ from mtcb_curate.hub_layout import (
     layout_files,
     write_files,
 )
-from mtcb_curate.model import Dataset, Status
-from mtcb_curate.profiles import CHUNK_INDEX_COLUMN, PROFILES, Profile
-from mtcb_curate.session import ReviewSession
+from mtcb_curate.dataset.model import Dataset, Status
+from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, PROFILES, Profile
+from mtcb_curate.store.session import ReviewSession
 
 DEFAULT_REVISION = "main"
 COMMIT_MESSAGE = "Publish corpus and questions (mtcb-curate)"
@@ -844,7 +844,7 @@ def _download_revision(repo_id: str, sha: str, card: str | None, configs: Sequen
     """
     from huggingface_hub import snapshot_download
 
-    from mtcb_curate.hub_layout import front_matter
+    from mtcb_curate.hub.layout import front_matter
 
     entries = cardmod.card_configs(card)
     patterns = [README]

@@ -26,13 +26,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtcb_curate import loading, resources
+from mtcb_curate.dataset import loading
+from mtcb_curate import resources
 from mtcb_curate.config import hub_organisations
 from mtcb_curate.errors import InputError, WorkspaceError
-from mtcb_curate.model import Dataset, SourceInfo
-from mtcb_curate.profiles import Profile, get_profile
-from mtcb_curate.session import ReviewSession
-from mtcb_curate.workspace import Workspace, default_workspace_dir, questions_fingerprint
+from mtcb_curate.dataset.model import Dataset, SourceInfo
+from mtcb_curate.dataset.profiles import Profile, get_profile
+from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.store.sqlite import Workspace, default_workspace_dir, questions_fingerprint
 
 SAMPLE_PREFIX = "sample:"
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from mtcb_curate.hub_layout import front_matter
-from mtcb_curate.model import SourceInfo
+from mtcb_curate.hub.layout import front_matter
+from mtcb_curate.dataset.model import SourceInfo
 
 BEGIN = "<!-- mtcb-curate:begin -->"
 END = "<!-- mtcb-curate:end -->"

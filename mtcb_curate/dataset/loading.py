@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from mtcb_curate.errors import InputError
-from mtcb_curate.model import Dataset, Document, Problem, QAPair, SourceInfo
-from mtcb_curate.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
+from mtcb_curate.dataset.model import Dataset, Document, Problem, QAPair, SourceInfo
+from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 #: ``owner/name`` with an optional ``@REVISION`` (a branch, tag, ``refs/pr/N`` or commit sha).

@@ -1,0 +1,1 @@
+"""The data: the model of a dataset (documents + QA pairs), dataset profiles, loading sources, MTCB's token windows."""

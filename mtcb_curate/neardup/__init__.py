@@ -1,0 +1,1 @@
+"""Near-duplicate questions: similarity, blocking and clusters."""

@@ -1,0 +1,1 @@
+"""Verification of supporting passages: normalization, fuzzy alignment, verdicts and repairs."""
