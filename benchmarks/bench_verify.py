@@ -1,4 +1,4 @@
-"""Benchmark verbatim verification (``mtcb_curate.verify.verdict``) and print its figures.
+"""Benchmark verbatim verification (``mtcb_curate.verify``) and print its figures.
 
 Run from the project root (the project installed in the current Python)::
 
@@ -134,7 +134,7 @@ def naive_verify(docs: dict[str, str], pairs) -> float:
 # -- parts -------------------------------------------------------------------------------------
 
 def bench_whole(ds, repeats: int) -> dict:
-    from mtcb_curate.verify.verdict import CorpusIndex, verify_dataset
+    from mtcb_curate.verify import CorpusIndex, verify_dataset
 
     times = []
     report = None
@@ -152,7 +152,7 @@ def bench_whole(ds, repeats: int) -> dict:
 
 def bench_separate(ds, quick: bool) -> dict:
     from mtcb_curate.dataset import tokens
-    from mtcb_curate.verify.verdict import CorpusIndex, complete_fuzzy, verify_dataset
+    from mtcb_curate.verify import CorpusIndex, complete_fuzzy, verify_dataset
 
     idx = CorpusIndex.from_dataset(ds)
     t_nf, rep = timed(verify_dataset, ds, fuzzy=False, count_tokens=False, index=idx)
@@ -214,7 +214,7 @@ def bench_fuzzy(ds, quick: bool) -> dict:
 
 
 def bench_pair(ds) -> dict:
-    from mtcb_curate.verify.verdict import CorpusIndex, verify_pair
+    from mtcb_curate.verify import CorpusIndex, verify_pair
 
     idx = CorpusIndex.from_dataset(ds)
     for k in idx.documents:
@@ -234,7 +234,7 @@ def bench_pair(ds) -> dict:
 
 def bench_naive(ds, quick: bool, ours_whole: float) -> dict:
     from mtcb_curate.dataset.model import Dataset
-    from mtcb_curate.verify.verdict import verify_dataset
+    from mtcb_curate.verify import verify_dataset
 
     keys = list(ds.documents)[: 6 if quick else 16]
     sub_docs = {k: ds.documents[k] for k in keys}

@@ -232,7 +232,7 @@ class RecordingStr(str):
 
 def test_searching_a_big_document_is_done_in_short_calls(monkeypatch):
     from mtcb_curate.verify import normalize
-    from mtcb_curate.verify.verdict import _count, _offsets
+    from mtcb_curate.verify.search import _count, _offsets
 
     monkeypatch.setattr(normalize, "FIND_SPAN", 1000, raising=False)
     base = big_text(2000)

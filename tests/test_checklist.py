@@ -24,7 +24,7 @@ from mtcb_curate.checks import checklist  # noqa: E402
 from mtcb_curate.checks.checklist import CHECK_IDS, Limits, answer_overlap, content_words, run_checklist  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.app.sources import Options, command_session, open_session  # noqa: E402
-from mtcb_curate.verify.verdict import snap, verify_dataset  # noqa: E402
+from mtcb_curate.verify import snap, verify_dataset  # noqa: E402
 
 # -- a clean dataset: every check passes on it ---------------------------------------------------
 

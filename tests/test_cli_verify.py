@@ -38,7 +38,7 @@ def test_verify_uses_workspace_edits_and_exits_0_when_all_exact(tmp_path):
     write_jsonl(src / "corpus.jsonl", CORPUS)
     write_jsonl(src / "questions.jsonl", QUESTIONS)
     session = open_session(Options("ficha", source=[str(src)], workspace=tmp_path / "ws"))
-    from mtcb_curate.verify.verdict import CorpusIndex, verify_pair
+    from mtcb_curate.verify import CorpusIndex, verify_pair
 
     index = CorpusIndex.from_dataset(session.dataset)
     for pair in session.pairs:

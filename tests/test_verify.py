@@ -23,7 +23,7 @@ from mtcb_curate.dataset.loading import load
 from mtcb_curate.dataset.model import QAPair
 from mtcb_curate.verify.normalize import SkeletonIndex, normalize_passage
 from mtcb_curate.dataset.profiles import get_profile
-from mtcb_curate.verify.verdict import (
+from mtcb_curate.verify import (
     VERDICTS,
     CorpusIndex,
     format_summary,
@@ -170,7 +170,7 @@ def test_passage_in_another_document(index):
 
 
 def test_cross_document_scan_can_be_deferred(index):
-    from mtcb_curate.verify.verdict import complete_elsewhere
+    from mtcb_curate.verify import complete_elsewhere
 
     p = "Liquidity and capital resources remained strong; free cash flow was"
     quick = verify_pair(index, pair(p), elsewhere=False, count_tokens=False)
@@ -179,7 +179,7 @@ def test_cross_document_scan_can_be_deferred(index):
 
 
 def test_agreement_level():
-    from mtcb_curate.verify.verdict import agreement_level
+    from mtcb_curate.verify import agreement_level
 
     assert agreement_level("a  b", "a\u00a0b") == "whitespace"
     assert agreement_level("it's", "it\u2019s") == "typography"
@@ -195,7 +195,7 @@ def test_unknown_document_key(index):
 
 
 def test_fuzzy_can_be_deferred(index):
-    from mtcb_curate.verify.verdict import complete_fuzzy
+    from mtcb_curate.verify import complete_fuzzy
 
     p = "Operating income margin was 19.1 percent compared with 22.9 percent in the previous year"
     quick = verify_pair(index, pair(p), fuzzy=False, count_tokens=False)
@@ -545,3 +545,25 @@ def test_synthetic_kinds_get_their_verdicts(tmp_path):
     wrong = [(r.id, k, r.verdict) for r, k in zip(report.results, kinds) if r.verdict not in expect[k]]
     assert wrong == []
     assert set(kinds) >= {"E", "W", "F"}
+
+
+# -- the split package -----------------------------------------------------------------------
+
+
+def test_verdict_enum_is_the_plain_string_in_reports_and_json():
+    import json
+
+    from mtcb_curate import verify
+    from mtcb_curate.verify import Verdict
+    from mtcb_curate.verify.repair import snap as snap_repair
+    from mtcb_curate.verify.search import CorpusIndex as SearchIndex
+
+    assert verify.CorpusIndex is SearchIndex and verify.snap is snap_repair
+    assert [v.value for v in Verdict] == list(VERDICTS) == ["exact", "normalized", "fuzzy", "missing", "empty"]
+    report = verify_dataset_for({"D": "Revenue grew 5% in 2023."}, ["Revenue grew", "", "zzz qqq"])
+    assert [r.verdict for r in report.results] == [Verdict.EXACT, Verdict.EMPTY, Verdict.MISSING]
+    assert all(isinstance(r.verdict, Verdict) for r in report.results)
+    data = json.loads(json.dumps(report_json(report)))
+    assert [row["verdict"] for row in data["pairs"]] == ["exact", "empty", "missing"]
+    assert all(type(k) is str for k in report.summary)
+    assert "exact  " in format_summary(report) and "Verdict." not in format_summary(report)

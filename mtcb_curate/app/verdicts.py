@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.verify.verdict import (
+from mtcb_curate.verify import (
     PairResult,
     complete_chunk,
     complete_elsewhere,

@@ -15,7 +15,7 @@ from mtcb_curate.app.sources import command_session
 
 def run(args: argparse.Namespace) -> int:
     """Verify; see the module docstring for the exit codes."""
-    from mtcb_curate.verify.verdict import format_summary, report_json, verify_dataset
+    from mtcb_curate.verify import format_summary, report_json, verify_dataset
 
     with command_session(options(args)) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):

@@ -79,7 +79,7 @@ class ReviewSession:
         checklist and the commands share its skeleton indexes and token windows (a window
         pass tokenizes the corpus, about 5 s at ficha scale, so it must not run twice)."""
         if self._corpus_index is None:
-            from mtcb_curate.verify.verdict import CorpusIndex
+            from mtcb_curate.verify.search import CorpusIndex
 
             self._corpus_index = CorpusIndex.from_dataset(self.dataset)
         return self._corpus_index

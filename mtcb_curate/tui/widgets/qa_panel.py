@@ -23,7 +23,7 @@ from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView
-from mtcb_curate.verify.verdict import PairResult
+from mtcb_curate.verify import PairResult
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.

@@ -1,0 +1,304 @@
+"""Exact and normalized passage search over a corpus: :class:`CorpusIndex` (per-document caches
+and the batched exact pass) and :func:`find_normalized`.
+
+Occurrence counts include overlapping occurrences (``"aa"`` occurs twice in ``"aaa"``).
+:meth:`CorpusIndex.exact_occurrences_batch` finds every exact occurrence of many passages in
+every document in one pass over the corpus bytes with numpy (8-byte-aligned 24-byte keys).
+Figures: ``docs/verification.md`` and ``benchmarks/bench_verify.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from mtcb_curate.dataset import tokens as tok
+from mtcb_curate.dataset.model import Dataset
+from mtcb_curate.verify.normalize import SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
+
+#: At most this many exact-occurrence offsets are kept per pair (all are counted).
+MAX_OFFSETS = 1000
+
+#: Passages of at least this many UTF-8 bytes are found by the batched corpus pass
+#: (3 aligned 8-byte words + 7 bytes of slack); shorter ones by ``str.find`` per document.
+_BATCH_MIN_BYTES = 31
+#: Candidate 31-byte windows per passage in the batched pass; the one whose keys are rarest in
+#: the corpus is verified.
+_WINDOWS = 4
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_MIX = np.uint64(0xFF51AFD7ED558CCD)
+_BITMAP_BITS = 22
+#: Document keys computed per numpy step in the batched pass (8 MB of text).
+_SLICE_WORDS = 1 << 20
+
+
+class CorpusIndex:
+    """Per-document caches for verification: skeleton indexes, generation windows.
+
+    Args:
+        documents: document key -> document text, in corpus order.
+
+    Everything is built lazily and kept: a document's :class:`SkeletonIndex` (about 3-5 ms per
+    MB; it keeps the UTF-8 bytes and the skeleton, about 1.8 bytes per character) when one of its passages needs it, its MTCB windows (tiktoken, about 0.1 s per MB) when
+    one of its pairs has a chunk_index. Thread-safe for reading in the sense that a race only
+    builds a cache entry twice.
+    """
+
+    def __init__(self, documents: Mapping[str, str]):
+        self.documents: dict[str, str] = dict(documents)
+        self._skel: dict[str, SkeletonIndex] = {}
+        self._windows: dict[str, list[tok.Window]] = {}
+
+    @classmethod
+    def from_dataset(cls, dataset: Dataset) -> "CorpusIndex":
+        """The index over ``dataset.documents``."""
+        return cls({k: d.text for k, d in dataset.documents.items()})
+
+    def text(self, key: str) -> str | None:
+        """The document text for ``key``, or None."""
+        return self.documents.get(key)
+
+    def skeleton(self, key: str) -> SkeletonIndex:
+        """The document's skeleton index (built on first use).
+
+        Raises:
+            KeyError: no document has that key.
+        """
+        sk = self._skel.get(key)
+        if sk is None:
+            sk = SkeletonIndex(self.documents[key])
+            self._skel[key] = sk
+        return sk
+
+    def windows(self, key: str) -> list[tok.Window]:
+        """The document's MTCB generation windows (``tokens.windows``; built on first use).
+
+        Raises:
+            KeyError: no document has that key.
+        """
+        w = self._windows.get(key)
+        if w is None:
+            w = tok.windows(self.documents[key])
+            self._windows[key] = w
+        return w
+
+    def cached_windows(self, key: str) -> list[tok.Window] | None:
+        """The document's windows if already computed, else None (never tokenizes)."""
+        return self._windows.get(key)
+
+    def elsewhere(self, passage: str, own_key: str) -> tuple[tuple[str, int], ...]:
+        """Every other document holding ``passage`` verbatim, with its occurrence count.
+
+        One ``in`` test per document (C speed: about 20 ms for 48 MB), then a count where
+        found. An empty passage gives ``()``.
+        """
+        if not passage:
+            return ()
+        out = []
+        for key, text in self.documents.items():
+            if key != own_key and find(text, passage) >= 0:
+                out.append((key, _count(text, passage)))
+        return tuple(out)
+
+    def exact_occurrences_batch(self, passages: Mapping[int, str]) -> dict[int, dict[str, list[int]]]:
+        """Every exact occurrence of many passages in every document, in one corpus pass.
+
+        Args:
+            passages: pair id -> passage. Passages shorter than 31 UTF-8 bytes are skipped
+                (search them with ``str.find``).
+
+        Returns:
+            pair id -> {document key: sorted BYTE offsets into ``encode(text)``} for the
+            passages found anywhere (an id is absent when its passage occurs nowhere).
+
+        How: every document's bytes are read as 8-byte little-endian words; each position
+        ``8 i`` gets a 64-bit key mixing words ``i, i+1, i+2`` (24 bytes). Any occurrence of a
+        passage contains one of its 8 windows ``pb[j + r : j + r + 24]`` (r = 0..7) at an
+        aligned position, so looking its 8 keys up among the document keys finds every
+        occurrence exactly once; each hit is confirmed with ``bytes.startswith``. Of 4 candidate
+        offsets ``j`` per passage, the one whose keys are rarest in the corpus is used (stock
+        phrases such as "Years Ended December 31" would otherwise give thousands of hits).
+        Membership is tested through a 2^22-entry bitmap, then exactly. Cost: a few numpy passes
+        over the corpus (about 0.1-0.2 s for 48 MB) plus the hits.
+        """
+        items = []
+        for pid, p in passages.items():
+            pb = encode(p)
+            if len(pb) >= _BATCH_MIN_BYTES:
+                items.append((pid, pb))
+        if not items:
+            return {}
+        m = len(items)
+        # Window starts j (4 per passage), and the 8 shifted 24-byte keys of each.
+        starts = np.empty((m, _WINDOWS), dtype=np.int64)
+        wins = np.empty((m, _WINDOWS, 31), dtype=np.uint8)
+        for row, (_, pb) in enumerate(items):
+            span = len(pb) - 31
+            for w in range(_WINDOWS):
+                j = (span * (2 * w + 1)) // (2 * _WINDOWS)
+                starts[row, w] = j
+                wins[row, w] = np.frombuffer(pb, dtype=np.uint8, count=31, offset=j)
+        qkeys = np.empty((m, _WINDOWS, 8), dtype=np.uint64)
+        for r in range(8):
+            words = np.ascontiguousarray(wins[:, :, r:r + 24]).view("<u8")  # (m, W, 3)
+            qkeys[:, :, r] = _mix(words[..., 0], words[..., 1], words[..., 2])
+        flat = qkeys.ravel()
+        uniq = np.unique(flat)
+        bitmap = np.zeros(1 << _BITMAP_BITS, dtype=bool)
+        bitmap[_bucket(uniq)] = True
+
+        keys_list = list(self.documents)
+        datas: list[bytes] = []
+        hit_doc: list[np.ndarray] = []
+        hit_pos: list[np.ndarray] = []
+        hit_key: list[np.ndarray] = []
+        for d, key in enumerate(keys_list):
+            data = self._data(key)
+            datas.append(data)
+            n8 = len(data) // 8
+            if n8 < 3:
+                continue
+            v = np.frombuffer(data, dtype="<u8", count=n8)
+            # In slices of _SLICE_WORDS keys: the temporaries stay a few MB for a 50 MB document.
+            for first in range(0, n8 - 2, _SLICE_WORDS):
+                w = v[first:first + _SLICE_WORDS + 2]
+                dk = _mix(w[:-2], w[1:-1], w[2:])
+                cand = np.flatnonzero(bitmap[_bucket(dk)])
+                if cand.size == 0:
+                    continue
+                ck = dk[cand]
+                idx = np.searchsorted(uniq, ck)
+                idx[idx == uniq.size] = 0
+                ok = uniq[idx] == ck
+                if not ok.any():
+                    continue
+                hit_doc.append(np.full(int(ok.sum()), d, dtype=np.int64))
+                hit_pos.append((cand[ok] + first) * 8)
+                hit_key.append(ck[ok])
+        if not hit_key:
+            return {}
+        hk = np.concatenate(hit_key)
+        order = np.argsort(hk, kind="stable")
+        hk = hk[order]
+        hd = np.concatenate(hit_doc)[order]
+        hp = np.concatenate(hit_pos)[order]
+        lo = np.searchsorted(hk, flat, "left").reshape(m, _WINDOWS, 8)
+        hi = np.searchsorted(hk, flat, "right").reshape(m, _WINDOWS, 8)
+        counts = (hi - lo).sum(axis=2)  # (m, W)
+        choice = counts.argmin(axis=1)
+        rows = np.arange(m)
+        lo_c = lo[rows, choice]  # (m, 8): hit ranges of the chosen window's 8 keys
+        hi_c = hi[rows, choice]
+        j_c = starts[rows, choice]
+        n_c = hi_c - lo_c
+        total = int(n_c.sum())
+        out: dict[int, dict[str, list[int]]] = {}
+        if total == 0:
+            return out
+        # Flatten every (passage, shift r, hit) into arrays: hit index, passage row, start.
+        flat_n = n_c.ravel()
+        row_of = np.repeat(np.repeat(rows, 8), flat_n)
+        shift_of = np.repeat(np.tile(np.arange(8), m), flat_n)
+        first = np.repeat(lo_c.ravel(), flat_n)
+        within = np.arange(total) - np.repeat(np.cumsum(flat_n) - flat_n, flat_n)
+        h = first + within
+        s_arr = hp[h] - j_c[row_of] - shift_of
+        ok = s_arr >= 0
+        found: dict[int, dict[int, set[int]]] = {}
+        for row, doc, s in zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()):
+            pb = items[row][1]
+            if datas[doc].startswith(pb, s):
+                found.setdefault(row, {}).setdefault(doc, set()).add(s)
+        for row, per_doc in found.items():
+            out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
+        return out
+
+    def _data(self, key: str) -> bytes:
+        sk = self._skel.get(key)
+        if sk is not None:
+            return sk.data
+        return self.skeleton(key).data
+
+
+def _mix(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return (a * _K1) ^ (b * _K2) ^ c
+
+
+def _bucket(k: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return ((k * _MIX) >> np.uint64(64 - _BITMAP_BITS)).view(np.int64)
+
+
+def _count(text: str, passage: str) -> int:
+    """Occurrences of ``passage`` in ``text``, overlapping ones included."""
+    n = 0
+    i = find(text, passage)
+    while i >= 0:
+        n += 1
+        i = find(text, passage, i + 1)
+    return n
+
+
+def _offsets(text: str, passage: str) -> tuple[list[int], int]:
+    """(first MAX_OFFSETS offsets, total count) of ``passage`` in ``text``, overlapping."""
+    offs: list[int] = []
+    n = 0
+    i = find(text, passage)
+    while i >= 0:
+        if n < MAX_OFFSETS:
+            offs.append(i)
+        n += 1
+        i = find(text, passage, i + 1)
+    return offs, n
+
+
+def find_normalized(skidx: SkeletonIndex, passage: str, passage_norm: str | None = None,
+                    limit: int = MAX_OFFSETS) -> list[tuple[int, int]]:
+    """Every original span ``[s, e)`` of the document whose ``ascii`` normalization equals the
+    passage's (:func:`~mtcb_curate.verify.normalize.normalize_passage`), in document order.
+
+    Complete and exact: a normalized occurrence has its skeleton in the document skeleton, so
+    only the regions around skeleton occurrences are normalized (:meth:`SkeletonIndex.region`
+    guarantees they contain any such span with the same normalization as in the whole text),
+    and each span is checked by normalizing it on its own. A passage whose normalization is
+    empty or has no letter or digit gives ``[]``.
+
+    Cost: one ``bytes.find`` over the skeleton when absent; else about 0.1-0.3 ms per region.
+    """
+    pn = normalize_passage(passage) if passage_norm is None else passage_norm
+    if not pn:
+        return []
+    sk = skeleton(pn)
+    if not sk:
+        return []
+    hits = skidx.find_all(sk, limit=1_000_000)
+    if not hits:
+        return []
+    regions: list[list[int]] = []
+    for x in hits:
+        a, b = skidx.region(x, x + len(sk))
+        if regions and a <= regions[-1][1]:
+            regions[-1][1] = max(regions[-1][1], b)
+        else:
+            regions.append([a, b])
+    text = skidx.text
+    spans: list[tuple[int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    for a, b in regions:
+        norm = normalize(text, "ascii", a, b)
+        for k in norm.find_all(pn, limit=limit):
+            s, _, changed_first = norm.char_origin(k)
+            _, e, changed_last = norm.char_origin(k + len(pn) - 1)
+            if (s, e) in seen:
+                continue
+            # Ends on unchanged characters: the span normalizes to pn by construction (the map
+            # property tested in tests/test_normalize.py); otherwise check it.
+            if not (changed_first or changed_last) or normalize_passage(text[s:e]) == pn:
+                seen.add((s, e))
+                spans.append((s, e))
+                if len(spans) >= limit:
+                    return spans
+    return spans
