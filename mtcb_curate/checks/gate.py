@@ -1,0 +1,95 @@
+"""The quality checklist: MTCB's pre-publish checklist made executable, the gate of ``publish``.
+
+MTCB's own checklist (chonkie-inc/mtcb, condensed in ``../shared/notes/mtcb.md``): every
+supporting passage verbatim in its document; no duplicate questions; minimal passages;
+questions answerable from the passage; metadata linking every question to its corpus entry;
+both configs load. ``CHECKS`` lists the checks in the order they run and are shown; each is a
+``Check`` (id, worst status, function, description) and gives ``pass``, ``warn`` or ``fail``
+(or ``skip``), with the offending pair ids and one line of reason per pair.
+
+=================  ======  ==================================================================
+id                 worst   what fails or warns
+=================  ======  ==================================================================
+``verbatim``       fail    an accepted pair's passage is empty or not an exact substring of
+                           its own document (``verify``)
+``unique_passage`` warn    the passage also occurs in another document (that document's
+                           chunks would count as hits too)
+``duplicates``     fail    identical questions, or an unresolved near-duplicate cluster,
+                           among accepted pairs (``neardup``; "not duplicates" marks hold)
+``passage_length`` fail    warn below ``min_chars`` or above ``max_chars``; fail above twice
+                           ``max_chars`` (also reported in tokens)
+``answerable``     warn    the answer's content words are mostly absent from the passage (on
+                           demand an LLM judges those pairs again, ``llm.judge``); the answer
+                           is longer than ``MAX_ANSWER_CHARS``
+``question_form``  fail    fail: empty question, or over twice ``MAX_QUESTION_CHARS``
+                           (``question_form``); warn: over-long, yes/no, trivial, not a question
+``links``          fail    the document key matches no corpus row or several; chunk_index out
+                           of range, or its window does not contain the passage
+``corpus``         fail    fail: an empty document; warn: documents without an accepted pair
+``reviewed``       fail    a pair is undecided, skipped or flagged (skipped without workspace)
+``loads``          fail    the publish layout, written to a temporary folder, does not load
+                           with ``datasets.load_dataset`` with the expected rows, columns, types
+=================  ======  ==================================================================
+
+Without a workspace every pair counts as accepted and ``reviewed`` is skipped with a warning,
+so the checklist runs on any MTCB dataset in CI.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from mtcb_curate.checks import links, loads, passages, questions
+from mtcb_curate.checks.base import Check, CheckContext, ChecklistReport, CheckResult, Judge, Limits
+from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate.store.session import ReviewSession
+
+#: The checks, in the order they run and are shown.
+CHECKS: tuple[Check, ...] = (
+    passages.verbatim, passages.unique_passage, questions.duplicates, passages.passage_length,
+    questions.answerable, questions.question_form, links.links, links.corpus, links.reviewed, loads.loads,
+)
+
+#: Check ids, in the order they run and are shown.
+CHECK_IDS: tuple[str, ...] = tuple(c.id for c in CHECKS)
+
+#: id -> check.
+CHECKS_BY_ID: dict[str, Check] = {c.id: c for c in CHECKS}
+
+
+def run_check(check: Check, ctx: CheckContext) -> CheckResult:
+    """Run one check on ``ctx``, timed (``seconds``)."""
+    t0 = time.perf_counter()
+    result = check(ctx)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
+                  threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
+                  progress: Callable[[str], None] | None = None, judge: Judge | None = None) -> ChecklistReport:
+    """Run every check of ``CHECKS`` on ``session`` (see the module docstring).
+
+    Args:
+        session: the review session (only read).
+        has_workspace: False treats every pair as accepted and skips ``reviewed``.
+        limits: passage length bounds (default: ``Limits.resolve`` of the dataset's profile,
+            without the config file).
+        threshold: near-duplicate question similarity threshold (``neardup``).
+        loads: run the ``loads`` check (writes and loads the publish layout: about 1-2 s).
+        progress: called with each check id as it starts.
+        judge: the LLM judge on demand (``llm.judge``): the pairs the lexical ``answerable``
+            check warns about are judged again, and its verdict replaces the lexical one.
+
+    Returns:
+        A ``ChecklistReport``; ``report.passed`` is the gate.
+    """
+    ctx = CheckContext.build(session, has_workspace=has_workspace, limits=limits, threshold=threshold,
+                             loads=loads, judge=judge)
+    results = []
+    for check in CHECKS:
+        if progress is not None:
+            progress(check.id)
+        results.append(run_check(check, ctx))
+    return ChecklistReport(results, ctx.accepted, has_workspace)

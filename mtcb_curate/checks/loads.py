@@ -1,0 +1,72 @@
+"""The ``loads`` check: the publish layout, written to a temporary folder, loads with
+``datasets.load_dataset``. Builds the tables with ``hub.tables`` (pure; the Hub is never
+contacted)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check
+from mtcb_curate.plaintext import one_line
+
+
+def _hub_names():
+    """``(PublishError, build_tables, quiet_datasets)`` from the Hub package (imported on use:
+    ``pyarrow``/``datasets`` are slow to import)."""
+    try:
+        from mtcb_curate.hub.errors import PublishError
+        from mtcb_curate.hub.tables import build_tables
+    except ImportError:  # the Hub package before its split
+        from mtcb_curate.hub.publish import PublishError, build_tables
+    try:
+        from mtcb_curate.hub.quiet import quiet_datasets
+    except ImportError:
+        from mtcb_curate.hub.publish import quiet_datasets
+    return PublishError, build_tables, quiet_datasets
+
+
+@check("loads", CheckStatus.FAIL)
+def loads(ctx: CheckContext) -> CheckResult:
+    """Fails: the publish layout, written to a temporary folder, does not load with
+    ``datasets.load_dataset`` with the expected rows, columns, types (skipped when not asked)."""
+    if not ctx.loads:
+        return CheckResult("loads", CheckStatus.SKIP, "not run")
+    from mtcb_curate.hub.layout import write_hub_layout
+
+    PublishError, build_tables, quiet_datasets = _hub_names()
+    try:
+        corpus, questions, _notes = build_tables(ctx.session, accepted=ctx.accepted)
+    except PublishError as exc:
+        return CheckResult("loads", CheckStatus.FAIL, f"the publish layout cannot be built: {exc}")
+    if questions.num_rows == 0:
+        return CheckResult("loads", CheckStatus.FAIL, "no accepted pair: the questions config would be empty and "
+                                                      "does not load with datasets")
+    with tempfile.TemporaryDirectory(prefix="mtcb-curate-loads-") as tmp:
+        folder = Path(tmp)
+        write_hub_layout(folder, corpus, questions, body="# checklist: loads\n")
+        try:
+            import datasets
+
+            problems = []
+            with quiet_datasets():
+                for config, table in (("corpus", corpus), ("questions", questions)):
+                    loaded = datasets.load_dataset(str(folder), config, split="train",
+                                                   cache_dir=str(folder / ".cache"))
+                    if loaded.num_rows != table.num_rows:
+                        problems.append(f"{config}: {loaded.num_rows} rows loaded, {table.num_rows} written")
+                    if loaded.column_names != table.column_names:
+                        problems.append(f"{config}: columns {loaded.column_names} loaded, {table.column_names} written")
+                    else:
+                        got = loaded.data.table.schema
+                        for name in table.column_names:
+                            if got.field(name).type != table.schema.field(name).type:
+                                problems.append(f"{config}.{name}: type {got.field(name).type}, "
+                                                f"expected {table.schema.field(name).type}")
+        except Exception as exc:  # noqa: BLE001 - any failure to load is what this check reports
+            return CheckResult("loads", CheckStatus.FAIL, f"datasets.load_dataset failed: {type(exc).__name__}: "
+                                                          f"{one_line(str(exc), 200)}")
+    if problems:
+        return CheckResult("loads", CheckStatus.FAIL, "; ".join(problems))
+    return CheckResult("loads", CheckStatus.PASS, f"both configs load with datasets: corpus {corpus.num_rows} rows, "
+                                                  f"questions {questions.num_rows} rows")

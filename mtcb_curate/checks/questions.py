@@ -1,0 +1,126 @@
+"""Checks on questions and answers: ``duplicates``, ``answerable``, ``question_form``; and the
+lexical helpers (``content_words``, ``answer_overlap``) and the answer bound ``llm.generate``
+shares to refuse candidates."""
+
+from __future__ import annotations
+
+import re
+
+from mtcb_curate.checks import question_form as form
+from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result
+from mtcb_curate.neardup import similarity as neardup
+
+#: ``answerable`` warns when fewer than this share of the answer's content words (lower case,
+#: stopwords removed, numbers without separators) occur in the passage. Our own lexical
+#: threshold: a supporting passage normally contains the figure or name the answer gives; a
+#: paraphrased answer ("It increased") has few content words and is judged on those.
+MIN_ANSWER_OVERLAP = 0.5
+
+#: An answer longer than this (characters) is not the concise answer of one or two sentences
+#: MTCB asks for: ``answerable`` warns, and a generated candidate is refused. Our bound: the
+#: longest answer in the shared data is 609 characters (a FinanceBench answer listing three
+#: lawsuits); squad-mtcb's longest is 160.
+MAX_ANSWER_CHARS = 1_000
+
+_STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or but as is are was were be been being it its this "
+    "that these those which who whom whose what when where why how do does did has have had not no "
+    "than then so such there their they them he she his her we our you your i me my than about into "
+    "over under also per".split())
+_TOKEN = re.compile(r"[^\W_]+(?:[.,][0-9]+)*")
+
+
+def answer_length_problem(answer: str) -> str | None:
+    """Why ``answer`` is too long (one line), or None: more than ``MAX_ANSWER_CHARS`` characters."""
+    n = len(answer)
+    if n > MAX_ANSWER_CHARS:
+        return f"answer of {n:,} characters: over the maximum {MAX_ANSWER_CHARS} (one or two sentences)"
+    return None
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of ``text`` minus stopwords; numbers lose their thousands separators
+    (``1,234.5`` -> ``1234.5``)."""
+    out = set()
+    for w in _TOKEN.findall(text.lower()):
+        w = w.replace(",", "") if any(ch.isdigit() for ch in w) else w
+        if w and w not in _STOPWORDS:
+            out.add(w)
+    return out
+
+
+def answer_overlap(answer: str, passage: str) -> float | None:
+    """Share (0-1) of the answer's content words found in the passage; None when the answer
+    has none (empty, or stopwords only)."""
+    words = content_words(answer)
+    if not words:
+        return None
+    have = content_words(passage)
+    # A number in the answer also matches a number in the passage written with a unit glued
+    # on ("$10" / "10"): compare digits-only forms too.
+    digits = {re.sub(r"[^0-9.]", "", w) for w in have}
+    hit = sum(1 for w in words if w in have or (any(c.isdigit() for c in w) and re.sub(r"[^0-9.]", "", w) in digits))
+    return hit / len(words)
+
+
+@check("duplicates", CheckStatus.FAIL)
+def duplicates(ctx: CheckContext) -> CheckResult:
+    """Fails: identical questions, or an unresolved near-duplicate cluster, among accepted pairs
+    (``neardup``; "not duplicates" marks hold)."""
+    items = [neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
+    clusters = neardup.find_clusters(items, threshold=ctx.threshold, not_duplicates=ctx.session.not_duplicates())
+    reasons = {}
+    for c in clusters:
+        for pid in c.ids:
+            others = ", ".join(f"#{o}" for o in c.ids if o != pid)
+            reasons[pid] = f"{c.reason} with {others}"
+    return result("duplicates", reasons, set(reasons),
+                  f"{len(clusters)} unresolved near-duplicate cluster(s) among accepted pairs "
+                  f"(threshold {ctx.threshold:g})" if clusters else "no identical or near-duplicate questions "
+                  "among accepted pairs")
+
+
+@check("answerable", CheckStatus.WARN)
+def answerable(ctx: CheckContext) -> CheckResult:
+    """Warns: the answer's content words are mostly absent from the passage (on demand an LLM
+    judges those pairs again, ``llm.judge``); the answer is longer than ``MAX_ANSWER_CHARS``."""
+    views = ctx.views
+    reasons = {}
+    for pid, v in views.items():
+        share = answer_overlap(v.answer, v.passage)
+        if share is not None and share < MIN_ANSWER_OVERLAP:
+            reasons[pid] = f"only {share:.0%} of the answer's content words are in the passage"
+    too_long = {pid: why for pid, v in views.items() if (why := answer_length_problem(v.answer))}
+    message = f"the passage should contain what the answer states (lexical overlap ≥ {MIN_ANSWER_OVERLAP:.0%})"
+    if ctx.judge is not None and reasons:
+        verdicts = ctx.judge([(pid, views[pid].question, views[pid].answer, views[pid].passage)
+                              for pid in sorted(reasons)])
+        cleared = 0
+        for pid, (supported, why) in verdicts.items():
+            if supported is True:
+                del reasons[pid]
+                cleared += 1
+            elif supported is False:
+                reasons[pid] = f"LLM judge: not supported: {why}"
+            else:
+                reasons[pid] += f" (LLM judge gave no verdict: {why})"
+        message += f"; LLM judge: {len(verdicts)} judged, {cleared} supported after all"
+    for pid, why in too_long.items():
+        reasons[pid] = f"{reasons[pid]}; {why}" if pid in reasons else why
+    message += f"; answers of at most {MAX_ANSWER_CHARS:,} characters"
+    return result("answerable", reasons, set(), message)
+
+
+@check("question_form", CheckStatus.FAIL)
+def question_form(ctx: CheckContext) -> CheckResult:
+    """Fails: an empty question, or one over twice ``MAX_QUESTION_CHARS`` (``question_form``);
+    warns: over-long, yes/no, trivial, not a question."""
+    reasons, failing = {}, set()
+    for pid, v in ctx.views.items():
+        problem = form.form_problem(v.question)
+        if problem is not None:
+            severity, why = problem
+            reasons[pid] = why
+            if severity == "fail":
+                failing.add(pid)
+    return result("question_form", reasons, failing, "no empty, over-long, yes/no, trivial or non-questions")
