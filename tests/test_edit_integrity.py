@@ -264,7 +264,7 @@ async def test_a_failed_save_keeps_the_dialog_and_the_text_and_a_retry_saves(bre
                                                                              failure):
     session = opened(breaks_source, tmp_path / "ws")
     app = CurateApp(session)
-    real_edit = session.workspace.edit
+    real_edit = session.workspace._apply_edits  # the fault comes from below the workspace boundary
     calls = []
 
     def failing_once(*args, **kw):
@@ -273,7 +273,7 @@ async def test_a_failed_save_keeps_the_dialog_and_the_text_and_a_retry_saves(bre
             raise failure
         return real_edit(*args, **kw)
 
-    monkeypatch.setattr(session.workspace, "edit", failing_once)
+    monkeypatch.setattr(session.workspace, "_apply_edits", failing_once)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("j")

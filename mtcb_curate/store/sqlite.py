@@ -11,7 +11,8 @@ One writer at a time: the process that writes holds an ``flock`` on the workspac
 read-only) even when someone deletes the ``lock`` file; the kernel releases it when that process
 dies, even on ``kill -9``.
 
-Storage faults are ``WorkspaceError``s of one line naming the folder, never a traceback:
+Storage faults are ``WorkspaceError``s of one line naming the folder, never a traceback (every
+public method turns ``sqlite3.Error`` and ``OSError`` into one; a closed workspace says so):
 ``WorkspaceReadOnly`` when a writer cannot write there (a read-only file system, no
 permission), ``WorkspaceFull`` when the disk is full (on opening, or a change during a session:
 that change is not saved, every earlier one is). Readers open a workspace on read-only storage
@@ -41,10 +42,11 @@ import sqlite3
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mtcb_curate.errors import WorkspaceError, WorkspaceFull, WorkspaceLocked, WorkspaceReadOnly
 
@@ -148,6 +150,27 @@ class HistoryEntry:
     before: Any
     after: Any
     via: str | None = None
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _storage_boundary(method: _F) -> _F:
+    """The workspace boundary: a ``Workspace`` method raises ``WorkspaceError`` (a
+    ``CurateError``), never ``sqlite3.Error`` or ``OSError``, so the front ends catch one type.
+    A closed workspace says so."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Workspace", *args: Any, **kwargs: Any) -> Any:
+        if self._conn is None:
+            raise WorkspaceError(f"{self.path}: the workspace is closed")
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.Error, OSError) as exc:
+            raise (_storage_error(self.path, exc, opening=False)
+                   or WorkspaceError(f"{self.path}: the workspace cannot be used ({exc})")) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 class Workspace:
@@ -258,17 +281,20 @@ class Workspace:
 
     # -- metadata --------------------------------------------------------------------------
 
+    @_storage_boundary
     def get_meta(self, key: str) -> str | None:
         """A metadata value (``dataset``, ``source``, ``fingerprint`` ...), or None."""
         row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
+    @_storage_boundary
     def set_meta(self, **values: str) -> None:
         """Store metadata values, in one transaction."""
         self._writable()
         with self._tx():
             self._conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
 
+    @_storage_boundary
     def bind(self, dataset: str, source_spec: list[str], fingerprint: str) -> None:
         """Tie the workspace to a dataset and its questions, or check that it already is.
 
@@ -291,6 +317,7 @@ class Workspace:
         if json.loads(self.get_meta("source") or "[]") != source_spec and not self.read_only:
             self.set_meta(source=json.dumps(source_spec))
 
+    @_storage_boundary
     def source_spec(self) -> list[str] | None:
         """The source the workspace was last opened with, as ``load_source`` takes it."""
         raw = self.get_meta("source")
@@ -298,11 +325,13 @@ class Workspace:
 
     # -- reading ---------------------------------------------------------------------------
 
+    @_storage_boundary
     def decisions(self) -> dict[int, Decision]:
         """Every current decision, by pair id (undecided pairs are absent)."""
         return {pid: Decision(s, r, at) for pid, s, r, at in
                 self._conn.execute("SELECT pair_id, status, reason, decided_at FROM decisions")}
 
+    @_storage_boundary
     def edits(self) -> dict[int, dict[str, str]]:
         """Every current edit: pair id -> {field: edited text}."""
         out: dict[int, dict[str, str]] = {}
@@ -310,6 +339,7 @@ class Workspace:
             out.setdefault(pid, {})[f] = json.loads(v)
         return out
 
+    @_storage_boundary
     def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
         """The action history, oldest first."""
         sql = "SELECT seq, at, pair_id, kind, before, after, via FROM history"
@@ -318,15 +348,18 @@ class Workspace:
         return [HistoryEntry(s, at, p, k, _load(b), _load(a), v)
                 for s, at, p, k, b, a, v in self._conn.execute(sql + " ORDER BY seq")]
 
+    @_storage_boundary
     def added_pairs(self) -> dict[int, dict[str, Any]]:
         """Pairs added in this workspace (LLM generation): pair id -> value, ids ascending."""
         return {pid: json.loads(v) for pid, v in
                 self._conn.execute("SELECT pair_id, value FROM added_pairs ORDER BY pair_id")}
 
+    @_storage_boundary
     def not_duplicates(self) -> set[tuple[int, int]]:
         """Id pairs (a < b) the curator marked as not duplicates."""
         return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM not_duplicates")}
 
+    @_storage_boundary
     def decision_times(self) -> list[float]:
         """Unix times (seconds) of the live ``decide`` actions, oldest first."""
         return [r[0] for r in self._conn.execute(
@@ -334,6 +367,7 @@ class Workspace:
 
     # -- writing ---------------------------------------------------------------------------
 
+    @_storage_boundary
     def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
                via: str | None = None) -> int:
         """Record a decision (``status`` None makes the pair undecided again); returns the history seq.
@@ -348,6 +382,7 @@ class Workspace:
             self._apply_decision(pair_id, after, at)
             return self._log(at, pair_id, "decide", before, after, via)
 
+    @_storage_boundary
     def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
                     at: float | None = None) -> list[int]:
         """Several decisions in ONE transaction (all or none), e.g. "keep one" in a near-duplicate
@@ -364,6 +399,7 @@ class Workspace:
                 seqs.append(self._log(at, pair_id, "decide", before, after, via))
         return seqs
 
+    @_storage_boundary
     def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
              via: str | None = None) -> int:
         """Record edits to a pair's fields (a None value restores the source text); returns the seq.
@@ -379,6 +415,7 @@ class Workspace:
             self._apply_edits(pair_id, changes, at)
             return self._log(at, pair_id, "edit", before, changes, via)
 
+    @_storage_boundary
     def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
                  at: float | None = None) -> int:
         """Store a new pair (from LLM generation) under ``pair_id``; returns the history seq.
@@ -398,6 +435,7 @@ class Workspace:
                 raise WorkspaceError(f"{self.path}: pair id {pair_id} is already in use") from None
             return self._log(at, pair_id, "add", None, value, via)
 
+    @_storage_boundary
     def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
         """Remember that each id pair is NOT a near-duplicate; returns the history seq, or None
         when every pair was already marked. The entry's ``pair_id`` is the smallest id involved."""
@@ -410,6 +448,7 @@ class Workspace:
             self._conn.executemany("INSERT INTO not_duplicates VALUES (?, ?, ?)", [(a, b, at) for a, b in new])
             return self._log(at, new[0][0], "not_duplicates", None, {"pairs": [list(p) for p in new]}, None)
 
+    @_storage_boundary
     def undo(self) -> HistoryEntry | None:
         """Undo the latest live action (any number of times, across restarts); None when none is left."""
         self._writable()

@@ -10,7 +10,6 @@ member's id for the review screen to show. Both actions are undone in the review
 
 from __future__ import annotations
 
-import sqlite3
 
 from rich.text import Text
 from textual import events
@@ -207,7 +206,7 @@ class ClusterScreen(ModalScreen[int | None]):
         self._armed = None
         try:
             rejected = self.session.keep_one(keep, [keep, *others])
-        except (CurateError, sqlite3.Error, OSError, IndexError) as exc:
+        except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         self.changed = True
@@ -224,7 +223,7 @@ class ClusterScreen(ModalScreen[int | None]):
             return
         try:
             marked = self.session.mark_not_duplicates(list(self.cluster.ids))
-        except (CurateError, sqlite3.Error, OSError, IndexError) as exc:
+        except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         if not marked:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Callable
 
 from rich.text import Text
@@ -19,9 +18,9 @@ from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea, restore_line_
 
 FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage", "Supporting passage"))
 
-# What a failed save can raise: the workspace's own errors, SQLite's (a full disk is
-# ``sqlite3.OperationalError: database or disk is full``) and the file system's (ENOSPC).
-SAVE_ERRORS = (CurateError, sqlite3.Error, OSError, ValueError)
+# What a failed save can raise: the workspace's own errors (a storage fault, SQLite's or the
+# file system's, arrives as a ``WorkspaceError``) and an unknown field.
+SAVE_ERRORS = (CurateError, ValueError)
 # The longest ctrl+s waits for the keys typed before it to be handled, in seconds.
 KEYS_WAIT_S = 2.0
 

@@ -10,7 +10,6 @@ response cache: running it again with the same N costs nothing).
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from rich.text import Text
@@ -237,7 +236,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
                 added.append(self.session.add_pair(c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
                                                    origin="generate",
                                                    details={"model": c.model, "request": c.cache_key}))
-        except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
+        except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
         if added:
             self.notify(f"Added {len(added)} undecided pair(s): {', '.join(f'#{i}' for i in added)}.", timeout=4)

@@ -9,7 +9,6 @@ undoable edit recorded ``via="regenerate"``), ``a`` adds the candidate as a new 
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from rich.text import Text
@@ -246,7 +245,7 @@ class RegenerateScreen(ModalScreen[int | None]):
         try:
             changed = self.session.edit(self.pid, {"question": c.question, "answer": c.answer,
                                                    "supporting_passage": c.passage}, via="regenerate")
-        except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
+        except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         if changed:
@@ -265,7 +264,7 @@ class RegenerateScreen(ModalScreen[int | None]):
                                         origin="generate",
                                         details={"model": c.model, "request": c.cache_key,
                                                  "regenerated_from": self.pid})
-        except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
+        except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         self.notify(f"Added as new pair #{new} (undecided).", timeout=3)

@@ -7,7 +7,6 @@ of a passage that is not verbatim; checking every passage at start) runs in thre
 
 from __future__ import annotations
 
-import sqlite3
 
 from rich.text import Text
 from textual import work
@@ -400,7 +399,7 @@ class ReviewScreen(Screen[None]):
             return
         try:
             self.session.decide(pid, status, reason)
-        except (CurateError, sqlite3.Error, OSError) as exc:
+        except CurateError as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         self._advance_from(pid)
@@ -460,7 +459,7 @@ class ReviewScreen(Screen[None]):
             return
         try:
             pid = self.session.undo()
-        except (CurateError, sqlite3.Error, OSError) as exc:
+        except CurateError as exc:
             self.notify(f"Undo failed: {exc}", severity="error", timeout=10, markup=False)
             return
         if pid is None:
@@ -563,7 +562,7 @@ class ReviewScreen(Screen[None]):
         the history) and verify it again at once."""
         try:
             changed = self.session.edit(pid, {"supporting_passage": passage}, via=via)
-        except (CurateError, sqlite3.Error, OSError, ValueError) as exc:
+        except (CurateError, ValueError) as exc:
             self.notify(f"Repair not saved: {exc}", severity="error", timeout=10, markup=False)
             return
         if not changed:

@@ -10,7 +10,6 @@ are cached, so running it again does not pay twice).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from typing import Any
 
@@ -114,7 +113,7 @@ class SemanticDedupScreen(ModalScreen[None]):
 
                 clusters.store_llm_clusters(self.session, groups)
                 self.stored = True
-            except (CurateError, sqlite3.Error, OSError) as exc:
+            except CurateError as exc:
                 t.append(f"Not stored: {printable(str(exc), keep_newlines=False)}\n\n", style="bold")
         t.append(f"{result.calls} call(s), {result.cached_calls} from the cache. ")
         t.append(f"{len(groups)} cluster(s) found", style="bold")
