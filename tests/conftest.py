@@ -116,3 +116,29 @@ def fake_llm(llm_http_server):
     llm_http_server.clear()
     yield FakeChat(llm_http_server)
     llm_http_server.clear()
+
+
+# -- shared set-ups (see support.py) ------------------------------------------------------
+
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    """A workspace folder for the test (not created: opening a session creates it)."""
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def review_at_once(monkeypatch) -> None:
+    """The review screen scans and locates passages with the first frame (no delay), so
+    ``support.settle`` sees the results. Use with ``pytestmark = pytest.mark.usefixtures(...)``."""
+    from support import review_at_once as now
+
+    now(monkeypatch)
+
+
+@pytest.fixture
+def cli():
+    """``support.call_main``: ``main(argv)`` in-process -> ``(returncode, stdout, stderr)``."""
+    from support import call_main
+
+    return call_main

@@ -2,64 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from textual.widgets import Static, TextArea
+from textual.widgets import TextArea
 
-from conftest import CORPUS, QUESTIONS, write_jsonl
+from conftest import CORPUS, QUESTIONS
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.app.sources import Options, open_session
-from mtcb_curate.tui.app import CurateApp
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.review import ReviewScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer
+# SIZE, opened, settle, text_of and current are imported from here by other test modules.
+from support import SIZE, current, opened, review_app, settle, text_of, write_source  # noqa: F401
 
-SIZE = (160, 45)
-
-
-def opened(source: Path, ws: Path, **kw):
-    return open_session(Options("ficha", source=[str(source)], workspace=ws, **kw))
-
-
-def text_of(app, selector: str) -> str:
-    """Plain text of a Static, or of a QA panel section given as ``#qa-NAME``."""
-    if selector.startswith("#qa-"):
-        return app.screen.query_one(QAPanel).section_text(selector.removeprefix("#qa-"))
-    return str(app.screen.query_one(selector, Static).content)
-
-
-def current(app) -> int | None:
-    return app.screen.query_one(PairList).current
-
-
-async def settle(app, pilot) -> None:
-    await pilot.pause()  # lets timers due now (the passage scan) start their workers
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-@pytest.fixture
-def ws(tmp_path) -> Path:
-    return tmp_path / "ws"
-
-
-@pytest.fixture(autouse=True)
-def scan_at_once(monkeypatch):
-    """Start the passage scan with the first frame, so ``settle`` sees its result."""
-    from mtcb_curate.tui.screens import review
-
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+pytestmark = pytest.mark.usefixtures("review_at_once")
 
 
 async def test_opens_on_first_pair_with_source_and_progress(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         assert isinstance(app.screen, ReviewScreen)
         assert current(app) == 0
         assert "What does Alpha make?" in text_of(app, "#qa-question")
@@ -68,14 +29,11 @@ async def test_opens_on_first_pair_with_source_and_progress(tiny, ws):
         progress = text_of(app, "#progress")
         assert "decided 0/3" in progress and "1 passages not verbatim" in progress
         assert "EXACT" in text_of(app, "#qa-verdict")
-    session.workspace.close()
 
 
 async def test_decision_keys_commit_and_advance(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("a")
         assert session.status(0) is Status.ACCEPTED and current(app) == 1
         await pilot.press("f")
@@ -83,7 +41,6 @@ async def test_decision_keys_commit_and_advance(tiny, ws):
         await pilot.press("space")
         assert session.status(2) is Status.SKIPPED
         assert "decided 3/3" in text_of(app, "#progress")
-    session.workspace.close()
     # Committed: a fresh connection sees every decision.
     again = opened(tiny, ws)
     assert [again.status(i) for i in range(3)] == [Status.ACCEPTED, Status.FLAGGED, Status.SKIPPED]
@@ -92,9 +49,7 @@ async def test_decision_keys_commit_and_advance(tiny, ws):
 
 async def test_reject_with_reason_without_reason_and_cancel(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("x", "2")  # duplicate
         assert session.view(0).status is Status.REJECTED and session.view(0).reason == "duplicate"
         assert current(app) == 1
@@ -104,36 +59,27 @@ async def test_reject_with_reason_without_reason_and_cancel(tiny, ws):
         assert session.status(2) is Status.UNDECIDED and current(app) == 2
         await pilot.press("k", "k")
         assert "duplicate" in text_of(app, "#qa-head")
-    session.workspace.close()
 
 
 async def test_undo_is_unlimited_and_survives_restart(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("a", "a", "a")
         await pilot.press("u")
         assert session.status(2) is Status.UNDECIDED and current(app) == 2
-    session.workspace.close()
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         assert current(app) == 2  # resumes at the first undecided pair
         await pilot.press("u", "u")
         assert [session.status(i) for i in range(3)] == [Status.UNDECIDED] * 3
         assert current(app) == 0
         await pilot.press("u")  # nothing left: no crash, nothing changes
         assert session.decided == 0
-    session.workspace.close()
 
 
 async def test_navigation_keys(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("j")
         assert current(app) == 1
         await pilot.press("down")
@@ -147,14 +93,11 @@ async def test_navigation_keys(tiny, ws):
         assert current(app) == 2
         await pilot.press("n")  # wraps to the first undecided
         assert current(app) == 0
-    session.workspace.close()
 
 
 async def test_filter_view_cycles_and_decisions_leave_the_undecided_view(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         queue = app.screen.query_one(PairList)
         await pilot.press("v")
         assert "undecided (3)" in text_of(app, "#queue-title")
@@ -165,14 +108,11 @@ async def test_filter_view_cycles_and_decisions_leave_the_undecided_view(tiny, w
         for _ in range(4):
             await pilot.press("v")
         assert "all (3)" in text_of(app, "#queue-title")
-    session.workspace.close()
 
 
 async def test_edit_passage_is_rechecked_and_undoable(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("j", "j")
         await settle(app, pilot)
         assert "NORMALIZED" in text_of(app, "#qa-verdict")
@@ -191,14 +131,11 @@ async def test_edit_passage_is_rechecked_and_undoable(tiny, ws):
         assert "NORMALIZED" in text_of(app, "#qa-verdict")
         await pilot.press("e", "escape")  # cancel changes nothing
         assert session.view(2).edited == frozenset()
-    session.workspace.close()
 
 
 async def test_search_jumps_to_matches(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("slash", *"bells", "enter")
         assert current(app) == 2
         await pilot.press("slash", *"no such text", "enter")
@@ -207,14 +144,11 @@ async def test_search_jumps_to_matches(tiny, ws):
         app.screen.query_one("Input").value = "revenue"
         await pilot.press("enter")
         assert current(app) == 1
-    session.workspace.close()
 
 
 async def test_help_lists_every_key_and_rebinding_works(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session, keymap={"accept": "y"})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session, keymap={"accept": "y"}) as (app, pilot):
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         rows = {action for _, action, _ in app.screen.rows}
@@ -224,30 +158,23 @@ async def test_help_lists_every_key_and_rebinding_works(tiny, ws):
         await pilot.press("escape")
         await pilot.press("y")
         assert session.status(0) is Status.ACCEPTED
-    session.workspace.close()
 
 
 async def test_quit_key_exits(tiny, ws):
     session = opened(tiny, ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
-    session.workspace.close()
 
 
 async def test_read_only_refuses_decisions(tiny, ws):
     opened(tiny, ws).workspace.close()
     session = opened(tiny, ws, read_only=True)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         assert "READ-ONLY" in text_of(app, "#source-bar")
         await pilot.press("a", "u", "e")
         assert session.decided == 0 and current(app) == 0
-    session.workspace.close()
 
 
 HOSTILE = ["[/]", "[bold]bold?[/bold]", "[@click=app.quit]click me[/]", "\x1b[31mred\x1b[0m", "[$accent]var"]
@@ -255,17 +182,14 @@ HOSTILE = ["[/]", "[bold]bold?[/bold]", "[@click=app.quit]click me[/]", "\x1b[31
 
 async def test_hostile_strings_show_literally_and_do_nothing(tmp_path, ws):
     text = "Intro line.\n" + " ".join(HOSTILE) + "\nEnd."
-    write_jsonl(tmp_path / "h" / "corpus.jsonl", [{"ticker": "[/]", "company": "[bold]", "text": text}])
-    write_jsonl(tmp_path / "h" / "questions.jsonl", [
+    write_source(tmp_path / "h", [{"ticker": "[/]", "company": "[bold]", "text": text}], [
         {"question": " ".join(HOSTILE), "answer": "[@click=app.quit]a[/]", "supporting_passage": " ".join(HOSTILE),
          "ticker": "[/]", "company": "[bold]", "chunk_index": None},
         {"question": "second", "answer": "b", "supporting_passage": "\x1b[2J", "ticker": "[/]",
          "company": "[bold]", "chunk_index": None},
     ])
     session = opened(tmp_path / "h", ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         question = text_of(app, "#qa-question")
         for h in ("[/]", "[bold]bold?[/bold]", "[@click=app.quit]click me[/]", "[$accent]var"):
             assert h in question
@@ -291,7 +215,6 @@ async def test_hostile_strings_show_literally_and_do_nothing(tmp_path, ws):
         await pilot.press("a")
         await settle(app, pilot)
         assert current(app) == 1 and "\x1b" not in text_of(app, "#qa-passage")
-    session.workspace.close()
 
 
 async def test_bad_rows_open_with_visible_flags(tmp_path, ws):
@@ -299,12 +222,9 @@ async def test_bad_rows_open_with_visible_flags(tmp_path, ws):
     rows[1]["ticker"] = "ZZZ"  # matches no document
     rows[2]["chunk_index"] = "abc"
     corpus = CORPUS + [dict(CORPUS[0], company="Alpha again")]  # duplicate key AAA
-    write_jsonl(tmp_path / "bad" / "corpus.jsonl", corpus)
-    write_jsonl(tmp_path / "bad" / "questions.jsonl", rows)
+    write_source(tmp_path / "bad", corpus, rows)
     session = opened(tmp_path / "bad", ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         assert "input problem" in text_of(app, "#source-bar")
         assert "matches 2 corpus rows" in text_of(app, "#qa-flags")
         await pilot.press("j")
@@ -316,19 +236,15 @@ async def test_bad_rows_open_with_visible_flags(tmp_path, ws):
         assert "chunk_index" in text_of(app, "#qa-flags")
         await pilot.press("a")  # still decidable
         assert session.status(2) is Status.ACCEPTED
-    session.workspace.close()
 
 
 async def test_passage_is_highlighted_and_centred_in_a_long_document(tmp_path, ws):
     lines = [f"Line {i} of a long filing with some words." for i in range(30000)]
     passage = lines[25000]
-    write_jsonl(tmp_path / "long" / "corpus.jsonl", [{"ticker": "L", "text": "\n".join(lines)}])
-    write_jsonl(tmp_path / "long" / "questions.jsonl",
-                [{"question": "q?", "answer": "a", "supporting_passage": passage, "ticker": "L"}])
+    write_source(tmp_path / "long", [{"ticker": "L", "text": "\n".join(lines)}],
+                 [{"question": "q?", "answer": "a", "supporting_passage": passage, "ticker": "L"}])
     session = opened(tmp_path / "long", ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         viewer = app.screen.query_one(SourceViewer)
         row = viewer.line_of_offset(session.dataset.documents["L"].text.find(passage))
         top = viewer.scroll_offset.y
@@ -336,30 +252,23 @@ async def test_passage_is_highlighted_and_centred_in_a_long_document(tmp_path, w
         assert abs((row - top) - viewer.size.height // 2) <= 2
         middle = viewer.render_line(row - top)
         assert passage in middle.text
-    session.workspace.close()
 
 
 async def test_sample_opens_with_real_filings(sample_dir, ws):
-    session = open_session(Options("ficha", sample=True, workspace=ws))
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    session = opened(None, ws, sample=True)
+    async with review_app(session) as (app, pilot):
         assert len(session) >= 20
         progress = text_of(app, "#progress")
         assert "passages not verbatim" in progress
         assert "the bundled sample" in text_of(app, "#source-bar")
-    session.workspace.close()
 
 
 async def test_qa_panel_says_how_many_lines_are_hidden_below(tmp_path, ws):
     rows = [dict(q) for q in QUESTIONS]
     rows[0]["answer"] = "\n".join(f"line {i}" for i in range(60))
-    write_jsonl(tmp_path / "long" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "long" / "questions.jsonl", rows)
+    write_source(tmp_path / "long", questions=rows)
     session = opened(tmp_path / "long", ws)
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         panel = app.screen.query_one(QAPanel)
         height = panel.scrollable_content_region.height
         last = panel.render_line(height - 1).text
@@ -367,4 +276,3 @@ async def test_qa_panel_says_how_many_lines_are_hidden_below(tmp_path, ws):
         await pilot.press("j")  # a short pair fits: no note
         await settle(app, pilot)
         assert "more line" not in "".join(panel.render_line(y).text for y in range(height))
-    session.workspace.close()

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, write_jsonl  # noqa: E402
-from test_app import SIZE, opened, settle, text_of  # noqa: E402
+from conftest import CORPUS
+from mtcb_curate.tui.screens.select_span import SelectSpanScreen
+from mtcb_curate.tui.widgets.source_viewer import SourceViewer
+from support import opened, review_app, settle, text_of, write_source
 
-from mtcb_curate.tui.app import CurateApp  # noqa: E402
-from mtcb_curate.tui.screens.select_span import SelectSpanScreen  # noqa: E402
-from mtcb_curate.tui.widgets.source_viewer import SourceViewer  # noqa: E402
+pytestmark = pytest.mark.usefixtures("review_at_once")
 
 DOC = CORPUS[1]["text"]  # "Beta sells bells.\nIts ’best’ year was 2021.\n"
-
-
-@pytest.fixture(autouse=True)
-def at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review
-
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
 
 
 @pytest.fixture
@@ -38,16 +28,12 @@ def data(tmp_path) -> Path:
         {"question": "What is the passage?", "answer": "-", "supporting_passage": "  ",
          "ticker": "BBB", "company": "Beta", "chunk_index": 0},
     ]
-    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "src" / "questions.jsonl", rows)
-    return tmp_path / "src"
+    return write_source(tmp_path / "src", questions=rows)
 
 
 async def test_verdict_badges_and_spans_per_verdict(data, tmp_path):
     session = opened(data, tmp_path / "ws")
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         viewer = app.screen.query_one(SourceViewer)
         assert "NORMALIZED" in text_of(app, "#qa-verdict")
         assert [s.kind for s in viewer.spans] == ["normalized"]
@@ -61,14 +47,11 @@ async def test_verdict_badges_and_spans_per_verdict(data, tmp_path):
         # The queue marks each kind.
         rows = [app.screen._row_text(i, 60) for i in range(4)]
         assert [r[1] for r in rows] == ["≈", "≈", "~", "∅"]
-    session.workspace.close()
 
 
 async def test_snap_makes_the_passage_exact_and_undo_restores_it(data, tmp_path):
     session = opened(data, tmp_path / "ws")
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("s")
         await settle(app, pilot)
         assert session.view(0).passage == "Beta sells bells."
@@ -83,14 +66,11 @@ async def test_snap_makes_the_passage_exact_and_undo_restores_it(data, tmp_path)
         await settle(app, pilot)
         assert session.view(2).passage == "Its finest year was 2021."
         assert "FUZZY" in text_of(app, "#qa-verdict")
-    session.workspace.close()
 
 
 async def test_trim_strips_edge_whitespace_and_punctuation(data, tmp_path):
     session = opened(data, tmp_path / "ws")
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("j", "t")
         await settle(app, pilot)
         assert session.view(1).passage == "Its 'best' year was 2021"
@@ -99,14 +79,11 @@ async def test_trim_strips_edge_whitespace_and_punctuation(data, tmp_path):
         assert len(session.workspace.history()) == 1
         await pilot.press("u")
         assert session.view(1).passage == "Its 'best' year was 2021 "
-    session.workspace.close()
 
 
 async def test_select_a_span_with_the_keys(data, tmp_path):
     session = opened(data, tmp_path / "ws")
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         await pilot.press("j", "j", "j")  # the empty passage: nothing located
         await settle(app, pilot)
         await pilot.press("m")
@@ -132,7 +109,6 @@ async def test_select_a_span_with_the_keys(data, tmp_path):
         assert [e.via for e in session.workspace.history()] == ["select"]
         await pilot.press("u")
         assert session.view(3).passage == "  "
-    session.workspace.close()
 
 
 async def test_w_shows_the_chunk_window_bounds(tmp_path):
@@ -142,14 +118,11 @@ async def test_w_shows_the_chunk_window_bounds(tmp_path):
     passage = "Sentence number 2500 of the filing talks about revenue."
     ws = tokens.windows(text)
     chunk = next(w.index for w in ws if w.start <= text.index(passage) and text.index(passage) + len(passage) <= w.end)
-    write_jsonl(tmp_path / "w" / "corpus.jsonl", [{"ticker": "AAA", "company": "Alpha", "text": text}])
-    write_jsonl(tmp_path / "w" / "questions.jsonl", [
+    write_source(tmp_path / "w", [{"ticker": "AAA", "company": "Alpha", "text": text}], [
         {"question": "What does sentence 2500 talk about?", "answer": "Revenue", "supporting_passage": passage,
          "ticker": "AAA", "company": "Alpha", "chunk_index": chunk}])
     session = opened(tmp_path / "w", tmp_path / "ws")
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+    async with review_app(session) as (app, pilot):
         viewer = app.screen.query_one(SourceViewer)
         assert [s.kind for s in viewer.spans] == ["exact"]
         await pilot.press("w")
@@ -158,4 +131,3 @@ async def test_w_shows_the_chunk_window_bounds(tmp_path):
         assert [(s.start, s.end) for s in window] == [(ws[chunk].start, ws[chunk].end)]
         await pilot.press("w")
         assert [s.kind for s in viewer.spans] == ["exact"]
-    session.workspace.close()

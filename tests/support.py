@@ -1,0 +1,186 @@
+"""Shared test helpers: a session on a source, the review app under ``run_test``, the CLI in-process.
+
+Three set-ups the tests repeat, written once:
+
+- :func:`opened` / :func:`write_source`: a :class:`ReviewSession` on a folder of JSON Lines (the
+  tiny dataset of ``conftest`` by default) or on the bundled sample, with its workspace in a
+  given folder;
+- :func:`review_app`: ``CurateApp`` on a session under ``App.run_test(size=...)``, settled (the
+  first frame drawn, the passage scan and any other worker finished), yielding ``(app, pilot)``
+  and closing the session's workspace afterwards;
+- :func:`call_main`: ``mtcb_curate.cli.main(argv)`` called in this process, returning
+  ``(exit code, stdout, stderr)`` as a :class:`CliResult`; :func:`run_cli` runs the same
+  command as a real process (``python -m mtcb_curate``), for exit codes and tracebacks as a
+  user sees them.
+
+``conftest.py`` exposes these as fixtures (``ws``, ``review_at_once``, ``cli``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import asynccontextmanager, redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import AsyncIterator, NamedTuple
+
+from conftest import CORPUS, QUESTIONS, write_jsonl
+
+from mtcb_curate.app.sources import Options, open_session
+from mtcb_curate.store.session import ReviewSession
+
+#: Terminal size (columns, rows) of the review app in Pilot tests.
+SIZE = (160, 45)
+
+#: The installed console script (``[project.scripts]``), next to this interpreter.
+SCRIPT = Path(sys.executable).parent / "mtcb-curate"
+
+
+# -- a session on a source ----------------------------------------------------------------
+
+
+def write_source(folder: Path, corpus: list[dict] | None = None, questions: list[dict] | None = None) -> Path:
+    """Write ``corpus.jsonl`` and ``questions.jsonl`` (default: conftest's tiny rows) into
+    ``folder`` (created) and return it, ready for ``--source``."""
+    write_jsonl(folder / "corpus.jsonl", CORPUS if corpus is None else corpus)
+    write_jsonl(folder / "questions.jsonl", QUESTIONS if questions is None else questions)
+    return folder
+
+
+def opened(source: Path | None, ws: Path | None, name: str = "ficha", **kw) -> ReviewSession:
+    """``open_session`` on ``source`` (a folder, or None with ``sample=True`` or to resume) with
+    the workspace in ``ws`` (None: the default one, under the test's XDG_DATA_HOME).
+
+    ``kw`` are further :class:`Options` fields (``read_only``, ``sample``, ``strict``, ...).
+    The caller closes ``session.workspace``.
+    """
+    return open_session(Options(name, source=None if source is None else [str(source)], workspace=ws, **kw))
+
+
+# -- the review app under run_test --------------------------------------------------------
+
+
+async def settle(app, pilot) -> None:
+    """Let timers due now (the passage scan) start their workers, wait for every worker, and
+    let the app process what they posted."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@asynccontextmanager
+async def review_app(session: ReviewSession, size: tuple[int, int] = SIZE, close: bool = True,
+                     **app_options) -> AsyncIterator[tuple]:
+    """``CurateApp(session, **app_options)`` under ``run_test(size=size)``, settled; yields
+    ``(app, pilot)``. The session's workspace is closed on the way out (also on failure)
+    unless ``close`` is False."""
+    from mtcb_curate.tui.app import CurateApp
+
+    app = CurateApp(session, **app_options)
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            yield app, pilot
+    finally:
+        if close:
+            session.workspace.close()
+
+
+def text_of(app, selector: str) -> str:
+    """Plain text of a Static, or of a QA panel section given as ``#qa-NAME``."""
+    from textual.widgets import Static
+
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    if selector.startswith("#qa-"):
+        return app.screen.query_one(QAPanel).section_text(selector.removeprefix("#qa-"))
+    return str(app.screen.query_one(selector, Static).content)
+
+
+def current(app) -> int | None:
+    """The pair id under the review queue's cursor."""
+    from mtcb_curate.tui.widgets.pair_list import PairList
+
+    return app.screen.query_one(PairList).current
+
+
+def review_at_once(monkeypatch) -> None:
+    """Start the review screen's passage scan and locate with the first frame (no delay), so
+    :func:`settle` sees their results."""
+    from mtcb_curate.tui.screens import review
+
+    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+class CliResult(NamedTuple):
+    """What one command printed and returned; the names match ``subprocess.CompletedProcess``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def call_main(*args: object, env: dict[str, str] | None = None, stdin: str = "") -> CliResult:
+    """``mtcb_curate.cli.main([str(a) for a in args])`` in this process.
+
+    Args:
+        args: the command line after ``mtcb-curate`` (paths are turned into strings).
+        env: variables set in ``os.environ`` for the call only (restored afterwards).
+        stdin: what ``input()`` reads (empty: end of file at once).
+
+    Returns:
+        The exit code (argparse's ``SystemExit`` included: 2 for usage errors), and everything
+        written to ``sys.stdout`` and ``sys.stderr`` during the call.
+    """
+    from mtcb_curate.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in env or {}}
+    old_stdin = sys.stdin
+    os.environ.update(env or {})
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdin = old_stdin
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def run_cli(*args: object, env: dict[str, str] | None = None, timeout: float = 120,
+            script: bool = False) -> subprocess.CompletedProcess:
+    """The same command as a real process: ``python -m mtcb_curate`` (or, with ``script``, the
+    installed ``mtcb-curate`` console script). ``env`` is the whole environment (default: this
+    process's, which the ``isolated_env`` fixture has pointed at temp folders)."""
+    exe = [str(SCRIPT)] if script else [sys.executable, "-m", "mtcb_curate"]
+    return subprocess.run([*exe, *map(str, args)], env=dict(os.environ) if env is None else env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_one_error_line(proc, *fragments: str) -> str:
+    """Exit code 2, no traceback, and exactly one stderr line ``mtcb-curate: error: ...``
+    containing every fragment; returns that line. ``proc`` is a :class:`CliResult` or a
+    ``CompletedProcess``."""
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    [line] = lines
+    assert line.startswith("mtcb-curate: error: ")
+    for f in fragments:
+        assert f in line, (f, line)
+    return line
