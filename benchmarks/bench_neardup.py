@@ -1,4 +1,4 @@
-"""Benchmark and calibrate near-duplicate detection (``mtcb_curate.neardup.similarity``).
+"""Benchmark and calibrate near-duplicate detection (``mtcb_curate.neardup``).
 
 Run from the project root (the project installed in the current Python)::
 
@@ -155,7 +155,7 @@ REWORDINGS = {"case/punct": reword_case, "stopword": reword_stopword, "qword": r
 
 def rewordings(questions: list[str], seed: int = 1) -> dict[str, list[tuple[str, str]]]:
     """kind -> [(question, reworded)], every kind tried on every question (seeded)."""
-    from mtcb_curate.neardup.similarity import normalize
+    from mtcb_curate.neardup import normalize
 
     rng = random.Random(seed)
     out: dict[str, list[tuple[str, str]]] = {k: [] for k in REWORDINGS}
@@ -174,8 +174,8 @@ def calibrate(squad: Path) -> None:
     import numpy as np
     from rapidfuzz import fuzz, process
 
-    from mtcb_curate.neardup import similarity as neardup
-    from mtcb_curate.neardup.similarity import Item, find_clusters, normalize
+    from mtcb_curate import neardup
+    from mtcb_curate.neardup import Item, find_clusters, normalize
 
     rows = [json.loads(line) for line in (squad / "questions.jsonl").open(encoding="utf-8")]
     qs = [r["question"] for r in rows]
@@ -396,7 +396,7 @@ def synthetic_questions(n: int, docs: int = 88, seed: int = 0, name_share: float
                         one_document: bool = False):
     """``n`` synthetic 10-K QA pairs: (items, spans, planted pairs). 2 % are planted rewordings
     of an earlier question of the same document (same answer 70 % of the time, same passage 50 %)."""
-    from mtcb_curate.neardup.similarity import Item
+    from mtcb_curate.neardup import Item
 
     rng = random.Random(f"{seed}:neardup")
     companies = _company_names(docs, rng)
@@ -468,8 +468,8 @@ def synthetic_questions(n: int, docs: int = 88, seed: int = 0, name_share: float
 def baseline(n: int = 2000) -> None:
     from rapidfuzz import fuzz
 
-    from mtcb_curate.neardup import similarity as neardup
-    from mtcb_curate.neardup.similarity import find_clusters, normalize
+    from mtcb_curate import neardup
+    from mtcb_curate.neardup import find_clusters, normalize
 
     items, spans, _ = synthetic_questions(n, seed=1)
     t0 = time.perf_counter()
@@ -505,7 +505,7 @@ def baseline(n: int = 2000) -> None:
 
 
 def child(n: int, mode: str) -> None:
-    from mtcb_curate.neardup.similarity import cluster_index, find_clusters
+    from mtcb_curate.neardup import cluster_index, find_clusters
 
     items, spans, planted = synthetic_questions(n, name_share=0.0 if mode == "no-names" else 0.9,
                                                 one_document=mode == "one-document")
@@ -544,7 +544,7 @@ def speed(sizes: list[int], worst: bool) -> None:
 
 
 def hostile(squad: Path, uncapped: bool = True) -> None:
-    from mtcb_curate.neardup import similarity as neardup
+    from mtcb_curate import neardup
 
     words = " ".join(["segment", "figure", "reported", "fiscal"] * 40_000)
     huge = ("What was the figure reported for segment alpha in fiscal 2022? " + words)[:1_000_000]

@@ -15,10 +15,10 @@ from rapidfuzz import fuzz
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mtcb_curate.neardup import similarity as neardup  # noqa: E402
+from mtcb_curate import neardup  # noqa: E402
 from mtcb_curate.dataset.loading import load  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
-from mtcb_curate.neardup.similarity import (  # noqa: E402
+from mtcb_curate.neardup import (  # noqa: E402
     DEFAULT_THRESHOLD,
     REASON_IDENTICAL,
     REASON_IDENTICAL_ACROSS,

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from mtcb_curate.neardup import similarity as neardup
-from mtcb_curate.neardup.similarity import Cluster
+from mtcb_curate import neardup
+from mtcb_curate.neardup import Cluster
 from mtcb_curate.store.session import ReviewSession
 
 REASON_LLM = neardup.REASON_LLM

@@ -20,7 +20,7 @@ from mtcb_curate.app.sources import command_session
 def run(args: argparse.Namespace) -> int:
     """Find the clusters; see the module docstring for the exit codes."""
     from mtcb_curate.app import clusters as cl
-    from mtcb_curate.neardup import similarity as neardup
+    from mtcb_curate import neardup
 
     threshold = neardup.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not 0 < threshold <= 100:

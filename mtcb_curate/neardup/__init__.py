@@ -1,1 +1,88 @@
-"""Near-duplicate questions: similarity, blocking and clusters."""
+"""Near-duplicate QA pairs: find them across a whole dataset and group them into clusters.
+
+Two QA pairs are linked when (``threshold`` defaults to :data:`DEFAULT_THRESHOLD`, 85):
+
+==========================================  =================================================
+reason                                      rule
+==========================================  =================================================
+``identical question``                      same document key, same normalized question
+``identical question across documents``     different document keys, same normalized
+                                            question (always raised, whatever the threshold)
+``similar question``                        question similarity >= ``threshold``, within a
+                                            document, or across documents between questions
+                                            that do not name their document (none of their
+                                            words is found in the questions of exactly one
+                                            document, in at least two of them)
+``same answer, similar question``           same document key, same normalized non-empty
+                                            answer, question similarity >= ``threshold -
+                                            ANSWER_MARGIN``
+``same passage``                            same document key, same supporting passage
+                                            (whitespace runs collapsed), or the same located
+                                            span
+``overlapping passage``                     same document key, the passages overlap by at
+                                            least ``MIN_OVERLAP_CHARS`` characters and at
+                                            least half of the shorter one
+==========================================  =================================================
+
+Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
+"similar". Clusters are the connected components of these links, minus the pairs a curator
+marked "not duplicates".
+
+Modules: :mod:`~mtcb_curate.neardup.similarity` (normalization, scoring, thresholds, reasons),
+:mod:`~mtcb_curate.neardup.blocking` (the search, :func:`find_clusters`),
+:mod:`~mtcb_curate.neardup.clusters` (items, clusters, settling them). The public names are
+re-exported here. Why this scorer and these thresholds, and what the search costs:
+``docs/neardup.md``.
+"""
+
+from mtcb_curate.neardup.blocking import _Prepared, find_clusters, screen_cutoff_for
+from mtcb_curate.neardup.clusters import (
+    Cluster,
+    Item,
+    Link,
+    cluster_index,
+    clusters_json,
+    duplicate_reason,
+    is_resolved,
+    items_from_dataset,
+    keep_one,
+    kept_id_of,
+    not_duplicate_pairs,
+    passage_spans,
+    unresolved,
+)
+from mtcb_curate.neardup.similarity import (
+    _DIGITS,
+    ANSWER_MARGIN,
+    BLOCK_CELLS,
+    CLIQUE_MAX,
+    DEFAULT_THRESHOLD,
+    DUPLICATE_REASON_FORMAT,
+    EXACT_MAX_PAIRS,
+    MIN_OVERLAP_CHARS,
+    PAIRWISE_MAX,
+    PREFILTER_MARGIN,
+    REASON_IDENTICAL,
+    REASON_IDENTICAL_ACROSS,
+    REASON_LLM,
+    REASON_OVERLAP,
+    REASON_SAME_ANSWER,
+    REASON_SAME_PASSAGE,
+    REASON_SIMILAR,
+    REASONS,
+    SCORED_CHARS,
+    fuzz,
+    normalize,
+    question_similarity,
+    scored_text,
+)
+
+__all__ = [
+    "ANSWER_MARGIN", "BLOCK_CELLS", "CLIQUE_MAX", "DEFAULT_THRESHOLD", "DUPLICATE_REASON_FORMAT",
+    "EXACT_MAX_PAIRS", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PREFILTER_MARGIN", "REASON_IDENTICAL",
+    "REASON_IDENTICAL_ACROSS", "REASON_LLM", "REASON_OVERLAP", "REASON_SAME_ANSWER",
+    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link",
+    "cluster_index", "clusters_json", "duplicate_reason", "find_clusters", "is_resolved",
+    "items_from_dataset", "keep_one", "kept_id_of", "normalize", "not_duplicate_pairs",
+    "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "unresolved",
+]

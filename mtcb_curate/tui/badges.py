@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.neardup.similarity import Cluster
+from mtcb_curate.neardup import Cluster
 from mtcb_curate.plaintext import printable
 
 #: Closest members named in the ``≈N similar`` badge.

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from mtcb_curate.errors import CurateError
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.neardup.similarity import Cluster
+from mtcb_curate.neardup import Cluster
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.badges import status_text

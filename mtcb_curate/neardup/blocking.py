@@ -1,0 +1,623 @@
+"""The near-duplicate search: :func:`find_clusters` links QA pairs by the rules of
+:mod:`mtcb_curate.neardup` and groups them into clusters.
+
+Candidate generation ("blocking"): identical questions and passages by grouping equal keys;
+similar questions in row blocks of rapidfuzz ``process.cdist`` compared only with questions
+whose length can still reach the cutoff, screened first on a word-level code when a pass is
+large (:func:`screen_cutoff_for`); passages without a span through hashed 24-character
+windows. The design and the measured costs: ``docs/neardup.md``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from mtcb_curate.neardup.clusters import _LINK_DTYPE, Cluster, Item, _reason_names
+from mtcb_curate.neardup.similarity import (
+    _BIT,
+    _DIGITS,
+    _NEEDLE_CHUNK,
+    _QUESTION_BITS,
+    _STEP,
+    _VERIFY_COST,
+    _WINDOW,
+    ANSWER_MARGIN,
+    BLOCK_CELLS,
+    CLIQUE_MAX,
+    DEFAULT_THRESHOLD,
+    EXACT_MAX_PAIRS,
+    MIN_OVERLAP_CHARS,
+    PAIRWISE_MAX,
+    PREFILTER_MARGIN,
+    REASON_IDENTICAL,
+    REASON_IDENTICAL_ACROSS,
+    REASON_LLM,
+    REASON_OVERLAP,
+    REASON_SAME_ANSWER,
+    REASON_SAME_PASSAGE,
+    REASON_SIMILAR,
+    REASONS,
+    _sorted_words,
+    scored_text,
+)
+
+# -- the search ----------------------------------------------------------------------------
+
+
+def find_clusters(
+    items: Sequence[Item | tuple[int, str, str, str, str]],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    not_duplicates: Iterable[tuple[int, int]] = (),
+    spans: Mapping[int, tuple[int, int]] | None = None,
+    reasons: Collection[str] = REASONS,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = -1,
+    exact: bool | None = None,
+    extra_links: Iterable[tuple[int, int]] = (),
+) -> list[Cluster]:
+    """Near-duplicate clusters among ``items`` (see the module docstring for every rule).
+
+    Args:
+        items: ``Item``s or ``(id, doc_key, question, answer, passage)`` tuples; ids unique.
+        threshold: question similarity (0-100, token_sort_ratio) from which questions are
+            "similar"; the same-answer rule uses ``threshold - ANSWER_MARGIN``.
+        not_duplicates: id pairs a curator marked "not duplicates", in either order; they are
+            never linked, so a cluster held together only by them disappears. Ids not in
+            ``items`` are ignored.
+        spans: id -> (start, end) character offsets of the passage in its document (e.g.
+            ``passage_spans``). Located passages overlap when their spans do; passages without
+            a span are compared as text (identical, or one contained in the other).
+        reasons: which rules to apply, a subset of ``REASONS``.
+        progress: called as ``progress(done, total)`` after each block of questions compared
+            for similarity (counted in questions, the within-document and the
+            across-document passes together); the last call has ``done == total``.
+        workers: threads for rapidfuzz (``-1``: all cores).
+        exact: True scores every pair exactly, False always uses the word-level screen,
+            None (default) screens only passes of more than ``EXACT_MAX_PAIRS`` pairs.
+        extra_links: id pairs judged duplicates elsewhere (the LLM's semantic dedup), linked
+            with the reason ``REASON_LLM``; "not duplicates" marks still win over them.
+
+    Returns:
+        Clusters, largest first, then by lowest id.
+
+    Raises:
+        ValueError: a repeated id, a threshold outside (0, 100], or an unknown reason.
+    """
+    if not 0 < threshold <= 100:
+        raise ValueError(f"threshold must be in (0, 100], not {threshold}")
+    unknown = set(reasons) - set(REASONS)
+    if unknown:
+        raise ValueError(f"unknown reason(s): {', '.join(sorted(unknown))}")
+    rows = [Item(*it) for it in items]
+    ids = np.array([it.id for it in rows], dtype=np.int64)
+    if len(set(ids.tolist())) != len(rows):
+        raise ValueError("item ids must be unique")
+    n = len(rows)
+    if n < 2:
+        if progress:
+            progress(0, 0)
+        return []
+    want = set(reasons)
+    prep = _Prepared(rows)
+    edges = _Edges(n)
+
+    similar = REASON_SIMILAR in want
+    passes = _Passes(prep, threshold, workers, exact, progress, similar=similar)
+    if similar:
+        passes.within_documents(edges)
+        passes.across_documents(edges)
+    if REASON_SAME_ANSWER in want:
+        passes.same_answer(edges, max(threshold - ANSWER_MARGIN, 1.0))
+    passes.finish()
+    if want & {REASON_IDENTICAL, REASON_IDENTICAL_ACROSS}:
+        _identical_questions(prep, edges)
+    if want & {REASON_SAME_PASSAGE, REASON_OVERLAP}:
+        _passages(prep, spans or {}, edges)
+
+    if extra_links:
+        pos = {int(i): k for k, i in enumerate(ids.tolist())}
+        pairs = [(pos[x], pos[y]) for x, y in extra_links if x in pos and y in pos and x != y]
+        if pairs:
+            ea, eb = zip(*pairs)
+            edges.add(np.array(ea), np.array(eb), _BIT[REASON_LLM])
+            want.add(REASON_LLM)
+    a, b, bits = edges.merged(want)
+    if not_duplicates:
+        a, b, bits = _drop_excluded(a, b, bits, ids, not_duplicates)
+    return _clusters(prep, a, b, bits)
+
+
+def screen_cutoff_for(cutoff: float) -> float:
+    """The word-level screen's cutoff (0-100) for a character-level ``cutoff``:
+    ``cutoff - max(PREFILTER_MARGIN, 115 - cutoff)``; at or below 0 there is no screen."""
+    return cutoff - max(PREFILTER_MARGIN, 115.0 - cutoff)
+
+
+# -- internals -----------------------------------------------------------------------------
+
+
+def _codes(values: Sequence[Any]) -> np.ndarray:
+    """Equal values -> equal int64 codes."""
+    table: dict[Any, int] = {}
+    return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
+
+
+class _Prepared:
+    """Per-item arrays computed once (positions 0..n-1 in ``items`` order)."""
+
+    def __init__(self, rows: list[Item]):
+        self.rows = rows
+        self.n = len(rows)
+        self.ids = np.array([r.id for r in rows], dtype=np.int64)
+        self.doc_keys = [str(r.doc_key) for r in rows]
+        self.doc = _codes(self.doc_keys)
+        normq = [scored_text(str(r.question)) for r in rows]
+        self.normq = normq
+        self.sortq = [_sorted_words(q) for q in normq]
+        self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
+        self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
+        self.has_q = self.length > 0
+        self.qcode = _codes(normq)
+        self.numbers = _codes([tuple(_DIGITS.findall(q)) for q in normq])
+        answers = [scored_text(str(r.answer)) for r in rows]
+        acode = _codes(answers)
+        empty = np.array([not a for a in answers])
+        acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing
+        self.acode = acode
+        self._anchored: np.ndarray | None = None
+        self._word_codes: list[str] | None = None
+        self._word_code_array: np.ndarray | None = None
+
+    @property
+    def anchored(self) -> np.ndarray:
+        """True where the question contains a document-specific word (module docstring)."""
+        if self._anchored is None:
+            per_doc: dict[int, Counter] = defaultdict(Counter)
+            words = [set(q.split()) for q in self.normq]
+            for d, ws in zip(self.doc.tolist(), words):
+                per_doc[d].update(ws)
+            df = Counter()
+            for c in per_doc.values():
+                df.update(c.keys())
+            specific = {d: {w for w, k in c.items() if k >= 2 and df[w] == 1} for d, c in per_doc.items()}
+            self._anchored = np.fromiter(
+                (bool(ws & specific[d]) for d, ws in zip(self.doc.tolist(), words)), dtype=bool, count=self.n)
+        return self._anchored
+
+    @property
+    def word_code_array(self) -> np.ndarray:
+        """``word_codes`` as a 1-d object array (fast fancy indexing)."""
+        if self._word_code_array is None:
+            self._word_code_array = np.array(self.word_codes + [None], dtype=object)[:-1]
+        return self._word_code_array
+
+    @property
+    def word_codes(self) -> list[str]:
+        """Each question as sorted one-character codes of its words' first four characters."""
+        if self._word_codes is None:
+            freq = Counter(w[:4] for q in self.normq for w in q.split())
+            rank = {w: k for k, (w, _) in enumerate(freq.most_common())}
+            # 1..127 for the 127 most frequent prefixes; the rarer ones share 128..255.
+            code = {w: chr(k + 1) if k < 127 else chr(128 + (k - 127) % 128) for w, k in rank.items()}
+            self._word_codes = ["".join(sorted(code[w[:4]] for w in q.split())) for q in self.normq]
+        return self._word_codes
+
+
+class _Edges:
+    """Links found so far, as arrays of positions (a < b) and reason bits."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, a: np.ndarray, b: np.ndarray, bits: int | np.ndarray) -> None:
+        if len(a) == 0:
+            return
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        keep = lo != hi
+        bits_arr = np.broadcast_to(np.asarray(bits, dtype=np.int64), lo.shape)
+        self.parts.append((lo[keep], hi[keep], bits_arr[keep]))
+
+    def merged(self, want: set[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unique (a, b) with the OR of their bits, restricted to the wanted reasons."""
+        if not self.parts:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, e
+        a = np.concatenate([p[0] for p in self.parts])
+        b = np.concatenate([p[1] for p in self.parts])
+        bits = np.concatenate([p[2] for p in self.parts])
+        key = a * self.n + b
+        order = np.argsort(key, kind="stable")
+        key, bits = key[order], bits[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        bits = np.bitwise_or.reduceat(bits, starts)
+        key = key[starts]
+        mask = sum(_BIT[r] for r in want)
+        bits = bits & mask
+        keep = bits != 0
+        key, bits = key[keep], bits[keep]
+        return key // self.n, key % self.n, bits
+
+
+class _Passes:
+    """The blocked ``cdist`` passes over question strings."""
+
+    def __init__(self, prep: _Prepared, threshold: float, workers: int, exact: bool | None,
+                 progress: Callable[[int, int], None] | None, *, similar: bool):
+        self.prep, self.t, self.workers, self.exact, self.progress = prep, threshold, workers, exact, progress
+        q = np.flatnonzero(prep.has_q)
+        self.by_doc: dict[int, np.ndarray] = {}
+        if similar:
+            order = q[np.argsort(prep.doc[q], kind="stable")]
+            docs = prep.doc[order]
+            cuts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1], True])
+            for s, e in zip(cuts[:-1], cuts[1:]):
+                if e - s >= 2:
+                    self.by_doc[int(docs[s])] = order[s:e]
+        self.cross_members = q[~prep.anchored[q]] if similar and len(np.unique(prep.doc[q])) > 1 else q[:0]
+        within_rows = sum(len(v) for v in self.by_doc.values())
+        self.total = within_rows + len(self.cross_members)
+        self.done = 0
+
+    def _tick(self, rows: int) -> None:
+        self.done += rows
+        if self.progress:
+            self.progress(min(self.done, self.total), self.total)
+
+    def finish(self) -> None:
+        if self.progress:
+            self.progress(self.total, self.total)
+
+    def _use_exact(self, pairs: int) -> bool:
+        return self.exact if self.exact is not None else pairs <= EXACT_MAX_PAIRS
+
+    def within_documents(self, edges: _Edges) -> None:
+        """Every pair within each document at ``threshold``."""
+        groups = list(self.by_doc.values())
+        exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in groups))
+        p = self.prep
+        for g in groups:
+            a, b = _pairs_above(p, g, self.t, exact, self.workers, self._tick)
+            ok = p.numbers[a] == p.numbers[b]
+            a, b = a[ok], b[ok]
+            bits = np.where(p.qcode[a] == p.qcode[b], _BIT[REASON_IDENTICAL] | _BIT[REASON_SIMILAR],
+                            _BIT[REASON_SIMILAR])
+            edges.add(a, b, bits)
+
+    def same_answer(self, edges: _Edges, cutoff: float) -> None:
+        """Pairs of one document with the same answer, at the lower ``cutoff``."""
+        p = self.prep
+        q = np.flatnonzero(p.has_q)
+        key = _codes(list(zip(p.doc[q].tolist(), p.acode[q].tolist())))
+        groups = _groups(key, q)
+        exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in groups))
+        for g in groups:
+            a, b = _pairs_above(p, g, cutoff, exact, self.workers, None)
+            ok = p.numbers[a] == p.numbers[b]
+            a, b = a[ok], b[ok]
+            bits = np.where(p.qcode[a] == p.qcode[b], _BIT[REASON_IDENTICAL] | _BIT[REASON_SAME_ANSWER],
+                            _BIT[REASON_SAME_ANSWER])
+            edges.add(a, b, bits)
+
+    def across_documents(self, edges: _Edges) -> None:
+        """Unanchored questions against each other across documents, at ``threshold``."""
+        g = self.cross_members
+        if len(g) < 2:
+            return
+        p = self.prep
+        exact = self._use_exact(len(g) * (len(g) - 1) // 2)
+        a, b = _pairs_above(p, g, self.t, exact, self.workers, self._tick)
+        ok = (p.doc[a] != p.doc[b]) & (p.numbers[a] == p.numbers[b])
+        a, b = a[ok], b[ok]
+        bits = np.where(p.qcode[a] == p.qcode[b], _BIT[REASON_IDENTICAL_ACROSS] | _BIT[REASON_SIMILAR],
+                        _BIT[REASON_SIMILAR])
+        edges.add(a, b, bits)
+
+
+def _pairs_above(prep: _Prepared, members: np.ndarray, cutoff: float, exact: bool, workers: int,
+                 tick: Callable[[int], None] | None) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs of ``members`` (positions) whose question similarity is >= ``cutoff``, as
+    positions (a, b).
+
+    Rows are taken in blocks in order of length; each block is compared with the members from
+    its first row on, up to the longest length that can still reach the cutoff. With the
+    word-level screen, the pairs that pass it are scored exactly with ``cpdist``.
+    """
+    none = np.zeros(0, dtype=np.int64)
+    m = len(members)
+    if m < 2:
+        if tick:
+            tick(m)
+        return none, none
+    lengths = prep.length[members]
+    order = np.argsort(lengths, kind="stable")
+    pos = members[order]
+    lengths = lengths[order]
+    strings = prep.sortq_array[pos]
+    screen_cutoff = screen_cutoff_for(cutoff)
+    prescreen = not exact and screen_cutoff > 0
+    screen = prep.word_code_array[pos] if prescreen else strings
+    if not prescreen:
+        screen_cutoff = cutoff
+    stretch = (200.0 - cutoff) / cutoff
+    out_a, out_b = [], []
+    i0 = 0
+    while i0 < m:
+        rows = max(16, BLOCK_CELLS // max(1, m - i0))
+        i1 = min(m, i0 + rows)
+        hi = max(i1, int(np.searchsorted(lengths, lengths[i1 - 1] * stretch, side="right")))
+        w = workers if (i1 - i0) * (hi - i0) >= 50_000 else 1
+        block = process.cdist(screen[i0:i1], screen[i0:hi], scorer=fuzz.ratio, dtype=np.uint8,
+                              score_cutoff=screen_cutoff, workers=w)
+        r, c = _nonzero(block)
+        del block
+        keep = c > r
+        r, c = r[keep] + i0, c[keep] + i0
+        if prescreen and len(r) * _VERIFY_COST > (i1 - i0) * (hi - i0):
+            # so many pass the screen that scoring the whole block exactly is cheaper
+            block = process.cdist(strings[i0:i1], strings[i0:hi], scorer=fuzz.ratio, dtype=np.uint8,
+                                  score_cutoff=cutoff, workers=w)
+            r, c = _nonzero(block)
+            del block
+            keep = c > r
+            r, c = r[keep] + i0, c[keep] + i0
+        elif prescreen and len(r):
+            r, c = _verify(strings, r, c, cutoff)
+        if len(r):
+            out_a.append(pos[r])
+            out_b.append(pos[c])
+        if tick:
+            tick(i1 - i0)
+        i0 = i1
+    if not out_a:
+        return none, none
+    return np.concatenate(out_a), np.concatenate(out_b)
+
+
+def _verify(strings: np.ndarray, r: np.ndarray, c: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (r, c), sorted by r, whose exact score is >= ``cutoff``: one ``cdist`` call per
+    row, so rapidfuzz prepares each row's question once (``cpdist`` would do it per pair)."""
+    cuts = np.flatnonzero(np.r_[True, r[1:] != r[:-1], True]).tolist()
+    keep = np.zeros(len(r), dtype=bool)
+    for s, e in zip(cuts[:-1], cuts[1:]):
+        row = r[s]
+        keep[s:e] = process.cdist(strings[row:row + 1], strings[c[s:e]], scorer=fuzz.ratio, dtype=np.uint8,
+                                  score_cutoff=cutoff)[0] > 0
+    return r[keep], c[keep]
+
+
+def _nonzero(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a mostly-zero uint8 matrix, scanning it 8 bytes at a time."""
+    flat = block.reshape(-1)
+    whole = flat.size - flat.size % 8
+    words = np.flatnonzero(flat[:whole].view(np.uint64))
+    idx = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    idx = idx[flat[idx] != 0]
+    tail = np.flatnonzero(flat[whole:]) + whole
+    if len(tail):
+        idx = np.concatenate([idx, tail])
+    return np.divmod(idx, block.shape[1])
+
+
+def _identical_questions(prep: _Prepared, edges: _Edges) -> None:
+    """Identical normalized questions: within a document and across documents."""
+    q = np.flatnonzero(prep.has_q)
+    for group in _groups(prep.qcode[q], q):
+        a, b = _group_links(group)
+        same = prep.doc[a] == prep.doc[b]
+        edges.add(a, b, np.where(same, _BIT[REASON_IDENTICAL], _BIT[REASON_IDENTICAL_ACROSS]))
+
+
+def _groups(keys: np.ndarray, members: np.ndarray) -> list[np.ndarray]:
+    """Members sharing a key, groups of two or more."""
+    if len(keys) < 2:
+        return []
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    cuts = np.flatnonzero(np.r_[True, k[1:] != k[:-1], True])
+    return [members[order[s:e]] for s, e in zip(cuts[:-1], cuts[1:]) if e - s >= 2]
+
+
+def _group_links(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of a group (a clique) up to ``CLIQUE_MAX`` members, else a star on the first."""
+    g = np.sort(group)
+    if len(g) <= CLIQUE_MAX:
+        a, b = np.triu_indices(len(g), 1)
+        return g[a], g[b]
+    return np.full(len(g) - 1, g[0]), g[1:]
+
+
+def _passages(prep: _Prepared, spans: Mapping[int, tuple[int, int]], edges: _Edges) -> None:
+    """Same and overlapping supporting passages within each document."""
+    rows = prep.rows
+    text = [" ".join(str(r.passage).split()).replace("\x00", "") for r in rows]
+    nonempty = np.array([bool(t) for t in text])
+    # identical text
+    q = np.flatnonzero(nonempty)
+    key = _codes([(prep.doc_keys[i], text[i]) for i in q.tolist()])
+    for group in _groups(key, q):
+        a, b = _group_links(group)
+        edges.add(a, b, _BIT[REASON_SAME_PASSAGE])
+    # located spans
+    span = np.full((prep.n, 2), -1, dtype=np.int64)
+    for k, r in enumerate(rows):
+        s = spans.get(r.id)
+        if s is not None and nonempty[k] and 0 <= s[0] < s[1]:
+            span[k] = s
+    located = span[:, 0] >= 0
+    for members in _groups(prep.doc[q], q):
+        loc = members[located[members]]
+        if len(loc) >= 2:
+            _span_overlaps(loc, span, edges)
+    # passages without a span: compared as text
+    _text_containment(prep, text, q, ~located, edges)
+
+
+def _span_overlaps(members: np.ndarray, span: np.ndarray, edges: _Edges) -> None:
+    start, end = span[members, 0], span[members, 1]
+    order = np.lexsort((end, start))
+    members, start, end = members[order], start[order], end[order]
+    # For each i, the candidates are those after it that start before it ends.
+    stop = np.searchsorted(start, end, side="left")
+    counts = np.maximum(stop - np.arange(len(members)) - 1, 0)
+    total = int(counts.sum())
+    if total == 0:
+        return
+    ia = np.repeat(np.arange(len(members)), counts)
+    offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    ib = ia + 1 + offsets
+    overlap = np.minimum(end[ia], end[ib]) - start[ib]
+    shorter = np.minimum(end[ia] - start[ia], end[ib] - start[ib])
+    same = (start[ia] == start[ib]) & (end[ia] == end[ib])
+    raised = same | ((overlap >= MIN_OVERLAP_CHARS) & (2 * overlap >= shorter))
+    ia, ib, same = ia[raised], ib[raised], same[raised]
+    edges.add(members[ia], members[ib], np.where(same, _BIT[REASON_SAME_PASSAGE], _BIT[REASON_OVERLAP]))
+
+
+def _text_containment(prep: _Prepared, text: list[str], candidates: np.ndarray, free: np.ndarray,
+                      edges: _Edges) -> None:
+    """Passages contained in another of the same document, for pairs with at least one
+    passage without a span (``free``); identical texts are left to the "same passage" rule.
+
+    A passage of at least ``MIN_OVERLAP_CHARS`` characters inside another one has, at one of
+    its first ``_STEP`` offsets, a ``_WINDOW``-character window that the other one has at a
+    multiple of ``_STEP``; windows are hashed (polynomial over the code points, with numpy)
+    and joined, and each candidate pair is checked with ``in``. Linear in the total passage
+    length plus the candidates, where a search per passage would be quadratic.
+    """
+    if len(candidates) < 2 or not free[candidates].any():
+        return
+    lens = np.fromiter((len(text[i]) for i in candidates.tolist()), dtype=np.int64, count=len(candidates))
+    starts = np.r_[0, np.cumsum(lens)[:-1]]
+    codes = np.frombuffer("".join(text[i] for i in candidates.tolist()).encode("utf-32-le", "surrogatepass"),
+                          dtype=np.uint32)
+    doc = prep.doc[candidates].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    everyone = np.arange(len(candidates))
+    loose = np.flatnonzero(free[candidates])
+    # a passage without a span inside any passage, then any passage inside one without a span
+    jobs = [(loose, everyone)] + ([(everyone, loose)] if len(loose) < len(candidates) else [])
+    for needles, hay in jobs:
+        per = np.maximum((lens[hay] - _WINDOW) // _STEP + 1, 0)
+        h_owner = np.repeat(hay, per)
+        h_pos = starts[h_owner] + _STEP * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))
+        h_key = _window_hash(codes, h_pos) ^ doc[h_owner]
+        del h_pos
+        order = np.argsort(h_key, kind="stable")
+        h_key, h_owner = h_key[order], h_owner[order]
+        needles = needles[lens[needles] >= MIN_OVERLAP_CHARS]
+        for k in range(0, len(needles), _NEEDLE_CHUNK):
+            chunk = needles[k:k + _NEEDLE_CHUNK]
+            n_owner = np.repeat(chunk, _STEP)
+            n_key = _window_hash(codes, starts[n_owner] + np.tile(np.arange(_STEP), len(chunk))) ^ doc[n_owner]
+            lo = np.searchsorted(h_key, n_key, side="left")
+            counts = np.searchsorted(h_key, n_key, side="right") - lo
+            total = int(counts.sum())
+            if total == 0:
+                continue
+            na = np.repeat(n_owner, counts)
+            nb = h_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
+            keep = na != nb
+            pair = np.unique(na[keep] * len(candidates) + nb[keep])
+            a, b = candidates[pair // len(candidates)], candidates[pair % len(candidates)]
+            found = np.fromiter((text[x] != text[y] and text[x] in text[y] for x, y in zip(a.tolist(), b.tolist())),
+                                dtype=bool, count=len(a))
+            edges.add(a[found], b[found], _BIT[REASON_OVERLAP])
+
+
+def _window_hash(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Polynomial hash (mod 2**64) of the ``_WINDOW`` code points from each position."""
+    h = np.zeros(len(positions), dtype=np.uint64)
+    base = np.uint64(1_000_003)
+    with np.errstate(over="ignore"):
+        for t in range(_WINDOW):
+            h = h * base + codes[positions + t].astype(np.uint64)
+    return h
+
+
+def _drop_excluded(a: np.ndarray, b: np.ndarray, bits: np.ndarray, ids: np.ndarray,
+                   not_duplicates: Iterable[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    where = {int(v): k for k, v in enumerate(ids.tolist())}
+    n = len(ids)
+    keys = []
+    for x, y in not_duplicates:
+        px, py = where.get(int(x)), where.get(int(y))
+        if px is not None and py is not None and px != py:
+            keys.append(min(px, py) * n + max(px, py))
+    if not keys:
+        return a, b, bits
+    keep = ~np.isin(a * n + b, np.array(keys, dtype=np.int64))
+    return a[keep], b[keep], bits[keep]
+
+
+def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected-component root of each position: hook larger roots under smaller, then
+    shortcut until every pointer is a root (no Python loop over edges)."""
+    parent = np.arange(n)
+    while True:
+        pa, pb = parent[a], parent[b]
+        lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
+        moving = lo != hi
+        if not moving.any():
+            return parent
+        np.minimum.at(parent, hi[moving], lo[moving])
+        while True:
+            nxt = parent[parent]
+            if np.array_equal(nxt, parent):
+                break
+            parent = nxt
+
+
+def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray) -> list[Cluster]:
+    if len(a) == 0:
+        return []
+    root = _components(prep.n, a, b)
+    identical = (bits & (_BIT[REASON_IDENTICAL] | _BIT[REASON_IDENTICAL_ACROSS])) != 0
+    bits = np.where(identical, bits & ~_QUESTION_BITS, bits)  # "identical" says it all
+    ids = prep.ids
+    table = np.empty(len(a), dtype=_LINK_DTYPE)
+    table["a"] = np.minimum(ids[a], ids[b])
+    table["b"] = np.maximum(ids[a], ids[b])
+    table["bits"] = bits
+    table["score"] = np.round(_scores(prep, a, b).astype(np.float64), 1)
+    # links grouped by component, then ordered by (a, b) id
+    order = np.lexsort((table["b"], table["a"], root[a]))
+    table, a, b, er = table[order], a[order], b[order], root[a][order]
+    cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True]).tolist()
+    out = []
+    for s, e in zip(cuts[:-1], cuts[1:]):
+        members = np.unique(np.r_[a[s:e], b[s:e]])
+        members = members[np.argsort(ids[members])]
+        member_ids = ids[members].tolist()
+        cluster_bits = int(np.bitwise_or.reduce(table["bits"][s:e]))
+        pairwise = None
+        if len(members) <= PAIRWISE_MAX:
+            q = prep.sortq_array[members]
+            matrix = process.cdist(q, q, scorer=fuzz.ratio, dtype=np.float32)
+            matrix[~prep.has_q[members]] = 0
+            matrix[:, ~prep.has_q[members]] = 0
+            x, y = np.triu_indices(len(members), 1)
+            pairwise = tuple(zip((member_ids[k] for k in x.tolist()), (member_ids[k] for k in y.tolist()),
+                                 np.round(matrix[x, y].astype(np.float64), 1).tolist()))
+        out.append(Cluster(
+            ids=tuple(member_ids),
+            reasons=_reason_names(cluster_bits),
+            doc_keys=tuple(sorted({prep.doc_keys[k] for k in members.tolist()})),
+            link_table=table[s:e],
+            pairwise=pairwise,
+        ))
+    out.sort(key=lambda c: (-c.size, c.ids[0]))
+    return out
+
+
+def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Question similarity of each linked pair (0 when either question is empty)."""
+    s = process.cpdist(prep.sortq_array[a], prep.sortq_array[b], scorer=fuzz.ratio, dtype=np.float32,
+                       workers=-1 if len(a) > 10_000 else 1)
+    return np.where(prep.has_q[a] & prep.has_q[b], s, 0.0)
