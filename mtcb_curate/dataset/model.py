@@ -7,7 +7,7 @@ decisions and edits over it without ever changing it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 from mtcb_curate.dataset.profiles import Profile
@@ -36,6 +36,9 @@ REJECT_REASONS: tuple[str, ...] = (
 
 #: The fields of a pair a curator may edit.
 EDITABLE_FIELDS: tuple[str, ...] = ("question", "answer", "supporting_passage")
+#: The supporting passage's name as an MTCB column, an edit field (``ReviewSession.edit``,
+#: ``Workspace.edits()``) and an added pair's field in the workspace.
+PASSAGE_FIELD = EDITABLE_FIELDS[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +85,36 @@ class Document:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+class HistoryKind(StrEnum):
+    """The kind of a workspace history entry (the stored ``kind`` column: these exact values)."""
+
+    DECIDE = "decide"
+    EDIT = "edit"
+    ADD = "add"
+    NOT_DUPLICATES = "not_duplicates"
+
+
+class Via(StrEnum):
+    """What made a change when the curator did not type it (the stored ``via`` column; None
+    means by hand). Stored values are these strings; unknown values read back as plain str."""
+
+    SNAP = "snap"
+    TRIM = "trim"
+    SELECT = "select"
+    REGENERATE = "regenerate"
+    GENERATE = "generate"
+    KEEP_ONE = "keep_one"
+
+
 @dataclass(slots=True)
 class QAPair:
     """One question-answer pair as loaded (never edited in place).
 
     Attributes:
         id: stable id, the pair's 0-based row in the source ``questions`` config.
-        question, answer, passage: the texts (``passage`` is the supporting passage).
+        question, answer, passage: the texts. ``passage`` is the supporting passage: the
+            MTCB column, the edit field and the workspace field are all named
+            :data:`PASSAGE_FIELD` (``supporting_passage``); only this attribute is shorter.
         doc_key: the document-key value, as a string ('' when missing).
         chunk_index: the generation window number, or None.
         meta: the other question columns, values as loaded.

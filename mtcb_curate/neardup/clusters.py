@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mtcb_curate.dataset.model import Dataset, Status
+from mtcb_curate.dataset.model import PASSAGE_FIELD, Dataset, Status
 from mtcb_curate.neardup.similarity import _BIT, _DUPLICATE_OF, DUPLICATE_REASON_FORMAT, REASONS
 
 class Item(NamedTuple):
@@ -167,7 +167,7 @@ def items_from_dataset(dataset: Dataset, edits: Mapping[int, Mapping[str, str]] 
     for p in dataset.pairs:
         e = edits.get(p.id, {})
         out.append(Item(p.id, p.doc_key, e.get("question", p.question), e.get("answer", p.answer),
-                        e.get("supporting_passage", p.passage)))
+                        e.get(PASSAGE_FIELD, p.passage)))
     return out
 
 

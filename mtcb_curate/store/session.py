@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from mtcb_curate.dataset.model import EDITABLE_FIELDS, Dataset, QAPair, Status
+from mtcb_curate.dataset.model import EDITABLE_FIELDS, PASSAGE_FIELD, Dataset, HistoryKind, QAPair, Status, Via
 from mtcb_curate.store.sqlite import Decision, Workspace
 
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
@@ -106,13 +106,13 @@ class ReviewSession:
             pair,
             ed.get("question", pair.question),
             ed.get("answer", pair.answer),
-            ed.get("supporting_passage", pair.passage),
+            ed.get(PASSAGE_FIELD, pair.passage),
             frozenset(ed),
             Status.UNDECIDED if d is None else Status(d.status),
             None if d is None else d.reason,
         )
 
-    def edited_texts(self, field: str = "supporting_passage") -> dict[int, str]:
+    def edited_texts(self, field: str = PASSAGE_FIELD) -> dict[int, str]:
         """Pair id -> the edited ``field`` text, for the pairs where that field is edited."""
         return {pid: ed[field] for pid, ed in self._edits.items() if field in ed}
 
@@ -212,8 +212,8 @@ class ReviewSession:
         if bad:
             raise ValueError(f"cannot edit {', '.join(sorted(bad))}: editable fields are {', '.join(EDITABLE_FIELDS)}")
         pair, current = self.pairs[pair_id], self.view(pair_id)
-        original = {"question": pair.question, "answer": pair.answer, "supporting_passage": pair.passage}
-        now = {"question": current.question, "answer": current.answer, "supporting_passage": current.passage}
+        original = {"question": pair.question, "answer": pair.answer, PASSAGE_FIELD: pair.passage}
+        now = {"question": current.question, "answer": current.answer, PASSAGE_FIELD: current.passage}
         delta: dict[str, str | None] = {}
         for f, v in changes.items():
             if v != now[f]:
@@ -236,14 +236,14 @@ class ReviewSession:
         entry = self.workspace.undo()
         if entry is None:
             return None
-        if entry.kind == "add":
+        if entry.kind == HistoryKind.ADD:
             if self.pairs and self.pairs[-1].id == entry.pair_id:
                 self.pairs.pop()
             return max(0, entry.pair_id - 1) if self.pairs else None
-        if entry.kind == "not_duplicates":
+        if entry.kind == HistoryKind.NOT_DUPLICATES:
             self._not_duplicates -= {tuple(p) for p in entry.after["pairs"]}
             return entry.pair_id
-        if entry.kind == "decide":
+        if entry.kind == HistoryKind.DECIDE:
             b = entry.before
             self._set_decision(entry.pair_id, None if b is None else Decision(b["status"], b.get("reason"), time.time()))
             if self._times:
@@ -268,7 +268,7 @@ class ReviewSession:
         ``details`` (JSON-serializable: model, prompt hash ...) is stored with it.
         """
         pid = len(self.pairs)
-        value = {"question": question, "answer": answer, "supporting_passage": passage,
+        value = {"question": question, "answer": answer, PASSAGE_FIELD: passage,
                  "doc_key": doc_key, "chunk_index": chunk_index, "origin": origin, "details": details or {}}
         self.workspace.add_pair(pid, value, via=origin)
         self.pairs.append(_added_pair(pid, value))
@@ -298,7 +298,7 @@ class ReviewSession:
         reason = f"duplicate of #{keep}"
         at = time.time()
         self.workspace.decide_many({pid: (Status.REJECTED.value, reason) for pid in others},
-                                   via="keep_one", at=at)
+                                   via=Via.KEEP_ONE, at=at)
         for pid in others:
             self._set_decision(pid, Decision(Status.REJECTED.value, reason, at))
             self._times.append(at)
@@ -307,7 +307,7 @@ class ReviewSession:
     def regenerated_ids(self) -> set[int]:
         """Pairs whose current texts include an LLM regeneration (a live ``regenerate`` edit
         that has not been edited back to the source)."""
-        return {e.pair_id for e in self.workspace.history() if e.kind == "edit" and e.via == "regenerate"
+        return {e.pair_id for e in self.workspace.history() if e.kind == HistoryKind.EDIT and e.via == Via.REGENERATE
                 and e.pair_id in self._edits}
 
     def curation_summary(self) -> dict[str, object]:
@@ -357,7 +357,7 @@ def _added_pair(pid: int, value: dict) -> QAPair:
         id=pid,
         question=value.get("question", ""),
         answer=value.get("answer", ""),
-        passage=value.get("supporting_passage", ""),
+        passage=value.get(PASSAGE_FIELD, ""),
         doc_key=value.get("doc_key", ""),
         chunk_index=value.get("chunk_index"),
         meta={},
