@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.hub.card import escape_md
-from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate import neardup
 from mtcb_curate.plaintext import one_line
 
 if TYPE_CHECKING:

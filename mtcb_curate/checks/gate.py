@@ -42,7 +42,7 @@ from collections.abc import Callable
 
 from mtcb_curate.checks import links, loads, passages, questions
 from mtcb_curate.checks.base import Check, CheckContext, ChecklistReport, CheckResult, Judge, Limits
-from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate import neardup
 from mtcb_curate.store.session import ReviewSession
 
 #: The checks, in the order they run and are shown.

@@ -8,7 +8,7 @@ import re
 
 from mtcb_curate.checks import question_form as form
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result
-from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate.neardup import find_clusters
 
 #: ``answerable`` warns when fewer than this share of the answer's content words (lower case,
 #: stopwords removed, numbers without separators) occur in the passage. Our own lexical
@@ -67,8 +67,8 @@ def answer_overlap(answer: str, passage: str) -> float | None:
 def duplicates(ctx: CheckContext) -> CheckResult:
     """Fails: identical questions, or an unresolved near-duplicate cluster, among accepted pairs
     (``neardup``; "not duplicates" marks hold)."""
-    items = [neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
-    clusters = neardup.find_clusters(items, threshold=ctx.threshold, not_duplicates=ctx.session.not_duplicates())
+    items = [(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
+    clusters = find_clusters(items, threshold=ctx.threshold, not_duplicates=ctx.session.not_duplicates())
     reasons = {}
     for c in clusters:
         for pid in c.ids:

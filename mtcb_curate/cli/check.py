@@ -28,10 +28,9 @@ def format_report(report) -> str:
 
 def limits_for(args: argparse.Namespace, session):
     """Passage length limits: the profile's, then the config file's ``[checklist]`` table."""
-    from mtcb_curate.checks.checklist import Limits
-    from mtcb_curate.config import read_table
+    from mtcb_curate.checks import Limits
 
-    return Limits.for_profile(session.dataset.profile.extra, read_table("checklist", getattr(args, "config", None)))
+    return Limits.resolve(session.dataset.profile, getattr(args, "config", None))
 
 
 def llm_judge(args: argparse.Namespace, session, has_ws: bool):

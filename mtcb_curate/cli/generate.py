@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
-        limits = Limits.from_config(session.dataset.profile.extra, getattr(args, "config", None))
+        limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
         result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
                                cancel=threading.Event(),
                                on_retry=lambda notice: note(str(notice)),

@@ -10,8 +10,8 @@ JSON; a refusal) and asked again, up to :data:`RETRIES` times (issue 5: "retry u
 MTCB's other sets allowed 3 attempts in all).
 
 A candidate must also stand within the checklist's own bounds, the ones ``mtcb-curate check``
-would warn or fail on (``checklist.Limits``: the passage length range of the profile and the
-config file's ``[checklist]`` table; ``checklist.MAX_ANSWER_CHARS``; ``question_form``: an
+would warn or fail on (``checks.Limits``: the passage length range of the profile and the
+config file's ``[checklist]`` table; ``checks.MAX_ANSWER_CHARS``; ``question_form``: an
 over-long, yes/no, trivial or non-question), and a reply longer than
 ``parsing.MAX_REPLY_CHARS`` is refused unread. Every refused reply is kept with its reasons in
 the attempts log (:meth:`GenerationResult.refusals`), for the command and the screens to show.
@@ -433,11 +433,11 @@ def _hint(profile: str | Profile | DomainHint | None) -> DomainHint | None:
 
 
 def _limits(profile: str | Profile | DomainHint | None, limits: Limits | None) -> Limits:
-    """``limits`` when given, else the profile's (``Limits.for_profile`` of its extras), else
-    the defaults."""
+    """``limits`` when given, else the profile's (``Limits.resolve`` without the config file),
+    else the defaults."""
     if limits is not None:
         return limits
-    return Limits.for_profile(profile.extra) if isinstance(profile, Profile) else Limits()
+    return Limits.resolve(profile if isinstance(profile, Profile) else None, {})
 
 
 def plan_generate_more(document: Document, existing: Sequence[Any], n: int, *,
@@ -481,8 +481,8 @@ def generate_more(
         n: how many pairs to ask for (one window sample each).
         profile: the dataset profile or its name (domain hint), or a ``DomainHint``.
         limits: the checklist's passage length bounds a candidate must meet (default: the
-            profile's, ``Limits.for_profile``; pass ``Limits.from_config`` to honour the config
-            file's ``[checklist]`` table).
+            profile's, without the config file; pass ``Limits.resolve(profile, config_path)``
+            to honour the config file's ``[checklist]`` table).
         retries, temperature, cancel, on_retry: see :func:`generate_for_window`.
         on_progress: called with ``(windows done, n)`` after each window.
 

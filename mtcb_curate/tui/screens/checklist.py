@@ -156,10 +156,7 @@ class ChecklistScreen(ModalScreen[int | None]):
         try:
             limits = self.limits
             if limits is None:
-                from mtcb_curate.config import read_table
-
-                table = read_table("checklist", getattr(self.app, "config_path", None))
-                limits = Limits.for_profile(self.session.dataset.profile.extra, table)
+                limits = Limits.resolve(self.session.dataset.profile, getattr(self.app, "config_path", None))
             report = run_checklist(self.session, has_workspace=True, limits=limits, loads=self.loads,
                                    progress=progress)
         except _Cancelled:

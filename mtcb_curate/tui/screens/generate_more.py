@@ -150,7 +150,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
             from mtcb_curate.llm.generate import generate_more
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
-            limits = Limits.from_config(profile.extra, config_path)
+            limits = Limits.resolve(profile, config_path)
             return generate_more(client, doc, existing, n, profile=profile, limits=limits, cancel=cancel,
                                  on_retry=on_retry, on_progress=on_progress)
 

@@ -150,7 +150,7 @@ class RegenerateScreen(ModalScreen[int | None]):
             from mtcb_curate.llm.generate import regenerate
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
-            limits = Limits.from_config(profile.extra, config_path)
+            limits = Limits.resolve(profile, config_path)
             return regenerate(client, pair, doc, other_questions=others, n_candidates=n, first_sample=first,
                               profile=profile, limits=limits, cancel=cancel, on_retry=on_retry,
                               on_progress=on_progress)
