@@ -1,4 +1,10 @@
-"""The command line, run as a real process: one-line errors with exit code 2, and export."""
+"""The command line: one-line errors with exit code 2, and export.
+
+Most commands run in-process through ``main(argv)`` (the ``cli`` fixture, ``support.call_main``);
+a few run as a real process (``run_cli``), for what only a process shows: exit codes and no
+traceback as a shell sees them, the installed ``mtcb-curate`` script, a workspace held by another
+process, and the review command failing before any screen is drawn.
+"""
 
 from __future__ import annotations
 
@@ -13,35 +19,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
-
-from mtcb_curate.errors import WorkspaceLocked
+from conftest import CORPUS, QUESTIONS, write_jsonl
+from mtcb_curate import __version__
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.app.sources import Options, open_session
+from mtcb_curate.errors import WorkspaceLocked
 from mtcb_curate.store.sqlite import Workspace, default_workspace_dir
-
-
-def run_cli(*args: object, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mtcb_curate", *map(str, args)], env=dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def assert_one_error_line(proc: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1, proc.stderr
-    [line] = lines
-    assert line.startswith("mtcb-curate: error: ")
-    for f in fragments:
-        assert f in line, (f, line)
-    return line
+# FATAL, assert_one_error_line and run_cli are imported from here by test_sources_faults.
+from support import SCRIPT, assert_one_error_line, opened, run_cli, write_source  # noqa: F401
 
 
 def bind_workspace(ws_dir: Path, source: list[str], name: str = "ficha") -> None:
-    session = open_session(Options(name, source=source, workspace=ws_dir))
-    session.workspace.close()
+    """Open (so create) the workspace in ``ws_dir`` on ``source``, and close it."""
+    from mtcb_curate.app.sources import Options, open_session
+
+    open_session(Options(name, source=source, workspace=ws_dir)).workspace.close()
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -128,13 +119,13 @@ FATAL = [_readme_without_questions, _only_corpus, _no_passage_column, _no_text_c
 
 
 @pytest.mark.parametrize("make", FATAL, ids=[f.__name__.strip("_") for f in FATAL])
-def test_export_with_bad_input_prints_one_line(make, tiny, tmp_path):
+def test_export_with_bad_input_prints_one_line(make, tiny, tmp_path, cli):
     ws_dir = tmp_path / "ws"
     bind_workspace(ws_dir, [str(tiny)])
     bad = tmp_path / "bad"
     spec, fragments = make(bad)
     out = tmp_path / "out.jsonl"
-    proc = run_cli("export", "ficha", "--source", *spec, "--workspace", ws_dir, "--out", out)
+    proc = cli("export", "ficha", "--source", *spec, "--workspace", ws_dir, "--out", out)
     assert_one_error_line(proc, *fragments)
     assert not out.exists()
 
@@ -147,17 +138,16 @@ def test_review_with_bad_input_prints_one_line_before_any_screen(make, tmp_path)
     assert_one_error_line(proc, *fragments)
 
 
-def test_strict_turns_a_row_level_problem_into_exit_2(tmp_path):
+def test_strict_turns_a_row_level_problem_into_exit_2(tmp_path, cli):
     data = tmp_path / "data"
     questions = [dict(q) for q in QUESTIONS]
     questions[1]["ticker"] = "ZZZ"
-    write_jsonl(data / "corpus.jsonl", CORPUS)
-    write_jsonl(data / "questions.jsonl", questions)
+    write_source(data, questions=questions)
     ws_dir = tmp_path / "ws"
     bind_workspace(ws_dir, [str(data)])
     out = tmp_path / "out.jsonl"
 
-    lenient = run_cli("export", "ficha", "--workspace", ws_dir, "--out", out)
+    lenient = cli("export", "ficha", "--workspace", ws_dir, "--out", out)
     assert lenient.returncode == 0, lenient.stderr
     warnings = [ln for ln in lenient.stderr.splitlines() if ln.startswith("mtcb-curate: warning: ")]
     assert len(warnings) == 1
@@ -165,16 +155,16 @@ def test_strict_turns_a_row_level_problem_into_exit_2(tmp_path):
     assert len(read_jsonl(out)) == 3
     out.unlink()
 
-    strict = run_cli("export", "ficha", "--workspace", ws_dir, "--out", out, "--strict")
+    strict = cli("export", "ficha", "--workspace", ws_dir, "--out", out, "--strict")
     line = assert_one_error_line(strict, f"{data / 'questions.jsonl'} row 1, field 'ticker'", "ZZZ")
     assert "warning" not in line
     assert not out.exists()
 
 
-def test_strict_without_problems_exports(tiny, tmp_path):
+def test_strict_without_problems_exports(tiny, tmp_path, cli):
     ws_dir = tmp_path / "ws"
     bind_workspace(ws_dir, [str(tiny)])
-    proc = run_cli("export", "ficha", "--workspace", ws_dir, "--out", tmp_path / "o.jsonl", "--strict")
+    proc = cli("export", "ficha", "--workspace", ws_dir, "--out", tmp_path / "o.jsonl", "--strict")
     assert proc.returncode == 0, proc.stderr
     assert "error" not in proc.stderr and "warning" not in proc.stderr
 
@@ -211,29 +201,30 @@ def _check_export(rows: list[dict]) -> None:
     assert [r["chunk_index"] for r in rows] == [0, 0, None]
 
 
-def test_export_reflects_decisions_and_edits(tiny, tmp_path):
+def test_export_reflects_decisions_and_edits(tiny, tmp_path, cli):
     ws_dir = tmp_path / "ws"
-    session = open_session(Options("ficha", source=[str(tiny)], workspace=ws_dir))
+    session = opened(tiny, ws_dir)
     try:
         _curate(session)
     finally:
         session.workspace.close()
     out = tmp_path / "out.jsonl"
-    proc = run_cli("export", "ficha", "--workspace", ws_dir, "--out", out)
+    proc = cli("export", "ficha", "--workspace", ws_dir, "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip() == f"wrote 3 pairs to {out}"
     assert out.read_text(encoding="utf-8").count("\n") == 3
     _check_export(read_jsonl(out))
-    # the same with the source given again
+    # the same with the source given again, as a real process: the same bytes and message
     out2 = tmp_path / "out2.jsonl"
     proc = run_cli("export", "ficha", "--source", tiny, "--workspace", ws_dir, "--out", out2)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == f"wrote 3 pairs to {out2}"
     assert out2.read_bytes() == out.read_bytes()
     assert not list(tmp_path.glob(".export-*"))  # no temporary file left behind
 
 
-def test_export_uses_the_default_workspace(tiny, tmp_path):
-    session = open_session(Options("ficha", source=[str(tiny)]))
+def test_export_uses_the_default_workspace(tiny, tmp_path, cli):
+    session = opened(tiny, None)
     try:
         assert session.workspace.path == default_workspace_dir("ficha")
         assert str(session.workspace.path).startswith(os.environ["XDG_DATA_HOME"])
@@ -241,65 +232,64 @@ def test_export_uses_the_default_workspace(tiny, tmp_path):
     finally:
         session.workspace.close()
     out = tmp_path / "out.jsonl"
-    proc = run_cli("export", "ficha", "--out", out)
+    proc = cli("export", "ficha", "--out", out)
     assert proc.returncode == 0, proc.stderr
     _check_export(read_jsonl(out))
 
 
-def test_export_does_not_change_the_workspace(tiny, tmp_path):
+def test_export_does_not_change_the_workspace(tiny, tmp_path, cli):
     ws_dir = tmp_path / "ws"
-    session = open_session(Options("ficha", source=[str(tiny)], workspace=ws_dir))
+    session = opened(tiny, ws_dir)
     try:
         _curate(session)
         history = session.workspace.history(include_undone=True)
     finally:
         session.workspace.close()
-    assert run_cli("export", "ficha", "--workspace", ws_dir, "--out", tmp_path / "o.jsonl").returncode == 0
+    assert cli("export", "ficha", "--workspace", ws_dir, "--out", tmp_path / "o.jsonl").returncode == 0
     with Workspace.open(ws_dir) as ws:
         assert ws.history(include_undone=True) == history
 
 
-def test_export_on_a_missing_workspace(tiny, tmp_path):
+def test_export_on_a_missing_workspace(tiny, tmp_path, cli):
     ws_dir = tmp_path / "never-made"
     out = tmp_path / "out.jsonl"
-    proc = run_cli("export", "ficha", "--source", tiny, "--workspace", ws_dir, "--out", out)
+    proc = cli("export", "ficha", "--source", tiny, "--workspace", ws_dir, "--out", out)
     assert_one_error_line(proc, str(ws_dir), "no workspace")
     assert not ws_dir.exists()
     assert not out.exists()
 
 
-def test_export_to_an_unwritable_place(tiny, tmp_path):
+def test_export_to_an_unwritable_place(tiny, tmp_path, cli):
     ws_dir = tmp_path / "ws"
     bind_workspace(ws_dir, [str(tiny)])
     out = tmp_path / "no" / "such" / "dir" / "out.jsonl"
-    proc = run_cli("export", "ficha", "--workspace", ws_dir, "--out", out)
+    proc = cli("export", "ficha", "--workspace", ws_dir, "--out", out)
     assert_one_error_line(proc, str(out), "cannot write")
 
 
-def test_export_with_other_data_than_the_workspace_is_refused(tiny, tmp_path):
+def test_export_with_other_data_than_the_workspace_is_refused(tiny, tmp_path, cli):
     ws_dir = tmp_path / "ws"
     bind_workspace(ws_dir, [str(tiny)])
     other = tmp_path / "other"
-    write_jsonl(other / "corpus.jsonl", CORPUS)
-    write_jsonl(other / "questions.jsonl", list(reversed(QUESTIONS)))
+    write_source(other, questions=list(reversed(QUESTIONS)))
     out = tmp_path / "out.jsonl"
-    proc = run_cli("export", "ficha", "--source", other, "--workspace", ws_dir, "--out", out)
+    proc = cli("export", "ficha", "--source", other, "--workspace", ws_dir, "--out", out)
     assert_one_error_line(proc, str(ws_dir), "other questions")
     assert not out.exists()
 
 
-def test_sample_exports_once_a_workspace_exists(tmp_path):
+def test_sample_exports_once_a_workspace_exists(tmp_path, cli):
     ws_dir = tmp_path / "ws"
     out = tmp_path / "sample.jsonl"
-    first = run_cli("export", "ficha", "--sample", "--workspace", ws_dir, "--out", out)
+    first = cli("export", "ficha", "--sample", "--workspace", ws_dir, "--out", out)
     assert_one_error_line(first, str(ws_dir))
-    session = open_session(Options("ficha", sample=True, workspace=ws_dir))
+    session = opened(None, ws_dir, sample=True)
     try:
         assert len(session) == 23
         session.decide(22, Status.FLAGGED)
     finally:
         session.workspace.close()
-    proc = run_cli("export", "ficha", "--sample", "--workspace", ws_dir, "--out", out)
+    proc = cli("export", "ficha", "--sample", "--workspace", ws_dir, "--out", out)
     assert proc.returncode == 0, proc.stderr
     rows = read_jsonl(out)
     assert len(rows) == 23
@@ -308,7 +298,7 @@ def test_sample_exports_once_a_workspace_exists(tmp_path):
     assert {r["status"] for r in rows[:22]} == {"undecided"}
     # resuming without --sample finds the sample through the workspace
     out2 = tmp_path / "again.jsonl"
-    assert run_cli("export", "ficha", "--workspace", ws_dir, "--out", out2).returncode == 0
+    assert cli("export", "ficha", "--workspace", ws_dir, "--out", out2).returncode == 0
     assert out2.read_bytes() == out.read_bytes()
 
 
@@ -318,7 +308,7 @@ def test_sample_exports_once_a_workspace_exists(tmp_path):
 
 def test_export_succeeds_while_another_process_holds_the_workspace(tiny, tmp_path):
     ws_dir = tmp_path / "ws"
-    session = open_session(Options("ficha", source=[str(tiny)], workspace=ws_dir))
+    session = opened(tiny, ws_dir)
     try:
         session.decide(1, Status.ACCEPTED)
         with pytest.raises(WorkspaceLocked):
@@ -372,3 +362,25 @@ def test_usage_errors_exit_2(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "--out" in proc.stderr
+
+
+def test_installed_script_runs_and_exits_with_the_code_of_main(tiny, tmp_path):
+    if not SCRIPT.is_file():
+        pytest.skip(f"no installed console script at {SCRIPT}")
+    version = run_cli("--version", script=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.strip() == f"mtcb-curate {__version__}"
+    ws_dir = tmp_path / "ws"
+    bind_workspace(ws_dir, [str(tiny)])
+    missing = run_cli("export", "ficha", "--source", tmp_path / "nowhere", "--workspace", ws_dir,
+                      "--out", tmp_path / "o.jsonl", script=True, timeout=60)
+    assert_one_error_line(missing, str(tmp_path / "nowhere"), "no such file or folder")
+    ok = run_cli("export", "ficha", "--workspace", ws_dir, "--out", tmp_path / "o.jsonl", script=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert len(read_jsonl(tmp_path / "o.jsonl")) == 3
+
+
+def test_in_process_usage_errors_and_version_are_exit_codes_not_exceptions(cli):
+    usage = cli("export", "ficha")
+    assert usage.returncode == 2 and "--out" in usage.stderr and usage.stdout == ""
+    version = cli("--version")
+    assert version == (0, f"mtcb-curate {__version__}\n", "")

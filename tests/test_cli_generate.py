@@ -4,35 +4,24 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
+from conftest import fake_secret
+from mtcb_curate.dataset.model import Status
+from support import opened, run_cli, write_source
 
 KEY = fake_secret("llm-key")
 
-from mtcb_curate.dataset.model import Status  # noqa: E402
-from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
-
-def run_cli(*args: object, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mtcb_curate", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
-def test_generate_adds_verbatim_candidates_as_undecided_pairs(tmp_path, fake_llm):
-    write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "d" / "questions.jsonl", QUESTIONS)
+def test_generate_adds_verbatim_candidates_as_undecided_pairs(tmp_path, fake_llm, cli):
+    write_source(tmp_path / "d")
     fake_llm.script = [
         {"question": "How much revenue did Alpha report?", "answer": "$10 million",
          "supporting_passage": "Revenue was $10 million in 2023."},  # not in the window: retried
         {"question": "How much revenue did Alpha report for 2022?", "answer": "$10 million",
          "supporting_passage": "Revenue was $10 million in 2022."},
     ]
-    env = dict(os.environ, OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_llm.base_url)
-    proc = run_cli("generate", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws",
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_llm.base_url}
+    proc = cli("generate", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws",
                    "--doc", "AAA", "--n", "1", "--model", "fake-model", "--json", tmp_path / "g.json", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 of 1 pairs generated for AAA" in proc.stdout and "#3" in proc.stdout
@@ -40,15 +29,15 @@ def test_generate_adds_verbatim_candidates_as_undecided_pairs(tmp_path, fake_llm
     assert out["calls"] == 2 and out["candidates"][0]["pair_id"] == 3
     # The retry told the model what was wrong.
     assert "verbatim" in json.dumps(fake_llm.requests[1]["messages"][-1])
-    s = open_session(Options("ficha", source=[str(tmp_path / "d")], workspace=tmp_path / "ws", read_only=True))
+    s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
     assert len(s) == 4 and s.status(3) is Status.UNDECIDED
     assert s.view(3).passage == "Revenue was $10 million in 2022." and s.pairs[3].origin == "generate"
     s.workspace.close()
 
 
 def test_generate_with_an_unreachable_server_is_one_clear_line(tmp_path):
-    write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "d" / "questions.jsonl", QUESTIONS)
+    # A real process: no traceback and no key in what a shell sees.
+    write_source(tmp_path / "d")
     env = dict(os.environ, OPENAI_API_KEY=KEY, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
     proc = run_cli("generate", "ficha", "--source", tmp_path / "d", "--doc", "AAA", "--model", "m", env=env)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
@@ -56,9 +45,8 @@ def test_generate_with_an_unreachable_server_is_one_clear_line(tmp_path):
     assert KEY not in proc.stderr
 
 
-def test_generate_for_an_unknown_document_is_exit_2(tmp_path):
-    write_jsonl(tmp_path / "d" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "d" / "questions.jsonl", QUESTIONS)
-    env = dict(os.environ, OPENAI_API_KEY="k", OPENAI_BASE_URL="http://127.0.0.1:9/v1")
-    proc = run_cli("generate", "ficha", "--source", tmp_path / "d", "--doc", "ZZZ", "--model", "m", env=env)
+def test_generate_for_an_unknown_document_is_exit_2(tmp_path, cli):
+    write_source(tmp_path / "d")
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    proc = cli("generate", "ficha", "--source", tmp_path / "d", "--doc", "ZZZ", "--model", "m", env=env)
     assert proc.returncode == 2 and "no document 'ZZZ'" in proc.stderr

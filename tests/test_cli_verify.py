@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, QUESTIONS, write_jsonl  # noqa: E402
-from test_cli import assert_one_error_line, run_cli  # noqa: E402
-
-from mtcb_curate.app.sources import Options, open_session  # noqa: E402
+from conftest import CORPUS, QUESTIONS
+from support import assert_one_error_line, opened, write_source
 
 JSON_KEYS = {"id", "verdict", "score", "doc_key", "start", "end", "occurrences_in_doc",
              "occurrences_elsewhere", "chars", "tokens", "in_chunk"}
 
 
-def test_verify_reports_each_verdict_and_exits_1_unless_all_exact(tiny, tmp_path):
+def test_verify_reports_each_verdict_and_exits_1_unless_all_exact(tiny, tmp_path, cli):
     out = tmp_path / "v.json"
-    proc = run_cli("verify", "ficha", "--source", tiny, "--json", out)
+    proc = cli("verify", "ficha", "--source", tiny, "--json", out)
     assert proc.returncode == 1, proc.stderr
     assert "exact" in proc.stdout and "normalized" in proc.stdout
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -33,11 +28,9 @@ def test_verify_reports_each_verdict_and_exits_1_unless_all_exact(tiny, tmp_path
     assert report["summary"]["exact"] < len(QUESTIONS)  # the tiny set has a curly-quote passage
 
 
-def test_verify_uses_workspace_edits_and_exits_0_when_all_exact(tmp_path):
-    src = tmp_path / "src"
-    write_jsonl(src / "corpus.jsonl", CORPUS)
-    write_jsonl(src / "questions.jsonl", QUESTIONS)
-    session = open_session(Options("ficha", source=[str(src)], workspace=tmp_path / "ws"))
+def test_verify_uses_workspace_edits_and_exits_0_when_all_exact(tmp_path, cli):
+    src = write_source(tmp_path / "src")
+    session = opened(src, tmp_path / "ws")
     from mtcb_curate.verify import CorpusIndex, verify_pair
 
     index = CorpusIndex.from_dataset(session.dataset)
@@ -46,13 +39,13 @@ def test_verify_uses_workspace_edits_and_exits_0_when_all_exact(tmp_path):
         if r.verdict != "exact":
             session.edit(pair.id, {"supporting_passage": session.dataset.documents[pair.doc_key].text[r.start:r.end]})
     session.workspace.close()
-    proc = run_cli("verify", "ficha", "--source", src, "--workspace", tmp_path / "ws")
+    proc = cli("verify", "ficha", "--source", src, "--workspace", tmp_path / "ws")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "edited passage(s) from the workspace" in proc.stderr
     # The same source without the workspace still has the unrepaired passage.
-    assert run_cli("verify", "ficha", "--source", src).returncode == 1
+    assert cli("verify", "ficha", "--source", src).returncode == 1
 
 
-def test_verify_bad_input_is_exit_2(tmp_path):
-    proc = run_cli("verify", "ficha", "--source", tmp_path / "nothing-here")
+def test_verify_bad_input_is_exit_2(tmp_path, cli):
+    proc = cli("verify", "ficha", "--source", tmp_path / "nothing-here")
     assert_one_error_line(proc, "nothing-here")
