@@ -169,3 +169,36 @@ def test_a_repair_on_a_read_only_workspace_is_a_workspace_error(tiny, tmp_path, 
         assert reader.view(2).passage == "Beta sells  bells."
     finally:
         reader.workspace.close()
+
+
+# -- the store interface ------------------------------------------------------------------------
+
+
+def test_the_sqlite_workspace_is_a_store_with_the_same_signatures(tmp_path):
+    import inspect
+
+    from mtcb_curate.store.base import STORE_MEMBERS, Store
+
+    ws = Workspace.open(tmp_path / "ws")
+    try:
+        assert isinstance(ws, Store)
+    finally:
+        ws.close()
+    declared = {n for n in vars(Store) if not n.startswith("_")} | set(Store.__annotations__)
+    assert declared == set(STORE_MEMBERS)
+    for name in STORE_MEMBERS:
+        if callable(getattr(Store, name, None)):
+            assert (list(inspect.signature(getattr(Store, name)).parameters)
+                    == list(inspect.signature(getattr(Workspace, name)).parameters)), name
+
+
+def test_the_session_needs_nothing_of_its_workspace_beyond_the_store(tmp_path):
+    """Every ``workspace.X`` the session and the application layer use is a ``Store`` member."""
+    import re
+
+    from mtcb_curate.store.base import STORE_MEMBERS
+
+    used = set()
+    for path in [PACKAGE / "store" / "session.py", *(PACKAGE / "app").glob("*.py")]:
+        used |= set(re.findall(r"\bworkspace\.(\w+)", path.read_text(encoding="utf-8")))
+    assert used and used <= set(STORE_MEMBERS), used - set(STORE_MEMBERS)

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from mtcb_curate.dataset.model import EDITABLE_FIELDS, PASSAGE_FIELD, Dataset, HistoryKind, QAPair, Status, Via
-from mtcb_curate.store.sqlite import Decision, Workspace
+from mtcb_curate.store.base import Store
+from mtcb_curate.store.sqlite import Decision
 
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
 #: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
@@ -50,10 +51,11 @@ class ReviewSession:
 
     Args:
         dataset: the loaded dataset (never modified).
-        workspace: an open workspace bound to it (see ``Workspace.bind``).
+        workspace: an open store bound to it (``store.base.Store``: the SQLite ``Workspace``, see
+            ``Workspace.bind``).
     """
 
-    def __init__(self, dataset: Dataset, workspace: Workspace):
+    def __init__(self, dataset: Dataset, workspace: Store):
         self.dataset = dataset
         self.workspace = workspace
         self._decisions: dict[int, Decision] = workspace.decisions()

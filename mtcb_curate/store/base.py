@@ -1,0 +1,106 @@
+"""What a review session needs from a store: the ``Store`` protocol.
+
+``ReviewSession`` and the application layer use a workspace only through these members, so a
+second backend (a later issue adds PostgreSQL) implements this and nothing else changes.
+``store.sqlite.Workspace`` is the SQLite one.
+
+Contract for every backend:
+
+- each write is one transaction, committed before the call returns, and recorded in the
+  history so that ``undo`` takes it back (latest first, across restarts);
+- every fault of the storage is raised as ``WorkspaceError`` (``WorkspaceFull``,
+  ``WorkspaceReadOnly`` ...), never the driver's own exceptions; a write on a read-only or
+  closed store raises it too, and changes nothing;
+- pair ids are the 0-based rows of the source's ``questions``, then the added pairs' ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # the value types; this module imports no backend
+    from mtcb_curate.store.sqlite import Decision, HistoryEntry
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The state of one curator's review of one dataset (see the module docstring).
+
+    Attributes:
+        path: a local folder for the store's side files: the LLM reply cache
+            (``llm.cache``) lives there, and messages name it.
+        read_only: True when nothing can be written (every write raises ``WorkspaceError``).
+    """
+
+    path: Path
+    read_only: bool
+
+    # -- binding to a source ----------------------------------------------------------------
+
+    def bind(self, dataset: str, source_spec: list[str], fingerprint: str) -> None:
+        """Tie the store to a dataset and its questions, or check that it already is
+        (``WorkspaceError`` when it was made for another dataset or other questions)."""
+
+    def source_spec(self) -> list[str] | None:
+        """The source the store was last opened with, or None."""
+
+    def get_meta(self, key: str) -> str | None:
+        """A metadata value (``dataset``, ``source``, stored LLM clusters ...), or None."""
+
+    def set_meta(self, **values: str) -> None:
+        """Store metadata values, in one transaction."""
+
+    def close(self) -> None:
+        """Release the store (safe to call twice); later calls raise ``WorkspaceError``."""
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def decisions(self) -> dict[int, Decision]:
+        """Every current decision by pair id (undecided pairs are absent)."""
+
+    def edits(self) -> dict[int, dict[str, str]]:
+        """Every current edit: pair id -> {field: edited text}."""
+
+    def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
+        """The action history, oldest first."""
+
+    def decision_times(self) -> list[float]:
+        """Unix times (seconds) of the live decisions, oldest first (the review rate)."""
+
+    def added_pairs(self) -> dict[int, dict[str, Any]]:
+        """Pairs added in the store: pair id -> value, ids ascending."""
+
+    def not_duplicates(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) marked as not near-duplicates."""
+
+    # -- writing (each call commits before returning) -----------------------------------------
+
+    def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
+               via: str | None = None) -> int:
+        """Record a decision (None: undecided again); returns the history seq."""
+
+    def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
+                    at: float | None = None) -> list[int]:
+        """Several decisions in one transaction, each its own history entry; the seqs."""
+
+    def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
+             via: str | None = None) -> int:
+        """Record field edits (None restores the source's text); returns the history seq."""
+
+    def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
+                 at: float | None = None) -> int:
+        """Store a new pair under ``pair_id`` (``WorkspaceError`` when it is in use); the seq."""
+
+    def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
+        """Remember id pairs as not duplicates; the seq, or None when all already were."""
+
+    def undo(self) -> HistoryEntry | None:
+        """Undo the latest live action; None when none is left."""
+
+
+#: The member names of ``Store`` (for a backend's conformance test).
+STORE_MEMBERS = ("path", "read_only", "bind", "source_spec", "get_meta", "set_meta", "close", "decisions",
+                 "edits", "history", "decision_times", "added_pairs", "not_duplicates", "decide",
+                 "decide_many", "edit", "add_pair", "mark_not_duplicates", "undo")
