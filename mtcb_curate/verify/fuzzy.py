@@ -24,11 +24,8 @@ taken from and how close it is. The search never slides a window over the whole 
    normalized passage and the normalized span. The best candidate wins; it is a match when the
    score is at least :data:`FUZZY_MIN_SCORE`.
 
-Cost (``benchmarks/bench_verify.py``, 1 MB synthetic filings, 2 shared cores): median about
-9 ms and at most about 25 ms per passage of 100-3,500 characters, about 5 ms for a passage
-that is not there; a sliding ``fuzz.partial_ratio_alignment`` over the whole document takes
-about 6 times as long. Passages longer than :data:`MAX_FUZZY_CHARS` normalized characters are
-not aligned (the LCS table would grow to hundreds of MB); they get no fuzzy match.
+Passages longer than :data:`MAX_FUZZY_CHARS` normalized characters are not aligned; they get no
+fuzzy match. Costs: ``docs/verification.md``.
 """
 
 from __future__ import annotations
@@ -43,22 +40,7 @@ from rapidfuzz.distance import Indel
 from mtcb_curate.verify.normalize import ALNUM_TABLE, SkeletonIndex, normalize, normalize_passage
 
 #: Minimum fuzzy score (0-100, ``fuzz.ratio`` of the normalized passage and the normalized
-#: span) for a ``fuzzy`` verdict. Chosen on measured score distributions
-#: (``python benchmarks/bench_verify.py --calibrate``, on ``../shared/data``):
-#:
-#: - passages placed on the WRONG document score at most 57.4 (1,270 SQuAD passages of 60+
-#:   characters, each against another article) and 70.0 (FinanceBench passages against the
-#:   13 other filings: an income-statement header). One FinanceBench passage is cover-page
-#:   boilerplate every 10-K shares ("Registrant's telephone number ... Securities registered
-#:   pursuant to Section 12(b)") and scores 71-95 on the other filings: a true near-duplicate,
-#:   left out of that figure;
-#: - passages ALTERED in their own document score 75 or more in 99.3 % (SQuAD, a random word
-#:   replaced with probability 1/10), 100 % (1/20), 99.4 % (2-4 inner words dropped), 100 %
-#:   (spaces dropped, added inside words, turned into newlines) and 100 % (FinanceBench, 1/10
-#:   words replaced, lowest 82.4) of cases.
-#:
-#: 75 keeps 5 points above the worst wrong-document score while losing under 1 % of altered
-#: passages (short ones with several altered words).
+#: span) for a ``fuzzy`` verdict. How 75 was chosen: ``docs/verification.md``.
 FUZZY_MIN_SCORE = 75.0
 
 #: Length of an anchor n-gram, in skeleton (alphanumeric) characters: about two words.

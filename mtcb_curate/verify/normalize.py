@@ -22,15 +22,8 @@ Levels (each includes the previous one):
     As ``typography``, but quotes, apostrophes and dashes are *dropped*, ASCII ones included,
     and so is every remaining non-ASCII character; the result is pure ASCII.
 
-Why ``ascii`` drops quotes and dashes instead of mapping them: FinanceBench evidence (the real
-data in ``../shared/data`` and ``sample_data/ficha``) was extracted by a PDF tool that dropped
-every non-ASCII character, so the filing's ``company’s`` is ``companys`` in the passage, while
-an LLM that retypes a quote writes ``company's``. Mapping curly quotes and dashes to ASCII
-*before* dropping non-ASCII locates only 5 of the 23 sample passages; NBSP -> space, then drop
-non-ASCII, then collapse whitespace locates 23/23 (33/33 on ``../shared/data``), and dropping
-quotes and dashes on both sides locates the same 23/23 and 33/33 and also the straight-quote
-rewrite. Symbols are not expanded by NFKC (``™`` is dropped, not ``TM``) for the same reason:
-the extractor dropped them.
+Why ``ascii`` drops quotes and dashes instead of mapping them (what the sample data shows):
+``docs/verification.md``.
 
 The normalization is *per character* apart from whitespace runs and hyphenation, so the
 ``ascii`` level has an exact alphanumeric **skeleton**: the ASCII letters and digits of the
