@@ -1,4 +1,4 @@
-"""Benchmark the quality checklist (``mtcb_curate.checks.checklist.run_checklist``) and print its figures.
+"""Benchmark the quality checklist (``mtcb_curate.checks.run_checklist``) and print its figures.
 
 Run from the project root (the project installed in the current Python)::
 
@@ -78,7 +78,7 @@ def child(data: str) -> int:
     """One run in this (fresh) process; prints ``RESULT {json}``."""
     t0 = time.perf_counter()
     sys.path.insert(0, str(ROOT))
-    from mtcb_curate.checks.checklist import run_checklist
+    from mtcb_curate.checks import run_checklist
     from mtcb_curate.app.sources import Options, command_session
 
     t_import = time.perf_counter() - t0
@@ -110,7 +110,7 @@ def run_child(data: Path) -> dict:
 
 
 def report(runs: list[dict], data: Path) -> None:
-    from mtcb_curate.checks.checklist import CHECK_IDS
+    from mtcb_curate.checks import CHECK_IDS
 
     med = statistics.median
     first = runs[0]

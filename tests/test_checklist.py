@@ -1,4 +1,4 @@
-"""The quality checklist (``mtcb_curate.checks.checklist``): a passing and a failing fixture per check.
+"""The quality checklist (``mtcb_curate.checks``): a passing and a failing fixture per check.
 
 Each dataset is crafted in ``tmp_path`` (ficha columns: corpus ``ticker, company, text``;
 questions ``question, answer, supporting_passage, ticker, company, chunk_index``) and opened
@@ -20,8 +20,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import write_jsonl  # noqa: E402
 
-from mtcb_curate.checks import checklist  # noqa: E402
-from mtcb_curate.checks.checklist import CHECK_IDS, Limits, answer_overlap, content_words, run_checklist  # noqa: E402
+from mtcb_curate import checks as checklist  # noqa: E402
+from mtcb_curate.checks import CHECK_IDS, Limits, answer_overlap, content_words, run_checklist  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.app.sources import Options, command_session, open_session  # noqa: E402
 from mtcb_curate.verify import snap, verify_dataset  # noqa: E402

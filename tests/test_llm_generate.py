@@ -130,7 +130,7 @@ def test_check_candidate_names_every_fault():
 
 
 def test_check_candidate_applies_the_checklists_bounds():
-    from mtcb_curate.checks.checklist import MAX_ANSWER_CHARS, Limits
+    from mtcb_curate.checks import MAX_ANSWER_CHARS, Limits
     from mtcb_curate.checks.question_form import MAX_QUESTION_CHARS
 
     window = ALPHA.text

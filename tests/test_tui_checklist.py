@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import write_jsonl  # noqa: E402
 from test_app import SIZE, opened, settle  # noqa: E402
 
-from mtcb_curate.checks.checklist import CHECK_IDS  # noqa: E402
+from mtcb_curate.checks import CHECK_IDS  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.tui.app import CurateApp  # noqa: E402
 from mtcb_curate.tui.screens.checklist import ChecklistScreen  # noqa: E402

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from mtcb_curate.checks.checklist import CHECK_IDS, ChecklistReport, Judge, Limits, run_checklist
+from mtcb_curate.checks import CHECK_IDS, ChecklistReport, Judge, Limits, run_checklist
 from mtcb_curate.store.session import ReviewSession
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mtcb_curate.app import gate
-from mtcb_curate.checks.checklist import ChecklistReport
+from mtcb_curate.checks import ChecklistReport
 from mtcb_curate.store.session import ReviewSession
 
 if TYPE_CHECKING:

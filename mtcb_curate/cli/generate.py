@@ -33,7 +33,7 @@ def llm_client(args: argparse.Namespace, workspace_dir=None):
 
 def run(args: argparse.Namespace) -> int:
     """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
-    from mtcb_curate.checks.checklist import Limits
+    from mtcb_curate.checks import Limits
     from mtcb_curate.llm.estimate import estimate_generate_more
     from mtcb_curate.llm.generate import generate_more
 
