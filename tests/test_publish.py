@@ -34,7 +34,7 @@ from hubfake import HubFake  # noqa: E402
 from mtcb_curate.hub import card as cardmod  # noqa: E402
 from mtcb_curate.hub.layout import config_entries, content_hash, front_matter  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
-from mtcb_curate.hub.publish import (  # noqa: E402
+from mtcb_curate.hub import (  # noqa: E402
     LicenseRequired,
     PublishError,
     check_gate,

@@ -358,7 +358,7 @@ def test_review_command_with_strict_and_a_row_problem_creates_no_workspace(tmp_p
 
 
 def test_published_card_names_the_source_revision(tiny, tmp_path):
-    from mtcb_curate.hub.publish import plan_publish
+    from mtcb_curate.hub import plan_publish
 
     session = open_session(Options("ficha", source=[str(tiny)], workspace=tmp_path / "ws"))
     try:

@@ -22,7 +22,7 @@ from mtcb_curate.app.sources import command_session
 def run(args: argparse.Namespace) -> int:
     """Publish (or dry-run); see the module docstring for the exit codes."""
     from mtcb_curate.checks.checklist import run_checklist
-    from mtcb_curate.hub.publish import LicenseRequired, PublishError, dry_run, publish
+    from mtcb_curate.hub import LicenseRequired, PublishError, dry_run, publish
 
     if args.force and not (args.reason or "").strip():
         note("error: --force needs --reason \"why\" (it goes into the dataset card)")
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plan(session, args, report, accepted, read_hub: bool):
-    from mtcb_curate.hub.publish import plan_publish
+    from mtcb_curate.hub import plan_publish
 
     return plan_publish(session, repo_id=args.repo_id, revision=args.revision, only_linked=args.only_linked,
                         license=args.license, checklist=report.for_card(), checklist_passed=report.passed,

@@ -31,8 +31,8 @@ from mtcb_curate.checks.checklist import CHECK_IDS, ChecklistReport, Limits, run
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 
-if TYPE_CHECKING:  # mtcb_curate.hub.publish imports pyarrow (~70 ms): the workers import it when needed
-    from mtcb_curate.hub.publish import PublishPlan, PublishResult
+if TYPE_CHECKING:  # mtcb_curate.hub.plan imports pyarrow (~70 ms): the workers import it when needed
+    from mtcb_curate.hub import PublishPlan, PublishResult
 
 #: Marks the offline preview: a plan made without reading the Hub cannot be published.
 HUB_UNREACHABLE = "Hub not reachable: cannot publish now"
@@ -192,7 +192,7 @@ class PublishScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="publish-plan", exit_on_error=False)
     def _prepare(self, repo_id: str, license_id: str | None) -> None:
         """The checklist (once), then the plan against the Hub (offline preview as fallback)."""
-        from mtcb_curate.hub.publish import PublishError, plan_publish
+        from mtcb_curate.hub import PublishError, plan_publish
 
         worker = get_current_worker()
         report = self.report
@@ -269,7 +269,7 @@ class PublishScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="publish-run", exit_on_error=False)
     def _publish(self, plan: PublishPlan, gate_passed: bool) -> None:
-        from mtcb_curate.hub.publish import PublishError, publish
+        from mtcb_curate.hub import PublishError, publish
 
         worker = get_current_worker()
         try:
