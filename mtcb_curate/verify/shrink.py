@@ -131,8 +131,12 @@ def answer_figures(answer: str) -> dict[str, str]:
     return out
 
 
-def _figures(text: str) -> set[str]:
+def text_figures(text: str) -> set[str]:
+    """Every number of ``text`` as a :func:`figure_key`."""
     return {figure_key(m.group().rstrip(",.")) for m in _NUMBER.finditer(text)}
+
+
+_figures = text_figures
 
 
 def _words(text: str) -> set[str]:
