@@ -9,7 +9,7 @@ when it closes. ``o`` (here or in the cluster) returns a pair id for the review 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -19,10 +19,11 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from mtcb_curate.app import clusters
-from mtcb_curate.neardup import similarity as neardup
-from mtcb_curate.neardup.similarity import Cluster
+from mtcb_curate import neardup
+from mtcb_curate.neardup import Cluster
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.messages import ClusterListFound, ClusterSearchFailed
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 
 #: What ``+`` and ``-`` add to the threshold, and its bounds.
@@ -88,19 +89,23 @@ class DedupScreen(ModalScreen[int | None]):
             found = clusters.find(self.session, threshold=threshold)
         except Exception as exc:  # noqa: BLE001 - reported on screen, the app stays up
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._failed, threshold, exc)
+                self.post_message(ClusterSearchFailed(exc, threshold))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._found, threshold, found)
+            self.post_message(ClusterListFound(threshold, found))
 
-    def _found(self, threshold: float, found: list[Cluster]) -> None:
+    @on(ClusterListFound)
+    def _found(self, message: ClusterListFound) -> None:
+        threshold, found = message.threshold, message.clusters
         if threshold != self.threshold or not self.is_attached:
             return  # a newer search is on its way
         self.searching = False
         self.clusters = found
         self._list()
 
-    def _failed(self, threshold: float, exc: Exception) -> None:
+    @on(ClusterSearchFailed)
+    def _failed(self, message: ClusterSearchFailed) -> None:
+        threshold, exc = message.threshold, message.error
         if threshold != self.threshold or not self.is_attached:
             return
         self.searching = False

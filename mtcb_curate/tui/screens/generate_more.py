@@ -24,12 +24,14 @@ from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.screens.regenerate import candidate_text
+from mtcb_curate.tui.typed_app import CurateAppAccess
+from mtcb_curate.tui.widgets.llm_status import LLMStatus
 
 #: Most pairs one run may ask for (a typo such as 300 should not start 300 calls).
 MAX_N = 100
 
 
-class GenerateMoreScreen(ModalScreen[int | None]):
+class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
     """New pairs for document ``doc_key`` from the LLM.
 
     Args:
@@ -69,7 +71,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
         with Vertical(id="gen-dialog", classes="dialog"):
             yield Static(id="gen-title")
             yield Input(value=str(self.n), type="integer", id="gen-n", placeholder="how many pairs")
-            yield Static(id="gen-note")
+            yield LLMStatus(id="gen-note")
             yield VerticalScroll(id="gen-list")
             yield Static(id="gen-keys", classes="llm-keys")
 
@@ -100,11 +102,12 @@ class GenerateMoreScreen(ModalScreen[int | None]):
 
     # -- helpers -----------------------------------------------------------------------------------
 
+    @property
+    def _status(self) -> LLMStatus:
+        return self.query_one("#gen-note", LLMStatus)
+
     def _note(self, message: str, kind: str = "") -> None:
-        note = self.query_one("#gen-note", Static)
-        note.set_class(kind == "warning", "-warning")
-        note.set_class(kind == "error", "-error")
-        note.update(Text(printable(message, keep_newlines=False)))
+        self._status.show(message, kind)
 
     def _keys(self) -> None:
         if self.phase == "pick":
@@ -138,7 +141,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
         doc = self.document
         existing = [self.session.view(p.id) for p in self.session.pairs if p.doc_key == doc.key]
         profile = self.session.dataset.profile
-        config_path = getattr(self.app, "config_path", None)
+        config_path = self.curate_app.config_path
 
         def estimator(client):
             from mtcb_curate.llm.estimate import estimate_generate_more
@@ -146,7 +149,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
             return estimate_generate_more(doc, existing, n, client.config, profile=profile, client=client)
 
         def job(client, cancel, on_retry, on_progress):
-            from mtcb_curate.checks.checklist import Limits
+            from mtcb_curate.checks import Limits
             from mtcb_curate.llm.generate import generate_more
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
@@ -169,12 +172,10 @@ class GenerateMoreScreen(ModalScreen[int | None]):
         if result.cancelled:
             notes.append(f"cancelled: {len(result.candidates)} of {self.n} pair(s) generated before the cancel")
         notes.extend(result.failures)
-        refused = result.refusal_note()
-        if refused:
-            notes.append(refused)
+        notes.append(result.refusal_note())
         if not result.candidates:
             self.phase = "ask"
-            self._note("; ".join(notes + ["no usable pair: press enter to try again, esc to close"]), "warning")
+            self._status.notes(notes + ["no usable pair: press enter to try again, esc to close"])
             self.query_one(Input).focus()
             return
         self.candidates = list(result.candidates)
@@ -183,8 +184,7 @@ class GenerateMoreScreen(ModalScreen[int | None]):
         self.phase = "pick"
         self.query_one(Input).display = False
         self.set_focus(None)
-        head = f"{len(self.candidates)} candidate(s), each passage verbatim in its window"
-        self._note("; ".join([head, *notes]), "warning" if notes else "")
+        self._status.notes(notes, head=f"{len(self.candidates)} candidate(s), each passage verbatim in its window")
         box = self.query_one("#gen-list", VerticalScroll)
         box.mount_all([Static(self._item_text(i), classes="gen-item -cursor" if i == 0 else "gen-item",
                               id=f"gen-item-{i}") for i in range(len(self.candidates))])

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -33,6 +33,9 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from mtcb_curate.plaintext import printable
+from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMPrepared, LLMProgress, LLMRetry
+from mtcb_curate.tui.typed_app import CurateAppAccess
+from mtcb_curate.tui.widgets.llm_status import LLMStatus
 
 #: ``job(client, cancel, on_retry, on_progress) -> result``; runs in a worker thread.
 Job = Callable[[Any, threading.Event, Callable[[Any], None], Callable[[int, int], None]], Any]
@@ -55,7 +58,7 @@ def error_line(exc: BaseException) -> str:
     return printable(msg, keep_newlines=False)
 
 
-class LLMRunScreen(ModalScreen[Any]):
+class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
     """Run one LLM job with an estimate, a confirmation when large, progress and cancel.
 
     Args:
@@ -104,7 +107,7 @@ class LLMRunScreen(ModalScreen[Any]):
             yield Static(Text("connecting to the LLM…", style="dim"), id="llm-run-config")
             yield Static(id="llm-run-estimate")
             yield ProgressBar(total=self.total, show_eta=False, id="llm-run-progress")
-            yield Static(id="llm-run-status")
+            yield LLMStatus(id="llm-run-status")
             yield Static(id="llm-run-keys", classes="llm-keys")
 
     def on_mount(self) -> None:
@@ -121,12 +124,14 @@ class LLMRunScreen(ModalScreen[Any]):
     def _set(self, selector: str, text: Text | str, style: str = "") -> None:
         self.query_one(selector, Static).update(text if isinstance(text, Text) else Text(text, style=style))
 
+    @property
+    def status(self) -> LLMStatus:
+        """The status line (progress, retries, cancel, the error)."""
+        return self.query_one("#llm-run-status", LLMStatus)
+
     def _status(self, message: str, kind: str = "") -> None:
         """The status line: ``kind`` is '', ``warning`` (retries, cancel) or ``error``."""
-        status = self.query_one("#llm-run-status", Static)
-        status.set_class(kind == "warning", "-warning")
-        status.set_class(kind == "error", "-error")
-        status.update(Text(printable(message, keep_newlines=False)))
+        self.status.show(message, kind)
 
     def _set_keys(self) -> None:
         keys = {
@@ -147,9 +152,9 @@ class LLMRunScreen(ModalScreen[Any]):
     @work(thread=True, exclusive=True, group="llm-prepare", exit_on_error=False)
     def _prepare(self) -> None:
         try:
-            client = self.app.llm_client()
+            client = self.curate_app.llm_client()
         except Exception as exc:  # LLMConfigError, or openai missing: one line, never a crash
-            self._from_thread(self._failed, error_line(exc))
+            self._post(LLMFailed(error_line(exc)))
             return
         with self._client_lock:
             if self._gone:
@@ -161,25 +166,29 @@ class LLMRunScreen(ModalScreen[Any]):
             try:
                 estimate = self.estimator(client)
             except Exception as exc:
-                self._from_thread(self._failed, error_line(exc))
+                self._post(LLMFailed(error_line(exc)))
                 return
-        self._from_thread(self._prepared, estimate)
+        self._post(LLMPrepared(estimate))
 
-    def _from_thread(self, callback: Callable[..., None], *args: Any) -> None:
-        """Call ``callback`` on the app's thread, unless the dialog is gone."""
+    def _post(self, message: Any) -> None:
+        """From a worker: post ``message`` to this dialog, unless it is gone."""
         if self._gone:
             return
         try:
-            self.app.call_from_thread(self._if_open, callback, *args)
+            self.post_message(message)
         except RuntimeError:  # the app is shutting down
             pass
 
-    def _if_open(self, callback: Callable[..., None], *args: Any) -> None:
-        if not self._gone and self.is_attached:
-            callback(*args)
+    @property
+    def _open(self) -> bool:
+        """Still on screen: a report that arrives after the dialog closed is dropped."""
+        return not self._gone and self.is_attached
 
-    def _prepared(self, estimate: Any) -> None:
-        self.estimate = estimate
+    @on(LLMPrepared)
+    def _prepared(self, message: LLMPrepared) -> None:
+        if not self._open:
+            return
+        estimate = self.estimate = message.estimate
         self._set("#llm-run-config", Text(printable(self._client.config.describe(), keep_newlines=False), style="dim"))
         if estimate is not None:
             self._set("#llm-run-estimate", Text(estimate.summary()))
@@ -201,6 +210,7 @@ class LLMRunScreen(ModalScreen[Any]):
         self.phase = "running"
         self._job_started = True
         self.query_one(ProgressBar).display = True
+        self.status.started()
         self._status(f"asking the LLM ({self.unit} 1{f' of {self.total}' if self.total else ''})…")
         self._set_keys()
         self._run_job()
@@ -214,38 +224,50 @@ class LLMRunScreen(ModalScreen[Any]):
             from mtcb_curate.llm.errors import LLMCancelled
 
             if isinstance(exc, LLMCancelled):
-                self._from_thread(self._finished, None)
+                self._post(LLMFinished(None))
             else:
-                self._from_thread(self._failed, error_line(exc))
+                self._post(LLMFailed(error_line(exc)))
             return
         finally:
             with self._client_lock:
                 self._client = None
             _close_client(client)
-        self._from_thread(self._finished, result)
+        self._post(LLMFinished(result))
 
     def _on_retry(self, notice: Any) -> None:
         """From the worker: a retry is about to happen (429, 5xx, timeout)."""
-        self._from_thread(self._status, str(notice), "warning")
+        self._post(LLMRetry(str(notice)))
 
     def _on_progress(self, done: int, total: int) -> None:
         """From the worker: ``done`` of ``total`` steps finished."""
-        self._from_thread(self._progressed, done, total)
+        self._post(LLMProgress(done, total))
 
-    def _progressed(self, done: int, total: int) -> None:
-        self.query_one(ProgressBar).update(total=total, progress=done)
+    @on(LLMRetry)
+    def _retrying(self, message: LLMRetry) -> None:
+        if self._open:
+            self.status.retry(message.notice)
+
+    @on(LLMProgress)
+    def _progressed(self, message: LLMProgress) -> None:
+        if not self._open:
+            return
+        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
         if self.phase == "running":
-            nxt = f", asking for {self.unit} {done + 1}…" if done < total else ""
-            self._status(f"{done} of {total} {self.unit}s done{nxt}")
+            self.status.progress(message.done, message.total, self.unit)
 
-    def _finished(self, result: Any) -> None:
-        self._close(result)
+    @on(LLMFinished)
+    def _finished(self, message: LLMFinished) -> None:
+        if self._open:
+            self._close(message.result)
 
-    def _failed(self, message: str) -> None:
+    @on(LLMFailed)
+    def _failed(self, message: LLMFailed) -> None:
+        if not self._open:
+            return
         self.phase = "failed"
-        self.error = message
+        self.error = message.line
         self.query_one(ProgressBar).display = False
-        self._status(message, "error")
+        self._status(message.line, "error")
         self._set_keys()
 
     # -- cancel and close -----------------------------------------------------------------------

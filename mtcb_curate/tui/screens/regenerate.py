@@ -22,6 +22,8 @@ from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
+from mtcb_curate.tui.typed_app import CurateAppAccess
+from mtcb_curate.tui.widgets.llm_status import LLMStatus
 
 #: Candidates asked for per run (``g`` asks for as many fresh ones).
 N_CANDIDATES = 2
@@ -60,7 +62,7 @@ def candidate_text(c: Any) -> Text:
     return t
 
 
-class RegenerateScreen(ModalScreen[int | None]):
+class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
     """LLM candidates for pair ``pid``, beside the original.
 
     Args:
@@ -105,7 +107,7 @@ class RegenerateScreen(ModalScreen[int | None]):
                     yield Static(id="regen-original-text")
                 with VerticalScroll(id="regen-candidate", classes="regen-col"):
                     yield Static(id="regen-candidate-text")
-            yield Static(id="regen-note")
+            yield LLMStatus(id="regen-note")
             yield Static(id="regen-keys", classes="llm-keys")
 
     def on_mount(self) -> None:
@@ -142,11 +144,11 @@ class RegenerateScreen(ModalScreen[int | None]):
         pair = self.pair_view
         others = [session.view(p.id).question for p in session.pairs if p.doc_key == doc.key and p.id != pid]
         profile = session.dataset.profile
-        config_path = getattr(self.app, "config_path", None)
+        config_path = self.curate_app.config_path
         n = self.n_candidates
 
         def job(client, cancel, on_retry, on_progress):
-            from mtcb_curate.checks.checklist import Limits
+            from mtcb_curate.checks import Limits
             from mtcb_curate.llm.generate import regenerate
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
@@ -182,21 +184,16 @@ class RegenerateScreen(ModalScreen[int | None]):
         if result.cancelled:
             notes.append(f"cancelled after {len(new)} of {self.n_candidates} candidate(s)")
         notes.extend(result.failures)
-        refused = result.refusal_note()
-        if refused:
-            notes.append(refused)
+        notes.append(result.refusal_note())
         if not self.candidates:
             notes.append("no usable candidate: g asks again, esc keeps the original")
-        self._note("; ".join(notes), "warning" if notes else "")
+        self.query_one("#regen-note", LLMStatus).notes(notes)
         self._show()
 
     # -- showing ----------------------------------------------------------------------------------
 
     def _note(self, message: str, kind: str = "") -> None:
-        note = self.query_one("#regen-note", Static)
-        note.set_class(kind == "warning", "-warning")
-        note.set_class(kind == "error", "-error")
-        note.update(Text(printable(message, keep_newlines=False)))
+        self.query_one("#regen-note", LLMStatus).show(message, kind)
 
     def _show(self) -> None:
         box = self.query_one("#regen-candidate-text", Static)

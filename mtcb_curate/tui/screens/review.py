@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,10 +23,14 @@ from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.app.verdicts import Verdicts
-from mtcb_curate.verify.verdict import PairResult, select_span, snap, trim_passage
+from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
 from mtcb_curate.app import clusters
-from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate.app import review as app_review
+from mtcb_curate import neardup
 from mtcb_curate.tui.badges import similar_badge
+from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, VerdictCompleted,
+                                       WindowTokenized)
+from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
@@ -90,7 +94,7 @@ BINDINGS = [
 ]
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS
@@ -273,7 +277,11 @@ class ReviewScreen(Screen[None]):
     def _tokenize(self, key: str) -> None:
         self.verdicts.index.windows(key)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_current)
+            self.post_message(WindowTokenized(key))
+
+    @on(WindowTokenized)
+    def _window_tokenized(self, message: WindowTokenized) -> None:
+        self._show_current()
 
     def action_toggle_window(self) -> None:
         """Show or hide the bounds of the pair's chunk_index window in the source."""
@@ -289,9 +297,11 @@ class ReviewScreen(Screen[None]):
         passage = self.session.view(pid).passage
         self.verdicts.complete(pid)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._verdict_completed, pid, passage)
+            self.post_message(VerdictCompleted(pid, passage))
 
-    def _verdict_completed(self, pid: int, passage: str) -> None:
+    @on(VerdictCompleted)
+    def _verdict_completed(self, message: VerdictCompleted) -> None:
+        pid, passage = message.pid, message.passage
         if self.session.view(pid).passage != passage:
             return
         self._recheck(pid)  # also when the curator has moved on: the queue's mark
@@ -305,10 +315,11 @@ class ReviewScreen(Screen[None]):
         """Verify every passage (exact and normalized search) to mark the queue."""
         self.verdicts.scan()
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._scanned, self.verdicts.not_exact())
+            self.post_message(PassagesScanned(self.verdicts.not_exact()))
 
-    def _scanned(self, bad: set[int]) -> None:
-        self._not_verbatim = bad
+    @on(PassagesScanned)
+    def _scanned(self, message: PassagesScanned) -> None:
+        self._not_verbatim = message.bad
         self.queue.refresh()
         self._update_progress()
         self._refreeze()
@@ -316,9 +327,7 @@ class ReviewScreen(Screen[None]):
 
     def _refreeze(self) -> None:
         """Keep the scan's and the search's results out of later full garbage collections."""
-        collector = getattr(self.app, "collector", None)
-        if collector is not None:
-            collector.refreeze()
+        self.curate_app.collector.refreeze()
 
     # -- near-duplicates ------------------------------------------------------------------------
 
@@ -330,14 +339,18 @@ class ReviewScreen(Screen[None]):
             found = clusters.find(self.session, threshold=self.dedup_threshold)
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
-                self.app.call_from_thread(self.notify, f"Near-duplicate search failed: {exc}",
-                                          severity="warning", markup=False)
+                self.post_message(ClusterSearchFailed(exc))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._clusters_found, neardup.cluster_index(found))
+            self.post_message(ClustersFound(neardup.cluster_index(found)))
 
-    def _clusters_found(self, index: dict[int, neardup.Cluster]) -> None:
-        self._cluster_index = index
+    @on(ClusterSearchFailed)
+    def _clusters_failed(self, message: ClusterSearchFailed) -> None:
+        self.notify(f"Near-duplicate search failed: {message.error}", severity="warning", markup=False)
+
+    @on(ClustersFound)
+    def _clusters_found(self, message: ClustersFound) -> None:
+        self._cluster_index = message.index
         self._clusters_ready = True
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
@@ -561,11 +574,11 @@ class ReviewScreen(Screen[None]):
         """Save ``passage`` as the pair's supporting passage (undoable; the original stays in
         the history) and verify it again at once."""
         try:
-            changed = self.session.edit(pid, {"supporting_passage": passage}, via=via)
+            change = app_review.repair(self.session, self.verdicts, pid, passage, via)
         except (CurateError, ValueError) as exc:
             self.notify(f"Repair not saved: {exc}", severity="error", timeout=10, markup=False)
             return
-        if not changed:
+        if not change.changed:
             self.notify("The passage is already that text.", timeout=2)
             return
         self._recheck(pid)
@@ -573,8 +586,7 @@ class ReviewScreen(Screen[None]):
         self.queue.refresh_pair(pid)
         self._show_current()
         self._update_progress()
-        verdict = self.verdicts.quick(pid).verdict
-        self.notify(f"{via}: the passage is now {verdict.upper()} (u undoes).", timeout=3)
+        self.notify(f"{via}: the passage is now {(change.verdict or '').upper()} (u undoes).", timeout=3)
 
     def _writable_pair(self) -> int | None:
         pid = self.queue.current
@@ -726,7 +738,7 @@ class ReviewScreen(Screen[None]):
 
     def action_help(self) -> None:
         """Show every key, as bound now."""
-        keymap = getattr(self.app, "keymap", {})
+        keymap = self.curate_app.keymap
         rows = []
         for b in BINDINGS:
             keys = keymap.get(b.id, b.key) if b.id else b.key

@@ -24,6 +24,7 @@ from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
+from mtcb_curate.tui.widgets.llm_status import LLMStatus
 
 #: Clusters listed in the summary (all are stored).
 MAX_LISTED = 30
@@ -53,6 +54,7 @@ class SemanticDedupScreen(ModalScreen[None]):
             yield Static(Text("LLM semantic dedup", style="bold"), id="sdedup-title")
             with VerticalScroll(id="sdedup-body"):
                 yield Static(id="sdedup-summary")
+            yield LLMStatus(id="sdedup-status")
             yield Static(id="sdedup-keys", classes="llm-keys")
 
     def on_mount(self) -> None:
@@ -64,6 +66,7 @@ class SemanticDedupScreen(ModalScreen[None]):
         if self.session.read_only:
             self._summary(Text("The workspace is open read-only: dedup results could not be stored.",
                                style="bold"))
+            self._status("read-only workspace: nothing run", "error")
             return
         self._summary(Text(f"{len(self.session):,} questions, in batches of 50, then a final pass…", style="dim"))
         self.app.push_screen(LLMRunScreen(f"LLM semantic dedup of {len(self.session):,} questions", self._job,
@@ -71,6 +74,10 @@ class SemanticDedupScreen(ModalScreen[None]):
 
     def _summary(self, text: Text) -> None:
         self.query_one("#sdedup-summary", Static).update(text)
+
+    def _status(self, message: str, kind: str = "") -> None:
+        """The one-line outcome under the summary."""
+        self.query_one("#sdedup-status", LLMStatus).show(message, kind)
 
     # -- worker side (the run dialog's threads) ------------------------------------------------
 
@@ -115,9 +122,14 @@ class SemanticDedupScreen(ModalScreen[None]):
                 self.stored = True
             except CurateError as exc:
                 t.append(f"Not stored: {printable(str(exc), keep_newlines=False)}\n\n", style="bold")
+                self._status(f"not stored: {exc}", "error")
         t.append(f"{result.calls} call(s), {result.cached_calls} from the cache. ")
         t.append(f"{len(groups)} cluster(s) found", style="bold")
         t.append(f", {len(result.dropped)} question(s) judged duplicates.\n")
+        if result.cancelled:
+            self._status("cancelled: nothing stored", "warning")
+        elif self.stored:
+            self._status(f"{len(groups)} cluster(s) stored; nothing rejected")
         if self.stored:
             t.append("Stored as near-duplicate clusters (reason \"LLM: semantic duplicate\"): resolve them on the "
                      "near-duplicate screen. Nothing was rejected.\n")

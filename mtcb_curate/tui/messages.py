@@ -1,0 +1,110 @@
+"""What the TUI's thread workers report back: one ``Message`` per result.
+
+A worker posts one of these to its own screen with ``self.post_message(...)`` (safe from any
+thread: Textual queues it on the app's loop) and the screen handles it with ``@on(...)`` on the
+app's thread. None of them bubble: each is meant for the screen that started the worker. A
+message posted to a screen that has closed is dropped (``post_message`` returns False).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from mtcb_curate.neardup import Cluster
+
+# -- the review screen ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class VerdictCompleted(Message, bubble=False):
+    """Pair ``pid``'s full check (fuzzy search, other documents, window, tokens) is done.
+
+    ``passage``: the passage the check ran on; a result for a passage edited since is stale.
+    """
+
+    pid: int
+    passage: str
+
+
+@dataclass(eq=False)
+class PassagesScanned(Message, bubble=False):
+    """Every passage was verified at start: ``bad`` holds the ids of those not verbatim."""
+
+    bad: set[int]
+
+
+@dataclass(eq=False)
+class WindowTokenized(Message, bubble=False):
+    """The chunk windows of document ``key`` are cached (the window bounds can be shown)."""
+
+    key: str
+
+
+@dataclass(eq=False)
+class ClustersFound(Message, bubble=False):
+    """Near-duplicate clusters, as pair id -> its cluster (``neardup.cluster_index``)."""
+
+    index: dict[int, Cluster]
+
+
+# -- the dedup screen ----------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class ClusterListFound(Message, bubble=False):
+    """Every cluster found at ``threshold`` (0-100), resolved ones included."""
+
+    threshold: float
+    clusters: list[Cluster]
+
+
+@dataclass(eq=False)
+class ClusterSearchFailed(Message, bubble=False):
+    """The near-duplicate search failed; ``threshold`` is the one searched (None: the review
+    screen's own search at its threshold)."""
+
+    error: Exception
+    threshold: float | None = None
+
+
+# -- the LLM run dialog ----------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class LLMPrepared(Message, bubble=False):
+    """The chat client is ready; ``estimate`` is the run's ``RunEstimate`` or None."""
+
+    estimate: Any
+
+
+@dataclass(eq=False)
+class LLMRetry(Message, bubble=False):
+    """A retry is about to happen (429, 5xx, timeout): ``notice`` is its one-line text."""
+
+    notice: str
+
+
+@dataclass(eq=False)
+class LLMProgress(Message, bubble=False):
+    """``done`` of ``total`` steps of the run finished."""
+
+    done: int
+    total: int
+
+
+@dataclass(eq=False)
+class LLMFinished(Message, bubble=False):
+    """The job returned ``result`` (None: cancelled before it had anything)."""
+
+    result: Any
+
+
+@dataclass(eq=False)
+class LLMFailed(Message, bubble=False):
+    """Preparing or running failed: ``line`` is the one plain line to show."""
+
+    line: str
