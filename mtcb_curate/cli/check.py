@@ -26,13 +26,6 @@ def format_report(report) -> str:
     return "\n".join(lines)
 
 
-def limits_for(args: argparse.Namespace, session):
-    """Passage length limits: the profile's, then the config file's ``[checklist]`` table."""
-    from mtcb_curate.checks import Limits
-
-    return Limits.resolve(session.dataset.profile, getattr(args, "config", None))
-
-
 def llm_judge(args: argparse.Namespace, session, has_ws: bool):
     """The ``answerable`` judge for ``--llm-judge``: asks before more than 10 uncached calls.
 
@@ -63,7 +56,7 @@ def llm_judge(args: argparse.Namespace, session, has_ws: bool):
 
 def run(args: argparse.Namespace) -> int:
     """Run the checklist; see the module docstring for the exit codes."""
-    from mtcb_curate.checks.checklist import run_checklist
+    from mtcb_curate.app.gate import run_gate
 
     with command_session(options(args)) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
@@ -71,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if not has_ws:
             note("warning: no workspace: every pair is treated as accepted and 'reviewed' is skipped")
         judge = llm_judge(args, session, has_ws) if getattr(args, "llm_judge", False) else None
-        report = run_checklist(session, has_workspace=has_ws, limits=limits_for(args, session), judge=judge)
+        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), judge=judge)
         print(format_report(report))
         try:
             if args.json:

@@ -13,16 +13,18 @@ our words ("the Hub answered 503 while uploading to me/x: trying again in 1 s (r
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
-from mtcb_curate.cli.check import format_report, limits_for
+from mtcb_curate.cli.check import format_report
 from mtcb_curate.cli.common import confirm, note, options, report_problems
 from mtcb_curate.app.sources import command_session
 
 
 def run(args: argparse.Namespace) -> int:
     """Publish (or dry-run); see the module docstring for the exit codes."""
-    from mtcb_curate.checks.checklist import run_checklist
-    from mtcb_curate.hub import LicenseRequired, PublishError, dry_run, publish
+    from mtcb_curate.app import publishing
+    from mtcb_curate.app.gate import run_gate
+    from mtcb_curate.hub import LicenseRequired
 
     if args.force and not (args.reason or "").strip():
         note("error: --force needs --reason \"why\" (it goes into the dataset card)")
@@ -32,28 +34,27 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if not has_ws:
             note("warning: no workspace: every pair counts as accepted (review in the app to curate)")
-        report = run_checklist(session, has_workspace=has_ws, limits=limits_for(args, session))
+        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None))
         print(format_report(report))
-        accepted = None if has_ws else list(range(len(session)))
         if not report.passed and not args.force and args.dry_run is None:
             note("publish refused: the checklist fails (fix it, or --force --reason \"why\")")
             return 1
-        try:
-            plan = _plan(session, args, report, accepted, read_hub=True)
-        except PublishError as exc:
-            if args.dry_run is None or exc.kind not in ("offline", "network"):
-                raise
-            note(f"the Hub cannot be read ({exc}); the dry run's card is not merged with the Hub's")
-            plan = _plan(session, args, report, accepted, read_hub=False)
+        prepared = publishing.plan(session, report, has_workspace=has_ws, repo_id=args.repo_id,
+                                   revision=args.revision, only_linked=args.only_linked, license=args.license,
+                                   offline_ok=args.dry_run is not None, on_retry=note)
+        if prepared.hub_error is not None:
+            note(f"the Hub cannot be read ({prepared.hub_error}); the dry run's card is not merged with the Hub's")
+        plan = prepared.plan
         if args.license:
             plan = plan.with_license(args.license)
         elif plan.license is None:
             plan = _ask_license(plan)
+        prepared = replace(prepared, plan=plan)
         print()
         print("\n".join(plan.describe()))
         if args.dry_run is not None:
             try:
-                written = dry_run(plan, args.dry_run, gate_passed=report.passed, force=args.force, reason=args.reason)
+                written = publishing.write_dry_run(prepared, args.dry_run, force=args.force, reason=args.reason)
             except LicenseRequired:
                 note("error: the licence of this dataset is unknown: pass --license ID (e.g. cc-by-4.0)")
                 return 2
@@ -65,19 +66,11 @@ def run(args: argparse.Namespace) -> int:
         if not confirm(f"Publish to {plan.repo_id}@{plan.revision}?", args.yes):
             note("not published: confirm on a terminal, or pass --yes")
             return 2
-        result = publish(plan, gate_passed=report.passed, force=args.force, reason=args.reason,
-                         private=args.private, create_pr=args.create_pr, revision=args.revision, on_retry=note)
+        result = publishing.perform(prepared, force=args.force, reason=args.reason, private=args.private,
+                                    create_pr=args.create_pr, revision=args.revision, on_retry=note)
         print(f"published and verified: {result.question_rows:,} questions, {result.corpus_rows:,} documents")
         print(result.pr_url or result.commit_url)
         return 0
-
-
-def _plan(session, args, report, accepted, read_hub: bool):
-    from mtcb_curate.hub import plan_publish
-
-    return plan_publish(session, repo_id=args.repo_id, revision=args.revision, only_linked=args.only_linked,
-                        license=args.license, checklist=report.for_card(), checklist_passed=report.passed,
-                        read_hub=read_hub, accepted=accepted, on_retry=note)
 
 
 def _ask_license(plan):

@@ -1,4 +1,4 @@
-"""The checklist screen: MTCB's pre-publish checklist (``mtcb_curate.checks.checklist``), one row per
+"""The checklist screen: MTCB's pre-publish checklist (``mtcb_curate.checks``), one row per
 check, and the pairs behind any check one key away.
 
 The checklist runs in a thread worker as soon as the screen opens (the ``loads`` check writes
@@ -26,7 +26,8 @@ from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from mtcb_curate.checks.checklist import CHECK_IDS, CheckResult, ChecklistReport, Limits, run_checklist
+from mtcb_curate.app import gate
+from mtcb_curate.checks import CHECK_IDS, CheckResult, ChecklistReport, Limits
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 
@@ -154,11 +155,8 @@ class ChecklistScreen(ModalScreen[int | None]):
             self.app.call_from_thread(self._progress, check_id)
 
         try:
-            limits = self.limits
-            if limits is None:
-                limits = Limits.resolve(self.session.dataset.profile, getattr(self.app, "config_path", None))
-            report = run_checklist(self.session, has_workspace=True, limits=limits, loads=self.loads,
-                                   progress=progress)
+            report = gate.run_gate(self.session, config=getattr(self.app, "config_path", None), limits=self.limits,
+                                   loads=self.loads, progress=progress)
         except _Cancelled:
             return
         except Exception as exc:  # noqa: BLE001 - shown on the screen; the app keeps running
@@ -169,9 +167,9 @@ class ChecklistScreen(ModalScreen[int | None]):
             self.app.call_from_thread(self._finished, report)
 
     def _progress(self, check_id: str) -> None:
-        i = CHECK_IDS.index(check_id) if check_id in CHECK_IDS else 0
+        i, total = gate.step(check_id)
         self.query_one(ProgressBar).update(progress=i)
-        self._set("#checklist-header", Text(f"running {check_id} ({i + 1} of {len(CHECK_IDS)}) …", style="bold"))
+        self._set("#checklist-header", Text(f"running {check_id} ({i + 1} of {total}) …", style="bold"))
 
     def _failed(self, message: str) -> None:
         self.running = False

@@ -1,16 +1,16 @@
 """The publish screen: the gate, the target, what changes on the Hub, then publish on confirmation.
 
-On open a worker runs the checklist (the gate), then plans the publish against the Hub's
-current version of the target (``publish.plan_publish(read_hub=True)``). When the Hub cannot
-be reached (offline mode, no network) the screen shows that error line and an offline preview
-(``read_hub=False``), marked "Hub not reachable: cannot publish now".
+On open a worker runs the checklist (the gate, ``app.gate``), then plans the publish against
+the Hub's current version of the target (``app.publishing.plan``). When the Hub cannot be
+reached (offline mode, no network) the screen shows that error line and the offline preview
+``app.publishing`` falls back to, marked "Hub not reachable: cannot publish now".
 
 ``p`` asks for a confirmation (``y`` publishes, ``n`` or escape cancels); a failing gate refuses
 it (publishing anyway, ``--force --reason``, is only offered by the command line). Publishing
 runs in a worker; success shows the commit URL, a failure its one-line ``PublishError``. While
 the Hub is read or written, each request huggingface_hub retries replaces the status line
 ("Retrying: the Hub answered 503 while ...") and the libraries' own logging, warnings and
-progress bars are kept off the terminal (``publish.quiet_hub``). Nothing here writes to the workspace, and the Hub token is never shown (``publish`` only hands it to
+progress bars are kept off the terminal (``hub.quiet_hub``). Nothing here writes to the workspace, and the Hub token is never shown (``publish`` only hands it to
 huggingface_hub).
 """
 
@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 from textual.worker import Worker, get_current_worker
 
-from mtcb_curate.checks.checklist import CHECK_IDS, ChecklistReport, Limits, run_checklist
+from mtcb_curate.checks import ChecklistReport
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 
@@ -191,45 +191,37 @@ class PublishScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="publish-plan", exit_on_error=False)
     def _prepare(self, repo_id: str, license_id: str | None) -> None:
-        """The checklist (once), then the plan against the Hub (offline preview as fallback)."""
-        from mtcb_curate.hub import PublishError, plan_publish
+        """The checklist (once), then the plan against the Hub (offline preview as fallback):
+        ``app.publishing.prepare``."""
+        from mtcb_curate.app import gate, publishing
+        from mtcb_curate.hub import PublishError
 
         worker = get_current_worker()
         report = self.report
         if report is None:
-            from mtcb_curate.config import read_table
-
-            total = len(CHECK_IDS)
 
             def progress(check_id: str) -> None:
-                n = CHECK_IDS.index(check_id) + 1 if check_id in CHECK_IDS else 0
-                self._deliver(worker, self._status, f"Running the checklist: {check_id} ({n}/{total})…", "-busy")
+                i, total = gate.step(check_id)
+                self._deliver(worker, self._status, f"Running the checklist: {check_id} ({i + 1}/{total})…", "-busy")
 
             try:
-                table = read_table("checklist", getattr(self.app, "config_path", None))
-                limits = Limits.for_profile(self.session.dataset.profile.extra, table)
-                report = run_checklist(self.session, has_workspace=True, limits=limits, progress=progress)
+                report = gate.run_gate(self.session, config=getattr(self.app, "config_path", None), progress=progress)
             except Exception as exc:  # noqa: BLE001 - shown as one line; r retries
                 self._deliver(worker, self._failed, f"the checklist could not run: {type(exc).__name__}: {exc}")
                 return
             self._deliver(worker, self._checked, report)
-        kw = dict(repo_id=repo_id or None, license=license_id, checklist=report.for_card(),
-                  checklist_passed=report.passed, on_retry=self._retry_reporter(worker))
-        plan, hub_error, error = None, None, None
+        prepared, error = None, None
         try:
-            plan = plan_publish(self.session, read_hub=True, **kw)
+            prepared = publishing.plan(self.session, report, repo_id=repo_id, license=license_id,
+                                       on_retry=self._retry_reporter(worker))
         except PublishError as exc:
-            if exc.kind in ("offline", "network"):
-                hub_error = str(exc)
-                try:
-                    plan = plan_publish(self.session, read_hub=False, **kw)
-                except PublishError as exc2:
-                    error = str(exc2)
-            else:
-                error = str(exc)
+            error = str(exc)
         except Exception as exc:  # noqa: BLE001 - shown as one line; r retries
             error = f"planning failed: {type(exc).__name__}: {exc}"
-        self._deliver(worker, self._planned, plan, hub_error, error)
+        if prepared is None:
+            self._deliver(worker, self._planned, None, None, error)
+        else:
+            self._deliver(worker, self._planned, prepared.plan, prepared.hub_error, None)
 
     def _retry_reporter(self, worker: Worker):
         """A ``on_retry`` callback for ``plan_publish``/``publish``: each retry of a Hub request
@@ -268,12 +260,13 @@ class PublishScreen(ModalScreen[None]):
             self._status("Ready: p publishes (after a confirmation).", "-ok")
 
     @work(thread=True, exclusive=True, group="publish-run", exit_on_error=False)
-    def _publish(self, plan: PublishPlan, gate_passed: bool) -> None:
-        from mtcb_curate.hub import PublishError, publish
+    def _publish(self, plan: PublishPlan, report: ChecklistReport) -> None:
+        from mtcb_curate.app import publishing
+        from mtcb_curate.hub import PublishError
 
         worker = get_current_worker()
         try:
-            result = publish(plan, gate_passed=gate_passed, on_retry=self._retry_reporter(worker))
+            result = publishing.perform(publishing.Prepared(report, plan), on_retry=self._retry_reporter(worker))
         except PublishError as exc:
             self._deliver(worker, self._publish_failed, str(exc))
             return
@@ -349,7 +342,7 @@ class PublishScreen(ModalScreen[None]):
         self.error = None
         self._status(f"Publishing to {plan.repo_id}@{plan.revision}: one commit, then both configs are loaded "
                      "back to verify…", "-busy")
-        self._publish(plan, bool(self.report and self.report.passed))
+        self._publish(plan, self.report)
 
     def action_cancel_confirm(self) -> None:
         if self._armed is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,14 +23,11 @@ from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.app.verdicts import Verdicts
-from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
+from mtcb_curate.verify.verdict import PairResult, select_span, snap, trim_passage
 from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
-from mtcb_curate import neardup
+from mtcb_curate.neardup import similarity as neardup
 from mtcb_curate.tui.badges import similar_badge
-from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, VerdictCompleted,
-                                       WindowTokenized)
-from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
@@ -94,7 +91,7 @@ BINDINGS = [
 ]
 
 
-class ReviewScreen(CurateAppAccess, Screen[None]):
+class ReviewScreen(Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS
@@ -277,11 +274,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def _tokenize(self, key: str) -> None:
         self.verdicts.index.windows(key)
         if not get_current_worker().is_cancelled:
-            self.post_message(WindowTokenized(key))
-
-    @on(WindowTokenized)
-    def _window_tokenized(self, message: WindowTokenized) -> None:
-        self._show_current()
+            self.app.call_from_thread(self._show_current)
 
     def action_toggle_window(self) -> None:
         """Show or hide the bounds of the pair's chunk_index window in the source."""
@@ -297,11 +290,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         passage = self.session.view(pid).passage
         self.verdicts.complete(pid)
         if not get_current_worker().is_cancelled:
-            self.post_message(VerdictCompleted(pid, passage))
+            self.app.call_from_thread(self._verdict_completed, pid, passage)
 
-    @on(VerdictCompleted)
-    def _verdict_completed(self, message: VerdictCompleted) -> None:
-        pid, passage = message.pid, message.passage
+    def _verdict_completed(self, pid: int, passage: str) -> None:
         if self.session.view(pid).passage != passage:
             return
         self._recheck(pid)  # also when the curator has moved on: the queue's mark
@@ -315,11 +306,10 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """Verify every passage (exact and normalized search) to mark the queue."""
         self.verdicts.scan()
         if not get_current_worker().is_cancelled:
-            self.post_message(PassagesScanned(self.verdicts.not_exact()))
+            self.app.call_from_thread(self._scanned, self.verdicts.not_exact())
 
-    @on(PassagesScanned)
-    def _scanned(self, message: PassagesScanned) -> None:
-        self._not_verbatim = message.bad
+    def _scanned(self, bad: set[int]) -> None:
+        self._not_verbatim = bad
         self.queue.refresh()
         self._update_progress()
         self._refreeze()
@@ -327,7 +317,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     def _refreeze(self) -> None:
         """Keep the scan's and the search's results out of later full garbage collections."""
-        self.curate_app.collector.refreeze()
+        collector = getattr(self.app, "collector", None)
+        if collector is not None:
+            collector.refreeze()
 
     # -- near-duplicates ------------------------------------------------------------------------
 
@@ -339,18 +331,14 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             found = clusters.find(self.session, threshold=self.dedup_threshold)
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
-                self.post_message(ClusterSearchFailed(exc))
+                self.app.call_from_thread(self.notify, f"Near-duplicate search failed: {exc}",
+                                          severity="warning", markup=False)
             return
         if not worker.is_cancelled:
-            self.post_message(ClustersFound(neardup.cluster_index(found)))
+            self.app.call_from_thread(self._clusters_found, neardup.cluster_index(found))
 
-    @on(ClusterSearchFailed)
-    def _clusters_failed(self, message: ClusterSearchFailed) -> None:
-        self.notify(f"Near-duplicate search failed: {message.error}", severity="warning", markup=False)
-
-    @on(ClustersFound)
-    def _clusters_found(self, message: ClustersFound) -> None:
-        self._cluster_index = message.index
+    def _clusters_found(self, index: dict[int, neardup.Cluster]) -> None:
+        self._cluster_index = index
         self._clusters_ready = True
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
@@ -738,7 +726,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     def action_help(self) -> None:
         """Show every key, as bound now."""
-        keymap = self.curate_app.keymap
+        keymap = getattr(self.app, "keymap", {})
         rows = []
         for b in BINDINGS:
             keys = keymap.get(b.id, b.key) if b.id else b.key
