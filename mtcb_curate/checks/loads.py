@@ -11,30 +11,18 @@ from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, chec
 from mtcb_curate.plaintext import one_line
 
 
-def _hub_names():
-    """``(PublishError, build_tables, quiet_datasets)`` from the Hub package (imported on use:
-    ``pyarrow``/``datasets`` are slow to import)."""
-    try:
-        from mtcb_curate.hub.errors import PublishError
-        from mtcb_curate.hub.tables import build_tables
-    except ImportError:  # the Hub package before its split
-        from mtcb_curate.hub.publish import PublishError, build_tables
-    try:
-        from mtcb_curate.hub.quiet import quiet_datasets
-    except ImportError:
-        from mtcb_curate.hub.publish import quiet_datasets
-    return PublishError, build_tables, quiet_datasets
-
-
 @check("loads", CheckStatus.FAIL)
 def loads(ctx: CheckContext) -> CheckResult:
     """Fails: the publish layout, written to a temporary folder, does not load with
     ``datasets.load_dataset`` with the expected rows, columns, types (skipped when not asked)."""
     if not ctx.loads:
         return CheckResult("loads", CheckStatus.SKIP, "not run")
+    # Imported on use (pyarrow and datasets are slow to import); never the Hub client.
+    from mtcb_curate.hub.errors import PublishError
     from mtcb_curate.hub.layout import write_hub_layout
+    from mtcb_curate.hub.quiet import quiet_datasets
+    from mtcb_curate.hub.tables import build_tables
 
-    PublishError, build_tables, quiet_datasets = _hub_names()
     try:
         corpus, questions, _notes = build_tables(ctx.session, accepted=ctx.accepted)
     except PublishError as exc:
