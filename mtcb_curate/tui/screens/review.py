@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,11 +23,14 @@ from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.app.verdicts import Verdicts
-from mtcb_curate.verify.verdict import PairResult, select_span, snap, trim_passage
+from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
 from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
-from mtcb_curate.neardup import similarity as neardup
+from mtcb_curate import neardup
 from mtcb_curate.tui.badges import similar_badge
+from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, VerdictCompleted,
+                                       WindowTokenized)
+from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
@@ -91,7 +94,7 @@ BINDINGS = [
 ]
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS
@@ -274,7 +277,11 @@ class ReviewScreen(Screen[None]):
     def _tokenize(self, key: str) -> None:
         self.verdicts.index.windows(key)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_current)
+            self.post_message(WindowTokenized(key))
+
+    @on(WindowTokenized)
+    def _window_tokenized(self, message: WindowTokenized) -> None:
+        self._show_current()
 
     def action_toggle_window(self) -> None:
         """Show or hide the bounds of the pair's chunk_index window in the source."""
@@ -290,9 +297,11 @@ class ReviewScreen(Screen[None]):
         passage = self.session.view(pid).passage
         self.verdicts.complete(pid)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._verdict_completed, pid, passage)
+            self.post_message(VerdictCompleted(pid, passage))
 
-    def _verdict_completed(self, pid: int, passage: str) -> None:
+    @on(VerdictCompleted)
+    def _verdict_completed(self, message: VerdictCompleted) -> None:
+        pid, passage = message.pid, message.passage
         if self.session.view(pid).passage != passage:
             return
         self._recheck(pid)  # also when the curator has moved on: the queue's mark
@@ -306,10 +315,11 @@ class ReviewScreen(Screen[None]):
         """Verify every passage (exact and normalized search) to mark the queue."""
         self.verdicts.scan()
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._scanned, self.verdicts.not_exact())
+            self.post_message(PassagesScanned(self.verdicts.not_exact()))
 
-    def _scanned(self, bad: set[int]) -> None:
-        self._not_verbatim = bad
+    @on(PassagesScanned)
+    def _scanned(self, message: PassagesScanned) -> None:
+        self._not_verbatim = message.bad
         self.queue.refresh()
         self._update_progress()
         self._refreeze()
@@ -317,9 +327,7 @@ class ReviewScreen(Screen[None]):
 
     def _refreeze(self) -> None:
         """Keep the scan's and the search's results out of later full garbage collections."""
-        collector = getattr(self.app, "collector", None)
-        if collector is not None:
-            collector.refreeze()
+        self.curate_app.collector.refreeze()
 
     # -- near-duplicates ------------------------------------------------------------------------
 
@@ -331,14 +339,18 @@ class ReviewScreen(Screen[None]):
             found = clusters.find(self.session, threshold=self.dedup_threshold)
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
-                self.app.call_from_thread(self.notify, f"Near-duplicate search failed: {exc}",
-                                          severity="warning", markup=False)
+                self.post_message(ClusterSearchFailed(exc))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._clusters_found, neardup.cluster_index(found))
+            self.post_message(ClustersFound(neardup.cluster_index(found)))
 
-    def _clusters_found(self, index: dict[int, neardup.Cluster]) -> None:
-        self._cluster_index = index
+    @on(ClusterSearchFailed)
+    def _clusters_failed(self, message: ClusterSearchFailed) -> None:
+        self.notify(f"Near-duplicate search failed: {message.error}", severity="warning", markup=False)
+
+    @on(ClustersFound)
+    def _clusters_found(self, message: ClustersFound) -> None:
+        self._cluster_index = message.index
         self._clusters_ready = True
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
@@ -367,8 +379,8 @@ class ReviewScreen(Screen[None]):
 
     def _dedup_closed(self, pid: int | None) -> None:
         """Back from the cluster or dedup screen: statuses may have changed; show ``pid`` if given."""
-        self.goto(pid, refresh=True)
-        self._find_clusters()
+        self._after_change(pid if pid is not None and 0 <= pid < len(self.session) else None,
+                           rebuild_queue=True, clusters=True)
 
     # -- progress -----------------------------------------------------------------------------
 
@@ -403,19 +415,46 @@ class ReviewScreen(Screen[None]):
         except CurateError as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
-        self._advance_from(pid)
+        self._after_change(pid, advance=True)
 
-    def _advance_from(self, pid: int) -> None:
+    def _after_change(self, pid: int | None, *, rebuild_queue: bool = False, advance: bool = False,
+                      clusters: bool = False) -> None:
+        """The one refresh after anything changed pair ``pid`` (a decision, an undo, an edit, a
+        repair, a dialog's keep-one or added pairs): every view of the session is redrawn.
+
+        ``pid``'s passage is verified again (not after a decision: its texts did not change);
+        ``clusters``: its question or passage changed, so the near-duplicate clusters are
+        searched again. ``advance`` (a decision): the cursor goes to the next row, or the row
+        leaves a view of one status it no longer has. ``rebuild_queue``: pairs were added or
+        removed or statuses changed elsewhere: the queue is rebuilt from the session, with the
+        source bar, and ``pid`` is shown (the view switches to all when it does not hold it; an
+        unknown ``pid`` or None keeps the cursor where it is).
+        """
+        if pid is not None and pid >= 0 and not advance:
+            self._recheck(pid)
+        if clusters:
+            self._find_clusters()
         queue = self.queue
-        if self.filter is not None and self.session.status(pid) != self.filter:
+        if rebuild_queue:
+            valid = pid is not None and 0 <= pid < len(self.session)
+            self._id_width = len(str(max(0, len(self.session) - 1)))
+            self._refresh_source_bar()
+            keep = pid if valid or queue.current is None else queue.current
+            holds = not valid or self.filter is None or self.session.status(keep) == self.filter
+            self._apply_filter(self.filter if holds else None, keep=keep)  # draws the pair and progress
+            return
+        if pid is None:
+            return
+        if advance and self.filter is not None and self.session.status(pid) != self.filter:
             queue.remove(pid)
             self._refresh_queue_title(len(queue.ids))
         else:
             queue.refresh_pair(pid)
-            if queue.cursor + 1 < len(queue.ids):
-                queue.move_by(1)
-            else:
-                self.notify("End of the queue (n: next undecided pair).", timeout=3)
+            if advance:
+                if queue.cursor + 1 < len(queue.ids):
+                    queue.move_by(1)
+                else:
+                    self.notify("End of the queue (n: next undecided pair).", timeout=3)
         self._show_current()
         self._update_progress()
 
@@ -466,19 +505,9 @@ class ReviewScreen(Screen[None]):
         if pid is None:
             self.notify("Nothing to undo.", timeout=2)
             return
-        self._recheck(pid)
-        if self.filter is not None and self.session.status(pid) != self.filter:
-            self._apply_filter(None, keep=pid)
-        else:
-            # Rebuilt even in the "all" view: an undone added pair leaves the queue.
-            ids = self.session.ids(self.filter)
-            self.queue.set_ids(ids, keep=pid)
-            self._refresh_source_bar()
-            self._refresh_queue_title(len(ids))
-            self.queue.move_to(pid)
-            self.queue.refresh_pair(pid)
-            self._show_current()
-            self._update_progress()
+        # Rebuilt even in the "all" view: an undone added pair leaves the queue; an undone edit
+        # may move the pair into or out of a near-duplicate cluster.
+        self._after_change(pid, rebuild_queue=True, clusters=True)
 
     # -- navigation ---------------------------------------------------------------------------
 
@@ -535,11 +564,8 @@ class ReviewScreen(Screen[None]):
 
         def done(changes: dict[str, str] | None) -> None:
             if changes:  # saved by ``EditScreen`` through ``self.session.edit`` (a failure keeps it open)
-                self._recheck(pid)
-                self._find_clusters()  # an edited question or passage may join or leave a cluster
-                self.queue.refresh_pair(pid)
-                self._show_current()
-                self._update_progress()
+                # An edited question or passage may join or leave a cluster.
+                self._after_change(pid, clusters=True)
 
         self.app.push_screen(EditScreen(self.session.view(pid), save=lambda ch: self.session.edit(pid, ch)), done)
 
@@ -569,11 +595,7 @@ class ReviewScreen(Screen[None]):
         if not change.changed:
             self.notify("The passage is already that text.", timeout=2)
             return
-        self._recheck(pid)
-        self._find_clusters()
-        self.queue.refresh_pair(pid)
-        self._show_current()
-        self._update_progress()
+        self._after_change(pid, clusters=True)
         self.notify(f"{via}: the passage is now {(change.verdict or '').upper()} (u undoes).", timeout=3)
 
     def _writable_pair(self) -> int | None:
@@ -676,14 +698,11 @@ class ReviewScreen(Screen[None]):
         """
         valid = pid is not None and 0 <= pid < len(self.session)
         if refresh:
-            self._id_width = len(str(max(0, len(self.session) - 1)))
-            self._refresh_source_bar()
-            if valid:
-                self._recheck(pid)
-        if refresh or (valid and not self.queue.move_to(pid)):
-            keep = pid if valid else self.queue.current
-            view = self.filter if keep is None or self.filter is None or self.session.status(keep) == self.filter else None
-            self._apply_filter(view, keep=keep)
+            self._after_change(pid if valid else None, rebuild_queue=True)
+            return
+        if valid and not self.queue.move_to(pid):
+            self._apply_filter(None if self.filter is not None and self.session.status(pid) != self.filter
+                               else self.filter, keep=pid)
             return
         if valid:
             self._show_current()
@@ -696,8 +715,8 @@ class ReviewScreen(Screen[None]):
 
     def _after_llm(self, pid: int | None) -> None:
         """Back from an LLM screen: new pairs join the queue; show ``pid`` if given."""
-        self.goto(pid, refresh=True)
-        self._find_clusters()
+        self._after_change(pid if pid is not None and 0 <= pid < len(self.session) else None,
+                           rebuild_queue=True, clusters=True)
 
     def action_regenerate(self) -> None:
         """Ask the LLM for candidates to replace the current pair (r replace, a add, o keep)."""
@@ -726,7 +745,7 @@ class ReviewScreen(Screen[None]):
 
     def action_help(self) -> None:
         """Show every key, as bound now."""
-        keymap = getattr(self.app, "keymap", {})
+        keymap = self.curate_app.keymap
         rows = []
         for b in BINDINGS:
             keys = keymap.get(b.id, b.key) if b.id else b.key
