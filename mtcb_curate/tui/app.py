@@ -10,6 +10,7 @@ from textual.app import App
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
+from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
 
 
@@ -27,6 +28,8 @@ class CurateApp(App[None]):
     CSS_PATH = [styles_dir() / "app.tcss", *sorted(p for p in styles_dir().glob("*.tcss") if p.name != "app.tcss")]
     TITLE = "mtcb-curate"
     ENABLE_COMMAND_PALETTE = True
+    #: ctrl+p: Textual's own commands, then the review screen's rarer actions (``tui/palette.py``).
+    COMMANDS = App.COMMANDS | {ReviewCommands}
 
     def __init__(self, session: ReviewSession, keymap: dict[str, str] | None = None,
                  config_path: Path | None = None) -> None:

@@ -538,6 +538,10 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         nxt = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
         self._apply_filter(nxt, keep=self.queue.current)
 
+    def show_view(self, status: Status | None) -> None:
+        """Show all pairs (None) or only those of ``status`` (the command palette's views)."""
+        self._apply_filter(status, keep=self.queue.current)
+
     def on_pair_list_selected(self, event: PairList.Selected) -> None:
         self._show_current()
 
@@ -742,6 +746,19 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def action_publish(self) -> None:
         """Publish to the Hub behind the checklist gate: the changes first, then a confirmation."""
         self.app.push_screen(PublishScreen(self.session))
+
+    def action_export(self) -> None:
+        """Write every pair's decision and current texts as JSON Lines to ``export.jsonl`` in
+        the workspace folder (as ``mtcb-curate export`` does; the command palette's entry)."""
+        from mtcb_curate.app.export import export_jsonl
+
+        out = self.session.workspace.path / "export.jsonl"
+        try:
+            n = export_jsonl(self.session, out)
+        except (CurateError, OSError) as exc:
+            self.notify(f"Export failed: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self.notify(f"Exported {n:,} pairs to {out}", timeout=6, markup=False)
 
     def action_help(self) -> None:
         """Show every key, as bound now."""

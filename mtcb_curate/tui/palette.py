@@ -1,0 +1,101 @@
+"""Command palette (``ctrl+p``) entries for the review screen's rarer actions.
+
+Each entry names an action of :class:`~mtcb_curate.tui.screens.review.ReviewScreen` and shows
+its key as bound now (``[keys]`` of the config file), or ``palette only``: the queue views
+(filters), the near-duplicate list, the checklist, publish, generate more, semantic dedup,
+export and help. Entries appear only while the review screen is the one the palette was
+opened from (its dialogs have their own keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from mtcb_curate.dataset.model import Status
+
+if TYPE_CHECKING:
+    from mtcb_curate.tui.app import CurateApp
+    from mtcb_curate.tui.screens.review import ReviewScreen
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One palette entry: ``name`` (what is matched), ``binding_id`` (the review screen's
+    binding whose key is shown; None: palette only), ``help`` (one line) and ``run`` (called
+    with the review screen)."""
+
+    name: str
+    binding_id: str | None
+    help: str
+    run: Callable[[ReviewScreen], None]
+
+
+def _view(status: Status | None) -> Callable[[ReviewScreen], None]:
+    return lambda screen: screen.show_view(status)
+
+
+ENTRIES: tuple[Entry, ...] = (
+    *(Entry(f"View: {'all pairs' if s is None else s.value + ' pairs'}", "filter",
+            "show only these pairs in the queue", _view(s))
+      for s in (None, Status.UNDECIDED, Status.ACCEPTED, Status.REJECTED, Status.SKIPPED, Status.FLAGGED)),
+    Entry("Near-duplicates: list every cluster", "dedup", "unresolved near-duplicate clusters, largest first",
+          lambda s: s.action_dedup()),
+    Entry("Checklist: run the quality checks", "gate", "the publish gate's checks, with the pairs they flag",
+          lambda s: s.action_gate()),
+    Entry("Publish to the Hub", "publish", "the changes first, then a confirmation (behind the checklist)",
+          lambda s: s.action_publish()),
+    Entry("Generate more pairs for this document", "generate_more", "ask the LLM for N new pairs",
+          lambda s: s.action_generate_more()),
+    Entry("Semantic dedup by the LLM", "semantic_dedup", "LLM clusters join the near-duplicates",
+          lambda s: s.action_semantic_dedup()),
+    Entry("Export decisions as JSON Lines", None, "one line per pair, written to the workspace folder",
+          lambda s: s.action_export()),
+    Entry("Help: every key", "help", "the keys as bound now", lambda s: s.action_help()),
+)
+
+
+def key_of(app: CurateApp, binding_id: str | None) -> str:
+    """The key(s) bound to the review screen's ``binding_id`` now, as shown to the curator."""
+    from mtcb_curate.tui.screens.review import BINDINGS
+
+    if binding_id is None:
+        return "palette only"
+    default = next((b.key for b in BINDINGS if b.id == binding_id), "")
+    keys = app.keymap.get(binding_id, default)
+    return "key: " + keys.replace("question_mark", "?").replace("slash", "/")
+
+
+class ReviewCommands(Provider):
+    """The entries of :data:`ENTRIES`, run on the review screen the palette was opened over."""
+
+    def _review(self) -> ReviewScreen | None:
+        from mtcb_curate.tui.screens.review import ReviewScreen
+
+        return self.screen if isinstance(self.screen, ReviewScreen) else None
+
+    def _hits(self):
+        review = self._review()
+        if review is None:
+            return
+        app = cast("CurateApp", self.app)
+        for entry in ENTRIES:
+            yield entry, f"{entry.help} · {key_of(app, entry.binding_id)}", _bound(entry, review)
+
+    async def discover(self) -> Hits:
+        for entry, help_text, run in self._hits():
+            yield DiscoveryHit(entry.name, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for entry, help_text, run in self._hits():
+            score = matcher.match(entry.name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(entry.name), run, text=entry.name, help=help_text)
+
+
+def _bound(entry: Entry, review: ReviewScreen) -> Callable[[], None]:
+    return lambda: entry.run(review)
