@@ -108,3 +108,27 @@ class LLMFailed(Message, bubble=False):
     """Preparing or running failed: ``line`` is the one plain line to show."""
 
     line: str
+
+
+# -- the checklist screen --------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class ChecklistProgress(Message, bubble=False):
+    """The gate is about to run check ``check_id``."""
+
+    check_id: str
+
+
+@dataclass(eq=False)
+class ChecklistFailed(Message, bubble=False):
+    """The checklist could not run: ``line`` says why (one plain line)."""
+
+    line: str
+
+
+@dataclass(eq=False)
+class ChecklistFinished(Message, bubble=False):
+    """The checklist ran: ``report`` is its ``ChecklistReport``."""
+
+    report: Any

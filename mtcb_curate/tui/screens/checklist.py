@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -30,6 +30,7 @@ from mtcb_curate.app import gate
 from mtcb_curate.checks import CHECK_IDS, CheckResult, ChecklistReport, Limits
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.messages import ChecklistFailed, ChecklistFinished, ChecklistProgress
 
 #: Mark and theme colour per check status.
 MARK = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–"}
@@ -152,7 +153,7 @@ class ChecklistScreen(ModalScreen[int | None]):
         def progress(check_id: str) -> None:
             if worker.is_cancelled:
                 raise _Cancelled
-            self.app.call_from_thread(self._progress, check_id)
+            self.post_message(ChecklistProgress(check_id))
 
         try:
             report = gate.run_gate(self.session, config=getattr(self.app, "config_path", None), limits=self.limits,
@@ -161,17 +162,21 @@ class ChecklistScreen(ModalScreen[int | None]):
             return
         except Exception as exc:  # noqa: BLE001 - shown on the screen; the app keeps running
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
+                self.post_message(ChecklistFailed(f"{type(exc).__name__}: {exc}"))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._finished, report)
+            self.post_message(ChecklistFinished(report))
 
-    def _progress(self, check_id: str) -> None:
+    @on(ChecklistProgress)
+    def _progress(self, message: ChecklistProgress) -> None:
+        check_id = message.check_id
         i, total = gate.step(check_id)
         self.query_one(ProgressBar).update(progress=i)
         self._set("#checklist-header", Text(f"running {check_id} ({i + 1} of {total}) …", style="bold"))
 
-    def _failed(self, message: str) -> None:
+    @on(ChecklistFailed)
+    def _failed(self, failed: ChecklistFailed) -> None:
+        message = failed.line
         self.running = False
         self.query_one(ProgressBar).display = False
         header = Text("the checklist could not run: ", style="bold")
@@ -180,7 +185,9 @@ class ChecklistScreen(ModalScreen[int | None]):
         self._set("#checklist-header", header)
         self._show_pairs_pane(False)
 
-    def _finished(self, report: ChecklistReport) -> None:
+    @on(ChecklistFinished)
+    def _finished(self, finished: ChecklistFinished) -> None:
+        report: ChecklistReport = finished.report
         previous = self.checks_list.highlighted_option
         self.running = False
         self.report = report
