@@ -4,8 +4,8 @@ Run:  python benchmarks/bench_source_viewer.py [--runs 20] [--size 100x30]
 
 For each document shape it reports the median over N runs, inside `App.run_test`, of
 
-* wrap        - `wrap_rows` alone at the viewer's content width;
-* wrap@40     - `wrap_rows` alone at 40 cells (most lines need breaking);
+* wrap        - wrapping alone (`LineIndex` of the document, uncached) at the viewer's content width;
+* wrap@40     - the same at 40 cells (most lines need breaking);
 * show        - `viewer.show(text, spans)` (printable scan, split, wrap, scroll to the focus span)
                 plus rendering every visible row with `render_line` (the first paint's own work);
 * show+paint  - `show` then `await pilot.pause()`: the same, plus Textual compositing the screen
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
-from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span, wrap_rows  # noqa: E402
+from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span  # noqa: E402
 
 SHOW_TARGET_MS = 100.0
 JUMP_TARGET_MS = 16.0
@@ -141,13 +141,11 @@ async def bench_document(
         viewer.show(text, line_offsets(text, rng, 1))
         await pilot.pause()
 
-        lines = viewer._lines
-        starts = viewer._line_starts
-        wide = viewer._wide_lines
+        index = viewer._index  # the document's LineIndex; `_wrap` is its uncached wrap
         width = viewer.wrap_width
         for _ in range(runs):
-            results["wrap"].append(timed(lambda: wrap_rows(lines, starts, width, wide)))
-            results["wrap@40"].append(timed(lambda: wrap_rows(lines, starts, 40, wide)))
+            results["wrap"].append(timed(lambda: index._wrap(width)))
+            results["wrap@40"].append(timed(lambda: index._wrap(40)))
 
         for _ in range(runs):
             viewer.show("")  # drop the previous document and its caches

@@ -17,6 +17,7 @@ from textual.strip import Strip
 
 from mtcb_curate.tui.widgets.source_viewer import (
     _NON_SINGLE_CELL,
+    LineIndex,
     SourceViewer,
     Span,
     wrap_rows,
@@ -263,11 +264,14 @@ async def test_wide_characters_do_not_break_layout() -> None:
 
 def test_wrap_rows_on_a_megabyte_keeps_every_row_within_the_width() -> None:
     # The speed of this (``wrap`` and ``wrap@40``) is reported by benchmarks/bench_source_viewer.py.
-    text = filing() + "\n" + ("lorem ipsum dolor sit amet " * 4000 + "\n") * 10  # + ten 100 KB lines
+    text = filing() + "\n" + "\n".join(["lorem ipsum dolor sit amet " * 4000] * 10)  # + ten 100 KB lines
     lines, starts, wide = _prepare(text)
     assert not any(wide)  # curly quotes and dashes are one cell: the character-counting path
+    viewer_index = LineIndex(text)  # what the viewer wraps with: the same rows as `wrap_rows`
+    assert list(viewer_index.starts) == starts
     for width in (40, 60):
         rows = wrap_rows(lines, starts, width, wide)
+        assert list(viewer_index.wrap(width)) == rows
         assert rows == sorted(set(rows)) and set(starts) <= set(rows)
         line = 0
         for index, row_start in enumerate(rows):
