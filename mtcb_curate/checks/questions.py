@@ -63,6 +63,36 @@ def answer_overlap(answer: str, passage: str) -> float | None:
     return hit / len(words)
 
 
+def overlap_problem(answer: str, passage: str) -> str | None:
+    """The lexical ``answerable`` rule for one pair: why the passage seems not to hold the
+    answer (fewer than ``MIN_ANSWER_OVERLAP`` of its content words in it), or None."""
+    share = answer_overlap(answer, passage)
+    if share is not None and share < MIN_ANSWER_OVERLAP:
+        return f"only {share:.0%} of the answer's content words are in the passage"
+    return None
+
+
+def join_reasons(*reasons: str | None) -> str:
+    """One line of several reasons of one check: the non-empty ones joined by ``"; "``."""
+    return "; ".join(r for r in reasons if r)
+
+
+def answerable_problem(answer: str, passage: str) -> str | None:
+    """The ``answerable`` rule for one pair without the LLM judge (a warning): the overlap
+    reason and the answer-length reason joined, or None when neither applies."""
+    return join_reasons(overlap_problem(answer, passage), answer_length_problem(answer)) or None
+
+
+def question_form_problem(question: str) -> tuple[CheckStatus, str] | None:
+    """The ``question_form`` rule for one pair: ``(CheckStatus.FAIL or WARN, reason)`` from
+    ``question_form.form_problem``, or None."""
+    problem = form.form_problem(question)
+    if problem is None:
+        return None
+    severity, why = problem
+    return (CheckStatus.FAIL if severity == "fail" else CheckStatus.WARN), why
+
+
 @check("duplicates", CheckStatus.FAIL)
 def duplicates(ctx: CheckContext) -> CheckResult:
     """Fails: identical questions, or an unresolved near-duplicate cluster, among accepted pairs
@@ -85,11 +115,7 @@ def answerable(ctx: CheckContext) -> CheckResult:
     """Warns: the answer's content words are mostly absent from the passage (on demand an LLM
     judges those pairs again, ``llm.judge``); the answer is longer than ``MAX_ANSWER_CHARS``."""
     views = ctx.views
-    reasons = {}
-    for pid, v in views.items():
-        share = answer_overlap(v.answer, v.passage)
-        if share is not None and share < MIN_ANSWER_OVERLAP:
-            reasons[pid] = f"only {share:.0%} of the answer's content words are in the passage"
+    reasons = {pid: why for pid, v in views.items() if (why := overlap_problem(v.answer, v.passage)) is not None}
     too_long = {pid: why for pid, v in views.items() if (why := answer_length_problem(v.answer))}
     message = f"the passage should contain what the answer states (lexical overlap ≥ {MIN_ANSWER_OVERLAP:.0%})"
     if ctx.judge is not None and reasons:
@@ -106,7 +132,7 @@ def answerable(ctx: CheckContext) -> CheckResult:
                 reasons[pid] += f" (LLM judge gave no verdict: {why})"
         message += f"; LLM judge: {len(verdicts)} judged, {cleared} supported after all"
     for pid, why in too_long.items():
-        reasons[pid] = f"{reasons[pid]}; {why}" if pid in reasons else why
+        reasons[pid] = join_reasons(reasons.get(pid), why)
     message += f"; answers of at most {MAX_ANSWER_CHARS:,} characters"
     return result("answerable", reasons, set(), message)
 
@@ -117,10 +143,9 @@ def question_form(ctx: CheckContext) -> CheckResult:
     warns: over-long, yes/no, trivial, not a question."""
     reasons, failing = {}, set()
     for pid, v in ctx.views.items():
-        problem = form.form_problem(v.question)
+        problem = question_form_problem(v.question)
         if problem is not None:
-            severity, why = problem
-            reasons[pid] = why
-            if severity == "fail":
+            severity, reasons[pid] = problem
+            if severity == CheckStatus.FAIL:
                 failing.add(pid)
     return result("question_form", reasons, failing, "no empty, over-long, yes/no, trivial or non-questions")
