@@ -5,30 +5,54 @@ document and its window), ``corpus`` (no empty document, every document used) an
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, key_text, result
 from mtcb_curate.dataset.model import Status
+
+if TYPE_CHECKING:
+    from mtcb_curate.dataset.model import Dataset, QAPair
+    from mtcb_curate.verify.verdict import PairResult
+
+
+def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | None],
+                 r: PairResult | None) -> str | None:
+    """The ``links`` rule for one pair (always a failure): why its document key or chunk_index
+    does not link it to its corpus row and window, or None.
+
+    Args:
+        ds: the dataset (documents and repeated keys).
+        pair: the pair.
+        n_windows: document key -> its number of MTCB windows, or None when not known yet
+            (the range test is then left out: the whole-set check tokenizes, the per-pair
+            evaluation reads the index's cache).
+        r: the pair's verification result (``in_chunk`` read when exact), or None.
+    """
+    key = pair.doc_key
+    if key not in ds.documents:
+        return f"document key '{key_text(key)}' matches no corpus row"
+    if key in ds.duplicate_keys:
+        return f"document key '{key_text(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
+    if pair.chunk_index is None:
+        return None
+    n = n_windows(key)
+    if n is not None and pair.chunk_index >= n:
+        return f"chunk_index {pair.chunk_index} is out of range (the document has {n} windows)"
+    if r is not None and r.verdict == "exact" and r.in_chunk is False:
+        return f"chunk {pair.chunk_index}'s window does not contain the passage"
+    return None
 
 
 @check("links", CheckStatus.FAIL)
 def links(ctx: CheckContext) -> CheckResult:
     """Fails: the document key matches no corpus row or several; chunk_index out of range, or
     its window does not contain the passage."""
-    ds = ctx.dataset
     reasons = {}
     for pid, v in ctx.views.items():
-        key = v.pair.doc_key
-        if key not in ds.documents:
-            reasons[pid] = f"document key '{key_text(key)}' matches no corpus row"
-        elif key in ds.duplicate_keys:
-            reasons[pid] = f"document key '{key_text(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
-        elif v.pair.chunk_index is not None:
-            n = len(ctx.index.windows(key))
-            r = ctx.verified.get(pid)
-            if v.pair.chunk_index >= n:
-                reasons[pid] = f"chunk_index {v.pair.chunk_index} is out of range (the document has {n} windows)"
-            elif r is not None and r.verdict == "exact" and r.in_chunk is False:
-                reasons[pid] = f"chunk {v.pair.chunk_index}'s window does not contain the passage"
+        why = link_problem(ctx.dataset, v.pair, lambda key: len(ctx.index.windows(key)), ctx.verified.get(pid))
+        if why is not None:
+            reasons[pid] = why
     return result("links", reasons, set(reasons), "every pair links to exactly one document and its window")
 
 
