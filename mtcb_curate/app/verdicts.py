@@ -50,18 +50,20 @@ class Verdicts:
         return self.session.view(pid).passage
 
     def cached(self, pid: int) -> PairResult | None:
-        """The most complete cached result for the pair's CURRENT passage, or None."""
+        """The most complete cached result for the pair's CURRENT passage and chunk_index, or None."""
         passage = self._passage(pid)
+        chunk_index = self.session.pairs[pid].chunk_index
         for store in (self._complete, self._quick):
             r = store.get(pid)
-            if r is not None and r.passage == passage:
+            if r is not None and r.passage == passage and r.chunk_index == chunk_index:
                 return r
         return None
 
     def is_complete(self, pid: int) -> bool:
         """True when ``complete(pid)`` has run for the current passage."""
         r = self._complete.get(pid)
-        return r is not None and r.passage == self._passage(pid)
+        return (r is not None and r.passage == self._passage(pid)
+                and r.chunk_index == self.session.pairs[pid].chunk_index)
 
     def quick(self, pid: int) -> PairResult:
         """Exact/normalized verdict of the current passage (cached; no fuzzy, no tokenizing,

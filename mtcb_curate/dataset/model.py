@@ -39,6 +39,9 @@ EDITABLE_FIELDS: tuple[str, ...] = ("question", "answer", "supporting_passage")
 #: The supporting passage's name as an MTCB column, an edit field (``ReviewSession.edit``,
 #: ``Workspace.edits()``) and an added pair's field in the workspace.
 PASSAGE_FIELD = EDITABLE_FIELDS[2]
+#: The edit field of a pair's chunk_index (an int; ``ReviewSession.set_chunk_index``): not typed by
+#: hand, so not among ``EDITABLE_FIELDS``.
+CHUNK_INDEX_FIELD = "chunk_index"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ class HistoryKind(StrEnum):
     EDIT = "edit"
     ADD = "add"
     NOT_DUPLICATES = "not_duplicates"
+    SHARED_EVIDENCE = "shared_evidence"
 
 
 class Via(StrEnum):
@@ -104,6 +108,8 @@ class Via(StrEnum):
     REGENERATE = "regenerate"
     GENERATE = "generate"
     KEEP_ONE = "keep_one"
+    CHUNK_INDEX = "chunk_index"
+    SHRINK = "shrink"
 
 
 @dataclass(slots=True)

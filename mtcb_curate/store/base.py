@@ -7,7 +7,8 @@ second backend (a later issue adds PostgreSQL) implements this and nothing else 
 Contract for every backend:
 
 - each write is one transaction, committed before the call returns, and recorded in the
-  history so that ``undo`` takes it back (latest first, across restarts);
+  history so that ``undo`` takes it back (latest first, across restarts; a group written by
+  ``edit_many`` as one step);
 - every fault of the storage is raised as ``WorkspaceError`` (``WorkspaceFull``,
   ``WorkspaceReadOnly`` ...), never the driver's own exceptions; a write on a read-only or
   closed store raises it too, and changes nothing;
@@ -60,8 +61,8 @@ class Store(Protocol):
     def decisions(self) -> dict[int, Decision]:
         """Every current decision by pair id (undecided pairs are absent)."""
 
-    def edits(self) -> dict[int, dict[str, str]]:
-        """Every current edit: pair id -> {field: edited text}."""
+    def edits(self) -> dict[int, dict[str, Any]]:
+        """Every current edit: pair id -> {field: edited text, or int for ``chunk_index``}."""
 
     def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
         """The action history, oldest first."""
@@ -74,6 +75,9 @@ class Store(Protocol):
 
     def not_duplicates(self) -> set[tuple[int, int]]:
         """Id pairs (a < b) marked as not near-duplicates."""
+
+    def shared_evidence(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) marked "distinct questions on shared evidence"."""
 
     # -- writing (each call commits before returning) -----------------------------------------
 
@@ -89,6 +93,11 @@ class Store(Protocol):
              via: str | None = None) -> int:
         """Record field edits (None restores the source's text); returns the history seq."""
 
+    def edit_many(self, changes: dict[int, dict[str, Any]], *, via: str | None = None,
+                  at: float | None = None) -> list[int]:
+        """Edits to several pairs in one transaction and ONE undo step (a history group: ``undo``
+        takes them all back at once); the seqs."""
+
     def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
                  at: float | None = None) -> int:
         """Store a new pair under ``pair_id`` (``WorkspaceError`` when it is in use); the seq."""
@@ -96,11 +105,16 @@ class Store(Protocol):
     def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
         """Remember id pairs as not duplicates; the seq, or None when all already were."""
 
+    def mark_shared_evidence(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
+        """Remember id pairs as distinct questions on shared evidence; the seq, or None when
+        all already were."""
+
     def undo(self) -> HistoryEntry | None:
         """Undo the latest live action; None when none is left."""
 
 
 #: The member names of ``Store`` (for a backend's conformance test).
 STORE_MEMBERS = ("path", "read_only", "bind", "source_spec", "get_meta", "set_meta", "close", "decisions",
-                 "edits", "history", "decision_times", "added_pairs", "not_duplicates", "decide",
-                 "decide_many", "edit", "add_pair", "mark_not_duplicates", "undo")
+                 "edits", "history", "decision_times", "added_pairs", "not_duplicates", "shared_evidence",
+                 "decide", "decide_many", "edit", "edit_many", "add_pair", "mark_not_duplicates",
+                 "mark_shared_evidence", "undo")

@@ -9,10 +9,20 @@ what is on disk.
 from __future__ import annotations
 
 import time
+from typing import Any
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from mtcb_curate.dataset.model import EDITABLE_FIELDS, PASSAGE_FIELD, Dataset, HistoryKind, QAPair, Status, Via
+from mtcb_curate.dataset.model import (
+    CHUNK_INDEX_FIELD,
+    EDITABLE_FIELDS,
+    PASSAGE_FIELD,
+    Dataset,
+    HistoryKind,
+    QAPair,
+    Status,
+    Via,
+)
 from mtcb_curate.store.base import Store
 from mtcb_curate.store.sqlite import Decision
 
@@ -31,9 +41,10 @@ class PairView:
     """A pair as the curator currently sees it: the source texts with edits applied.
 
     Attributes:
-        pair: the pair as loaded.
+        pair: the pair as loaded, with its current ``chunk_index`` (a repaired one applied).
         question, answer, passage: current texts (edited or original).
-        edited: names of the fields that differ from the source (``supporting_passage`` ...).
+        edited: names of the fields that differ from the source (``supporting_passage``,
+            ``chunk_index`` ...).
         status: the current status; reason: the rejection reason, if any.
     """
 
@@ -59,14 +70,22 @@ class ReviewSession:
         self.dataset = dataset
         self.workspace = workspace
         self._decisions: dict[int, Decision] = workspace.decisions()
-        self._edits: dict[int, dict[str, str]] = workspace.edits()
+        self._edits: dict[int, dict[str, Any]] = workspace.edits()
         self._times: list[float] = workspace.decision_times()
-        #: Every pair: the source's rows, then those added in the workspace (ids continue).
-        self.pairs: list[QAPair] = list(dataset.pairs)
+        #: Every pair as loaded: the source's rows, then those added in the workspace (ids continue).
+        self._loaded: list[QAPair] = list(dataset.pairs)
         for pid, value in workspace.added_pairs().items():
-            if pid == len(self.pairs):
-                self.pairs.append(_added_pair(pid, value))
+            if pid == len(self._loaded):
+                self._loaded.append(_added_pair(pid, value))
+        #: Every pair with its CURRENT chunk_index (an edited one applied; the texts stay as
+        #: loaded: ``view`` applies those), so whatever reads ``pairs[i].chunk_index``
+        #: (verification's ``in_chunk``, the checks, publishing, export) sees the repair.
+        self.pairs: list[QAPair] = list(self._loaded)
+        for pid in self._edits:
+            if 0 <= pid < len(self.pairs):
+                self._sync_pair(pid)
         self._not_duplicates: set[tuple[int, int]] = workspace.not_duplicates()
+        self._shared_evidence: set[tuple[int, int]] = workspace.shared_evidence()
         self._corpus_index = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
@@ -113,6 +132,33 @@ class ReviewSession:
             Status.UNDECIDED if d is None else Status(d.status),
             None if d is None else d.reason,
         )
+
+    @property
+    def chunk_index_meaning(self) -> str:
+        """What the dataset's chunk_index means, from the workspace (``mtcb``: MTCB's generation
+        window, the default; ``ignore``: something else, not checked). An unreadable stored
+        value counts as the default."""
+        from mtcb_curate.verify.chunk_index import MEANING_KEY, chunk_index_meaning
+
+        try:
+            return chunk_index_meaning(self.workspace.get_meta(MEANING_KEY))
+        except ValueError:
+            return chunk_index_meaning(None)
+
+    def set_chunk_index_meaning(self, meaning: str) -> bool:
+        """Store what chunk_index means (``mtcb`` or ``ignore``) in the workspace; False when it
+        already was that. Committed first; not in the undo history (set it back instead).
+
+        Raises:
+            ValueError: another value. WorkspaceError: read-only or unwritable.
+        """
+        from mtcb_curate.verify.chunk_index import MEANING_KEY, chunk_index_meaning
+
+        value = chunk_index_meaning(meaning)
+        if value == self.chunk_index_meaning and self.workspace.get_meta(MEANING_KEY) is not None:
+            return False
+        self.workspace.set_meta(**{MEANING_KEY: value})
+        return True
 
     def edited_texts(self, field: str = PASSAGE_FIELD) -> dict[int, str]:
         """Pair id -> the edited ``field`` text, for the pairs where that field is edited."""
@@ -223,43 +269,75 @@ class ReviewSession:
         if not delta:
             return False
         self.workspace.edit(pair_id, delta, via=via)
-        ed = self._edits.setdefault(pair_id, {})
-        for f, v in delta.items():
-            if v is None:
-                ed.pop(f, None)
-            else:
-                ed[f] = v
-        if not ed:
-            del self._edits[pair_id]
+        self._apply_edit_delta(pair_id, delta)
         return True
 
+    def set_chunk_index(self, pair_id: int, chunk_index: int, *, via: str | None = Via.CHUNK_INDEX) -> bool:
+        """Set a pair's chunk_index (an edit of field ``chunk_index``: undoable, in the history
+        with ``via``). A value equal to the loaded one removes the edit. False (nothing
+        recorded) when it already is that.
+
+        Raises:
+            ValueError: not a whole number >= 0. IndexError: no such pair.
+        """
+        return bool(self.set_chunk_indexes({pair_id: chunk_index}, via=via))
+
+    def set_chunk_indexes(self, values: dict[int, int], *, via: str | None = Via.CHUNK_INDEX) -> list[int]:
+        """Set the chunk_index of several pairs in ONE transaction and ONE undo step (``undo``
+        takes them all back). Returns the ids that changed, ascending (pairs already at their
+        value are left out and not recorded).
+
+        Raises:
+            ValueError: a value that is not a whole number >= 0. IndexError: no such pair.
+        """
+        delta: dict[int, dict[str, int | None]] = {}
+        for pid, value in values.items():
+            self._check(pid)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"chunk_index must be a whole number >= 0, not {value!r}")
+            if value != self.pairs[pid].chunk_index:
+                delta[pid] = {CHUNK_INDEX_FIELD: None if value == self._loaded[pid].chunk_index else value}
+        if not delta:
+            return []
+        if len(delta) == 1:
+            (pid, d), = delta.items()
+            self.workspace.edit(pid, d, via=via)
+        else:
+            self.workspace.edit_many(delta, via=via)
+        for pid, d in delta.items():
+            self._apply_edit_delta(pid, d)
+        return sorted(delta)
+
     def undo(self) -> int | None:
-        """Undo the latest action (decision or edit); returns its pair id, or None if nothing is left."""
+        """Undo the latest action (decision or edit; a step of several pairs, such as the bulk
+        chunk_index repair, whole); returns its pair id (the lowest of a step), or None if
+        nothing is left."""
         entry = self.workspace.undo()
         if entry is None:
             return None
+        for e in entry.members or (entry,):
+            self._undo_one(e)
+        if entry.kind == HistoryKind.ADD:
+            return max(0, entry.pair_id - 1) if self.pairs else None
+        return min(e.pair_id for e in entry.members or (entry,))
+
+    def _undo_one(self, entry) -> None:
+        """Mirror one undone history entry in memory."""
         if entry.kind == HistoryKind.ADD:
             if self.pairs and self.pairs[-1].id == entry.pair_id:
                 self.pairs.pop()
-            return max(0, entry.pair_id - 1) if self.pairs else None
-        if entry.kind == HistoryKind.NOT_DUPLICATES:
+                self._loaded.pop()
+        elif entry.kind == HistoryKind.NOT_DUPLICATES:
             self._not_duplicates -= {tuple(p) for p in entry.after["pairs"]}
-            return entry.pair_id
-        if entry.kind == HistoryKind.DECIDE:
+        elif entry.kind == HistoryKind.SHARED_EVIDENCE:
+            self._shared_evidence -= {tuple(p) for p in entry.after["pairs"]}
+        elif entry.kind == HistoryKind.DECIDE:
             b = entry.before
             self._set_decision(entry.pair_id, None if b is None else Decision(b["status"], b.get("reason"), time.time()))
             if self._times:
                 self._times.pop()
         else:
-            ed = self._edits.setdefault(entry.pair_id, {})
-            for f, v in (entry.before or {}).items():
-                if v is None:
-                    ed.pop(f, None)
-                else:
-                    ed[f] = v
-            if not ed:
-                del self._edits[entry.pair_id]
-        return entry.pair_id
+            self._apply_edit_delta(entry.pair_id, entry.before or {})
 
     def add_pair(self, doc_key: str, question: str, answer: str, passage: str,
                  chunk_index: int | None = None, *, origin: str = "generate",
@@ -273,7 +351,8 @@ class ReviewSession:
         value = {"question": question, "answer": answer, PASSAGE_FIELD: passage,
                  "doc_key": doc_key, "chunk_index": chunk_index, "origin": origin, "details": details or {}}
         self.workspace.add_pair(pid, value, via=origin)
-        self.pairs.append(_added_pair(pid, value))
+        self._loaded.append(_added_pair(pid, value))
+        self.pairs.append(self._loaded[-1])
         return pid
 
     def not_duplicates(self) -> set[tuple[int, int]]:
@@ -288,6 +367,22 @@ class ReviewSession:
         if self.workspace.mark_not_duplicates(pairs) is None:
             return False
         self._not_duplicates |= pairs
+        return True
+
+    def shared_evidence(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) marked "distinct questions on shared evidence" (their shared or
+        overlapping passage is not warned about again)."""
+        return set(self._shared_evidence)
+
+    def mark_shared_evidence(self, ids: list[int]) -> bool:
+        """Mark every pair of ``ids`` as distinct questions on shared evidence; False if all
+        already were. Undone by ``undo``."""
+        for pid in ids:
+            self._check(pid)
+        pairs = {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
+        if self.workspace.mark_shared_evidence(pairs) is None:
+            return False
+        self._shared_evidence |= pairs
         return True
 
     def keep_one(self, keep: int, ids: list[int]) -> list[int]:
@@ -343,6 +438,28 @@ class ReviewSession:
     def _check(self, pair_id: int) -> None:
         if not 0 <= pair_id < len(self):
             raise IndexError(f"no pair {pair_id}: ids run from 0 to {len(self) - 1}")
+
+    def _apply_edit_delta(self, pair_id: int, delta: dict[str, Any]) -> None:
+        """Mirror an edit (``{field: value, or None for the loaded value}``) in memory."""
+        ed = self._edits.setdefault(pair_id, {})
+        for f, v in delta.items():
+            if v is None:
+                ed.pop(f, None)
+            else:
+                ed[f] = v
+        if not ed:
+            del self._edits[pair_id]
+        if CHUNK_INDEX_FIELD in delta:
+            self._sync_pair(pair_id)
+
+    def _sync_pair(self, pair_id: int) -> None:
+        """``pairs[pair_id]``: the loaded pair, with its edited chunk_index when there is one."""
+        loaded = self._loaded[pair_id]
+        ed = self._edits.get(pair_id, {})
+        if CHUNK_INDEX_FIELD in ed and ed[CHUNK_INDEX_FIELD] != loaded.chunk_index:
+            self.pairs[pair_id] = replace(loaded, chunk_index=int(ed[CHUNK_INDEX_FIELD]))
+        else:
+            self.pairs[pair_id] = loaded
 
     def _set_decision(self, pair_id: int, d: Decision | None) -> None:
         old = self._decisions.pop(pair_id, None)

@@ -90,11 +90,18 @@ CREATE TABLE IF NOT EXISTS not_duplicates (
     marked_at REAL NOT NULL,
     PRIMARY KEY (a, b)
 );
+CREATE TABLE IF NOT EXISTS shared_evidence (  -- "distinct questions on shared evidence"
+    a INTEGER NOT NULL,
+    b INTEGER NOT NULL,  -- a < b
+    marked_at REAL NOT NULL,
+    PRIMARY KEY (a, b)
+);
 """
 
 #: Columns added to tables of schema 1, applied when an older workspace is opened.
 _MIGRATIONS = (
     ("history", "via", "ALTER TABLE history ADD COLUMN via TEXT"),
+    ("history", "grp", "ALTER TABLE history ADD COLUMN grp INTEGER"),
 )
 
 
@@ -137,10 +144,16 @@ class HistoryEntry:
     - ``decide``: {"status", "reason"} or None (undecided);
     - ``edit``: {field: value or None} where None means "the source's original text";
     - ``add``: before None, after the added pair's value (see ``Workspace.add_pair``);
+    - ``shared_evidence``: as ``not_duplicates``, for pairs marked "distinct questions on
+      shared evidence";
     - ``not_duplicates``: before None, after {"pairs": [[a, b], ...]} newly marked.
 
     ``via`` says what made the change when it was not the curator typing: ``snap``, ``trim``,
-    ``select``, ``regenerate``, ``generate``, ``keep_one`` ... (None: by hand).
+    ``select``, ``regenerate``, ``generate``, ``keep_one``, ``chunk_index`` ... (None: by hand).
+
+    ``group``: the seq of the first entry of a group written as one step (``edit_many``), None
+    alone; ``undo`` takes a whole group back at once. ``members``: set on the entry ``undo``
+    returns, every entry it undid (latest first, this one included).
     """
 
     seq: int
@@ -150,6 +163,8 @@ class HistoryEntry:
     before: Any
     after: Any
     via: str | None = None
+    group: int | None = None
+    members: tuple["HistoryEntry", ...] = ()
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -229,7 +244,7 @@ class Workspace:
             conn.execute("PRAGMA busy_timeout=2000")
             have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if not {"meta", "decisions", "edits", "history", "history_live", "added_pairs",
-                    "not_duplicates"} <= have:
+                    "not_duplicates", "shared_evidence"} <= have:
                 conn.executescript(_SCHEMA)
             for table, column, sql in _MIGRATIONS:
                 if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
@@ -342,11 +357,11 @@ class Workspace:
     @_storage_boundary
     def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
         """The action history, oldest first."""
-        sql = "SELECT seq, at, pair_id, kind, before, after, via FROM history"
+        sql = "SELECT seq, at, pair_id, kind, before, after, via, grp FROM history"
         if not include_undone:
             sql += " WHERE undone=0"
-        return [HistoryEntry(s, at, p, k, _load(b), _load(a), v)
-                for s, at, p, k, b, a, v in self._conn.execute(sql + " ORDER BY seq")]
+        return [HistoryEntry(s, at, p, k, _load(b), _load(a), v, g)
+                for s, at, p, k, b, a, v, g in self._conn.execute(sql + " ORDER BY seq")]
 
     @_storage_boundary
     def added_pairs(self) -> dict[int, dict[str, Any]]:
@@ -358,6 +373,11 @@ class Workspace:
     def not_duplicates(self) -> set[tuple[int, int]]:
         """Id pairs (a < b) the curator marked as not duplicates."""
         return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM not_duplicates")}
+
+    @_storage_boundary
+    def shared_evidence(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) the curator marked "distinct questions on shared evidence"."""
+        return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM shared_evidence")}
 
     @_storage_boundary
     def decision_times(self) -> list[float]:
@@ -416,6 +436,28 @@ class Workspace:
             return self._log(at, pair_id, "edit", before, changes, via)
 
     @_storage_boundary
+    def edit_many(self, changes: dict[int, dict[str, Any]], *, via: str | None = None,
+                  at: float | None = None) -> list[int]:
+        """Edits to several pairs in ONE transaction (all or none) and ONE undo step, e.g. the
+        bulk chunk_index repair: ``{pair_id: {field: value or None}}``. Each pair gets its own
+        history entry; they share a ``group`` (the first entry's seq), and ``undo`` takes them
+        all back at once. Returns the history seqs (empty when ``changes`` is empty)."""
+        self._writable()
+        at = time.time() if at is None else at
+        seqs: list[int] = []
+        if not changes:
+            return seqs
+        with self._tx():
+            for pair_id, delta in changes.items():
+                current = {f: json.loads(v) for f, v in self._conn.execute(
+                    "SELECT field, value FROM edits WHERE pair_id=?", (pair_id,))}
+                before = {f: current.get(f) for f in delta}
+                self._apply_edits(pair_id, delta, at)
+                seqs.append(self._log(at, pair_id, "edit", before, delta, via, seqs[0] if seqs else None))
+            self._conn.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
+        return seqs
+
+    @_storage_boundary
     def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
                  at: float | None = None) -> int:
         """Store a new pair (from LLM generation) under ``pair_id``; returns the history seq.
@@ -449,28 +491,52 @@ class Workspace:
             return self._log(at, new[0][0], "not_duplicates", None, {"pairs": [list(p) for p in new]}, None)
 
     @_storage_boundary
-    def undo(self) -> HistoryEntry | None:
-        """Undo the latest live action (any number of times, across restarts); None when none is left."""
+    def mark_shared_evidence(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
+        """Remember that each id pair asks distinct questions on shared evidence (their shared
+        or overlapping passage is no longer warned about); returns the history seq, or None
+        when every pair was already marked. The entry's ``pair_id`` is the smallest id involved."""
         self._writable()
+        at = time.time() if at is None else at
+        new = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b} - self.shared_evidence())
+        if not new:
+            return None
+        with self._tx():
+            self._conn.executemany("INSERT INTO shared_evidence VALUES (?, ?, ?)", [(a, b, at) for a, b in new])
+            return self._log(at, new[0][0], "shared_evidence", None, {"pairs": [list(p) for p in new]}, None)
+
+    @_storage_boundary
+    def undo(self) -> HistoryEntry | None:
+        """Undo the latest live action (any number of times, across restarts); None when none is left.
+
+        An action written as one step (``edit_many``: a ``group``) is undone whole; the returned
+        entry is the latest one, its ``members`` every entry undone (latest first)."""
+        self._writable()
+        cols = "seq, at, pair_id, kind, before, after, via, grp"
         with self._tx():
             row = self._conn.execute(
-                "SELECT seq, at, pair_id, kind, before, after, via FROM history WHERE undone=0 "
-                "ORDER BY seq DESC LIMIT 1").fetchone()
+                f"SELECT {cols} FROM history WHERE undone=0 ORDER BY seq DESC LIMIT 1").fetchone()
             if row is None:
                 return None
-            entry = HistoryEntry(row[0], row[1], row[2], row[3], _load(row[4]), _load(row[5]), row[6])
+            rows = [row]
+            if row[7] is not None:
+                rows = self._conn.execute(
+                    f"SELECT {cols} FROM history WHERE undone=0 AND (grp=? OR seq=?) ORDER BY seq DESC",
+                    (row[7], row[7])).fetchall()
+            entries = [HistoryEntry(r[0], r[1], r[2], r[3], _load(r[4]), _load(r[5]), r[6], r[7]) for r in rows]
             now = time.time()
-            if entry.kind == "decide":
-                self._apply_decision(entry.pair_id, entry.before, now)
-            elif entry.kind == "edit":
-                self._apply_edits(entry.pair_id, entry.before or {}, now)
-            elif entry.kind == "add":
-                self._conn.execute("DELETE FROM added_pairs WHERE pair_id=?", (entry.pair_id,))
-            elif entry.kind == "not_duplicates":
-                self._conn.executemany("DELETE FROM not_duplicates WHERE a=? AND b=?",
-                                       [tuple(p) for p in entry.after["pairs"]])
-            self._conn.execute("UPDATE history SET undone=1 WHERE seq=?", (entry.seq,))
-            return entry
+            for entry in entries:
+                if entry.kind == "decide":
+                    self._apply_decision(entry.pair_id, entry.before, now)
+                elif entry.kind == "edit":
+                    self._apply_edits(entry.pair_id, entry.before or {}, now)
+                elif entry.kind == "add":
+                    self._conn.execute("DELETE FROM added_pairs WHERE pair_id=?", (entry.pair_id,))
+                elif entry.kind in ("not_duplicates", "shared_evidence"):
+                    self._conn.executemany(f"DELETE FROM {entry.kind} WHERE a=? AND b=?",
+                                           [tuple(p) for p in entry.after["pairs"]])
+                self._conn.execute("UPDATE history SET undone=1 WHERE seq=?", (entry.seq,))
+            e = entries[0]
+            return HistoryEntry(e.seq, e.at, e.pair_id, e.kind, e.before, e.after, e.via, e.group, tuple(entries))
 
     # -- internals -------------------------------------------------------------------------
 
@@ -483,10 +549,11 @@ class Workspace:
     def _tx(self) -> "_Transaction":
         return _Transaction(self._conn, self.path)
 
-    def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None) -> int:
+    def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None,
+             group: int | None = None) -> int:
         cur = self._conn.execute(
-            "INSERT INTO history (at, pair_id, kind, before, after, via) VALUES (?, ?, ?, ?, ?, ?)",
-            (at, pair_id, kind, _dump(before), _dump(after), via))
+            "INSERT INTO history (at, pair_id, kind, before, after, via, grp) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (at, pair_id, kind, _dump(before), _dump(after), via, group))
         return int(cur.lastrowid)
 
     def _decision_json(self, pair_id: int) -> dict[str, Any] | None:
@@ -666,11 +733,15 @@ def _connect_reader(uri: str) -> sqlite3.Connection:
         # stand-ins for what it lacks (in this connection only).
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         for table, columns in (("added_pairs", "pair_id INTEGER, value TEXT, added_at REAL"),
-                               ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL")):
+                               ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL"),
+                               ("shared_evidence", "a INTEGER, b INTEGER, marked_at REAL")):
             if table not in tables:
                 conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
-        if "via" not in {r[1] for r in conn.execute("PRAGMA table_info(history)")}:
-            conn.execute("CREATE TEMP VIEW history AS SELECT *, NULL AS via FROM main.history")
+        have = {r[1] for r in conn.execute("PRAGMA table_info(history)")}
+        missing = [c for c in ("via", "grp") if c not in have]
+        if missing:
+            extra = ", ".join(f"NULL AS {c}" for c in missing)
+            conn.execute(f"CREATE TEMP VIEW history AS SELECT *, {extra} FROM main.history")
     except BaseException:
         conn.close()
         raise
