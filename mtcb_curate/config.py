@@ -17,6 +17,9 @@ Tables::
     [hub]             # Hub organisations tried, in order, for a dataset name such as "ficha"
     organisations = ["feyninc", "chonkie-ai"]
 
+    [review]          # accepting a pair that fails a check asks once first (default true)
+    confirm_failing_accept = true
+
 ``MTCB_CURATE_CONFIG`` or ``--config FILE`` point at another file.
 """
 
@@ -96,3 +99,17 @@ def hub_organisations(path: Path | None = None) -> tuple[str, ...]:
         raise CurateError(f'{path}: [hub] organisations must be a list of Hub owner names, such as '
                           f'["feyninc", "chonkie-ai"]')
     return tuple(orgs)
+
+
+def confirm_failing_accept(path: Path | None = None) -> bool:
+    """The ``[review] confirm_failing_accept`` setting: accepting a pair whose checks fail asks
+    once for confirmation. True when the file or the key is absent.
+
+    Raises:
+        CurateError: the file is not valid TOML, or the value is not true or false.
+    """
+    path = default_config_path() if path is None else path
+    value = read_table("review", path).get("confirm_failing_accept", True)
+    if not isinstance(value, bool):
+        raise CurateError(f"{path}: [review] confirm_failing_accept must be true or false")
+    return value

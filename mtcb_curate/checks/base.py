@@ -196,6 +196,8 @@ class CheckContext:
         threshold: the near-duplicate question similarity threshold.
         loads: run the ``loads`` check.
         judge: the LLM judge for ``answerable``, or None.
+        include_undecided: "what would fail if accepted": every pair not rejected (undecided,
+            skipped, flagged) is checked as if accepted, and ``reviewed`` is skipped.
     """
 
     session: ReviewSession
@@ -206,16 +208,24 @@ class CheckContext:
     threshold: float = neardup.DEFAULT_THRESHOLD
     loads: bool = True
     judge: Judge | None = None
+    include_undecided: bool = False
 
     @classmethod
     def build(cls, session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
               threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
-              judge: Judge | None = None) -> CheckContext:
+              judge: Judge | None = None, include_undecided: bool = False) -> CheckContext:
         """The context of one run; ``limits`` default to ``Limits.resolve`` of the dataset's
-        profile without the config file."""
-        accepted = session.ids(Status.ACCEPTED) if has_workspace else list(range(len(session)))
+        profile without the config file. ``include_undecided``: the checked pairs are every
+        pair not rejected (see the class)."""
+        if not has_workspace:
+            accepted = list(range(len(session)))
+        elif include_undecided:
+            accepted = [pid for pid in range(len(session)) if session.status(pid) != Status.REJECTED]
+        else:
+            accepted = session.ids(Status.ACCEPTED)
         return cls(session, accepted, {pid: session.view(pid) for pid in accepted},
-                   limits or Limits.resolve(session.dataset.profile, {}), has_workspace, threshold, loads, judge)
+                   limits or Limits.resolve(session.dataset.profile, {}), has_workspace, threshold, loads, judge,
+                   include_undecided)
 
     @property
     def dataset(self):
