@@ -26,7 +26,7 @@ def resolve_limits(session: ReviewSession, config: Path | None = None) -> Limits
 
 def run_gate(session: ReviewSession, *, has_workspace: bool = True, config: Path | None = None,
              limits: Limits | None = None, loads: bool = True, progress: Callable[[str], None] | None = None,
-             judge: Judge | None = None) -> ChecklistReport:
+             judge: Judge | None = None, include_undecided: bool = False) -> ChecklistReport:
     """Run the checklist on ``session``; ``report.passed`` is the gate.
 
     Args:
@@ -37,6 +37,8 @@ def run_gate(session: ReviewSession, *, has_workspace: bool = True, config: Path
         loads: run the ``loads`` check (writes and loads the publish layout: about 1-2 s).
         progress: called with each check id as it starts (see :func:`step`).
         judge: the LLM judge for ``answerable``, or None.
+        include_undecided: "what would fail if accepted": every pair not rejected is checked
+            as if accepted, ``reviewed`` is skipped (never a gate for publishing).
 
     Raises:
         CurateError: the config file is not valid TOML, or the judge failed.
@@ -44,7 +46,7 @@ def run_gate(session: ReviewSession, *, has_workspace: bool = True, config: Path
     if limits is None:
         limits = resolve_limits(session, config)
     return run_checklist(session, has_workspace=has_workspace, limits=limits, loads=loads, progress=progress,
-                         judge=judge)
+                         judge=judge, include_undecided=include_undecided)
 
 
 def step(check_id: str) -> tuple[int, int]:

@@ -68,7 +68,8 @@ def run_check(check: Check, ctx: CheckContext) -> CheckResult:
 
 def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
                   threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
-                  progress: Callable[[str], None] | None = None, judge: Judge | None = None) -> ChecklistReport:
+                  progress: Callable[[str], None] | None = None, judge: Judge | None = None,
+                  include_undecided: bool = False) -> ChecklistReport:
     """Run every check of ``CHECKS`` on ``session`` (see the module docstring).
 
     Args:
@@ -81,12 +82,14 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
         progress: called with each check id as it starts.
         judge: the LLM judge on demand (``llm.judge``): the pairs the lexical ``answerable``
             check warns about are judged again, and its verdict replaces the lexical one.
+        include_undecided: "what would fail if accepted": every pair not rejected is checked
+            as if accepted (``report.accepted`` lists them) and ``reviewed`` is skipped.
 
     Returns:
         A ``ChecklistReport``; ``report.passed`` is the gate.
     """
     ctx = CheckContext.build(session, has_workspace=has_workspace, limits=limits, threshold=threshold,
-                             loads=loads, judge=judge)
+                             loads=loads, judge=judge, include_undecided=include_undecided)
     results = []
     for check in CHECKS:
         if progress is not None:
