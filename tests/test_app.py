@@ -64,7 +64,7 @@ async def test_reject_with_reason_without_reason_and_cancel(tiny, ws):
 async def test_undo_is_unlimited_and_survives_restart(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
-        await pilot.press("a", "a", "a")
+        await pilot.press("a", "a", "a", "a")  # pair 2 is not verbatim: its accept asks, `a` confirms
         await pilot.press("u")
         assert session.status(2) is Status.UNDECIDED and current(app) == 2
     session = opened(tiny, ws)
@@ -234,7 +234,7 @@ async def test_bad_rows_open_with_visible_flags(tmp_path, ws):
         assert "no document" in viewer.render_line(0).text
         await pilot.press("j")
         assert "chunk_index" in text_of(app, "#qa-flags")
-        await pilot.press("a")  # still decidable
+        await pilot.press("a", "a")  # still decidable (it fails links: the accept asks, `a` confirms)
         assert session.status(2) is Status.ACCEPTED
 
 

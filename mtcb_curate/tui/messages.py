@@ -38,6 +38,14 @@ class PassagesScanned(Message, bubble=False):
 
 
 @dataclass(eq=False)
+class SetChecksDone(Message, bubble=False):
+    """The set-wide checks (``checks.pair.set_check_results``: duplicates, shared_passage) ran
+    over every pair not rejected: ``results`` maps check id -> ``CheckResult``."""
+
+    results: dict[str, Any]
+
+
+@dataclass(eq=False)
 class WindowTokenized(Message, bubble=False):
     """The chunk windows of document ``key`` are cached (the window bounds can be shown)."""
 

@@ -43,7 +43,7 @@ _ID_W = 15
 _COUNT_W = 6
 _REASON_W = 48
 
-_HINT_CHECKS = "↑↓ select a check · enter its pairs · r re-run · esc close"
+_HINT_CHECKS = "↑↓ select a check · enter its pairs · r re-run · u include undecided pairs · esc close"
 _HINT_PAIRS = "↑↓ select a pair · enter show it in the review screen · esc back to the checks · r re-run"
 _HINT_RUNNING = "running the checklist … · esc close"
 
@@ -65,19 +65,25 @@ class ChecklistScreen(ModalScreen[int | None]):
     None (escape).
 
     Keys: up/down (or j/k) select, enter opens a check's pairs / picks a pair, r re-runs,
-    escape goes back from the pairs to the checks, and closes the screen from the checks.
+    u toggles "include undecided" (every pair not rejected checked as if accepted: what would
+    fail if accepted; ``reviewed`` is skipped) and re-runs, escape goes back from the pairs to
+    the checks, and closes the screen from the checks.
     """
 
     BINDINGS = [
         Binding("escape", "back", "back / close"),
         Binding("r", "rerun", "re-run"),
+        Binding("u", "toggle_undecided", "include undecided"),
         Binding("j", "cursor(1)", "down", show=False),
         Binding("k", "cursor(-1)", "up", show=False),
     ]
 
-    def __init__(self, session: ReviewSession, *, loads: bool = True, limits: Limits | None = None) -> None:
+    def __init__(self, session: ReviewSession, *, loads: bool = True, limits: Limits | None = None,
+                 include_undecided: bool = False) -> None:
         super().__init__()
         self.session = session
+        #: Check every pair not rejected as if accepted ("what would fail if accepted").
+        self.include_undecided = include_undecided
         self.loads = loads
         self.limits = limits
         self.report: ChecklistReport | None = None
@@ -157,7 +163,7 @@ class ChecklistScreen(ModalScreen[int | None]):
 
         try:
             report = gate.run_gate(self.session, config=getattr(self.app, "config_path", None), limits=self.limits,
-                                   loads=self.loads, progress=progress)
+                                   loads=self.loads, progress=progress, include_undecided=self.include_undecided)
         except _Cancelled:
             return
         except Exception as exc:  # noqa: BLE001 - shown on the screen; the app keeps running
@@ -210,6 +216,10 @@ class ChecklistScreen(ModalScreen[int | None]):
 
     def _header(self, report: ChecklistReport) -> Text:
         t = Text()
+        if self.include_undecided:
+            t.append(" WHAT WOULD FAIL IF ACCEPTED ", style="bold reverse yellow")
+            t.append(" undecided, skipped and flagged pairs counted as accepted (u: accepted only)\n",
+                     style="yellow")
         if report.passed:
             t.append(" checklist PASSED ", style="bold reverse green")
         else:
@@ -217,7 +227,8 @@ class ChecklistScreen(ModalScreen[int | None]):
         t.append(" (publishing needs no failing check)  ")
         counts = {s: sum(1 for c in report.checks if c.status == s) for s in MARK}
         t.append(" · ".join(f"{n} {s}" for s, n in counts.items() if n), style="bold")
-        t.append(f"  · {len(report.accepted):,} accepted pairs · {self._seconds:.1f} s", style="dim")
+        pairs = "pairs checked" if self.include_undecided else "accepted pairs"
+        t.append(f"  · {len(report.accepted):,} {pairs} · {self._seconds:.1f} s", style="dim")
         return t
 
     def _width(self, widget: OptionList) -> int:
@@ -306,6 +317,13 @@ class ChecklistScreen(ModalScreen[int | None]):
 
     def action_rerun(self) -> None:
         """Run every check again (after fixing pairs)."""
+        self.rerun()
+
+    def action_toggle_undecided(self) -> None:
+        """Include undecided (and skipped, flagged) pairs as if accepted, or not, and re-run."""
+        if self.running:
+            return
+        self.include_undecided = not self.include_undecided
         self.rerun()
 
     def action_cursor(self, step: int) -> None:

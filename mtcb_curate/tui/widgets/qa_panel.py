@@ -11,6 +11,7 @@ Every dataset string goes in as ``rich.text.Text`` made with ``printable``: mark
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -21,6 +22,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from mtcb_curate.checks.pair import FIX_WORDS, PairProblem
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView
 from mtcb_curate.verify import PairResult
@@ -35,6 +37,7 @@ SECTIONS: tuple[tuple[str, str | None], ...] = (
     ("verdict", None),
     ("facts", None),
     ("flags", None),
+    ("problems", None),
     ("question", "Question"),
     ("answer", "Answer"),
     ("passage", "Supporting passage"),
@@ -166,6 +169,29 @@ def flags_text(problems: list[str] | tuple[str, ...]) -> Text:
     return flags
 
 
+#: Mark and style of a problem line per check status.
+_PROBLEM_MARK = {"fail": ("✗ ", "bold red"), "warn": ("! ", "bold yellow")}
+
+
+def problems_text(problems: Sequence[PairProblem], key_label: Callable[[str], str] = str) -> Text:
+    """One line per check the pair would fail or warn if accepted: ``✗ check: reason · z
+    shrink, m select`` (failures red, warnings yellow); empty Text when there are none.
+    ``key_label`` turns a default fix key into the key as bound now."""
+    out = Text()
+    for p in problems:
+        mark, style = _PROBLEM_MARK.get(str(p.status), ("! ", "bold yellow"))
+        out.append(mark + p.check_id, style=style)
+        out.append(": ")
+        out.append(printable(p.reason, keep_newlines=False))
+        if p.fix_keys:
+            out.append(" · ", style="dim")
+            out.append(", ".join(f"{key_label(k)} {FIX_WORDS.get(k, '')}".rstrip() for k in p.fix_keys),
+                       style="bold cyan")
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
 class QAPanel(ScrollView, can_focus=False):
     """Shows one ``PairView``; call ``show(view, result, pending, key_column)``.
 
@@ -186,9 +212,10 @@ class QAPanel(ScrollView, can_focus=False):
     # -- public API ---------------------------------------------------------------------------
 
     def show(self, view: PairView | None, result: PairResult | None = None, pending: bool = False,
-             key_column: str = "document", extra: Text | None = None) -> None:
+             key_column: str = "document", extra: Text | None = None, problems: Text | None = None) -> None:
         """Display ``view`` (None: an empty queue) with its passage's verification ``result``
-        (``pending``: the full check is still running) and an ``extra`` line of badges."""
+        (``pending``: the full check is still running), an ``extra`` line of badges and the
+        ``problems`` lines (``problems_text``: the checks it would fail or warn if accepted)."""
         if view is None:
             sections = {name: Text() for name, _ in SECTIONS}
             sections["head"] = Text("No pair in this view.", style="dim")
@@ -198,6 +225,7 @@ class QAPanel(ScrollView, can_focus=False):
                 "verdict": verdict_text(result, pending),
                 "facts": facts_text(result, pending),
                 "flags": flags_text(view.pair.problems),
+                "problems": problems if problems is not None else Text(),
                 "question": _field(view.question),
                 "answer": _field(view.answer),
                 "passage": _field(view.passage),
