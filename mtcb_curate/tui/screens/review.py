@@ -28,8 +28,12 @@ from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
 from mtcb_curate.tui.badges import similar_badge
-from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, VerdictCompleted,
-                                       WindowTokenized)
+from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, SetChecksDone,
+                                       VerdictCompleted, WindowTokenized)
+from mtcb_curate.checks import Limits
+from mtcb_curate.checks.pair import PairProblem, failing, pair_problems, set_check_results
+from mtcb_curate.tui.screens.confirm import ConfirmScreen
+from mtcb_curate.tui.widgets.qa_panel import problems_text
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
@@ -52,6 +56,11 @@ from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 LOCATE_DELAY_S = 0.15
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
+#: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
+#: again in a worker for the problems line: a run of decisions starts one search, not one each.
+SET_CHECKS_DELAY_S = 1.0
+#: Queue mark of a pair that would fail a check if accepted (not shown on rejected pairs).
+FAIL_MARK = "▲"
 #: Queue mark per verdict (exact passages have none).
 VERDICT_MARK = {"exact": " ", "normalized": "≈", "fuzzy": "~", "missing": "≠", "empty": "∅"}
 
@@ -115,6 +124,13 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._last_query = ""
         self._bars: dict[str, Text] = {}
         self._locate_timer: Timer | None = None
+        self._set_checks_timer: Timer | None = None
+        #: The set-wide checks' latest results (``checks.pair.set_check_results``).
+        self._set_results: dict = {}
+        #: pid -> (what the evaluation read, whether a check fails): the queue's ▲ marks.
+        self._fails: dict[int, tuple[tuple, bool]] = {}
+        self._limits = Limits.resolve(session.dataset.profile, {})
+        self.confirm_failing_accept = True
         key_col = session.dataset.columns.get("doc_key", "document")
         self._key_column = key_col
         self._id_width = len(str(max(0, len(session) - 1)))
@@ -136,6 +152,15 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         yield Footer(compact=True)  # every key of the review screen fits a 150-column terminal
 
     def on_mount(self) -> None:
+        from mtcb_curate.app.gate import resolve_limits
+        from mtcb_curate.config import confirm_failing_accept
+
+        config = self.curate_app.config_path
+        try:
+            self._limits = resolve_limits(self.session, config)
+            self.confirm_failing_accept = confirm_failing_accept(config)
+        except (CurateError, ValueError) as exc:
+            self.notify(f"Config: {exc}; the defaults apply.", severity="warning", timeout=10, markup=False)
         self._refresh_source_bar()
         start = self.session.first_undecided()
         self._apply_filter(None, keep=0 if start is None else start)
@@ -184,9 +209,63 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         status = self.session.status(pid)
         r = self.verdicts.cached(pid) if pid in self._not_verbatim else None
         mark = "!" if pair.problems else (VERDICT_MARK[r.verdict] if r is not None else " ")
+        fails = FAIL_MARK if status != Status.REJECTED and self._pair_fails(pid) else " "
         key = one_line(pair.doc_key, self._key_width)
-        head = f"{GLYPH[status]}{mark} {pid:>{self._id_width}} {key:<{self._key_width}} "
+        head = f"{GLYPH[status]}{mark}{fails}{pid:>{self._id_width}} {key:<{self._key_width}} "
         return head + one_line(self.session.view(pid).question, max(0, width - len(head)))
+
+    # -- problems before acceptance -----------------------------------------------------------
+
+    def problems(self, pid: int) -> list[PairProblem]:
+        """The checks pair ``pid`` would fail or warn if accepted (``checks.pair``): the lexical
+        ones now, the passage's from its cached verdict, the set-wide ones from the latest
+        worker run. Well under a millisecond for a pair already verified."""
+        return pair_problems(self.session, pid, self._limits, result=self.verdicts.cached(pid),
+                             set_results=self._set_results)
+
+    def _pair_fails(self, pid: int) -> bool:
+        """Whether ``pid`` would fail a check if accepted, cached per texts and verdict (the
+        queue paints every visible row on a scroll)."""
+        v = self.session.view(pid)
+        sig = (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self._set_results))
+        hit = self._fails.get(pid)
+        if hit is None or hit[0] != sig:
+            hit = (sig, bool(failing(self.problems(pid))))
+            self._fails[pid] = hit
+        return hit[1]
+
+    def _key_label(self, key: str) -> str:
+        """A default key of this screen as bound now (the ``[keys]`` table may rebind it)."""
+        for b in BINDINGS:
+            if b.id and key in b.key.split(","):
+                return self.curate_app.keymap.get(b.id, key).split(",")[0]
+        return key
+
+    def _problems_text(self, pid: int) -> Text:
+        return problems_text(self.problems(pid), self._key_label)
+
+    def _schedule_set_checks(self, delay: float = SET_CHECKS_DELAY_S) -> None:
+        """Run the set-wide checks again after ``delay`` seconds without another change."""
+        if self._set_checks_timer is not None:
+            self._set_checks_timer.stop()
+        self._set_checks_timer = self._later(delay, self._run_set_checks)
+
+    @work(thread=True, exclusive=True, group="set_checks", exit_on_error=False)
+    def _run_set_checks(self) -> None:
+        """duplicates and shared_passage over every pair not rejected, for the problems line."""
+        worker = get_current_worker()
+        try:
+            results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits)
+        except Exception:  # noqa: BLE001 - the problems line goes on without them
+            return
+        if not worker.is_cancelled:
+            self.post_message(SetChecksDone(results))
+
+    @on(SetChecksDone)
+    def _set_checks_done(self, message: SetChecksDone) -> None:
+        self._set_results = message.results
+        self.queue.refresh()
+        self._show_current()
 
     def _row_class(self, pid: int) -> str:
         return self.session.status(pid).value
@@ -220,7 +299,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         view = self.session.view(pid)
         doc = self.session.dataset.document_for(view.pair)
         if doc is None:
-            panel.show(view, self.verdicts.quick(pid), key_column=self._key_column, extra=self._badges(pid))
+            panel.show(view, self.verdicts.quick(pid), key_column=self._key_column, extra=self._badges(pid),
+                       problems=self._problems_text(pid))
             viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
             self._shown_doc = None
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
@@ -239,7 +319,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                           if isinstance(v, (str, int)) and k not in ("text",))
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
                                    f"{len(doc.text):,} characters"))
-        panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid))
+        panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
+                   problems=self._problems_text(pid))
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
@@ -324,6 +405,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._update_progress()
         self._refreeze()
         self._find_clusters()
+        self._schedule_set_checks(0)
 
     def _refreeze(self) -> None:
         """Keep the scan's and the search's results out of later full garbage collections."""
@@ -434,6 +516,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._recheck(pid)
         if clusters:
             self._find_clusters()
+        if clusters or rebuild_queue or (advance and pid is not None
+                                         and self.session.status(pid) == Status.REJECTED):
+            self._schedule_set_checks()  # the set of pairs or their texts changed
         queue = self.queue
         if rebuild_queue:
             valid = pid is not None and 0 <= pid < len(self.session)
@@ -469,8 +554,23 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}){row} · v: change view"))
 
     def action_accept(self) -> None:
-        """Accept the current pair and go to the next one."""
-        self._decide(Status.ACCEPTED)
+        """Accept the current pair and go to the next one. When it would fail a check (and
+        ``[review] confirm_failing_accept`` is on), ask once first: a/enter accepts, esc not."""
+        pid = self.queue.current
+        if pid is None or not self.confirm_failing_accept or self.session.read_only:
+            self._decide(Status.ACCEPTED)
+            return
+        fails = failing(self.problems(pid))
+        if not fails:
+            self._decide(Status.ACCEPTED)
+            return
+        ids = ", ".join(dict.fromkeys(p.check_id for p in fails))
+
+        def done(yes: bool | None) -> None:
+            if yes and self.queue.current == pid:
+                self._decide(Status.ACCEPTED)
+
+        self.app.push_screen(ConfirmScreen(f"#{pid} fails {ids}: accept anyway? a/enter yes, esc no"), done)
 
     def action_reject(self) -> None:
         """Reject the current pair, with an optional reason, and go to the next one."""
@@ -769,6 +869,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             rows.append((keys.replace("question_mark", "?").replace("slash", "/"), b.id or "", b.description))
         rows.append(("1-7 / enter", "", "in the reject dialog: reason / no reason"))
         rows.append(("ctrl+p", "", "command palette"))
+        rows.append((FAIL_MARK, "", "in the queue: the pair would fail a check if accepted (the QA panel "
+                                    "lists each problem with the key that fixes it)"))
         from mtcb_curate.config import default_config_path
 
         hint = f"Rebind keys in {default_config_path()} under [keys], e.g.  accept = \"y\""
