@@ -43,9 +43,9 @@ def run_alone(session, check_id: str, **kw):
 
 def test_ids_are_unique_and_check_ids_is_derived_from_the_list():
     ids = [c.id for c in CHECKS]
-    assert len(ids) == len(set(ids)) == 10
+    assert len(ids) == len(set(ids)) == 11
     assert list(CHECK_IDS) == ids
-    assert CHECK_IDS == ("verbatim", "unique_passage", "duplicates", "passage_length", "answerable",
+    assert CHECK_IDS == ("verbatim", "unique_passage", "duplicates", "shared_passage", "passage_length", "answerable",
                          "question_form", "links", "corpus", "reviewed", "loads")
     assert CHECKS_BY_ID == {c.id: c for c in CHECKS}
 
@@ -57,7 +57,8 @@ def test_every_check_is_a_frozen_check_with_a_worst_status_and_a_description():
         assert c.description and "\n" not in c.description, c.id
         with pytest.raises(dataclasses.FrozenInstanceError):
             c.id = "other"  # type: ignore[misc]
-    assert {c.id for c in CHECKS if c.worst == CheckStatus.WARN} == {"unique_passage", "answerable"}
+    assert {c.id for c in CHECKS if c.worst == CheckStatus.WARN} == {"unique_passage", "shared_passage",
+                                                                     "answerable"}
 
 
 def test_check_status_compares_and_serializes_as_the_plain_string():
@@ -107,6 +108,7 @@ FAILING = {
     "unique_passage": ([{"ticker": "AAA", "company": "Alpha", "text": ALPHA},
                         {"ticker": "BBB", "company": "Beta", "text": BETA + ALPHA}], None, "all", {}),
     "duplicates": (None, _rows(question=questions()[1]["question"]), "all", {}),
+    "shared_passage": (None, _rows(supporting_passage=questions()[1]["supporting_passage"]), "all", {}),
     "passage_length": (None, None, "all", {"limits": Limits(min_chars=5, max_chars=20)}),
     "answerable": (None, _rows(answer="Copper kettles from Vermont"), "all", {}),
     "question_form": (None, _rows(question=""), "all", {}),

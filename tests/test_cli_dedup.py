@@ -34,9 +34,15 @@ def data(tmp_path) -> Path:
 def test_dedup_lists_clusters_and_exits_1_while_unresolved(data, tmp_path, cli):
     proc = cli("dedup", "ficha", "--source", data, "--json", tmp_path / "d.json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    clusters = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))["clusters"]
+    report = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+    clusters = report["clusters"]
     ids = sorted(c["ids"] for c in clusters)
-    assert [0, 1] in ids and [2, 3] in ids and not any(4 in c for c in ids)
+    # Changed with shared_passage: 2 and 3 ask different questions on overlapping passages, a
+    # shared-passage group reported apart, not a cluster.
+    assert ids == [[0, 1]]
+    assert [c["ids"] for c in report["shared_passages"]] == [[2, 3]]
+    assert report["shared_passages"][0]["reasons"] == ["overlapping passage"]
+    assert "1 shared-passage group(s) (2 pairs)" in proc.stdout
     assert all({"ids", "scores", "reason"} <= set(c) for c in clusters)
     assert all(len(s) == 3 for c in clusters for s in c["scores"])
 

@@ -32,6 +32,8 @@ from mtcb_curate.neardup import (  # noqa: E402
     clusters_json,
     duplicate_reason,
     find_clusters,
+    find_groups,
+    find_shared_passages,
     is_resolved,
     items_from_dataset,
     keep_one,
@@ -123,13 +125,15 @@ def test_a_question_word_synonym_with_the_same_answer_is_raised_by_the_answer_ru
     assert find_clusters([item(0, a, "Rollo", doc="AAA"), item(1, b, "Rollo", doc="BBB")]) == []
 
 
-def test_different_questions_on_one_passage_are_raised_for_the_passage_only():
+def test_different_questions_on_one_passage_are_a_shared_group_not_a_cluster():
     quote = "Revenue was $10 million in 2022, up from $8 million in 2021, driven by anvils."
-    c = only(find_clusters([
+    items = [
         item(0, "What was Alpha's revenue in 2022?", "$10 million", quote),
         item(1, "What drove the growth of Alpha's sales?", "Anvils", quote),
         item(2, "Where is Alpha headquartered?", "Toledo", P[2]),
-    ]))
+    ]
+    assert find_clusters(items) == []  # shared evidence is not a duplicate question
+    c = only(find_shared_passages(items))
     assert c.ids == (0, 1)
     assert c.reasons == (REASON_SAME_PASSAGE,)
     assert c.scores[0][2] < DEFAULT_THRESHOLD  # the questions themselves are not similar
@@ -146,30 +150,31 @@ def test_overlapping_spans_are_raised_and_short_or_slight_overlaps_are_not():
           "What does Alpha make?", "Who audits Alpha's accounts?"]
     items = [item(i, q, passage=P[i]) for i, q in enumerate(qs)]
     spans = {0: (100, 200), 1: (150, 260), 2: (225, 400), 3: (100, 200)}
-    got = links(find_clusters(items, spans=spans))
+    assert find_clusters(items, spans=spans) == []
+    got = links(find_shared_passages(items, spans=spans))
     assert got[(0, 3)] == {REASON_SAME_PASSAGE}      # the same span
     assert got[(0, 1)] == {REASON_OVERLAP}           # 50 characters, half of the shorter
     assert got[(1, 3)] == {REASON_OVERLAP}
     assert (1, 2) not in got                         # 35 characters, a third of the shorter
     assert (0, 2) not in got                         # apart
     short = {0: (100, 130), 1: (100, 131)}           # 30 shared characters: a phrase
-    assert find_clusters(items[:2], spans=short) == []
+    assert find_shared_passages(items[:2], spans=short) == []
 
 
 def test_a_passage_without_span_contained_in_another_is_overlapping():
     long = "Net sales rose 8 percent to $394 billion. Services revenue reached a record $78 billion."
     inner = "Services revenue reached a record $78 billion."
-    c = only(find_clusters([item(0, "What were net sales?", "", long),
-                            item(1, "What was services revenue?", "", inner),
-                            item(2, "Who is the auditor?", "", P[2])]))
+    c = only(find_shared_passages([item(0, "What were net sales?", "", long),
+                                   item(1, "What was services revenue?", "", inner),
+                                   item(2, "Who is the auditor?", "", P[2])]))
     assert c.ids == (0, 1) and c.reasons == (REASON_OVERLAP,)
     # one located passage, one not: still compared as text
-    c = only(find_clusters([item(0, "What were net sales?", "", long),
-                            item(1, "What was services revenue?", "", inner)], spans={0: (10, 98)}))
+    c = only(find_shared_passages([item(0, "What were net sales?", "", long),
+                                   item(1, "What was services revenue?", "", inner)], spans={0: (10, 98)}))
     assert c.reasons == (REASON_OVERLAP,)
     # too short to be a quote
-    assert find_clusters([item(0, "What were net sales?", "", long),
-                          item(1, "What was services revenue?", "", "$78 billion.")]) == []
+    assert find_shared_passages([item(0, "What were net sales?", "", long),
+                                 item(1, "What was services revenue?", "", "$78 billion.")]) == []
 
 
 @pytest.mark.parametrize("seed, located", [(0, False), (1, False), (2, True)])
@@ -374,7 +379,9 @@ def test_reasons_restrict_the_rules_applied():
     quote = "Revenue was $10 million in 2022, up from $8 million in 2021, driven by anvils."
     items = [item(0, "What was the revenue?", "a", quote), item(1, "What drove sales?", "b", quote),
              item(2, "What was the revenue ?", "c")]
-    assert [c.reasons for c in find_clusters(items)] == [(REASON_IDENTICAL, REASON_SAME_PASSAGE)]
+    assert [(c.ids, c.reasons) for c in find_clusters(items)] == [((0, 2), (REASON_IDENTICAL,))]
+    assert [(c.ids, c.reasons) for c in find_clusters(items, reasons=neardup.REASONS)] == [
+        ((0, 1, 2), (REASON_IDENTICAL, REASON_SAME_PASSAGE))]
     assert [c.ids for c in find_clusters(items, reasons=[REASON_SAME_PASSAGE])] == [(0, 1)]
     assert [c.ids for c in find_clusters(items, reasons=[REASON_IDENTICAL])] == [(0, 2)]
 

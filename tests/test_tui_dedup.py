@@ -292,14 +292,15 @@ async def test_read_only_workspace_warns_and_changes_nothing(data, ws):
     session.workspace.close()
 
 
-def test_similar_badge_names_the_closest_matches(data, ws):
+def test_similar_badge_names_the_linked_pairs_and_why(data, ws):
+    # Changed with shared_passage: the badge says why each pair is linked, not only a score.
     session = opened(data, ws)
     found = clusters.find(session, threshold=75)
     index = clusters.neardup.cluster_index(found)
-    assert badges.similar_badge(index[1], 1).plain == "≈2 similar (#0 100.0, #2 100.0)"
-    assert badges.similar_badge(index[5], 5).plain == "≈1 similar (#6 86.1)"
+    assert badges.similar_badge(index[1], 1).plain == "≈2 similar (#0 identical, #2 identical)"
+    assert badges.similar_badge(index[5], 5).plain == "≈1 similar (#6 similar 86)"
     assert badges.similar_badge(index.get(3), 3).plain == ""
-    assert badges.similar_badge(index[1], 1, k=1).plain == "≈2 similar (#0 100.0, …)"
+    assert badges.similar_badge(index[1], 1, k=1).plain == "≈2 similar (#0 identical, …)"
     assert badges.similar_badge(index[1], 1).spans  # styled, not markup
     session.workspace.close()
 

@@ -9,6 +9,11 @@ Two sources of links, merged into connected components:
 
 Pairs the curator marked "not duplicates" are never linked. A cluster is resolved when at most
 one member is not rejected (``neardup.is_resolved``).
+
+Clusters hold only pairs that ask the same question. Pairs whose passages are the same or
+overlap (located by document offsets, ``neardup.passage_spans``) but whose questions differ
+are shared-passage groups (``find_shared``, ``find_both``): a warning the curator settles by
+marking the group "distinct questions on shared evidence" (``mark_shared``, undoable).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from mtcb_curate.neardup import Cluster
 from mtcb_curate.store.session import ReviewSession
 
 REASON_LLM = neardup.REASON_LLM
-_META_KEY = "llm_dedup_clusters"
+_META_KEY = neardup.LLM_CLUSTERS_KEY
 
 
 def session_items(session: ReviewSession, ids: Iterable[int] | None = None) -> list[neardup.Item]:
@@ -35,15 +40,7 @@ def session_items(session: ReviewSession, ids: Iterable[int] | None = None) -> l
 
 def llm_clusters(session: ReviewSession) -> list[list[int]]:
     """The LLM dedup clusters stored in the workspace (member ids, kept id first)."""
-    raw = session.workspace.get_meta(_META_KEY)
-    if not raw:
-        return []
-    try:
-        groups = json.loads(raw)
-    except ValueError:
-        return []
-    n = len(session)
-    return [[int(i) for i in g if 0 <= int(i) < n] for g in groups if isinstance(g, list)]
+    return neardup.llm_groups(session.workspace.get_meta(_META_KEY), len(session))
 
 
 def store_llm_clusters(session: ReviewSession, groups: Sequence[Sequence[int]]) -> None:
@@ -61,9 +58,40 @@ def find(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD
     ``neardup.find_clusters`` with the stored LLM clusters as extra links (each duplicate
     linked to the question the LLM kept) and the curator's "not duplicates" marks."""
     items = session_items(session, ids)
-    extra = [(group[0], other) for group in llm_clusters(session) for other in group[1:]]
+    extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
     return neardup.find_clusters(items, threshold=threshold, not_duplicates=session.not_duplicates(),
                                  extra_links=extra)
+
+
+def find_both(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
+              ids: Iterable[int] | None = None) -> tuple[list[Cluster], list[Cluster]]:
+    """``(clusters, shared)`` from one search: the clusters of ``find`` and the shared-passage
+    groups of ``find_shared`` (each largest first)."""
+    items = session_items(session, ids)
+    extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
+    return neardup.find_groups(items, threshold=threshold, not_duplicates=session.not_duplicates(),
+                               shared_marks=session.shared_evidence(), extra_links=extra,
+                               spans=neardup.passage_spans(session.dataset, items))
+
+
+def find_shared(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
+                ids: Iterable[int] | None = None) -> list[Cluster]:
+    """The shared-passage groups among the session's pairs (or ``ids``), largest first: pairs
+    of one document whose passages are the same or overlap (by document offsets where the
+    passage is verbatim, else as text) and that no question rule links; pairs marked
+    "distinct questions on shared evidence" or "not duplicates" are left out."""
+    return find_both(session, threshold=threshold, ids=ids)[1]
+
+
+def mark_shared(session: ReviewSession, group: Cluster | Sequence[int]) -> bool:
+    """Mark a shared-passage group "distinct questions on shared evidence" (every pair of its
+    members; undone by ``session.undo``); False when every pair already was.
+
+    Raises:
+        WorkspaceError: the workspace is read-only.
+    """
+    ids = list(group.ids if isinstance(group, Cluster) else group)
+    return session.mark_shared_evidence(ids)
 
 
 def unresolved(session: ReviewSession, clusters: Iterable[Cluster]) -> list[Cluster]:

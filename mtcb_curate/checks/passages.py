@@ -1,10 +1,12 @@
-"""Checks on the supporting passages: ``verbatim``, ``unique_passage``, ``passage_length``; and
-the ``passage_length`` verdict ``llm.generate`` shares to refuse candidates."""
+"""Checks on the supporting passages: ``verbatim``, ``unique_passage``, ``shared_passage``,
+``passage_length``; and the ``passage_length`` verdict ``llm.generate`` shares to refuse
+candidates."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mtcb_curate import neardup
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, check, key_text, result
 
 if TYPE_CHECKING:
@@ -66,6 +68,39 @@ def unique_passage(ctx: CheckContext) -> CheckResult:
     reasons = {pid: why for pid, r in ctx.verified.items() if (why := elsewhere_problem(r)) is not None}
     return result("unique_passage", reasons, set(), "passages that also occur in another document count "
                   "that document's chunks as hits too")
+
+
+#: Member ids named in one ``shared_passage`` reason.
+SHARED_IDS_SHOWN = 8
+
+
+@check("shared_passage", CheckStatus.WARN)
+def shared_passage(ctx: CheckContext) -> CheckResult:
+    """Warns: accepted pairs of one document whose passages are the same or overlap (by
+    document offsets) while their questions differ: distinct questions on shared evidence, or
+    one question asked twice in other words. Settled by marking the group "distinct questions
+    on shared evidence" (``S`` in the app); pairs that ask the same question are
+    ``duplicates``'."""
+    items = [(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
+    spans = {pid: (r.start, r.end) for pid, r in ctx.verified.items()
+             if r.verdict == "exact" and r.start is not None and r.end is not None}
+    session = ctx.session
+    extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
+    groups = neardup.find_shared_passages(items, threshold=ctx.threshold, spans=spans, extra_links=extra,
+                                          not_duplicates=session.not_duplicates(),
+                                          shared_marks=session.shared_evidence())
+    reasons = {}
+    for g in groups:
+        for pid in g.ids:
+            others = [o for o in g.ids if o != pid]
+            named = ", ".join(f"#{o}" for o in others[:SHARED_IDS_SHOWN])
+            more = f" and {len(others) - SHARED_IDS_SHOWN} more" if len(others) > SHARED_IDS_SHOWN else ""
+            reasons[pid] = f"{g.reason} with {named}{more}"
+    pairs = sum(g.size for g in groups)
+    message = (f"{len(groups)} group(s) of accepted pairs ({pairs} pairs) share or overlap a passage: "
+               "mark each distinct questions on shared evidence, or keep one" if groups
+               else "no accepted pairs with different questions share a passage")
+    return result("shared_passage", reasons, set(), message)
 
 
 @check("passage_length", CheckStatus.FAIL)

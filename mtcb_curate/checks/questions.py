@@ -8,7 +8,7 @@ import re
 
 from mtcb_curate.checks import question_form as form
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result
-from mtcb_curate.neardup import find_clusters
+from mtcb_curate.neardup import LLM_CLUSTERS_KEY, find_clusters, llm_links
 
 #: ``answerable`` warns when fewer than this share of the answer's content words (lower case,
 #: stopwords removed, numbers without separators) occur in the passage. Our own lexical
@@ -95,10 +95,14 @@ def question_form_problem(question: str) -> tuple[CheckStatus, str] | None:
 
 @check("duplicates", CheckStatus.FAIL)
 def duplicates(ctx: CheckContext) -> CheckResult:
-    """Fails: identical questions, or an unresolved near-duplicate cluster, among accepted pairs
-    (``neardup``; "not duplicates" marks hold)."""
+    """Fails: identical questions, or an unresolved near-duplicate cluster, among accepted pairs:
+    pairs that ask the same question (identical, similar, same answer with a similar question,
+    the LLM's semantic links; ``neardup``; "not duplicates" marks hold). Shared passages are
+    ``shared_passage``'s."""
     items = [(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
-    clusters = find_clusters(items, threshold=ctx.threshold, not_duplicates=ctx.session.not_duplicates())
+    extra = llm_links(ctx.session.workspace.get_meta(LLM_CLUSTERS_KEY), len(ctx.session))
+    clusters = find_clusters(items, threshold=ctx.threshold, not_duplicates=ctx.session.not_duplicates(),
+                             extra_links=extra)
     reasons = {}
     for c in clusters:
         for pid in c.ids:

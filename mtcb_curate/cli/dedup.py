@@ -1,8 +1,10 @@
 """``mtcb-curate dedup NAME``: near-duplicate question clusters.
 
-Prints the clusters (largest first) with their reasons; ``--json`` writes
-``{"clusters": [{"ids", "scores": [[i, j, score], ...], "reason", ...}]}``. Exit 0 when no
-cluster is unresolved (at most one member not rejected), 1 otherwise, 2 on bad input.
+Prints the clusters (largest first) with their reasons, then, separately, the shared-passage
+groups (different questions whose passages are the same or overlap: a warning, never a
+cluster); ``--json`` writes ``{"clusters": [{"ids", "scores": [[i, j, score], ...], "reason",
+...}], "shared_passages": [same shape]}``. Exit 0 when no cluster is unresolved (at most one
+member not rejected), 1 otherwise, 2 on bad input; shared-passage groups never change it.
 
 ``--llm`` runs the LLM's semantic dedup (batches of 50, then a final pass) first; with a
 workspace its clusters are stored there and join the others (and the app's dedup screen).
@@ -33,15 +35,24 @@ def run(args: argparse.Namespace) -> int:
             code = _llm_dedup(args, session, has_ws)
             if code:
                 return code
-        found = cl.find(session, threshold=threshold)
+        found, shared = cl.find_both(session, threshold=threshold)
         open_ = cl.unresolved(session, found) if has_ws else found
         for c in found:
             state = "unresolved" if c in open_ else "resolved"
             print(f"{len(c.ids)} pairs {' '.join(f'#{i}' for i in c.ids)} · {c.reason} · {state}")
-        print(f"{len(found)} cluster(s), {len(open_)} unresolved (threshold {threshold:g})")
+        open_shared = cl.unresolved(session, shared) if has_ws else shared
+        if open_shared:
+            print("shared passages (a warning: different questions on the same evidence):")
+            for c in open_shared:
+                print(f"{len(c.ids)} pairs {' '.join(f'#{i}' for i in c.ids)} · {c.reason}")
+        print(f"{len(found)} cluster(s), {len(open_)} unresolved (threshold {threshold:g}); "
+              f"{len(open_shared)} shared-passage group(s) ({sum(c.size for c in open_shared)} pairs)")
         if args.json:
+            status_of = session.status if has_ws else None
+            report = neardup.clusters_json(found, status_of)
+            report["shared_passages"] = neardup.clusters_json(shared, status_of)["clusters"]
             try:
-                write_json(args.json, neardup.clusters_json(found, session.status if has_ws else None))
+                write_json(args.json, report)
             except OSError as exc:
                 note(f"error: {args.json}: cannot write ({exc.strerror})")
                 return 2

@@ -16,6 +16,7 @@ reason                                      rule
 ``same answer, similar question``           same document key, same normalized non-empty
                                             answer, question similarity >= ``threshold -
                                             ANSWER_MARGIN``
+``LLM: semantic duplicate``                 the LLM's semantic dedup said so (``extra_links``)
 ``same passage``                            same document key, same supporting passage
                                             (whitespace runs collapsed), or the same located
                                             span
@@ -25,8 +26,12 @@ reason                                      rule
 ==========================================  =================================================
 
 Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
-"similar". Clusters are the connected components of these links, minus the pairs a curator
-marked "not duplicates".
+"similar". Clusters are the connected components of the links that say two pairs ask the same
+question (``QUESTION_REASONS``: the first five), minus the pairs a curator marked "not
+duplicates". Shared evidence is not a duplicate: several different questions may rest on one
+sentence. The passage rules (``PASSAGE_REASONS``) give separate shared-passage groups
+(``find_groups``, ``find_shared_passages``: pairs linked only by their passages), which never
+glue clusters together; a curator marks a group "distinct questions on shared evidence".
 
 Modules: :mod:`~mtcb_curate.neardup.similarity` (normalization, scoring, thresholds, reasons),
 :mod:`~mtcb_curate.neardup.blocking` (the search, :func:`find_clusters`),
@@ -35,10 +40,17 @@ re-exported here. Why this scorer and these thresholds, and what the search cost
 ``docs/neardup.md``.
 """
 
-from mtcb_curate.neardup.blocking import _Prepared, find_clusters, screen_cutoff_for
+from mtcb_curate.neardup.blocking import (
+    _Prepared,
+    find_clusters,
+    find_groups,
+    find_shared_passages,
+    screen_cutoff_for,
+)
 from mtcb_curate.neardup.clusters import (
     Cluster,
     Item,
+    LLM_CLUSTERS_KEY,
     Link,
     cluster_index,
     clusters_json,
@@ -47,6 +59,8 @@ from mtcb_curate.neardup.clusters import (
     items_from_dataset,
     keep_one,
     kept_id_of,
+    llm_groups,
+    llm_links,
     not_duplicate_pairs,
     passage_spans,
     unresolved,
@@ -61,7 +75,9 @@ from mtcb_curate.neardup.similarity import (
     EXACT_MAX_PAIRS,
     MIN_OVERLAP_CHARS,
     PAIRWISE_MAX,
+    PASSAGE_REASONS,
     PREFILTER_MARGIN,
+    QUESTION_REASONS,
     REASON_IDENTICAL,
     REASON_IDENTICAL_ACROSS,
     REASON_LLM,
@@ -79,10 +95,12 @@ from mtcb_curate.neardup.similarity import (
 
 __all__ = [
     "ANSWER_MARGIN", "BLOCK_CELLS", "CLIQUE_MAX", "DEFAULT_THRESHOLD", "DUPLICATE_REASON_FORMAT",
-    "EXACT_MAX_PAIRS", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PREFILTER_MARGIN", "REASON_IDENTICAL",
+    "EXACT_MAX_PAIRS", "LLM_CLUSTERS_KEY", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PASSAGE_REASONS",
+    "PREFILTER_MARGIN", "QUESTION_REASONS", "REASON_IDENTICAL",
     "REASON_IDENTICAL_ACROSS", "REASON_LLM", "REASON_OVERLAP", "REASON_SAME_ANSWER",
     "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link",
-    "cluster_index", "clusters_json", "duplicate_reason", "find_clusters", "is_resolved",
-    "items_from_dataset", "keep_one", "kept_id_of", "normalize", "not_duplicate_pairs",
+    "cluster_index", "clusters_json", "duplicate_reason", "find_clusters", "find_groups",
+    "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
+    "llm_links", "normalize", "not_duplicate_pairs",
     "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "unresolved",
 ]

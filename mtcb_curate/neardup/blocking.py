@@ -22,7 +22,9 @@ from mtcb_curate.neardup.similarity import (
     _BIT,
     _DIGITS,
     _NEEDLE_CHUNK,
+    _PASSAGE_MASK,
     _QUESTION_BITS,
+    _QUESTION_MASK,
     _STEP,
     _VERIFY_COST,
     _WINDOW,
@@ -34,6 +36,7 @@ from mtcb_curate.neardup.similarity import (
     MIN_OVERLAP_CHARS,
     PAIRWISE_MAX,
     PREFILTER_MARGIN,
+    QUESTION_REASONS,
     REASON_IDENTICAL,
     REASON_IDENTICAL_ACROSS,
     REASON_LLM,
@@ -55,7 +58,7 @@ def find_clusters(
     threshold: float = DEFAULT_THRESHOLD,
     not_duplicates: Iterable[tuple[int, int]] = (),
     spans: Mapping[int, tuple[int, int]] | None = None,
-    reasons: Collection[str] = REASONS,
+    reasons: Collection[str] = QUESTION_REASONS,
     progress: Callable[[int, int], None] | None = None,
     workers: int = -1,
     exact: bool | None = None,
@@ -73,7 +76,9 @@ def find_clusters(
         spans: id -> (start, end) character offsets of the passage in its document (e.g.
             ``passage_spans``). Located passages overlap when their spans do; passages without
             a span are compared as text (identical, or one contained in the other).
-        reasons: which rules to apply, a subset of ``REASONS``.
+        reasons: which rules to apply, a subset of ``REASONS``; by default
+            ``QUESTION_REASONS``, the rules that say two pairs ask the same question (shared
+            or overlapping passages are ``find_shared_passages``'s, never a cluster's).
         progress: called as ``progress(done, total)`` after each block of questions compared
             for similarity (counted in questions, the within-document and the
             across-document passes together); the last call has ``done == total``.
@@ -89,6 +94,79 @@ def find_clusters(
     Raises:
         ValueError: a repeated id, a threshold outside (0, 100], or an unknown reason.
     """
+    found = _links(items, threshold, reasons, spans, progress, workers, exact, extra_links)
+    if found is None:
+        return []
+    prep, a, b, bits = found
+    if not_duplicates:
+        a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
+    return _clusters(prep, a, b, bits)
+
+
+def find_groups(
+    items: Sequence[Item | tuple[int, str, str, str, str]],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    not_duplicates: Iterable[tuple[int, int]] = (),
+    shared_marks: Iterable[tuple[int, int]] = (),
+    spans: Mapping[int, tuple[int, int]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = -1,
+    exact: bool | None = None,
+    extra_links: Iterable[tuple[int, int]] = (),
+) -> tuple[list[Cluster], list[Cluster]]:
+    """Near-duplicate clusters and shared-passage groups of ``items`` from one search.
+
+    Every rule is applied once; then:
+
+    - the clusters are the connected components of the ``QUESTION_REASONS`` links (what
+      ``find_clusters`` gives by default): pairs that ask the same question;
+    - the shared-passage groups are the connected components of the links that hold ONLY
+      for ``PASSAGE_REASONS`` (same or overlapping passage, different questions): distinct
+      questions on shared evidence, or a question asked twice in other words. Pairs linked
+      by a question rule are left to the clusters.
+
+    Args:
+        items, threshold, spans, progress, workers, exact, extra_links: as ``find_clusters``
+            (``spans``: located passages overlap by document offsets; pass
+            ``passage_spans`` or the verification's offsets).
+        not_duplicates: id pairs marked "not duplicates": linked neither way.
+        shared_marks: id pairs marked "distinct questions on shared evidence": never in a
+            shared-passage group (they may still be in a cluster).
+
+    Returns:
+        ``(clusters, shared)``, each largest first, then by lowest id; the reasons of a
+        shared group are passage reasons only.
+
+    Raises:
+        ValueError: as ``find_clusters``.
+    """
+    found = _links(items, threshold, REASONS, spans, progress, workers, exact, extra_links)
+    if found is None:
+        return [], []
+    prep, a, b, bits = found
+    if not_duplicates:
+        a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
+    question = (bits & _QUESTION_MASK) != 0
+    clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK)
+    shared = ~question & ((bits & _PASSAGE_MASK) != 0)
+    sa, sb, sbits = a[shared], b[shared], bits[shared] & _PASSAGE_MASK
+    if shared_marks:
+        sa, sb, sbits = _drop_excluded(sa, sb, sbits, prep.ids, shared_marks)
+    return clusters, _clusters(prep, sa, sb, sbits)
+
+
+def find_shared_passages(items: Sequence[Item | tuple[int, str, str, str, str]], **kwargs: Any) -> list[Cluster]:
+    """The shared-passage groups of ``find_groups`` (same arguments), without the clusters."""
+    return find_groups(items, **kwargs)[1]
+
+
+def _links(items: Sequence[Item | tuple[int, str, str, str, str]], threshold: float, reasons: Collection[str],
+           spans: Mapping[int, tuple[int, int]] | None, progress: Callable[[int, int], None] | None,
+           workers: int, exact: bool | None, extra_links: Iterable[tuple[int, int]],
+           ) -> tuple[_Prepared, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every link of ``reasons`` among ``items``: (prepared items, positions a < b, reason
+    bits), or None with fewer than two items."""
     if not 0 < threshold <= 100:
         raise ValueError(f"threshold must be in (0, 100], not {threshold}")
     unknown = set(reasons) - set(REASONS)
@@ -102,7 +180,7 @@ def find_clusters(
     if n < 2:
         if progress:
             progress(0, 0)
-        return []
+        return None
     want = set(reasons)
     prep = _Prepared(rows)
     edges = _Edges(n)
@@ -128,9 +206,7 @@ def find_clusters(
             edges.add(np.array(ea), np.array(eb), _BIT[REASON_LLM])
             want.add(REASON_LLM)
     a, b, bits = edges.merged(want)
-    if not_duplicates:
-        a, b, bits = _drop_excluded(a, b, bits, ids, not_duplicates)
-    return _clusters(prep, a, b, bits)
+    return prep, a, b, bits
 
 
 def screen_cutoff_for(cutoff: float) -> float:

@@ -7,6 +7,7 @@ found, minus the pairs a curator marked "not duplicates".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -137,6 +138,16 @@ class Cluster:
             rows = list(zip(other.tolist(), sel["score"].tolist()))
         return sorted(rows, key=lambda kv: (-kv[1], kv[0]))[:k]
 
+    def linked(self, pair_id: int) -> list[tuple[int, tuple[str, ...], float]]:
+        """The members linked to ``pair_id`` directly (not only through others):
+        ``(id, reasons, score)``, highest question similarity first (ties: lower id first).
+        Empty when ``pair_id`` is not a member."""
+        t = self.link_table
+        sel = t[(t["a"] == pair_id) | (t["b"] == pair_id)]
+        other = np.where(sel["a"] == pair_id, sel["b"], sel["a"])
+        rows = list(zip(other.tolist(), map(_reason_names, sel["bits"].tolist()), sel["score"].tolist()))
+        return sorted(rows, key=lambda r: (-r[2], r[0]))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"ids", "scores": [[a, b, score], ...], "reason", "reasons",
         "doc_keys", "links": [{"a", "b", "reasons", "score"}, ...]}``."""
@@ -191,6 +202,32 @@ def passage_spans(dataset: Dataset, items: Iterable[Item] | None = None) -> dict
         if start >= 0:
             out[it.id] = (start, start + len(it.passage))
     return out
+
+
+#: The workspace metadata key under which the LLM's semantic dedup clusters are stored (a JSON
+#: list of member-id lists, the kept question first).
+LLM_CLUSTERS_KEY = "llm_dedup_clusters"
+
+
+def llm_links(raw: str | None, n: int) -> list[tuple[int, int]]:
+    """The links of the stored LLM dedup clusters (``raw``: the JSON under ``LLM_CLUSTERS_KEY``,
+    or None): each duplicate linked to its cluster's kept question, ids in ``0..n-1`` only.
+    Unreadable JSON gives no links."""
+    return [(g[0], other) for g in llm_groups(raw, n) if g for other in g[1:]]
+
+
+def llm_groups(raw: str | None, n: int) -> list[list[int]]:
+    """The stored LLM dedup clusters (member ids, kept id first; ids outside ``0..n-1`` left
+    out); ``[]`` for None or unreadable JSON."""
+    if not raw:
+        return []
+    try:
+        groups = json.loads(raw)
+    except ValueError:
+        return []
+    if not isinstance(groups, list):
+        return []
+    return [[int(i) for i in g if 0 <= int(i) < n] for g in groups if isinstance(g, list)]
 
 
 def cluster_index(clusters: Iterable[Cluster]) -> dict[int, Cluster]:

@@ -71,8 +71,18 @@ REASONS: tuple[str, ...] = (
     REASON_OVERLAP,
     REASON_LLM,  # only from ``find_clusters(extra_links=...)``: the LLM's semantic dedup
 )
+#: The reasons that say two pairs ask the same question: the only ones that make a
+#: near-duplicate cluster (``find_clusters``'s default) and fail the ``duplicates`` check.
+QUESTION_REASONS: tuple[str, ...] = (
+    REASON_IDENTICAL, REASON_IDENTICAL_ACROSS, REASON_SIMILAR, REASON_SAME_ANSWER, REASON_LLM)
+#: The reasons that say two pairs rest on the same evidence (``find_shared_passages``): a
+#: warning (``shared_passage``), never a near-duplicate cluster.
+PASSAGE_REASONS: tuple[str, ...] = (REASON_SAME_PASSAGE, REASON_OVERLAP)
+
 _BIT = {r: 1 << k for k, r in enumerate(REASONS)}
 _QUESTION_BITS = _BIT[REASON_SIMILAR] | _BIT[REASON_SAME_ANSWER]
+_QUESTION_MASK = sum(_BIT[r] for r in QUESTION_REASONS)
+_PASSAGE_MASK = sum(_BIT[r] for r in PASSAGE_REASONS)
 
 #: The rejection reason ``keep_one`` gives, ``duplicate of #12``; it starts with the
 #: ``duplicate`` of ``model.REJECT_REASONS``.
