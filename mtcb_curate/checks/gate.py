@@ -15,7 +15,10 @@ id                 worst   what fails or warns
 ``unique_passage`` warn    the passage also occurs in another document (that document's
                            chunks would count as hits too)
 ``duplicates``     fail    identical questions, or an unresolved near-duplicate cluster,
-                           among accepted pairs (``neardup``; "not duplicates" marks hold)
+                           among accepted pairs: the same question asked (``neardup``; "not
+                           duplicates" marks hold)
+``shared_passage`` warn    accepted pairs with different questions whose passages are the
+                           same or overlap, not marked "distinct questions on shared evidence"
 ``passage_length`` fail    warn below ``min_chars`` or above ``max_chars``; fail above twice
                            ``max_chars`` (also reported in tokens)
 ``answerable``     warn    the answer's content words are mostly absent from the passage (on
@@ -47,7 +50,8 @@ from mtcb_curate.store.session import ReviewSession
 
 #: The checks, in the order they run and are shown.
 CHECKS: tuple[Check, ...] = (
-    passages.verbatim, passages.unique_passage, questions.duplicates, passages.passage_length,
+    passages.verbatim, passages.unique_passage, questions.duplicates, passages.shared_passage,
+    passages.passage_length,
     questions.answerable, questions.question_form, links.links, links.corpus, links.reviewed, loads.loads,
 )
 
