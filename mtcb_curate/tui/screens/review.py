@@ -47,6 +47,7 @@ from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
 from mtcb_curate.tui.screens.search import SearchScreen
 from mtcb_curate.tui.screens.select_span import SelectSpanScreen
+from mtcb_curate.tui.screens.shrink import ShrinkScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
@@ -92,6 +93,8 @@ BINDINGS = [
     Binding("s", "snap", "snap", id="snap"),
     Binding("t", "trim", "trim", show=False, id="trim"),
     Binding("m", "select_span", "select span", show=False, id="select_span"),
+    Binding("z", "shrink", "shrink", show=False, id="shrink"),
+    Binding("Z", "shrink_llm", "LLM shrink", show=False, id="shrink_llm"),
     Binding("g", "gate", "check", id="gate"),
     Binding("d", "cluster", "similar", id="cluster"),
     Binding("D", "dedup", "dedup", id="dedup"),
@@ -772,6 +775,69 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._repair(pid, passage, "select")
 
         self.app.push_screen(SelectSpanScreen(viewer, *picked), done)
+
+    # -- shrink: a shorter part of the passage ---------------------------------------------------
+
+    def action_shrink(self) -> None:
+        """Propose the shortest run of whole sentences, lines or table rows of the passage that
+        still holds the answer's figures and words (offline, at once); accept, edit or refuse."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        try:
+            outcome = app_review.propose_shrink(self.session, pid, config=self.curate_app.config_path)
+        except (CurateError, ValueError) as exc:
+            self.notify(f"No shrink: {exc}", severity="error", timeout=10, markup=False)
+            return
+        if outcome.proposal is None:
+            self.notify(f"No shrink: {outcome.reason}.", severity="warning", timeout=6, markup=False)
+            return
+        self.app.push_screen(ShrinkScreen(self.session, pid, outcome.proposal), lambda c: self._shrunk(pid, c))
+
+    def action_shrink_llm(self) -> None:
+        """Ask the LLM for the minimal exact quote of the passage that supports the answer (in a
+        worker, esc cancels); accept, edit or refuse it."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        self.app.push_screen(ShrinkScreen(self.session, pid), lambda c: self._shrunk(pid, c))
+
+    def _shrunk(self, pid: int, choice: tuple[str, str] | None) -> None:
+        """Back from the shrink proposal: apply it (undoable), or open the edit dialog with it."""
+        if choice is None:
+            return
+        what, text = choice
+        if what == "edit":
+            self._edit_with_passage(pid, text)
+            return
+        try:
+            change = app_review.apply_shrink(self.session, pid, text, verdicts=self.verdicts)
+        except app_review.NotApplicable as exc:
+            self.notify(str(exc), severity="warning", timeout=4, markup=False)
+            return
+        except (CurateError, ValueError) as exc:
+            self.notify(f"Shrink not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self._after_change(pid, clusters=True)
+        self.notify(f"shrink: the passage has {len(text):,} characters, {(change.verdict or '').upper()} (u undoes).",
+                    timeout=3)
+
+    def _edit_with_passage(self, pid: int, passage: str) -> None:
+        """The edit dialog with ``passage`` in place of the current passage (saved only with ctrl+s)."""
+        from mtcb_curate.tui.screens.shrink import PrefilledEditScreen
+
+        view = self.session.view(pid)
+
+        def save(changes: dict[str, str]) -> None:
+            new = changes.get(app_review.PASSAGE)
+            via = "shrink" if new is not None and new.strip() and new in view.passage else None
+            app_review.edit(self.session, pid, changes, via=via, verdicts=self.verdicts)
+
+        def done(changes: dict[str, str] | None) -> None:
+            if changes:
+                self._after_change(pid, clusters=True)
+
+        self.app.push_screen(PrefilledEditScreen(view, passage, save=save), done)
 
     def action_search(self) -> None:
         """Find the next pair whose texts, document key or id contain a query."""

@@ -1,0 +1,250 @@
+"""The shrink repair in the app: ``z`` (lexical proposal, at once), ``Z`` (the LLM's minimal
+exact quote, against the loopback chat server), accept / edit / refuse / cancel, undo; and the
+span selection's unit keys and typed-string start."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from textual.widgets import Input, Static
+
+from support import current, opened, review_app, review_at_once, settle, text_of, write_source
+
+from mtcb_curate.app import review as app_review
+from mtcb_curate.tui.screens.edit import EditScreen
+from mtcb_curate.tui.screens.review import ReviewScreen
+from mtcb_curate.tui.screens.select_span import SelectSpanScreen
+from mtcb_curate.tui.screens.shrink import ShrinkScreen
+
+SIZE = (120, 30)
+# A FinanceBench-like table passage: label lines, then each figure on its own line.
+TABLE = ("CONSOLIDATED STATEMENTS OF INCOME\n(Millions)\n2022\n2021\n"
+         "Net sales\n$\n34,229 $\n35,355\n"
+         "Cost of sales\n19,232\n18,795\n"
+         "Selling, general and administrative expenses\n6,011\n6,191\n"
+         "Research, development and related expenses\n1,862\n1,994\n"
+         "Operating income\n6,539\n7,369\n"
+         "Other expense (income), net\n(1,203)\n165\n"
+         "Income before income taxes\n7,742\n7,204\n"
+         "Net income\n$\n5,777 $\n5,921")
+DOC = "3M Company annual report.\n\nThe results were as follows.\n" + TABLE + "\n\nRisk factors follow. Sales fell.\n"
+PAIRS = [
+    {"question": "What was 3M's operating income in 2022?", "answer": "Operating income was $6,539 million in 2022.",
+     "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
+    # computed from the table: its figure is not in the passage, so nothing can be proposed
+    {"question": "What was 3M's operating margin in 2022?", "answer": "19.1%",
+     "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
+]
+QUOTE = "Operating income\n6,539\n7,369"
+# The LLM's quote keeps the header's 2022 too (else it is sent back: a figure of the answer left out).
+LLM_QUOTE = TABLE[:TABLE.index("Other expense")].strip()
+
+
+@pytest.fixture
+def table_source(tmp_path, monkeypatch):
+    review_at_once(monkeypatch)
+    return write_source(tmp_path / "fb", [{"ticker": "MMM", "company": "3M", "text": DOC}], PAIRS)
+
+
+@pytest.fixture
+def llm(monkeypatch, fake_llm):
+    from conftest import fake_secret
+
+    monkeypatch.setenv("OPENAI_API_KEY", fake_secret("llm-key"))
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+    return fake_llm
+
+
+async def until(app, pilot, cond, what: str) -> None:
+    """Let the app run until ``cond()`` holds (bounded; not a timing assertion)."""
+    for _ in range(500):
+        await pilot.pause(0.01)
+        if cond():
+            return
+    raise AssertionError(f"never reached: {what}")
+
+
+def static(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).content)
+
+
+def notes(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+# -- app layer --------------------------------------------------------------------------------------
+
+
+def test_apply_shrink_refuses_text_that_is_not_part_of_the_passage(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    try:
+        with pytest.raises(app_review.NotApplicable):
+            app_review.apply_shrink(session, 0, "Operating income was 6,539")
+        with pytest.raises(app_review.NotApplicable):
+            app_review.apply_shrink(session, 0, TABLE)
+        assert not session.workspace.history()
+        outcome = app_review.propose_shrink(session, 0)
+        assert outcome.proposal is not None and "6,539" in outcome.proposal.text
+        change = app_review.apply_shrink(session, 0, outcome.proposal.text)
+        assert change.via == "shrink" and change.verdict == "exact" and change.fields == ("supporting_passage",)
+        assert [e.via for e in session.workspace.history()] == ["shrink"]
+    finally:
+        session.workspace.close()
+
+
+# -- z: the lexical proposal ---------------------------------------------------------------------
+
+
+async def test_z_shows_the_proposal_enter_applies_it_and_u_restores(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        assert current(app) == 0
+        await pilot.press("z")
+        assert isinstance(app.screen, ShrinkScreen)
+        body = static(app, "#shrink-text")
+        new = app.screen.text
+        assert f"{len(TABLE):,} → {len(new):,} characters" in body and QUOTE in body
+        facts = static(app, "#shrink-facts")
+        assert "keeps:" in facts and "6,539" in facts and "why:" in facts
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        passage = session.view(0).passage
+        assert passage == new and len(passage) < len(TABLE) and passage in DOC and "6,539" in passage
+        assert "EXACT" in text_of(app, "#qa-verdict")
+        assert [e.via for e in session.workspace.history()] == ["shrink"]
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert session.view(0).passage == TABLE
+
+
+async def test_z_refused_says_why_in_one_line(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("j", "z")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen) and current(app) == 1
+        said = [n for n in notes(app) if n.startswith("No shrink:")]
+        assert len(said) == 1 and "19.1" in said[0] and "\n" not in said[0]
+        assert session.view(1).passage == TABLE and not session.workspace.history()
+
+
+async def test_z_esc_refuses_and_e_opens_the_edit_dialog_with_the_proposal(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("z", "escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen) and not session.workspace.history()
+        await pilot.press("z")
+        proposed = app.screen.text
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, EditScreen)
+        assert app.screen.query_one("#edit-supporting_passage").text == proposed
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert session.view(0).passage == proposed
+        assert [e.via for e in session.workspace.history()] == ["shrink"]
+
+
+# -- Z: the LLM's minimal exact quote -------------------------------------------------------------
+
+
+async def test_Z_shows_the_llms_quote_with_the_failed_replies_and_enter_applies_it(table_source, tmp_path, llm):
+    llm.script = [{"quote": "Operating income 6,539"}, {"quote": LLM_QUOTE}]
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("Z")
+        assert isinstance(app.screen, ShrinkScreen)
+        await until(app, pilot, lambda: app.screen.phase == "shown", "the LLM's quote")
+        assert LLM_QUOTE in static(app, "#shrink-text")
+        facts = static(app, "#shrink-facts")
+        assert "replies not used (1)" in facts and "attempt 1:" in facts and "verbatim" in facts
+        assert "after 2 replies" in str(app.screen.status.content)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(0).passage == LLM_QUOTE
+        assert [e.via for e in session.workspace.history()] == ["shrink"]
+        await pilot.press("u")
+        assert session.view(0).passage == TABLE
+    assert len(llm.requests) == 2
+
+
+async def test_Z_esc_cancels_the_llm_and_nothing_changes(table_source, tmp_path, llm):
+    gate = threading.Event()
+
+    def slow(body):
+        gate.wait(20)  # in flight until the test lets it go; then not verbatim, so no accept
+        return {"quote": "not in the passage at all"}
+
+    llm.default = slow
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("Z")
+        await until(app, pilot, lambda: len(llm.requests) == 1, "the first request")
+        assert "asking the LLM" in str(app.screen.status.content)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ShrinkScreen) and app.screen.phase == "cancelling"
+        assert "cancelling" in str(app.screen.status.content)
+        gate.set()
+        await until(app, pilot, lambda: isinstance(app.screen, ReviewScreen), "the review screen")
+        await settle(app, pilot)
+        assert any("cancelled" in n for n in notes(app))
+        assert session.view(0).passage == TABLE and not session.workspace.history()
+    assert len(llm.requests) == 1
+
+
+async def test_Z_hostile_reply_is_shown_literally(table_source, tmp_path, llm):
+    hostile = "[bold]x[/bold] [@click=app.quit]y[/]"
+    llm.script = [{"quote": hostile}] * 3
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("Z")
+        await until(app, pilot, lambda: app.screen.phase == "refused", "the refusal")
+        assert "refused" in str(app.screen.status.content)
+        assert "replies not used (3)" in static(app, "#shrink-facts")
+        await pilot.press("enter")  # nothing to accept
+        assert isinstance(app.screen, ShrinkScreen)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen) and not session.workspace.history()
+
+
+# -- span selection: units and typed start ---------------------------------------------------------
+
+
+async def test_select_span_extends_and_shrinks_by_row_and_starts_at_typed_text(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("m")
+        scr = app.screen
+        assert isinstance(scr, SelectSpanScreen)
+        await pilot.press("slash")
+        box = scr.query_one("#select-find", Input)
+        assert box.display and box.has_focus
+        await pilot.press(*"operating income", "enter")  # lower case: any case
+        assert not box.display
+        assert scr.start == DOC.index("Operating income")
+        scr.end = scr.start
+        await pilot.press("r")
+        assert DOC[scr.start:scr.end] == QUOTE
+        await pilot.press("r", "r")
+        assert DOC[scr.start:scr.end].endswith("Income before income taxes\n7,742\n7,204")
+        await pilot.press("R")
+        assert DOC[scr.start:scr.end].endswith("(1,203)\n165")
+        await pilot.press("W")
+        assert DOC[scr.start:scr.end].endswith("(1,203)")
+        await pilot.press("l")
+        assert DOC[scr.start:scr.end].endswith("(1,203)\n165")
+        await pilot.press("slash", *"Risk", "escape")  # esc closes the input; the span stays
+        assert isinstance(app.screen, SelectSpanScreen) and scr.start == DOC.index("Operating income")
+        await pilot.press("s")  # a sentence: up to the paragraph's end
+        assert DOC[scr.start:scr.end].endswith("$\n5,777 $\n5,921")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(0).passage == DOC[DOC.index("Operating income"):DOC.index("\n\nRisk")]
+        assert [e.via for e in session.workspace.history()] == ["select"]
