@@ -49,7 +49,7 @@ class Change:
     Attributes:
         pair_id: the pair.
         fields: the fields whose value changed (``status``, ``question``, ``answer``,
-            ``supporting_passage``), in that order; empty when nothing changed (nothing was
+            ``supporting_passage``, ``chunk_index``), in that order; empty when nothing changed (nothing was
             recorded).
         status: the pair's status after the change.
         verdict: the passage's verdict after the change (``exact``, ``normalized``, ``fuzzy``,
@@ -62,6 +62,8 @@ class Change:
     status: Status
     verdict: str | None = None
     via: str | None = None
+    #: One line saying what changed when the fields alone do not (``chunk_index 3 -> 0 ...``).
+    note: str = ""
 
     @property
     def changed(self) -> bool:
@@ -226,3 +228,121 @@ def apply_shrink(session: ReviewSession, pair_id: int, text: str, *, verdicts: V
     if text == current:
         raise NotApplicable("The passage is already that text.")
     return repair(session, verdicts if verdicts is not None else Verdicts(session), pair_id, text, Via.SHRINK)
+
+
+# -- chunk_index repair ------------------------------------------------------------------------
+
+
+def _chunk_result(session: ReviewSession, pair_id: int, verdicts: Verdicts | None):
+    """The pair's current verification with ``in_chunk`` (fuzzy step included)."""
+    if verdicts is not None:
+        return verdicts.complete(pair_id)
+    from mtcb_curate.verify import verify_pair
+
+    return verify_pair(session.corpus_index, session.pairs[pair_id], session.view(pair_id).passage,
+                       elsewhere=False, count_tokens=False)
+
+
+def chunk_index_fix(session: ReviewSession, pair_id: int, *, verdicts: Verdicts | None = None):
+    """The chunk_index repair the pair's current passage calls for (``verify.chunk_index.
+    propose_fix``), or None when its chunk_index already holds the passage or the passage is
+    not located. Nothing is written. Tens of ms (the document's windows are cached).
+
+    Raises:
+        IndexError: no such pair.
+    """
+    from mtcb_curate.verify.chunk_index import propose_fix
+
+    r = _chunk_result(session, pair_id, verdicts)
+    if r.start is None or session.corpus_index.text(r.doc_key) is None:
+        return None
+    return propose_fix(session.corpus_index.windows(r.doc_key), r)
+
+
+def repair_chunk_index(session: ReviewSession, pair_id: int, *, verdicts: Verdicts | None = None) -> Change:
+    """Set the pair's chunk_index to the MTCB window (8,192 tokens, 512 overlap) that holds its
+    whole located passage: an undoable edit recorded ``via="chunk_index"``.
+
+    Returns:
+        The change; ``note`` says ``chunk_index 3 -> 0: ...`` (the old value, the new one, why).
+
+    Raises:
+        NotApplicable: no document, the passage is not located, the chunk_index already holds
+            it, or no single window holds it (shorten it first); nothing written.
+        WorkspaceError: the workspace is read-only or cannot be written (nothing changed).
+        IndexError: no such pair.
+    """
+    pair = session.pairs[pair_id]
+    if session.dataset.document_for(pair) is None:
+        raise NotApplicable("This pair's document is not in the corpus.")
+    r = _chunk_result(session, pair_id, verdicts)
+    if r.start is None:
+        raise NotApplicable("The passage is not located in its document: fix the passage first (s, m or e).")
+    fix = chunk_index_fix(session, pair_id, verdicts=verdicts)
+    if fix is None:
+        raise NotApplicable(f"chunk_index {pair.chunk_index}'s window already holds the passage: nothing to repair.")
+    if fix.refused:
+        raise NotApplicable(fix.reason[:1].upper() + fix.reason[1:] + ".")
+    session.set_chunk_index(pair_id, fix.new, via=Via.CHUNK_INDEX)
+    old = "none" if fix.old is None else str(fix.old)
+    return Change(pair_id, ("chunk_index",), session.status(pair_id), None, Via.CHUNK_INDEX,
+                  f"chunk_index {old} -> {fix.new}: {fix.reason}")
+
+
+def plan_chunk_index_repairs(session: ReviewSession, ids=None, *, include_unset: bool = False) -> list:
+    """Every chunk_index repair the session's current passages call for
+    (``verify.chunk_index.propose_chunk_indexes``: one ``ChunkIndexFix`` per located pair whose
+    chunk_index does not hold its passage, refusals included), limited to ``ids`` when given.
+    Pairs without a chunk_index are not wrong (``links`` does not check them) and are left out
+    unless ``include_unset``. Nothing is written. Cost: verifying every pair and tokenizing each
+    document once (under a second for squad-mtcb's 1,299 pairs, loading included).
+    """
+    from mtcb_curate.verify.chunk_index import propose_chunk_indexes
+
+    fixes = propose_chunk_indexes(session)
+    if not include_unset:
+        fixes = [f for f in fixes if f.old is not None]
+    if ids is not None:
+        wanted = set(ids)
+        fixes = [f for f in fixes if f.pair_id in wanted]
+    return fixes
+
+
+def repair_all_chunk_indexes(session: ReviewSession, ids=None, *, fixes=None) -> list[Change]:
+    """Apply every chunk_index repair (:func:`plan_chunk_index_repairs`, or the given
+    ``fixes``) as ONE undoable step: one ``session.undo()`` restores them all. Refused fixes
+    (no single window holds the passage) are left out.
+
+    Returns:
+        One change per pair whose chunk_index changed, in id order (empty: nothing to do,
+        nothing written).
+
+    Raises:
+        WorkspaceError: the workspace is read-only or cannot be written (nothing changed).
+    """
+    if fixes is None:
+        fixes = plan_chunk_index_repairs(session, ids)
+    todo = {f.pair_id: f for f in fixes if not f.refused}
+    changed = session.set_chunk_indexes({pid: f.new for pid, f in todo.items()}, via=Via.CHUNK_INDEX)
+    out = []
+    for pid in changed:
+        f = todo[pid]
+        old = "none" if f.old is None else str(f.old)
+        out.append(Change(pid, ("chunk_index",), session.status(pid), None, Via.CHUNK_INDEX,
+                          f"chunk_index {old} -> {f.new}: {f.reason}"))
+    return out
+
+
+def set_chunk_index_meaning(session: ReviewSession, meaning: str) -> bool:
+    """Record in the workspace what the dataset's chunk_index means: ``mtcb`` (MTCB's
+    generation window, checked by ``links``) or ``ignore`` (something else: ``links`` does not
+    check it). Returns False when it already was that.
+
+    Raises:
+        NotApplicable: another value (nothing written).
+        WorkspaceError: the workspace is read-only or cannot be written.
+    """
+    try:
+        return session.set_chunk_index_meaning(meaning)
+    except ValueError as exc:
+        raise NotApplicable(str(exc)) from None

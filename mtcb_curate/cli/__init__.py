@@ -9,7 +9,9 @@ run headless, for scripts and CI:
   the LLM's semantic dedup;
 - ``check``: the quality checklist, the gate before publishing (exit 1 when a check fails);
 - ``generate``: new pairs for a document from an LLM;
-- ``publish``: both configs to the Hugging Face Hub in one verified commit, behind the gate.
+- ``publish``: both configs to the Hugging Face Hub in one verified commit, behind the gate;
+- ``repair``: ``--chunk-index`` sets every chunk_index to the MTCB window holding its passage (one
+  undoable step); ``--chunk-index-meaning ignore|mtcb`` says what the dataset's chunk_index means.
 
 Bad input prints one line naming the file, row and field, and exits with code 2.
 """
@@ -37,6 +39,7 @@ COMMANDS = {
     "check": "check",
     "generate": "generate",
     "publish": "publish",
+    "repair": "repair",
 }
 
 
@@ -106,6 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--reason", help="why --force is used (required with it; goes into the card)")
     publish.add_argument("--yes", action="store_true", help="publish without asking for confirmation")
     publish.add_argument("--config", type=Path, help="config file with a [checklist] table")
+
+    repair = sub.add_parser("repair", help="repair every pair's chunk_index to the MTCB window holding its "
+                                           "passage (one undoable step in the workspace)")
+    data_options(repair)
+    repair.add_argument("--chunk-index", action="store_true",
+                        help="set chunk_index to the window (8,192 tokens, 512 overlap) holding the passage")
+    repair.add_argument("--chunk-index-meaning", choices=("mtcb", "ignore"),
+                        help="what the dataset's chunk_index means: mtcb (the generation window, checked "
+                             "by 'links') or ignore (something else: not checked); kept in the workspace")
+    repair.add_argument("--dry-run", action="store_true", help="list the repairs; write nothing")
+    repair.add_argument("--json", type=Path, metavar="FILE", help="write the repairs as JSON")
     return parser
 
 
