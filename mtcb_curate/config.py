@@ -20,6 +20,10 @@ Tables::
     [review]          # accepting a pair that fails a check asks once first (default true)
     confirm_failing_accept = true
 
+    [stats]           # target distributions: the balance check warns outside them
+    max_form_share = 0.8          # (mtcb_curate.stats.targets; [stats.NAME] per dataset profile)
+    min_pairs_per_document = 1
+
 ``MTCB_CURATE_CONFIG`` or ``--config FILE`` point at another file.
 """
 

@@ -43,10 +43,10 @@ def run_alone(session, check_id: str, **kw):
 
 def test_ids_are_unique_and_check_ids_is_derived_from_the_list():
     ids = [c.id for c in CHECKS]
-    assert len(ids) == len(set(ids)) == 11
+    assert len(ids) == len(set(ids)) == 12
     assert list(CHECK_IDS) == ids
     assert CHECK_IDS == ("verbatim", "unique_passage", "duplicates", "shared_passage", "passage_length", "answerable",
-                         "question_form", "links", "corpus", "reviewed", "loads")
+                         "question_form", "links", "corpus", "balance", "reviewed", "loads")
     assert CHECKS_BY_ID == {c.id: c for c in CHECKS}
 
 
@@ -58,7 +58,7 @@ def test_every_check_is_a_frozen_check_with_a_worst_status_and_a_description():
         with pytest.raises(dataclasses.FrozenInstanceError):
             c.id = "other"  # type: ignore[misc]
     assert {c.id for c in CHECKS if c.worst == CheckStatus.WARN} == {"unique_passage", "shared_passage",
-                                                                     "answerable"}
+                                                                     "answerable", "balance"}
 
 
 def test_check_status_compares_and_serializes_as_the_plain_string():
@@ -116,6 +116,7 @@ FAILING = {
     "corpus": ([{"ticker": "AAA", "company": "Alpha", "text": ALPHA},
                 {"ticker": "BBB", "company": "Beta", "text": BETA},
                 {"ticker": "CCC", "company": "Gamma", "text": "   "}], None, "all", {}),
+    "balance": (None, None, [0], {}),
     "reviewed": (None, None, [1, 2, 3], {}),
     "loads": (None, None, [], {"loads": True}),
 }

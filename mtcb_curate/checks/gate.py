@@ -29,6 +29,9 @@ id                 worst   what fails or warns
 ``links``          fail    the document key matches no corpus row or several; chunk_index out
                            of range, or its window does not contain the passage
 ``corpus``         fail    fail: an empty document; warn: documents without an accepted pair
+``balance``        warn    the accepted set is outside the ``[stats]`` targets: a question form
+                           or type above its share, documents under the minimum of pairs
+                           (``stats.targets``)
 ``reviewed``       fail    a pair is undecided, skipped or flagged (skipped without workspace)
 ``loads``          fail    the publish layout, written to a temporary folder, does not load
                            with ``datasets.load_dataset`` with the expected rows, columns, types
@@ -43,7 +46,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from mtcb_curate.checks import links, loads, passages, questions
+from mtcb_curate.checks import balance, links, loads, passages, questions
 from mtcb_curate.checks.base import Check, CheckContext, ChecklistReport, CheckResult, Judge, Limits
 from mtcb_curate import neardup
 from mtcb_curate.store.session import ReviewSession
@@ -52,7 +55,7 @@ from mtcb_curate.store.session import ReviewSession
 CHECKS: tuple[Check, ...] = (
     passages.verbatim, passages.unique_passage, questions.duplicates, passages.shared_passage,
     passages.passage_length,
-    questions.answerable, questions.question_form, links.links, links.corpus, links.reviewed, loads.loads,
+    questions.answerable, questions.question_form, links.links, links.corpus, balance.balance, links.reviewed, loads.loads,
 )
 
 #: Check ids, in the order they run and are shown.

@@ -1,0 +1,286 @@
+"""The statistics of a review session's pairs, aggregated with pandas.
+
+:func:`compute_stats` gives a :class:`Stats`: plain JSON-ready values (``to_json``), which
+``stats.render`` turns into text tables and Markdown, and the statistics screen into plots.
+
+Shapes (all counts are pairs of the chosen subset unless said otherwise):
+
+- ``scope``: ``{"dataset", "pairs", "subset"}`` (``subset``: True when ids were given);
+- ``coverage``: ``{"documents", "documents_without_pairs": [keys], "unlinked_pairs",
+  "windows", "windows_without_pairs", "unplaced_pairs", "window_tokens",
+  "per_document": [{"doc", "pairs", "windows", "per_window": [n, ...]}]}``; a pair is placed
+  in the first 8,192-token window (``dataset.tokens``) holding the START of its located passage
+  (character offset from the verification); ``windows`` is None for a document whose windows
+  were not available (``build_windows=False`` and not cached);
+- ``length``: ``{"chars"|"tokens": {"edges", "counts", "percentiles": {"min", "p5", "p25",
+  "p50", "p75", "p95", "max", "mean"}, "marks": [{"value", "label", "bin"}], "longer_than": {size: n}}, "chunk_sizes", "limits":
+  {"min_chars", "max_chars"}}``; ``edges`` are histogram bin edges (the last bin is open,
+  ``edges[-1]`` is None), ``counts[i]`` pairs in ``[edges[i], edges[i+1])``; ``marks`` are the
+  chunk sizes (both units) and the ``[checklist]`` limits (characters), each with the bin
+  holding it;
+- ``forms`` / ``types``: name -> count, every name of ``FORMS`` / ``TYPES`` present;
+- ``verdicts``, ``statuses``, ``rejection_reasons``: name -> count;
+- ``checklist``: ``[{"id", "status", "pairs"}]`` from a given report (pairs in the subset), or
+  None;
+- ``edits``: kind -> history entries not undone (``hand``, ``snap``, ``trim``, ``select``,
+  ``shrink``, ``regenerate``, ``chunk_index``, ``added``, ...);
+- ``pace``: ``{"decisions", "first", "last" (Unix seconds or None), "per_day": [{"day", "decisions"}],
+  "rate_per_hour"}`` (days in UTC, empty days filled, at most the last 60);
+- ``llm``: ``{"recorded": False}`` or ``{"recorded": True, "calls", "prompt_tokens",
+  "completion_tokens", "cost_usd"}`` (None without prices);
+- ``balance``: one line per target missed (``stats.targets``).
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from mtcb_curate.dataset.model import HistoryKind, Status
+from mtcb_curate.dataset.tokens import WINDOW_TOKENS
+from mtcb_curate.stats.questions import FORMS, TYPES, question_form, question_type
+from mtcb_curate.stats.targets import Targets, balance_problems
+from mtcb_curate.stats.windows import window_spans
+
+if TYPE_CHECKING:
+    from mtcb_curate.checks.base import ChecklistReport, Limits
+    from mtcb_curate.store.session import ReviewSession
+    from mtcb_curate.verify.verdict import PairResult
+
+#: Common chunk sizes marked on the length histograms (characters on one, tokens on the other).
+CHUNK_SIZES: tuple[int, ...] = (256, 512, 1024, 2048)
+#: Histogram bin edges (left-closed; an open last bin above the last edge).
+CHAR_EDGES: tuple[int, ...] = (0, 32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 4096)
+TOKEN_EDGES: tuple[int, ...] = (0, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+#: Percentiles reported, as (name, fraction).
+PERCENTILES: tuple[tuple[str, float], ...] = (("p5", .05), ("p25", .25), ("p50", .5), ("p75", .75), ("p95", .95))
+#: Days shown in ``pace.per_day`` (the latest ones).
+MAX_PACE_DAYS = 60
+
+
+@dataclass
+class Stats:
+    """The statistics (shapes in the module docstring)."""
+
+    scope: dict[str, Any]
+    coverage: dict[str, Any]
+    length: dict[str, Any]
+    forms: dict[str, int]
+    types: dict[str, int]
+    verdicts: dict[str, int]
+    statuses: dict[str, int]
+    rejection_reasons: dict[str, int]
+    checklist: list[dict[str, Any]] | None
+    edits: dict[str, int]
+    pace: dict[str, Any]
+    llm: dict[str, Any]
+    balance: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """All fields as JSON-ready values (``longer_than`` keys become strings)."""
+        out = asdict(self)
+        for unit in ("chars", "tokens"):
+            lt = out["length"][unit]["longer_than"]
+            out["length"][unit]["longer_than"] = {str(k): v for k, v in lt.items()}
+        return out
+
+
+def _histogram(values: np.ndarray, edges: tuple[int, ...], marks: Iterable[tuple[int, str]] = ()) -> dict[str, Any]:
+    e = list(edges)
+    counts = np.histogram(values, bins=np.array(e + [np.inf], dtype=float))[0] if len(values) else np.zeros(len(e), int)
+    s = pd.Series(values, dtype=float)
+    pct: dict[str, float | None] = {"min": None, **{k: None for k, _ in PERCENTILES}, "max": None, "mean": None}
+    if len(s):
+        q = s.quantile([f for _, f in PERCENTILES])
+        pct = {"min": float(s.min()), **{k: float(q[f]) for k, f in PERCENTILES}, "max": float(s.max()),
+               "mean": round(float(s.mean()), 1)}
+    return {"edges": e + [None], "counts": [int(c) for c in counts], "percentiles": pct,
+            "marks": [{"value": v, "label": label, "bin": max(0, bisect_right(e, v) - 1)} for v, label in marks],
+            "longer_than": {size: int((s > size).sum()) for size in CHUNK_SIZES}}
+
+
+def _place(spans: list[tuple[int, int]], starts: list[int], pos: int) -> int:
+    """Index of the first window holding character ``pos`` (windows overlap)."""
+    i = max(0, bisect_right(starts, pos) - 1)
+    while i > 0 and pos < spans[i - 1][1]:
+        i -= 1
+    return i
+
+
+def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
+                  results: Mapping[int, PairResult] | None = None, limits: Limits | None = None,
+                  targets: Targets | None = None, report: ChecklistReport | None = None,
+                  windows_cache: Path | None = None, build_windows: bool = True,
+                  llm_cache: Path | None = None, prices: tuple[float, float] | None = None) -> Stats:
+    """The statistics of ``session``'s pairs ``ids`` (default: every pair).
+
+    Args:
+        session: the review session (only read).
+        ids: the subset (the review screen's current filter), or None for all pairs.
+        results: pair id -> verification of its CURRENT passage (the app's scan); the pairs
+            missing here are verified (exact and normalized, no fuzzy step).
+        limits: the passage length bounds marked on the histograms (default: the profile's).
+        targets: the target distributions (default: ``Targets()``).
+        report: a checklist report to summarize, or None.
+        windows_cache: folder of the on-disk window cache (``stats.windows``), or None.
+        build_windows: tokenize documents whose windows are not cached (about 0.1 s per MB).
+        llm_cache: the workspace's LLM cache file (``llm.cache``); read only when it exists.
+        prices: (USD per 1M input tokens, per 1M output tokens) for the LLM cost, or None.
+    """
+    t0 = time.perf_counter()
+    from mtcb_curate.checks.base import Limits
+    from mtcb_curate.verify import verify_dataset
+
+    limits = limits or Limits.resolve(session.dataset.profile, {})
+    targets = targets or Targets()
+    n_all = len(session)
+    subset = ids is not None
+    id_list = sorted({i for i in ids if 0 <= i < n_all}) if subset else list(range(n_all))
+    views = [session.view(i) for i in id_list]
+    res: dict[int, PairResult] = dict(results or {})
+    todo = [v for v in views if v.pair.id not in res or res[v.pair.id].passage != v.passage]
+    if todo:
+        rep = verify_dataset(session.dataset, {v.pair.id: v.passage for v in todo}, fuzzy=False,
+                             count_tokens=True, index=session.corpus_index, pairs=[v.pair for v in todo])
+        res.update({r.id: r for r in rep.results})
+    tokens = {i: res[i].tokens for i in id_list if res[i].tokens is not None}
+    missing_tok = [v for v in views if v.pair.id not in tokens]
+    if missing_tok:
+        from mtcb_curate.dataset.tokens import encoding
+
+        enc = encoding().encode_ordinary_batch([v.passage for v in missing_tok])
+        tokens.update({v.pair.id: len(e) for v, e in zip(missing_tok, enc)})
+    forms = [question_form(v.question) for v in views]
+    frame = pd.DataFrame({
+        "id": id_list,
+        "doc": [v.pair.doc_key for v in views],
+        "status": [v.status.value for v in views],
+        "reason": [v.reason for v in views],
+        "chars": [len(v.passage) for v in views],
+        "tokens": [tokens[i] for i in id_list],
+        "form": forms,
+        "type": [question_type(v.question, v.answer, v.passage, f) for v, f in zip(views, forms)],
+        "verdict": [str(res[i].verdict) for i in id_list],
+        "start": [res[i].start if res[i].start is not None else -1 for i in id_list],
+    })
+
+    # -- coverage
+    documents = session.dataset.documents
+    per_doc_counts = frame["doc"].value_counts()
+    per_document = []
+    without = []
+    unplaced = 0
+    n_windows = 0
+    windows_without = 0
+    groups = {k: g for k, g in frame[frame["start"] >= 0].groupby("doc", sort=False)["start"]}
+    for key, doc in documents.items():
+        n = int(per_doc_counts.get(key, 0))
+        if n == 0:
+            without.append(key)
+        spans = window_spans(doc.text, index=session.corpus_index, key=key, cache_dir=windows_cache,
+                             build=build_windows)
+        if spans is None:
+            per_document.append({"doc": key, "pairs": n, "windows": None, "per_window": None})
+            unplaced += n
+            continue
+        starts = [a for a, _ in spans]
+        per_window = [0] * len(spans)
+        placed = 0
+        for pos in groups.get(key, ()):
+            per_window[_place(spans, starts, int(pos))] += 1
+            placed += 1
+        unplaced += n - placed
+        n_windows += len(spans)
+        windows_without += sum(1 for c in per_window if c == 0)
+        per_document.append({"doc": key, "pairs": n, "windows": len(spans), "per_window": per_window})
+    unlinked = int(sum(n for k, n in per_doc_counts.items() if k not in documents))
+    coverage = {"documents": len(documents), "documents_without_pairs": without, "unlinked_pairs": unlinked,
+                "windows": n_windows, "windows_without_pairs": windows_without, "unplaced_pairs": unplaced,
+                "window_tokens": WINDOW_TOKENS, "per_document": per_document}
+
+    # -- lengths
+    chunk_marks = [(size, f"chunk {size:,}") for size in CHUNK_SIZES]
+    limit_marks = [(limits.min_chars, f"min {limits.min_chars:,}"), (limits.max_chars, f"max {limits.max_chars:,}")]
+    length = {"chars": _histogram(frame["chars"].to_numpy(), CHAR_EDGES, sorted(chunk_marks + limit_marks)),
+              "tokens": _histogram(frame["tokens"].to_numpy(), TOKEN_EDGES, chunk_marks),
+              "chunk_sizes": list(CHUNK_SIZES),
+              "limits": {"min_chars": limits.min_chars, "max_chars": limits.max_chars}}
+
+    def counts(column: str, names: Iterable[str] = ()) -> dict[str, int]:
+        vc = frame[column].value_counts()
+        out = {name: int(vc.get(name, 0)) for name in names}
+        for name, n in vc.items():
+            out.setdefault(str(name), int(n))
+        return out
+
+    from mtcb_curate.verify.verdict import VERDICTS
+
+    rejected = frame[frame["status"] == Status.REJECTED.value]["reason"].map(
+        lambda r: "no reason" if not r else "duplicate" if r.startswith("duplicate of #") else r)
+    reasons = {str(k): int(v) for k, v in rejected.value_counts().items()}
+
+    # -- checklist
+    checklist = None
+    if report is not None:
+        wanted = set(id_list)
+        checklist = [{"id": c.id, "status": str(c.status), "pairs": sum(1 for p in c.pairs if p in wanted)}
+                     for c in report.checks]
+
+    # -- history: edits by kind, decisions over time
+    wanted_ids = set(id_list) if subset else None
+    edits: dict[str, int] = {}
+    decided_at: list[float] = []
+    for e in session.workspace.history():
+        if wanted_ids is not None and e.pair_id not in wanted_ids:
+            continue
+        if e.kind == HistoryKind.EDIT:
+            kind = str(e.via) if e.via else "hand"
+            edits[kind] = edits.get(kind, 0) + 1
+        elif e.kind == HistoryKind.ADD:
+            edits["added"] = edits.get("added", 0) + 1
+        elif e.kind == HistoryKind.DECIDE and e.after is not None:
+            decided_at.append(e.at)
+    pace: dict[str, Any] = {"decisions": len(decided_at), "first": None, "last": None, "per_day": [],
+                            "rate_per_hour": session.rate_per_hour()}
+    if decided_at:
+        days = pd.to_datetime(pd.Series(decided_at), unit="s", utc=True).dt.floor("D")
+        per_day = days.value_counts().sort_index()
+        full = per_day.reindex(pd.date_range(per_day.index.min(), per_day.index.max(), freq="D"), fill_value=0)
+        pace.update(first=min(decided_at), last=max(decided_at),
+                    per_day=[{"day": d.strftime("%Y-%m-%d"), "decisions": int(n)}
+                             for d, n in full.iloc[-MAX_PACE_DAYS:].items()])
+
+    # -- LLM
+    llm: dict[str, Any] = {"recorded": False}
+    if llm_cache is not None and Path(llm_cache).is_file():
+        import sqlite3
+
+        from mtcb_curate.llm.cache import ResponseCache
+
+        try:
+            with ResponseCache(llm_cache) as cache:
+                calls = len(cache)
+                pt, ct = cache.usage()
+            cost = None if prices is None else pt / 1e6 * prices[0] + ct / 1e6 * prices[1]
+            llm = {"recorded": True, "calls": calls, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
+        except sqlite3.Error:
+            pass
+
+    forms_c = counts("form", FORMS)
+    types_c = counts("type", TYPES)
+    per_doc_all = {k: int(per_doc_counts.get(k, 0)) for k in documents}
+    return Stats(
+        scope={"dataset": session.dataset.name, "pairs": len(id_list), "subset": subset},
+        coverage=coverage, length=length, forms=forms_c, types=types_c,
+        verdicts=counts("verdict", VERDICTS), statuses=counts("status", [s.value for s in Status]),
+        rejection_reasons=reasons, checklist=checklist, edits=dict(sorted(edits.items())), pace=pace, llm=llm,
+        balance=balance_problems(forms_c, types_c, per_doc_all, targets),
+        seconds=time.perf_counter() - t0)

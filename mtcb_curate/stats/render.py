@@ -1,0 +1,171 @@
+"""The statistics as plain-text tables (the ``stats`` command) and Markdown (``--markdown``,
+and the dataset card's compact section, :func:`card_markdown`).
+
+Every label from the data (document keys, rejection reasons) is made one printable line
+(``plaintext.one_line``) and, in Markdown, escaped (``hub.card.escape_md``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from mtcb_curate.plaintext import one_line
+from mtcb_curate.stats.compute import Stats
+
+#: Documents listed by name in a table (the rest are summed in one row).
+MAX_DOCUMENT_ROWS = 40
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{n / total:.0%}" if total else "-"
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def bin_label(edges: list, i: int) -> str:
+    """``"a-b"`` for bin ``i`` of ``edges`` (``"a+"`` for the open last one)."""
+    lo, hi = edges[i], edges[i + 1]
+    return f"{lo:,}+" if hi is None else f"{lo:,}-{hi - 1:,}"
+
+
+def counts_rows(counts: dict[str, int], total: int | None = None) -> list[tuple[str, int, str]]:
+    """``(name, count, share)`` rows (names as given, one printable line each)."""
+    total = sum(counts.values()) if total is None else total
+    return [(one_line(str(k), 40), int(n), _pct(int(n), total)) for k, n in counts.items()]
+
+
+def document_rows(stats: Stats, limit: int = MAX_DOCUMENT_ROWS) -> list[tuple[str, int, str, str]]:
+    """``(document, pairs, windows with pairs / windows, per-window counts)`` rows, documents
+    with the fewest pairs first; at most ``limit`` (then one ``(N more)`` row)."""
+    docs = sorted(stats.coverage["per_document"], key=lambda d: (d["pairs"], d["doc"]))
+    rows = []
+    for d in docs[:limit]:
+        pw = d["per_window"]
+        cov = "-" if pw is None else f"{sum(1 for c in pw if c)}/{len(pw)}"
+        spark = "-" if pw is None else " ".join(str(c) for c in pw[:24]) + (" …" if len(pw) > 24 else "")
+        rows.append((one_line(str(d["doc"]), 30), d["pairs"], cov, spark))
+    if len(docs) > limit:
+        rest = docs[limit:]
+        rows.append((f"({len(rest)} more)", sum(d["pairs"] for d in rest), "", ""))
+    return rows
+
+
+def _table(header: tuple[str, ...], rows: list[tuple], right: set[int] = frozenset()) -> list[str]:
+    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = []
+    for r in cells:
+        out.append("  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    return out
+
+
+def _when(ts: float | None) -> str:
+    return "-" if ts is None else _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def text_report(stats: Stats) -> str:
+    """Every statistic as plain-text tables (what ``mtcb-curate stats`` prints)."""
+    s = stats
+    total = s.scope["pairs"]
+    cov = s.coverage
+    lines = [f"statistics of {one_line(s.scope['dataset'], 40)}: {total:,} pairs"
+             + (" (a subset)" if s.scope["subset"] else ""), ""]
+    lines.append(f"coverage: {cov['documents']:,} documents, {len(cov['documents_without_pairs']):,} without pairs; "
+                 f"{cov['windows']:,} windows of {cov['window_tokens']:,} tokens, "
+                 f"{cov['windows_without_pairs']:,} without pairs; {cov['unplaced_pairs']:,} pairs not placed "
+                 f"(passage not located or windows unknown); {cov['unlinked_pairs']:,} pairs on no document")
+    lines += _table(("document", "pairs", "windows", "pairs per window"), document_rows(s), {1})
+    if cov["documents_without_pairs"]:
+        keys = [one_line(str(k), 30) for k in cov["documents_without_pairs"][:20]]
+        more = len(cov["documents_without_pairs"]) - len(keys)
+        lines.append("without pairs: " + ", ".join(keys) + (f" and {more} more" if more > 0 else ""))
+    for unit in ("chars", "tokens"):
+        h = s.length[unit]
+        p = h["percentiles"]
+        lines += ["", f"passage length in {'characters' if unit == 'chars' else 'tokens'}: "
+                  + ", ".join(f"{k} {_num(p[k])}" for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean"))]
+        marks: dict[int, list[str]] = {}
+        for m in h["marks"]:
+            marks.setdefault(m["bin"], []).append(m["label"])
+        rows = []
+        edges = h["edges"]
+        for i, n in enumerate(h["counts"]):
+            rows.append((bin_label(edges, i), n, _pct(n, total), "#" * round(30 * n / max(1, max(h["counts"]))),
+                         ", ".join(marks.get(i, ()))))
+        lines += _table(("length", "pairs", "share", "", "marks"), rows, {1, 2})
+        lines.append("longer than a chunk of " + ", ".join(f"{k:,}: {v:,}" for k, v in h["longer_than"].items()))
+    for title, counts in (("question forms", s.forms), ("question types", s.types), ("verdicts", s.verdicts),
+                          ("statuses", s.statuses), ("rejection reasons", s.rejection_reasons),
+                          ("edits by kind (history, undone ones excluded)", s.edits)):
+        lines += ["", title + ":"]
+        lines += _table(("", "pairs", "share"), counts_rows(counts, None), {1, 2}) if counts else ["  none"]
+    lines += ["", "checklist:"]
+    if s.checklist is None:
+        lines.append("  not run")
+    else:
+        lines += _table(("check", "status", "pairs"), [(c["id"], c["status"], c["pairs"]) for c in s.checklist], {2})
+    pace = s.pace
+    rate = pace["rate_per_hour"]
+    lines += ["", f"review pace: {pace['decisions']:,} decisions, first {_when(pace['first'])}, last "
+                  f"{_when(pace['last'])}; {'-' if rate is None else f'{rate:,.0f}'} pairs per hour lately"]
+    if pace["per_day"]:
+        lines += _table(("day (UTC)", "decisions"), [(d["day"], d["decisions"]) for d in pace["per_day"][-14:]], {1})
+    llm = s.llm
+    lines += ["", "LLM: not recorded (no LLM cache in the workspace)" if not llm["recorded"] else
+              f"LLM: {llm['calls']:,} calls, {llm['prompt_tokens']:,} prompt tokens, "
+              f"{llm['completion_tokens']:,} completion tokens, cost "
+              + ("unknown (no price set)" if llm["cost_usd"] is None else f"${llm['cost_usd']:,.4f}")]
+    lines += ["", "balance: " + ("within the targets" if not s.balance else "; ".join(s.balance))]
+    return "\n".join(lines) + "\n"
+
+
+def _md_table(header: tuple[str, ...], rows: list[tuple]) -> list[str]:
+    from mtcb_curate.hub.card import escape_md
+
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(escape_md(str(c)) for c in r) + " |" for r in rows]
+    return out
+
+
+def card_markdown(stats: Stats, heading: str = "###") -> str:
+    """The card's compact section: counts per document, length percentiles, question forms."""
+    s = stats
+    lines = [f"{heading} Statistics", "",
+             f"{s.scope['pairs']:,} pairs on {s.coverage['documents']:,} documents; "
+             f"{len(s.coverage['documents_without_pairs']):,} documents without a pair.", ""]
+    docs = sorted(s.coverage["per_document"], key=lambda d: (-d["pairs"], d["doc"]))
+    rows = [(one_line(str(d["doc"]), 40), d["pairs"]) for d in docs[:MAX_DOCUMENT_ROWS]]
+    if len(docs) > MAX_DOCUMENT_ROWS:
+        rest = docs[MAX_DOCUMENT_ROWS:]
+        rows.append((f"({len(rest)} more documents)", sum(d["pairs"] for d in rest)))
+    lines += ["<details><summary>Pairs per document</summary>", ""] + _md_table(("document", "pairs"), rows)
+    lines += ["", "</details>", ""]
+    prow = []
+    for unit, name in (("chars", "characters"), ("tokens", "tokens (cl100k_base)")):
+        p = s.length[unit]["percentiles"]
+        prow.append((name, *(_num(p[k]) for k in ("min", "p25", "p50", "p75", "p95", "max"))))
+    lines += ["Passage length:", ""] + _md_table(("unit", "min", "p25", "median", "p75", "p95", "max"), prow)
+    total = sum(s.forms.values())
+    lines += ["", "Question forms (by our rules):", ""]
+    lines += _md_table(("form", "pairs", "share"), [r for r in counts_rows(s.forms, total) if r[1]])
+    return "\n".join(lines) + "\n"
+
+
+def markdown_report(stats: Stats) -> str:
+    """Every statistic as Markdown: the card's section, then the other tables."""
+    s = stats
+    lines = [f"# Statistics of {one_line(s.scope['dataset'], 60)}", "", card_markdown(s, "##").rstrip(), ""]
+    for title, counts in (("Question types", s.types), ("Verdicts", s.verdicts), ("Statuses", s.statuses),
+                          ("Rejection reasons", s.rejection_reasons), ("Edits by kind", s.edits)):
+        lines += [f"## {title}", ""] + (_md_table(("", "pairs", "share"), counts_rows(counts)) if counts else ["none"])
+        lines.append("")
+    if s.checklist is not None:
+        lines += ["## Checklist", ""] + _md_table(("check", "status", "pairs"),
+                                                 [(c["id"], c["status"], c["pairs"]) for c in s.checklist]) + [""]
+    lines += ["## Balance", "", "within the targets" if not s.balance else "\n".join(f"- {b}" for b in s.balance), ""]
+    return "\n".join(lines)
