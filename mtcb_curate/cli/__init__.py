@@ -11,7 +11,8 @@ run headless, for scripts and CI:
 - ``generate``: new pairs for a document from an LLM;
 - ``publish``: both configs to the Hugging Face Hub in one verified commit, behind the gate;
 - ``repair``: ``--chunk-index`` sets every chunk_index to the MTCB window holding its passage (one
-  undoable step); ``--chunk-index-meaning ignore|mtcb`` says what the dataset's chunk_index means.
+  undoable step); ``--chunk-index-meaning ignore|mtcb`` says what the dataset's chunk_index means;
+- ``preview``: MTCB's own scoring (chonkie chunkers, BM25) on the pairs: recall@k, MRR@k, ceiling.
 
 Bad input prints one line naming the file, row and field, and exits with code 2.
 """
@@ -40,6 +41,7 @@ COMMANDS = {
     "generate": "generate",
     "publish": "publish",
     "repair": "repair",
+    "preview": "preview",
 }
 
 
@@ -120,6 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "by 'links') or ignore (something else: not checked); kept in the workspace")
     repair.add_argument("--dry-run", action="store_true", help="list the repairs; write nothing")
     repair.add_argument("--json", type=Path, metavar="FILE", help="write the repairs as JSON")
+
+    preview = sub.add_parser("preview", help="MTCB's own scores per chunker (chonkie + BM25): recall@k, MRR@k, "
+                                             "the ceiling, passages longer than the chunk size")
+    data_options(preview)
+    from mtcb_curate.cli.preview import add_arguments as preview_arguments
+
+    preview_arguments(preview)
     return parser
 
 

@@ -1,0 +1,122 @@
+"""Offline retrievers over chunk texts: BM25 (``bm25s``, the default) and dense (``wordllama``).
+
+A retriever is fitted once on all chunk texts and then gives a score per chunk for a question
+(``scores``: a float array, one entry per chunk, higher is better). BM25 is lexical: it
+favours questions that reuse the passage's words, so its scores flatter lexical questions and
+understate paraphrased ones. The dense retriever needs the ``dense`` extra
+(``pip install 'mtcb-curate[dense]'``): wordllama's wheel carries its 16 MB of weights, loaded
+with downloads disabled.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import numpy as np
+
+from mtcb_curate.errors import InputError
+
+RETRIEVERS = ("bm25", "dense")
+LEXICAL_NOTE = ("BM25 is a lexical retriever: it favours questions that reuse the passage's words "
+                "(MTCB itself ranks with an embedding model)")
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+class BM25Retriever:
+    """bm25s with its English stopwords, no stemmer (none needed offline)."""
+
+    name = "bm25"
+    library = "bm25s"
+
+    def __init__(self) -> None:
+        import bm25s
+
+        self._bm25s = bm25s
+        self.model = None
+
+    @property
+    def version(self) -> str:
+        return _version("bm25s")
+
+    def fit(self, texts: list[str]) -> None:
+        bm25s = self._bm25s
+        self.model = bm25s.BM25()
+        self.model.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+
+    def scores(self, question: str) -> np.ndarray:
+        tokens = self._bm25s.tokenize([question], stopwords="en", show_progress=False, return_ids=False)
+        return np.asarray(self.model.get_scores(tokens[0] if tokens else []), dtype=np.float32)
+
+    def __getstate__(self):
+        return {"model": self.model}
+
+    def __setstate__(self, state) -> None:
+        import bm25s
+
+        self._bm25s, self.model = bm25s, state["model"]
+
+
+class DenseRetriever:
+    """wordllama embeddings (weights inside its wheel), cosine similarity."""
+
+    name = "dense"
+    library = "wordllama"
+
+    def __init__(self) -> None:
+        self.model = _load_wordllama()
+        self.matrix = None
+
+    @property
+    def version(self) -> str:
+        return _version("wordllama")
+
+    def fit(self, texts: list[str]) -> None:
+        self.matrix = np.asarray(self.model.embed(texts, norm=True), dtype=np.float32)
+
+    def scores(self, question: str) -> np.ndarray:
+        q = np.asarray(self.model.embed([question], norm=True), dtype=np.float32)[0]
+        return self.matrix @ q
+
+    def __getstate__(self):
+        return {"matrix": self.matrix}
+
+    def __setstate__(self, state) -> None:
+        self.model, self.matrix = _load_wordllama(), state["matrix"]
+
+
+def _load_wordllama():
+    try:
+        from pathlib import Path
+
+        import wordllama
+        from wordllama import WordLlama
+    except ImportError:
+        raise InputError("--retriever", "dense needs the optional extra: pip install 'mtcb-curate[dense]' "
+                         "(wordllama)") from None
+    # cache_dir = the package folder: its wheel holds weights/ and tokenizers/ (load's own lookup
+    # of the tokenizer in the package looks in a folder named tokenizer/, and misses).
+    return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+
+
+def make_retriever(name: str):
+    """``bm25`` or ``dense``.
+
+    Raises:
+        InputError: an unknown name, or ``dense`` without the ``dense`` extra (one line).
+    """
+    if name == "bm25":
+        return BM25Retriever()
+    if name == "dense":
+        return DenseRetriever()
+    raise InputError("--retriever", f"unknown retriever {name!r}: use bm25 or dense")
+
+
+def retriever_version(name: str) -> str:
+    """The version of the library behind retriever ``name`` (for reports and cache keys)."""
+    return _version("bm25s" if name == "bm25" else "wordllama")

@@ -1,0 +1,73 @@
+"""The ``[preview]`` config table: which chunkers, the reference chunk size, the retriever, k.
+
+::
+
+    [preview]
+    chunkers = ["recursive:2048", "token:512"]   # chonkie specs (preview.chunkers)
+    reference_size = 2048                        # characters: a passage longer fails 'findable'
+    retriever = "bm25"                           # or "dense" (the dense extra)
+    k = [1, 3, 5, 10]
+
+``reference_size`` defaults to 2,048 characters, the chunk size MTCB's generator used
+(``RecursiveChunker()``) and the FichaEvaluator run in the issue: no chunker of that size can
+ever score a longer passage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mtcb_curate.errors import CurateError
+from mtcb_curate.preview.chunkers import DEFAULT_SPECS, ChunkerSpec, parse_spec
+from mtcb_curate.preview.retrievers import RETRIEVERS
+from mtcb_curate.preview.scoring import DEFAULT_KS
+
+REFERENCE_SIZE = 2048
+
+
+@dataclass(frozen=True)
+class PreviewSettings:
+    chunkers: tuple[ChunkerSpec, ...]
+    reference_size: int = REFERENCE_SIZE
+    retriever: str = "bm25"
+    k: tuple[int, ...] = DEFAULT_KS
+
+    @classmethod
+    def resolve(cls, config: Path | None = None) -> "PreviewSettings":
+        """The defaults, then ``config``'s ``[preview]`` table (None: the default config file).
+
+        Raises:
+            CurateError: a value of the wrong type, or an unknown chunker spec or retriever.
+        """
+        from mtcb_curate.config import default_config_path, read_table
+
+        t = read_table("preview", config)
+        where = f"{config or default_config_path()}: [preview]"
+        specs = t.get("chunkers", list(DEFAULT_SPECS))
+        if not isinstance(specs, list) or not specs or not all(isinstance(s, str) for s in specs):
+            raise CurateError(f'{where} chunkers must be a list of specs such as ["recursive:2048"]')
+        size = t.get("reference_size", REFERENCE_SIZE)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise CurateError(f"{where} reference_size must be a positive whole number of characters")
+        retriever = t.get("retriever", "bm25")
+        if retriever not in RETRIEVERS:
+            raise CurateError(f'{where} retriever must be "bm25" or "dense"')
+        ks = t.get("k", list(DEFAULT_KS))
+        if not isinstance(ks, list) or not ks or not all(isinstance(k, int) and k >= 1 for k in ks):
+            raise CurateError(f"{where} k must be a list of positive whole numbers such as [1, 3, 5, 10]")
+        return cls(tuple(parse_spec(s) for s in specs), size, retriever, tuple(sorted(set(ks))))
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """``"1,3,5,10"`` -> (1, 3, 5, 10).
+
+    Raises:
+        InputError: not a comma-separated list of positive whole numbers.
+    """
+    from mtcb_curate.errors import InputError
+
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts or not all(p.isdigit() and int(p) >= 1 for p in parts):
+        raise InputError("--k", f"{text!r}: give positive whole numbers separated by commas, e.g. 1,3,5,10")
+    return tuple(sorted({int(p) for p in parts}))
