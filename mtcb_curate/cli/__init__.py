@@ -42,6 +42,7 @@ COMMANDS = {
     "publish": "publish",
     "repair": "repair",
     "preview": "preview",
+    "stats": "stats",
 }
 
 
@@ -129,6 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
     from mtcb_curate.cli.preview import add_arguments as preview_arguments
 
     preview_arguments(preview)
+
+    stats = sub.add_parser("stats", help="the set's statistics: coverage, passage lengths, question forms and "
+                                         "types, verdicts, decisions, edits, pace, LLM usage")
+    data_options(stats)
+    stats.add_argument("--json", type=Path, metavar="FILE", help="write every figure as JSON")
+    stats.add_argument("--markdown", type=Path, metavar="FILE", help="write the statistics as Markdown")
+    stats.add_argument("--checklist", action="store_true", help="also run the checklist (without 'loads') "
+                                                                "and count its results")
+    stats.add_argument("--config", type=Path, help="config file with [checklist], [stats] and [llm] tables")
     return parser
 
 
