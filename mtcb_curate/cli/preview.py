@@ -49,11 +49,11 @@ def run(args: argparse.Namespace) -> int:
         if report_problems(session.dataset.problems, args.strict):
             return 2
         all_pairs = args.all or not has_ws
-        if not has_ws and not args.all:
-            note("no workspace: every pair is scored")
         report = run_preview(session, specs, retriever=retriever, ks=ks, all_pairs=all_pairs,
                              cache_dir=session.workspace.path if has_ws else None,
                              progress=lambda m: note(m))
+        if not has_ws and not args.all:
+            note("no workspace: every pair is scored")
         print(report.table())
         if report.cached:
             note(f"from the cache: {', '.join(report.cached)}")

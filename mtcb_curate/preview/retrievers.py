@@ -39,6 +39,7 @@ class BM25Retriever:
 
         self._bm25s = bm25s
         self.model = None
+        self.n = 0
 
     @property
     def version(self) -> str:
@@ -47,19 +48,23 @@ class BM25Retriever:
     def fit(self, texts: list[str]) -> None:
         bm25s = self._bm25s
         self.model = bm25s.BM25()
+        self.n = len(texts)
         self.model.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 
     def scores(self, question: str) -> np.ndarray:
         tokens = self._bm25s.tokenize([question], stopwords="en", show_progress=False, return_ids=False)
-        return np.asarray(self.model.get_scores(tokens[0] if tokens else []), dtype=np.float32)
+        words = tokens[0] if tokens else []
+        if not words:  # only stopwords or punctuation: every chunk scores 0
+            return np.zeros(self.n, dtype=np.float32)
+        return np.asarray(self.model.get_scores(words), dtype=np.float32)
 
     def __getstate__(self):
-        return {"model": self.model}
+        return {"model": self.model, "n": self.n}
 
     def __setstate__(self, state) -> None:
         import bm25s
 
-        self._bm25s, self.model = bm25s, state["model"]
+        self._bm25s, self.model, self.n = bm25s, state["model"], state["n"]
 
 
 class DenseRetriever:
