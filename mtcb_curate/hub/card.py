@@ -114,6 +114,8 @@ class CardContent:
         source: where the curated pairs came from. A Hub source gets a Source section naming
             the repo, the revision asked for and the commit it was read at; a local source
             none (its path is the curator's own business).
+        statistics: the compact statistics section (``stats.render.card_markdown``: counts per
+            document, length percentiles, question forms; Markdown already escaped), or None.
     """
 
     repo_id: str
@@ -131,6 +133,7 @@ class CardContent:
     license: str | None = None
     notes: list[str] = field(default_factory=list)
     source: SourceInfo | None = None
+    statistics: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -383,6 +386,8 @@ def render_section(c: CardContent) -> str:
         out += [f"- {escape_md(reason, 80)}: {_n(n)}" for reason, n in sorted(cu.rejected_by_reason.items(),
                                                                             key=lambda kv: (-kv[1], kv[0]))]
         out.append("")
+    if c.statistics:
+        out += [c.statistics.strip(), ""]
     out += ["### Checklist", ""]
     if c.checklist is None:
         out += ["The pre-publish checklist was not run.", ""]

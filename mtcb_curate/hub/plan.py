@@ -236,6 +236,19 @@ def check_branch(revision: str) -> None:
         raise PublishError(Kind.INPUT, f"not a branch name: {revision!r}")
 
 
+def _statistics(session: ReviewSession, accepted: Sequence[int] | None) -> str | None:
+    """The card's statistics section over the published pairs (``stats.render.card_markdown``;
+    no token windows are built), or None when they cannot be computed."""
+    from mtcb_curate.stats import compute_stats
+    from mtcb_curate.stats.render import card_markdown
+
+    ids = [p.source_id for p in accepted_pairs(session, accepted)]
+    try:
+        return card_markdown(compute_stats(session, ids, build_windows=False))
+    except Exception:  # noqa: BLE001 - the card is published without statistics rather than not at all
+        return None
+
+
 def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, revision: str,
                tables: tuple[pa.Table, pa.Table, list[str]] | None = None, only_linked: bool = False,
                license: str | None = None, checklist: Sequence[Mapping[str, Any]] | None = None,
@@ -306,6 +319,7 @@ def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, re
         checklist_passed=checklist_passed, license=lic, source=ds.source,
         notes=["The corpus holds only the documents at least one question points at, so retrieval has fewer "
                "distractors than over the full corpus."] if only_linked else [],
+        statistics=_statistics(session, accepted),
     )
     plan = PublishPlan(
         repo_id=repo_id, revision=revision, dataset_name=ds.name, corpus=corpus, questions=questions,
