@@ -363,7 +363,7 @@ def test_links_fail_on_unknown_key_duplicated_key_and_chunk_out_of_range(open_ws
     assert c.status == "fail"
     assert c.pairs == [0, 1, 2, 3] and c.failing == {0, 1, 2, 3}
     assert "'ZZZ' matches no corpus row" in c.reasons[0]
-    assert "chunk_index 3 is out of range (the document has 1 windows)" in c.reasons[1]
+    assert "chunk_index 3 is out of range (the document has 1 window)" in c.reasons[1]
     assert "'BBB' matches 2 corpus rows" in c.reasons[2] and "'BBB' matches 2 corpus rows" in c.reasons[3]
 
 

@@ -103,6 +103,8 @@ BINDINGS = [
     Binding("G", "generate_more", "generate more", show=False, id="generate_more"),
     Binding("L", "semantic_dedup", "LLM dedup", show=False, id="semantic_dedup"),
     Binding("w", "toggle_window", "chunk window", show=False, id="window"),
+    Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index"),
+    Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
 ]
 
 
@@ -838,6 +840,78 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                 self._after_change(pid, clusters=True)
 
         self.app.push_screen(PrefilledEditScreen(view, passage, save=save), done)
+
+    # -- chunk_index repair -----------------------------------------------------------------------
+
+    def action_repair_chunk_index(self) -> None:
+        """Set this pair's chunk_index to the MTCB window holding its passage (undoable)."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        try:
+            change = app_review.repair_chunk_index(self.session, pid, verdicts=self.verdicts)
+        except app_review.NotApplicable as exc:
+            self.notify(str(exc), timeout=4, markup=False)
+            return
+        except CurateError as exc:
+            self.notify(f"Repair not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self._after_change(pid)
+        self.notify(f"{change.note} (u undoes).", timeout=5, markup=False)
+
+    def action_repair_all_chunk_indexes(self) -> None:
+        """Repair every pair's chunk_index: find them in a worker, say how many, ask once, then
+        apply them as one undoable step."""
+        if self._writable_pair() is None:
+            return
+        self.notify("Looking for chunk_index values whose window does not hold the passage...", timeout=3)
+        self.run_worker(self._plan_chunk_indexes(), group="chunk_index", exclusive=True)
+
+    async def _plan_chunk_indexes(self) -> None:
+        import asyncio
+
+        try:
+            fixes = await asyncio.to_thread(app_review.plan_chunk_index_repairs, self.session)
+        except CurateError as exc:
+            self.notify(f"chunk_index: {exc}", severity="error", timeout=10, markup=False)
+            return
+        todo = [f for f in fixes if not f.refused]
+        refused = len(fixes) - len(todo)
+        note = f" ({refused:,} refused: no single window holds the passage)" if refused else ""
+        if not todo:
+            self.notify(f"Every chunk_index already holds its passage{note}.", timeout=4, markup=False)
+            return
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                self.notify("chunk_index repair cancelled: nothing changed.", timeout=2)
+                return
+            try:
+                changes = app_review.repair_all_chunk_indexes(self.session, fixes=todo)
+            except CurateError as exc:
+                self.notify(f"Repair not saved: {exc}", severity="error", timeout=10, markup=False)
+                return
+            self._after_change(self.queue.current, rebuild_queue=True)  # every row's marks
+            self.notify(f"chunk_index repaired on {len(changes):,} pairs{note}; u undoes them all.",
+                        timeout=5, markup=False)
+
+        self.app.push_screen(ConfirmScreen(
+            f"Set chunk_index to the window holding the passage on {len(todo):,} pairs{note}? "
+            f"y/enter: yes · esc: no (one u undoes all)"), done)
+
+    def toggle_chunk_index_meaning(self) -> None:
+        """Switch what the dataset's chunk_index means: MTCB's window (checked by ``links``) or
+        something else (ignored); kept in the workspace."""
+        if self._writable_pair() is None:
+            return
+        new = "mtcb" if self.session.chunk_index_meaning == "ignore" else "ignore"
+        try:
+            app_review.set_chunk_index_meaning(self.session, new)
+        except CurateError as exc:
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self.notify("chunk_index is now ignored by the links check (it means something else)." if new == "ignore"
+                    else "chunk_index is MTCB's window again: the links check compares it.", timeout=4)
 
     def action_search(self) -> None:
         """Find the next pair whose texts, document key or id contain a query."""
