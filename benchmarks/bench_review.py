@@ -53,6 +53,7 @@ T_START = time.perf_counter()  # first statement: the child's start on the syste
 
 import os  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "out")
@@ -66,7 +67,12 @@ def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["HF_HUB_OFFLINE"] = "1"
     env["TEXTUAL_ANIMATIONS"] = "none"
-    env["MTCB_CURATE_CONFIG"] = os.path.join(os.sep, "nonexistent", "mtcb-curate-bench.toml")
+    # Every `a` must decide at once: accepting a pair that fails a check asks for confirmation by
+    # default ([review] confirm_failing_accept), which is a second interaction, not this latency.
+    config = os.path.join(tempfile.gettempdir(), "mtcb-curate-bench.toml")
+    with open(config, "w", encoding="utf-8") as fh:
+        fh.write("[review]\nconfirm_failing_accept = false\n")
+    env["MTCB_CURATE_CONFIG"] = config
     env.pop("TEXTUAL", None)  # no devtools
     return env
 
@@ -262,7 +268,7 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                     assert scr._shown_pair != before
             else:  # key->frame, with the split
                 advanced = asyncio.Event()
-                real_accept, real_advance = scr.action_accept, scr._advance_from
+                real_accept, real_after = scr.action_accept, scr._after_change
                 real_decide = session.decide
 
                 def timed_accept() -> None:
@@ -277,9 +283,10 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                     finally:
                         commit.append(time.perf_counter() - t)
 
-                def advance(pid: int) -> None:
-                    real_advance(pid)
-                    advanced.set()
+                def after_change(pid, **kw) -> None:
+                    real_after(pid, **kw)
+                    if kw.get("advance"):
+                        advanced.set()
 
                 real_locate = scr._complete_verdict
                 located: list[int] = []
@@ -291,7 +298,7 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                 scr._complete_verdict = locate_closest
 
                 scr.action_accept = timed_accept
-                scr._advance_from = advance
+                scr._after_change = after_change
                 session.decide = timed_decide
                 driver = app._driver
                 for _ in range(n):
