@@ -241,13 +241,16 @@ def test_duplicates_resolved_by_keep_one(open_ws):
     assert report.get("reviewed").status == "pass"  # a rejection is a decision
 
 
-def test_duplicates_within_one_document_by_same_passage(tmp_path):
+def test_the_same_passage_with_different_questions_warns_in_shared_passage_not_duplicates(tmp_path):
+    # Changed with shared_passage: shared evidence no longer fails ``duplicates``.
     rows = questions()
     rows.append(q("Which products does the Alpha company manufacture?", "Industrial anvils",
                   "Alpha Corp makes industrial anvils in Ohio and Texas."))
-    c = no_workspace_report(tmp_path, corpus(), rows).get("duplicates")
-    assert c.status == "fail" and c.pairs == [0, 4]
-    assert "passage" in c.reasons[0]
+    report = no_workspace_report(tmp_path, corpus(), rows)
+    assert report.get("duplicates").status == "pass"
+    c = report.get("shared_passage")
+    assert c.status == "warn" and c.pairs == [0, 4] and not c.failing
+    assert "same passage with #4" in c.reasons[0]
 
 
 # -- passage_length -------------------------------------------------------------------------------

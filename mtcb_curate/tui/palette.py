@@ -2,9 +2,9 @@
 
 Each entry names an action of :class:`~mtcb_curate.tui.screens.review.ReviewScreen` and shows
 its key as bound now (``[keys]`` of the config file), or ``palette only``: the queue views
-(filters), the near-duplicate list, the checklist, publish, generate more, semantic dedup,
-export and help. Entries appear only while the review screen is the one the palette was
-opened from (its dialogs have their own keys).
+(filters), the near-duplicate list, the shared-passage list, the checklist, publish, generate
+more, semantic dedup, export and help. Entries appear only while the review screen is the one
+the palette was opened from (its dialogs have their own keys).
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ ENTRIES: tuple[Entry, ...] = (
       for s in (None, Status.UNDECIDED, Status.ACCEPTED, Status.REJECTED, Status.SKIPPED, Status.FLAGGED)),
     Entry("Near-duplicates: list every cluster", "dedup", "unresolved near-duplicate clusters, largest first",
           lambda s: s.action_dedup()),
+    Entry("Shared passages: different questions on one passage", "shared_passage",
+          "groups sharing evidence; n marks one distinct questions on shared evidence",
+          lambda s: s.action_shared_passage()),
+    Entry("Statistics: coverage, lengths, question forms", "stats",
+          "the set's shape over the current view, each plot with its numbers", lambda s: s.action_stats()),
     Entry("Checklist: run the quality checks", "gate", "the publish gate's checks, with the pairs they flag",
           lambda s: s.action_gate()),
     Entry("Publish to the Hub", "publish", "the changes first, then a confirmation (behind the checklist)",

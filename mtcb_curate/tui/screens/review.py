@@ -27,7 +27,7 @@ from mtcb_curate.verify import PairResult, select_span, snap, trim_passage
 from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
-from mtcb_curate.tui.badges import similar_badge
+from mtcb_curate.tui.badges import shared_badge, similar_badge
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, SetChecksDone,
                                        VerdictCompleted, WindowTokenized)
 from mtcb_curate.checks import Limits
@@ -38,6 +38,7 @@ from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
+from mtcb_curate.tui.screens.shared_passage import SharedIndexFound, SharedPassageScreen
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.screens.generate_more import GenerateMoreScreen
 from mtcb_curate.tui.screens.regenerate import RegenerateScreen
@@ -98,6 +99,7 @@ BINDINGS = [
     Binding("g", "gate", "check", id="gate"),
     Binding("d", "cluster", "similar", id="cluster"),
     Binding("D", "dedup", "dedup", id="dedup"),
+    Binding("S", "shared_passage", "shared passages", show=False, id="shared_passage"),
     Binding("P", "publish", "publish", id="publish"),
     Binding("r", "regenerate", "regen", id="regenerate"),
     Binding("G", "generate_more", "generate more", show=False, id="generate_more"),
@@ -105,6 +107,7 @@ BINDINGS = [
     Binding("w", "toggle_window", "chunk window", show=False, id="window"),
     Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index"),
     Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
+    Binding("T", "stats", "statistics", show=False, id="stats"),
 ]
 
 
@@ -122,6 +125,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self.dedup_threshold = neardup.DEFAULT_THRESHOLD
         self.show_window = False
         self._cluster_index: dict[int, neardup.Cluster] = {}
+        #: pid -> its shared-passage group (different questions on the same evidence).
+        self._shared_index: dict[int, neardup.Cluster] = {}
         self._clusters_ready = False
         self._not_verbatim: set[int] = set()
         self._shown_doc: str | None = None
@@ -335,8 +340,15 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid))
 
     def _badges(self, pid: int) -> Text:
-        """Badges for the head line: ``≈N similar`` when the pair is in a near-duplicate cluster."""
-        return similar_badge(self._cluster_index.get(pid), pid)
+        """Badges for the head line: ``≈N similar`` when the pair is in a near-duplicate cluster,
+        ``shares its passage with #N`` when it is in a shared-passage group."""
+        badges = similar_badge(self._cluster_index.get(pid), pid)
+        shared = shared_badge(self._shared_index.get(pid), pid)
+        if shared.plain:
+            if badges.plain:
+                badges.append("   ")
+            badges.append_text(shared)
+        return badges
 
     @staticmethod
     def _spans(r: PairResult) -> list[Span]:
@@ -420,16 +432,22 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
     def _find_clusters(self) -> None:
-        """Near-duplicate clusters (rapidfuzz + stored LLM clusters) for the ≈N badge and ``d``."""
+        """Near-duplicate clusters (rapidfuzz + stored LLM clusters) for the ≈N badge and ``d``,
+        and the shared-passage groups for the ``shares its passage`` badge (one search)."""
         worker = get_current_worker()
         try:
-            found = clusters.find(self.session, threshold=self.dedup_threshold)
+            found, shared = clusters.find_both(self.session, threshold=self.dedup_threshold)
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
                 self.post_message(ClusterSearchFailed(exc))
             return
         if not worker.is_cancelled:
+            self.post_message(SharedIndexFound(neardup.cluster_index(shared)))
             self.post_message(ClustersFound(neardup.cluster_index(found)))
+
+    @on(SharedIndexFound)
+    def _shared_found(self, message: SharedIndexFound) -> None:
+        self._shared_index = message.index  # shown with the clusters' badge, which follows
 
     @on(ClusterSearchFailed)
     def _clusters_failed(self, message: ClusterSearchFailed) -> None:
@@ -463,6 +481,11 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._dedup_closed(pid)
 
         self.app.push_screen(screen, done)
+
+    def action_shared_passage(self) -> None:
+        """Every shared-passage group (different questions on the same or overlapping passage);
+        ``n`` there marks one "distinct questions on shared evidence"."""
+        self.app.push_screen(SharedPassageScreen(self.session, threshold=self.dedup_threshold), self._dedup_closed)
 
     def _dedup_closed(self, pid: int | None) -> None:
         """Back from the cluster or dedup screen: statuses may have changed; show ``pid`` if given."""
@@ -950,6 +973,24 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             return
         if valid:
             self._show_current()
+
+    def action_stats(self) -> None:
+        """The statistics screen over the pairs of the current view (all pairs, or one status)."""
+        from mtcb_curate.tui.screens.stats import StatsScreen
+
+        ids = None if self.filter is None else self.session.ids(self.filter)
+        scope = "all pairs" if self.filter is None else f"{self.filter.value} pairs"
+        verdicts = self.verdicts
+
+        def results() -> dict:
+            out = {}
+            for pid in (range(len(self.session)) if ids is None else ids):
+                r = verdicts.cached(pid)
+                if r is not None:
+                    out[pid] = r
+            return out
+
+        self.app.push_screen(StatsScreen(self.session, ids, scope=scope, results=results))
 
     def action_gate(self) -> None:
         """Run the quality checklist; a pair picked there is shown here."""
