@@ -15,14 +15,14 @@ never a filter that drops pairs).
 
 1. ``table``: the passage reads as a table: at least 3 non-empty lines of which at least half
    are figures (digits with ``$ % , . ( ) -`` only), or at least 2 lines holding ``|`` or a tab;
-2. ``list``: the form is ``list``, or the answer has at least 3 items separated by commas,
-   semicolons or lines, none of them a bare number;
-3. ``date``: the form is ``when``, the question asks "what/which year|date|month|quarter", or
+2. ``definition``: the question says "define", "definition", "meaning of", "mean?", "refer to",
+   "meant by", or starts "what is a/an ...";
+3. ``list``: the form is ``list``, or the answer has at least 3 items separated by commas,
+   semicolons, "and" or lines, none of them a bare number;
+4. ``date``: the form is ``when``, the question asks "what/which year|date|month|quarter", or
    the answer (at most 40 characters) holds a date: a month name, a ``YYYY-MM-DD`` or
    ``MM/DD/YYYY`` date, or is only a year;
-4. ``numeric``: the form is ``how much``, or the answer (at most 80 characters) holds a number;
-5. ``definition``: the question says "define", "definition", "meaning of", "mean?", "refer to",
-   "meant by", or starts "what is a/an ...";
+5. ``numeric``: the form is ``how much``, or the answer (at most 80 characters) holds a number;
 6. ``entity``: the form is ``who`` or ``which``, or the answer is at most 6 words and starts
    with a capital letter or a digit;
 7. ``other``.
@@ -93,6 +93,8 @@ def question_type(question: str, answer: str, passage: str = "", form: str | Non
     form = question_form(question) if form is None else form
     if _is_table(passage):
         return "table"
+    if _DEFINITION.search(question):
+        return "definition"
     if form == "list" or _is_list(answer):
         return "list"
     short = answer.strip()
@@ -101,8 +103,6 @@ def question_type(question: str, answer: str, passage: str = "", form: str | Non
         return "date"
     if form == "how much" or (len(short) <= 80 and _NUMBER.search(short)):
         return "numeric"
-    if _DEFINITION.search(question):
-        return "definition"
     aw = short.split()
     if form in ("who", "which") or (0 < len(aw) <= 6 and (aw[0][:1].isupper() or aw[0][:1].isdigit())):
         return "entity"

@@ -89,6 +89,8 @@ def balance_problems(forms: Mapping[str, int], types: Mapping[str, int], per_doc
     when it has none). Empty when the set has no pairs to judge (nothing to balance)."""
     out: list[str] = []
     total = sum(forms.values())
+    if not total:
+        return out
     if total:
         for label, counts, limit in (("question form", forms, targets.max_form_share),
                                      ("question type", types, targets.max_type_share)):

@@ -41,20 +41,21 @@ def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Pa
     Returns:
         The spans in window order, or None when not cached and ``build`` is False.
     """
-    if index is not None and key is not None:
-        cached = index.cached_windows(key)
-        if cached is not None:
-            return [(w.start, w.end) for w in cached]
-    path = None
-    if cache_dir is not None:
-        path = Path(cache_dir) / f"{_digest(text)}.json"
-        try:
-            return [(int(a), int(b)) for a, b in json.loads(path.read_text(encoding="utf-8"))]
-        except (OSError, ValueError, TypeError):
-            pass
-    if not build:
-        return None
-    spans = [(w.start, w.end) for w in tok.windows(text)]
+    path = None if cache_dir is None else Path(cache_dir) / f"{_digest(text)}.json"
+    cached = index.cached_windows(key) if index is not None and key is not None else None
+    if cached is not None:
+        spans = [(w.start, w.end) for w in cached]
+        if path is None or path.exists():
+            return spans
+    else:
+        if path is not None:
+            try:
+                return [(int(a), int(b)) for a, b in json.loads(path.read_text(encoding="utf-8"))]
+            except (OSError, ValueError, TypeError):
+                pass
+        if not build:
+            return None
+        spans = [(w.start, w.end) for w in tok.windows(text)]
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

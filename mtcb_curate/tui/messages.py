@@ -140,3 +140,14 @@ class ChecklistFinished(Message, bubble=False):
     """The checklist ran: ``report`` is its ``ChecklistReport``."""
 
     report: Any
+
+
+# -- the statistics screen -----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class StatsComputed(Message, bubble=False):
+    """The statistics worker finished: ``stats`` (a ``stats.Stats``), or ``error`` (one line)."""
+
+    stats: Any
+    error: str | None = None

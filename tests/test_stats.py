@@ -1,0 +1,252 @@
+"""Statistics (issue 17): each figure against a hand-computed fixture, the [stats] targets and the
+balance check, the CLI in-process, the card section, and the statistics screen (Pilot; hostile
+labels rendered literally; the text at 80x24)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import opened, review_app, settle, write_source
+
+from mtcb_curate.dataset.model import Status, Via
+from mtcb_curate.errors import CurateError
+from mtcb_curate.stats import Targets, balance_problems, compute_stats, question_form, question_type
+from mtcb_curate.stats.render import card_markdown, text_report
+
+A = "Alpha makes anvils.\nRevenue was $10 million in 2022.\n"
+B = "Beta sells bells.\nIts year was 2021.\n"
+CORPUS = [{"ticker": "AAA", "company": "Alpha", "text": A},
+          {"ticker": "BBB", "company": "Beta", "text": B},
+          {"ticker": "CCC", "company": "Gamma", "text": "Gamma has no question at all.\n"}]
+QUESTIONS = [
+    {"question": "What does Alpha make?", "answer": "Anvils", "supporting_passage": "Alpha makes anvils.",
+     "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "How much revenue did Alpha have in 2022?", "answer": "$10 million",
+     "supporting_passage": "Revenue was $10 million in 2022.", "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
+    {"question": "Is Beta selling bells?", "answer": "Yes", "supporting_passage": "Beta sells bells.",
+     "ticker": "BBB", "company": "Beta", "chunk_index": 0},
+    {"question": "What does Zeta do?", "answer": "Nothing", "supporting_passage": "not in any document",
+     "ticker": "ZZZ", "company": "Zeta", "chunk_index": 0},
+]
+
+
+@pytest.fixture
+def session(tmp_path):
+    s = opened(write_source(tmp_path / "src", CORPUS, QUESTIONS), tmp_path / "ws")
+    yield s
+    s.workspace.close()
+
+
+# -- rules ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("q, form", [
+    ("What does Alpha make?", "what"), ("In which year did it start?", "which"),
+    ("How many stores does it run?", "how much"), ("When was it founded?", "when"),
+    ("Who is the CEO?", "who"), ("Why did sales fall?", "why"), ("List the segments.", "list"),
+    ("Did revenue grow?", "yes-no"), ("Where is it based?", "other"), ("", "other"),
+])
+def test_question_forms_follow_the_documented_rules(q, form):
+    assert question_form(q) == form
+
+
+@pytest.mark.parametrize("q, a, p, kind", [
+    ("What was revenue?", "$10 million", "", "numeric"),
+    ("What year was it founded?", "1999", "", "date"),
+    ("When did it close?", "March 3, 2020", "", "date"),
+    ("Who is the CEO?", "Jane Doe", "", "entity"),
+    ("What does EBITDA mean?", "earnings before interest, taxes, depreciation and amortization", "", "definition"),
+    ("What are the segments?", "Retail, Wholesale, Online", "", "list"),
+    ("What was revenue?", "$10", "Revenue\n2022\n$ 10\n$ 9\n", "table"),
+    ("Why did it fall?", "because demand dropped sharply in every region", "", "other"),
+])
+def test_question_types_follow_the_documented_rules(q, a, p, kind):
+    assert question_type(q, a, p) == kind
+
+
+# -- figures against a hand-computed fixture --------------------------------------------------------
+
+def test_each_statistic_matches_the_hand_computed_fixture(session):
+    session.decide(0, Status.ACCEPTED)
+    session.decide(2, Status.REJECTED, "yes/no")
+    session.decide(3, Status.REJECTED, "duplicate of #0")
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"}, via=Via.TRIM)
+    session.edit(1, {"question": "How much revenue did Alpha have in fiscal 2022?"})
+    s = compute_stats(session)
+    assert s.scope == {"dataset": "ficha", "pairs": 4, "subset": False}
+    cov = s.coverage
+    assert cov["documents"] == 3 and cov["documents_without_pairs"] == ["CCC"]
+    assert cov["unlinked_pairs"] == 1 and cov["unplaced_pairs"] == 0  # ZZZ is on no document
+    by_doc = {d["doc"]: d for d in cov["per_document"]}
+    assert by_doc["AAA"]["pairs"] == 2 and by_doc["AAA"]["per_window"] == [2]
+    assert by_doc["BBB"]["per_window"] == [1] and by_doc["CCC"]["per_window"] == [0]
+    assert cov["windows"] == 3 and cov["windows_without_pairs"] == 1
+    chars = s.length["chars"]
+    # passages: 19, 23 (trimmed), 17, 19 characters
+    assert chars["percentiles"]["min"] == 17 and chars["percentiles"]["max"] == 23 and chars["percentiles"]["p50"] == 19
+    assert chars["counts"][0] == 4 and sum(chars["counts"]) == 4  # all in 0-31
+    assert {m["label"]: m["bin"] for m in chars["marks"]}["min 30"] == 0
+    assert {m["label"]: m["bin"] for m in chars["marks"]}["chunk 512"] == 6  # bin 512-767
+    assert chars["longer_than"][256] == 0
+    assert s.length["tokens"]["percentiles"]["max"] >= 4
+    assert s.forms["what"] == 2 and s.forms["how much"] == 1 and s.forms["yes-no"] == 1 and s.forms["other"] == 0
+    assert s.types["numeric"] == 1 and sum(s.types.values()) == 4
+    assert s.verdicts["exact"] == 3 and s.verdicts["missing"] == 1
+    assert s.statuses == {"undecided": 1, "accepted": 1, "rejected": 2, "skipped": 0, "flagged": 0}
+    assert s.rejection_reasons == {"yes/no": 1, "duplicate": 1}
+    assert s.edits == {"hand": 1, "trim": 1}
+    assert s.pace["decisions"] == 3 and len(s.pace["per_day"]) == 1 and s.pace["per_day"][0]["decisions"] == 3
+    assert s.llm == {"recorded": False}
+    json.dumps(s.to_json())
+
+
+def test_a_subset_counts_only_its_pairs(session):
+    s = compute_stats(session, [0, 1])
+    assert s.scope["pairs"] == 2 and s.scope["subset"]
+    assert s.coverage["documents_without_pairs"] == ["BBB", "CCC"]
+    assert s.forms["what"] == 1 and s.forms["how much"] == 1
+
+
+def test_windows_are_cached_on_disk_and_reused(session, tmp_path, monkeypatch):
+    compute_stats(session, windows_cache=tmp_path / "wc")
+    assert len(list((tmp_path / "wc").glob("*.json"))) == 3
+    from mtcb_curate.dataset import tokens
+
+    monkeypatch.setattr(tokens, "windows", lambda text: (_ for _ in ()).throw(AssertionError("tokenized again")))
+    s = compute_stats(session, windows_cache=tmp_path / "wc")
+    assert s.coverage["windows"] == 3
+
+
+def test_llm_usage_is_read_from_the_cache_with_prices(session):
+    from mtcb_curate.llm.cache import ResponseCache
+
+    path = session.workspace.path / "llm.sqlite"
+    with ResponseCache(path) as c:
+        c.put("k1", model="m", server="s", request={}, response={}, prompt_tokens=1000, completion_tokens=500)
+        c.put("k2", model="m", server="s", request={}, response={}, prompt_tokens=None, completion_tokens=None)
+    s = compute_stats(session, llm_cache=path, prices=(1.0, 2.0))
+    assert s.llm == {"recorded": True, "calls": 2, "prompt_tokens": 1000, "completion_tokens": 500,
+                     "cost_usd": pytest.approx(0.002)}
+
+
+# -- targets and the balance check ----------------------------------------------------------------
+
+def test_targets_resolve_from_stats_table_and_profile_subtable(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[stats]\nmax_form_share = 0.2\n[stats.ficha]\nmin_pairs_per_document = 3\n")
+
+    class P:
+        name = "ficha"
+
+    t = Targets.resolve(P(), cfg)
+    assert t.max_form_share == 0.2 and t.min_pairs_per_document == 3 and t.max_type_share is None
+    with pytest.raises(CurateError, match="max_form_share"):
+        Targets.resolve(None, {"max_form_share": 2})
+    with pytest.raises(CurateError, match="unknown"):
+        Targets.resolve(None, {"max_from_share": 0.2})
+
+
+def test_balance_problems_name_the_form_over_its_share_and_short_documents():
+    t = Targets(max_form_share=0.5, min_pairs_per_document=1)
+    assert balance_problems({"what": 2, "who": 2}, {}, {"A": 1, "B": 3}, t) == []
+    out = balance_problems({"what": 3, "who": 1}, {}, {"A": 4, "B": 0}, t)
+    assert out[0].startswith("question form 'what' is 75% of 4 pairs") and "1 document(s)" in out[1] and "B" in out[1]
+
+
+def _balance(session, **kw):
+    from mtcb_curate.checks.base import CheckContext
+    from mtcb_curate.checks.gate import CHECKS_BY_ID
+
+    return CHECKS_BY_ID["balance"](CheckContext.build(session, has_workspace=False, loads=False, **kw))
+
+
+def test_balance_check_passes_within_targets_and_warns_outside(session, tmp_path, monkeypatch):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[stats]\nmax_form_share = 0.9\nmin_pairs_per_document = 0\n")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(cfg))
+    assert _balance(session).status == "pass"
+    cfg.write_text("[stats]\nmax_form_share = 0.4\n")
+    r = _balance(session)
+    assert r.status == "warn" and "'what' is 50%" in r.message and "CCC" in r.message
+    assert r.pairs == [0, 3]  # the 'what' questions
+
+
+# -- CLI and card -------------------------------------------------------------------------------
+
+def test_stats_command_prints_tables_and_writes_json_and_markdown(tmp_path, cli):
+    src = write_source(tmp_path / "src", CORPUS, QUESTIONS)
+    r = cli("stats", "ficha", "--source", src, "--json", tmp_path / "s.json", "--markdown", tmp_path / "s.md")
+    assert r.returncode == 0, r.stderr
+    assert "statistics of ficha: 4 pairs" in r.stdout and "question forms:" in r.stdout
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["forms"]["what"] == 2 and data["coverage"]["documents_without_pairs"] == ["CCC"]
+    md = (tmp_path / "s.md").read_text()
+    assert "## Statistics" in md and "| AAA | 2 |" in md
+
+
+def test_card_section_escapes_hostile_document_keys(tmp_path):
+    corpus = [{"ticker": "[bold]x[/]", "company": "H", "text": A}, {"ticker": "|<b>", "company": "I", "text": B}]
+    questions = [dict(QUESTIONS[0], ticker="[bold]x[/]"), dict(QUESTIONS[2], ticker="|<b>")]
+    s = opened(write_source(tmp_path / "src", corpus, questions), tmp_path / "ws")
+    try:
+        md = card_markdown(compute_stats(s))
+    finally:
+        s.workspace.close()
+    assert "\\[bold\\]x\\[/\\]" in md and "<b>" not in md and "&lt;b&gt;" in md
+    assert "Question forms" in md and "Passage length" in md
+
+
+# -- the screen ----------------------------------------------------------------------------------
+
+def _screen_text(app) -> str:
+    from textual.widgets import Static
+
+    return "\n".join(str(w.content) for w in app.screen.query(Static))
+
+
+async def test_key_opens_the_statistics_screen_with_the_numbers(session):
+    from mtcb_curate.tui.screens.stats import StatsScreen
+
+    async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+        await pilot.press("T")
+        await settle(app, pilot)
+        assert isinstance(app.screen, StatsScreen)
+        text = _screen_text(app)
+        assert "Statistics of ficha: all pairs, 4 pairs" in text
+        assert "what" in text and "50%" in text and "without pairs: CCC" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, StatsScreen)
+
+
+async def test_screen_follows_the_current_view(session):
+    session.decide(0, Status.ACCEPTED)
+    async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+        app.screen.show_view(Status.ACCEPTED)
+        await pilot.press("T")
+        await settle(app, pilot)
+        assert "accepted pairs, 1 pairs" in _screen_text(app)
+
+
+async def test_hostile_labels_are_rendered_literally_at_80x24(tmp_path):
+    corpus = [{"ticker": "[bold]x[/]", "company": "H", "text": A}, {"ticker": "[/]", "company": "I", "text": B}]
+    questions = [dict(QUESTIONS[0], ticker="[bold]x[/]"), dict(QUESTIONS[2], ticker="[/]")]
+    s = opened(write_source(tmp_path / "src", corpus, questions), tmp_path / "ws")
+    async with review_app(s, size=(80, 24)) as (app, pilot):
+        await pilot.press("T")
+        await settle(app, pilot)
+        text = _screen_text(app)
+        assert "[bold]x[/]" in text
+        assert any(line.startswith("[/] ") for line in text.splitlines())
+        shown = "\n".join(str(app.screen.query_one("#stats-title").render()).splitlines())
+        assert shown.startswith("Statistics of ficha: all pairs, 2 pairs")
+
+
+def test_palette_has_the_statistics_entry():
+    from mtcb_curate.tui.palette import ENTRIES
+
+    assert any(e.binding_id == "stats" for e in ENTRIES)
+
+
+def test_text_report_survives_an_empty_subset(session):
+    out = text_report(compute_stats(session, []))
+    assert "0 pairs" in out and "balance: within the targets" in out
