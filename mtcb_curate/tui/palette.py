@@ -49,8 +49,6 @@ ENTRIES: tuple[Entry, ...] = (
           lambda s: s.action_shared_passage()),
     Entry("Statistics: coverage, lengths, question forms", "stats",
           "the set's shape over the current view, each plot with its numbers", lambda s: s.action_stats()),
-    Entry("Statistics: coverage, lengths, question forms", "stats",
-          "the set's shape over the current view, each plot with its numbers", lambda s: s.action_stats()),
     Entry("Checklist: run the quality checks", "gate", "the publish gate's checks, with the pairs they flag",
           lambda s: s.action_gate()),
     Entry("Publish to the Hub", "publish", "the changes first, then a confirmation (behind the checklist)",

@@ -108,7 +108,6 @@ BINDINGS = [
     Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index"),
     Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
     Binding("T", "stats", "statistics", show=False, id="stats"),
-    Binding("T", "stats", "statistics", show=False, id="stats"),
 ]
 
 
@@ -974,24 +973,6 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             return
         if valid:
             self._show_current()
-
-    def action_stats(self) -> None:
-        """The statistics screen over the pairs of the current view (all pairs, or one status)."""
-        from mtcb_curate.tui.screens.stats import StatsScreen
-
-        ids = None if self.filter is None else self.session.ids(self.filter)
-        scope = "all pairs" if self.filter is None else f"{self.filter.value} pairs"
-        verdicts = self.verdicts
-
-        def results() -> dict:
-            out = {}
-            for pid in (range(len(self.session)) if ids is None else ids):
-                r = verdicts.cached(pid)
-                if r is not None:
-                    out[pid] = r
-            return out
-
-        self.app.push_screen(StatsScreen(self.session, ids, scope=scope, results=results))
 
     def action_stats(self) -> None:
         """The statistics screen over the pairs of the current view (all pairs, or one status)."""
