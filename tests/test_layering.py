@@ -268,8 +268,8 @@ def test_the_layer_check_reports_an_upward_import():
     }
     bad = layer_violations(tree)
     assert [line.split(" ")[0] for line in bad] == [
-        "dataset/model.py:1", "verify/verdict.py:2", "verify/shrink.py:1", "app/sources.py:1", "tui/app.py:1",
-        "cli/export.py:2", "checks/gate.py:1", "hub/plan.py:1"]
+        "dataset/model.py:1", "verify/verdict.py:2", "app/sources.py:1", "tui/app.py:1", "cli/export.py:2",
+        "verify/shrink.py:1", "checks/gate.py:1", "hub/plan.py:1"]
 
 
 def test_the_shared_check_ignores_docstrings_and_finds_code():

@@ -37,10 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-try:  # the checklist's lexical helpers (moved to checks.questions in the checks split)
-    from mtcb_curate.checks.questions import MIN_ANSWER_OVERLAP, content_words
-except ImportError:  # pragma: no cover - before the split
-    from mtcb_curate.checks import MIN_ANSWER_OVERLAP, content_words
+from mtcb_curate.verify.words import MIN_ANSWER_OVERLAP, content_words
 
 #: Longest proposal aimed at (characters): the checklist's default ``max_passage_chars``.
 MAX_CHARS = 600
