@@ -10,6 +10,7 @@ The mapping is one character to one character, so character offsets into the ori
 
 from __future__ import annotations
 
+import html
 import re
 
 # C0 controls (U+0000..U+001F) map to the Unicode "Control Pictures" block (U+2400..U+241F),
@@ -63,3 +64,22 @@ def one_line(text: str, width: int) -> str:
     if len(flat) <= width:
         return flat
     return flat[: max(0, width - 1)] + "…"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|~])")
+_MD_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+
+
+def escape_md(value: object, max_chars: int = 300) -> str:
+    """Untrusted text made inert in Markdown: one line, HTML-escaped, Markdown specials escaped.
+
+    Newlines and other control characters become one space, ``& < >`` become entities (so no
+    tag, link or ``<!--`` marker can form), and ``\\ ` * _ { } [ ] ( ) # + - ! | ~`` get a
+    backslash (no emphasis, link, heading, list or table cell break). Longer values are cut to
+    ``max_chars`` characters with an ellipsis. (The dataset card, ``hub.card``, re-exports it.)
+    """
+    s = _MD_CONTROL.sub(" ", str(value)).strip()
+    if len(s) > max_chars:
+        s = s[: max_chars - 1] + "…"
+    s = html.escape(s, quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", s)

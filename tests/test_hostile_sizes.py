@@ -28,7 +28,7 @@ from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
 from test_tui_llm import at_once, llm  # noqa: E402,F401 - fixtures of the app tests below
 
 from mtcb_curate import neardup  # noqa: E402
-from mtcb_curate.checks import question_form  # noqa: E402
+from mtcb_curate.dataset import question_form  # noqa: E402
 from mtcb_curate.checks import MAX_ANSWER_CHARS, run_checklist  # noqa: E402
 from mtcb_curate.app.sources import Options, command_session, open_session  # noqa: E402
 

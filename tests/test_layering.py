@@ -2,7 +2,8 @@
 functions alike):
 
     utilities (config, errors, plaintext, resources, files, the package root)
-      <- dataset <- verify <- neardup <- store <- hub <- checks <- llm      (the domain)
+      <- dataset <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
+                                                                           (the domain)
       <- app                                                               (the application layer)
       <- cli, tui                                                          (the front ends)
 
@@ -25,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
 #: Cross-cutting modules at the package's top level (and the package root, ``__version__``).
 UTILITIES = ("", "config", "errors", "plaintext", "resources", "files")
 #: The domain packages, bottom-up: each may import the utilities and the packages before it.
-DOMAIN = ("dataset", "verify", "neardup", "store", "preview", "hub", "checks", "llm")
+DOMAIN = ("dataset", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
 APPLICATION = ("app",)
 FRONT_ENDS = ("cli", "tui")
 #: ``python -m mtcb_curate``: calls the CLI.

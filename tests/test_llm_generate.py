@@ -131,7 +131,7 @@ def test_check_candidate_names_every_fault():
 
 def test_check_candidate_applies_the_checklists_bounds():
     from mtcb_curate.checks import MAX_ANSWER_CHARS, Limits
-    from mtcb_curate.checks.question_form import MAX_QUESTION_CHARS
+    from mtcb_curate.dataset.question_form import MAX_QUESTION_CHARS
 
     window = ALPHA.text
     _, problems, _ = gen.check_candidate({**GOOD, "supporting_passage": "R"}, window)

@@ -72,7 +72,7 @@ def test_each_statistic_matches_the_hand_computed_fixture(session):
     session.decide(3, Status.REJECTED, "duplicate of #0")
     session.edit(1, {"supporting_passage": "Revenue was $10 million"}, via=Via.TRIM)
     session.edit(1, {"question": "How much revenue did Alpha have in fiscal 2022?"})
-    s = compute_stats(session)
+    s = compute_stats(session, passage_limits=(30, 3000))
     assert s.scope == {"dataset": "ficha", "pairs": 4, "subset": False}
     cov = s.coverage
     assert cov["documents"] == 3 and cov["documents_without_pairs"] == ["CCC"]
@@ -87,6 +87,8 @@ def test_each_statistic_matches_the_hand_computed_fixture(session):
     assert chars["counts"][0] == 4 and sum(chars["counts"]) == 4  # all in 0-31
     assert {m["label"]: m["bin"] for m in chars["marks"]}["min 30"] == 0
     assert {m["label"]: m["bin"] for m in chars["marks"]}["chunk 512"] == 6  # bin 512-767
+    assert {m["label"]: m["bin"] for m in chars["marks"]}["max 3,000"] == 10  # bin 2048-4095
+    assert s.length["limits"] == {"min_chars": 30, "max_chars": 3000}
     assert chars["longer_than"][256] == 0
     assert s.length["tokens"]["percentiles"]["max"] >= 4
     assert s.forms["what"] == 2 and s.forms["how much"] == 1 and s.forms["yes-no"] == 1 and s.forms["other"] == 0
@@ -98,6 +100,21 @@ def test_each_statistic_matches_the_hand_computed_fixture(session):
     assert s.pace["decisions"] == 3 and len(s.pace["per_day"]) == 1 and s.pace["per_day"][0]["decisions"] == 3
     assert s.llm == {"recorded": False}
     json.dumps(s.to_json())
+
+
+def test_without_passage_limits_only_chunk_sizes_are_marked(session):
+    s = compute_stats(session)
+    assert s.length["limits"] is None
+    assert [m["label"] for m in s.length["chars"]["marks"]] == [f"chunk {n:,}" for n in (256, 512, 1024, 2048)]
+
+
+def test_the_app_marks_the_checklist_limits_of_the_config(session, tmp_path):
+    from mtcb_curate.app.stats import session_stats
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[checklist]\nmin_passage_chars = 40\nmax_passage_chars = 900\n")
+    s = session_stats(session, config=cfg)
+    assert s.length["limits"] == {"min_chars": 40, "max_chars": 900}
 
 
 def test_a_subset_counts_only_its_pairs(session):
@@ -124,7 +141,10 @@ def test_llm_usage_is_read_from_the_cache_with_prices(session):
     with ResponseCache(path) as c:
         c.put("k1", model="m", server="s", request={}, response={}, prompt_tokens=1000, completion_tokens=500)
         c.put("k2", model="m", server="s", request={}, response={}, prompt_tokens=None, completion_tokens=None)
-    s = compute_stats(session, llm_cache=path, prices=(1.0, 2.0))
+    from mtcb_curate.app.stats import llm_usage
+
+    assert llm_usage(session.workspace.path / "none.sqlite") is None
+    s = compute_stats(session, llm_usage=llm_usage(path), prices=(1.0, 2.0))
     assert s.llm == {"recorded": True, "calls": 2, "prompt_tokens": 1000, "completion_tokens": 500,
                      "cost_usd": pytest.approx(0.002)}
 

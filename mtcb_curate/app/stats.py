@@ -32,6 +32,24 @@ def llm_prices(config: Path | None = None) -> tuple[float, float] | None:
     return (float(a), float(b)) if ok else None
 
 
+def llm_usage(path: Path) -> tuple[int, int, int] | None:
+    """(calls, prompt tokens, completion tokens) recorded in the LLM cache file ``path``
+    (``llm.cache``), or None when there is no such file or it is not a readable cache."""
+    import sqlite3
+
+    from mtcb_curate.llm.cache import ResponseCache
+
+    if not Path(path).is_file():
+        return None
+    try:
+        with ResponseCache(path) as cache:
+            calls = len(cache)
+            pt, ct = cache.usage()
+    except sqlite3.Error:
+        return None
+    return calls, pt, ct
+
+
 def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
                   config: Path | None = None, results: Mapping | None = None,
                   report: ChecklistReport | None = None, build_windows: bool = True) -> Stats:
@@ -54,8 +72,10 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
 
     profile = session.dataset.profile
     folder = Path(session.workspace.path)
+    limits = Limits.resolve(profile, config)
     return compute_stats(
-        session, ids, results=results, limits=Limits.resolve(profile, config), targets=Targets.resolve(profile, config),
-        report=report, windows_cache=folder / CACHE_FOLDER if has_workspace else default_cache_dir(),
-        build_windows=build_windows, llm_cache=folder / CACHE_NAME if has_workspace else None,
+        session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
+        targets=Targets.resolve(profile, config), report=report,
+        windows_cache=folder / CACHE_FOLDER if has_workspace else default_cache_dir(),
+        build_windows=build_windows, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))

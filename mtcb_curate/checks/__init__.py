@@ -1,6 +1,6 @@
 """The pre-publish checklist: each check (``base``: what a check is; ``passages``, ``questions``,
 ``links``, ``loads``: the checks by subject), the gate (``gate``: ``CHECKS`` and
-``run_checklist``), and the question-form rules it shares with generation (``question_form``).
+``run_checklist``), and the question-form rules it shares with generation (``dataset.question_form``).
 
 The public names are re-exported here: ``from mtcb_curate.checks import run_checklist, Limits``.
 """

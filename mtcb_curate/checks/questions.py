@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from mtcb_curate.checks import question_form as form
+from mtcb_curate.dataset import question_form as form
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result
 from mtcb_curate.neardup import LLM_CLUSTERS_KEY, find_clusters, llm_links
 from mtcb_curate.verify.words import MIN_ANSWER_OVERLAP, answer_overlap, content_words  # noqa: F401 (re-exported)

@@ -19,7 +19,6 @@ text and never acts as Markdown or HTML. No document, question or passage text i
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import yaml
 
 from mtcb_curate.hub.layout import front_matter
 from mtcb_curate.dataset.model import SourceInfo
+from mtcb_curate.plaintext import escape_md  # noqa: F401 (re-exported: hub.card.escape_md)
 
 BEGIN = "<!-- mtcb-curate:begin -->"
 END = "<!-- mtcb-curate:end -->"
@@ -39,8 +39,6 @@ _YAML_BLOCK = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)((?:\r\n|\r|\n)---[ 
 #: A Hub licence id: lower-case letters, digits, ``.``, ``+`` and ``-`` (``cc-by-nc-4.0``,
 #: ``apache-2.0``, ``openrail++``, ``other``), as listed at https://huggingface.co/docs/hub/repositories-licenses.
 LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|~])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
 
 
 class CardError(ValueError):
@@ -138,21 +136,6 @@ class CardContent:
 
 # ---------------------------------------------------------------------------------------------
 # Escaping
-
-
-def escape_md(value: object, max_chars: int = 300) -> str:
-    """Untrusted text made inert in Markdown: one line, HTML-escaped, Markdown specials escaped.
-
-    Newlines and other control characters become one space, ``& < >`` become entities (so no
-    tag, link or ``<!--`` marker can form), and ``\\ ` * _ { } [ ] ( ) # + - ! | ~`` get a
-    backslash (no emphasis, link, heading, list or table cell break). Longer values are cut to
-    ``max_chars`` characters with an ellipsis.
-    """
-    s = _CONTROL.sub(" ", str(value)).strip()
-    if len(s) > max_chars:
-        s = s[: max_chars - 1] + "…"
-    s = html.escape(s, quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", s)
 
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._/+:-]{0,79}$")

@@ -38,7 +38,7 @@ from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong
 from mtcb_curate.llm.prompts import DomainHint, domain_hint, feedback_message, generation_messages
 from mtcb_curate.dataset.model import Document
 from mtcb_curate.neardup.similarity import SCORED_CHARS
-from mtcb_curate.checks.question_form import form_problem, is_yes_no_question
+from mtcb_curate.dataset.question_form import form_problem, is_yes_no_question
 from mtcb_curate.dataset.profiles import Profile
 from mtcb_curate.dataset.tokens import Window, windows
 

@@ -14,10 +14,10 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
   were not available (``build_windows=False`` and not cached);
 - ``length``: ``{"chars"|"tokens": {"edges", "counts", "percentiles": {"min", "p5", "p25",
   "p50", "p75", "p95", "max", "mean"}, "marks": [{"value", "label", "bin"}], "longer_than": {size: n}}, "chunk_sizes", "limits":
-  {"min_chars", "max_chars"}}``; ``edges`` are histogram bin edges (the last bin is open,
+  {"min_chars", "max_chars"} or None}``; ``edges`` are histogram bin edges (the last bin is open,
   ``edges[-1]`` is None), ``counts[i]`` pairs in ``[edges[i], edges[i+1])``; ``marks`` are the
-  chunk sizes (both units) and the ``[checklist]`` limits (characters), each with the bin
-  holding it;
+  chunk sizes (both units) and the ``[checklist]`` limits (characters) when given, each with
+  the bin holding it;
 - ``forms`` / ``types``: name -> count, every name of ``FORMS`` / ``TYPES`` present;
 - ``verdicts``, ``statuses``, ``rejection_reasons``: name -> count;
 - ``checklist``: ``[{"id", "status", "pairs"}]`` from a given report (pairs in the subset), or
@@ -50,7 +50,6 @@ from mtcb_curate.stats.targets import Targets, balance_problems
 from mtcb_curate.stats.windows import window_spans
 
 if TYPE_CHECKING:
-    from mtcb_curate.checks.base import ChecklistReport, Limits
     from mtcb_curate.store.session import ReviewSession
     from mtcb_curate.verify.verdict import PairResult
 
@@ -116,10 +115,11 @@ def _place(spans: list[tuple[int, int]], starts: list[int], pos: int) -> int:
 
 
 def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
-                  results: Mapping[int, PairResult] | None = None, limits: Limits | None = None,
-                  targets: Targets | None = None, report: ChecklistReport | None = None,
-                  windows_cache: Path | None = None, build_windows: bool = True,
-                  llm_cache: Path | None = None, prices: tuple[float, float] | None = None) -> Stats:
+                  results: Mapping[int, PairResult] | None = None,
+                  passage_limits: tuple[int, int] | None = None, targets: Targets | None = None,
+                  report: Any = None, windows_cache: Path | None = None, build_windows: bool = True,
+                  llm_usage: tuple[int, int, int] | None = None,
+                  prices: tuple[float, float] | None = None) -> Stats:
     """The statistics of ``session``'s pairs ``ids`` (default: every pair).
 
     Args:
@@ -127,19 +127,20 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         ids: the subset (the review screen's current filter), or None for all pairs.
         results: pair id -> verification of its CURRENT passage (the app's scan); the pairs
             missing here are verified (exact and normalized, no fuzzy step).
-        limits: the passage length bounds marked on the histograms (default: the profile's).
+        passage_limits: (min, max) passage characters marked on the histograms (the
+            ``[checklist]`` limits, ``checks.Limits``), or None: not marked.
         targets: the target distributions (default: ``Targets()``).
-        report: a checklist report to summarize, or None.
+        report: a checklist report (``checks.ChecklistReport``: ``.checks``, each with ``id``,
+            ``status``, ``pairs``) to summarize, or None.
         windows_cache: folder of the on-disk window cache (``stats.windows``), or None.
         build_windows: tokenize documents whose windows are not cached (about 0.1 s per MB).
-        llm_cache: the workspace's LLM cache file (``llm.cache``); read only when it exists.
+        llm_usage: (calls, prompt tokens, completion tokens) recorded in the workspace's LLM
+            cache (``app.stats.llm_usage``), or None: not recorded.
         prices: (USD per 1M input tokens, per 1M output tokens) for the LLM cost, or None.
     """
     t0 = time.perf_counter()
-    from mtcb_curate.checks.base import Limits
     from mtcb_curate.verify import verify_dataset
 
-    limits = limits or Limits.resolve(session.dataset.profile, {})
     targets = targets or Targets()
     n_all = len(session)
     subset = ids is not None
@@ -208,11 +209,12 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
 
     # -- lengths
     chunk_marks = [(size, f"chunk {size:,}") for size in CHUNK_SIZES]
-    limit_marks = [(limits.min_chars, f"min {limits.min_chars:,}"), (limits.max_chars, f"max {limits.max_chars:,}")]
+    lo, hi = passage_limits if passage_limits is not None else (None, None)
+    limit_marks = [] if passage_limits is None else [(lo, f"min {lo:,}"), (hi, f"max {hi:,}")]
     length = {"chars": _histogram(frame["chars"].to_numpy(), CHAR_EDGES, sorted(chunk_marks + limit_marks)),
               "tokens": _histogram(frame["tokens"].to_numpy(), TOKEN_EDGES, chunk_marks),
               "chunk_sizes": list(CHUNK_SIZES),
-              "limits": {"min_chars": limits.min_chars, "max_chars": limits.max_chars}}
+              "limits": None if passage_limits is None else {"min_chars": lo, "max_chars": hi}}
 
     def counts(column: str, names: Iterable[str] = ()) -> dict[str, int]:
         vc = frame[column].value_counts()
@@ -260,19 +262,10 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
 
     # -- LLM
     llm: dict[str, Any] = {"recorded": False}
-    if llm_cache is not None and Path(llm_cache).is_file():
-        import sqlite3
-
-        from mtcb_curate.llm.cache import ResponseCache
-
-        try:
-            with ResponseCache(llm_cache) as cache:
-                calls = len(cache)
-                pt, ct = cache.usage()
-            cost = None if prices is None else pt / 1e6 * prices[0] + ct / 1e6 * prices[1]
-            llm = {"recorded": True, "calls": calls, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
-        except sqlite3.Error:
-            pass
+    if llm_usage is not None:
+        calls, pt, ct = llm_usage
+        cost = None if prices is None else pt / 1e6 * prices[0] + ct / 1e6 * prices[1]
+        llm = {"recorded": True, "calls": calls, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
 
     forms_c = counts("form", FORMS)
     types_c = counts("type", TYPES)

@@ -4,7 +4,7 @@ never a filter that drops pairs).
 **Form** (:func:`question_form`, one of :data:`FORMS`), the first rule that holds:
 
 1. ``yes-no``: the question starts with an auxiliary or modal verb ("Is ...", "Did ...";
-   ``checks.question_form.is_yes_no_question``);
+   ``dataset.question_form.is_yes_no_question``);
 2. ``list``: its first word is "list", "enumerate" or "name" ("Name the three segments");
 3. the first wh-word among its words: "what" -> ``what``, "which" -> ``which``, "how much" /
    "how many" -> ``how much``, "when" -> ``when``, "who" / "whom" / "whose" -> ``who``, "why"
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from mtcb_curate.checks.question_form import is_yes_no_question, words
+from mtcb_curate.dataset.question_form import is_yes_no_question, words
 
 #: Question forms, in display order.
 FORMS: tuple[str, ...] = ("what", "which", "how much", "when", "who", "why", "list", "yes-no", "other")

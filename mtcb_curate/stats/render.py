@@ -2,7 +2,7 @@
 and the dataset card's compact section, :func:`card_markdown`).
 
 Every label from the data (document keys, rejection reasons) is made one printable line
-(``plaintext.one_line``) and, in Markdown, escaped (``hub.card.escape_md``).
+(``plaintext.one_line``) and, in Markdown, escaped (``plaintext.escape_md``).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def text_report(stats: Stats) -> str:
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple]) -> list[str]:
-    from mtcb_curate.hub.card import escape_md
+    from mtcb_curate.plaintext import escape_md
 
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(escape_md(str(c)) for c in r) + " |" for r in rows]
