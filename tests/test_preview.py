@@ -228,3 +228,47 @@ def test_accepted_pairs_only_with_a_workspace(tiny, ws):
         assert run_preview(session, [parse_spec("recursive:64")], cache_dir=ws, all_pairs=True).pairs == 3
     finally:
         session.workspace.close()
+
+
+def test_bm25_scores_equal_bm25s_own():
+    import bm25s
+
+    texts = ["the cat sat on the mat", "a dog and a cat", "revenue grew in fiscal 2023", "cat cat cat", ""]
+    r = BM25Retriever()
+    r.fit(texts)
+    for q in ("cat", "cat mat revenue", "dog dog fiscal", "the of and", "unknownword cat"):
+        words = bm25s.tokenize([q], stopwords="en", show_progress=False, return_ids=False)[0]
+        want = np.asarray(r.model.get_scores(words), dtype=np.float32) if words else np.zeros(len(texts))
+        np.testing.assert_array_equal(r.scores(q), want)
+        np.testing.assert_array_equal(next(iter(r.scores_many([q]))), want)
+
+
+def test_cached_run_scores_no_question_and_only_edited_pairs_again(tiny, ws, monkeypatch):
+    session = opened(tiny, ws)
+    try:
+        asked = []
+        real = BM25Retriever.scores_many
+
+        def counting(self, questions):
+            questions = list(questions)
+            asked.extend(questions)
+            return real(self, questions)
+
+        monkeypatch.setattr(BM25Retriever, "scores_many", counting)
+        specs = [parse_spec("recursive:64")]
+        first = run_preview(session, specs, cache_dir=ws, all_pairs=True)
+        assert len(asked) == 3
+        asked.clear()
+        second = run_preview(session, specs, cache_dir=ws, all_pairs=True)
+        assert asked == [] and second.scores[0].to_dict() == first.scores[0].to_dict()
+        v = session.view(0)
+        session.edit(0, {"supporting_passage": v.passage[: max(1, len(v.passage) // 2)]})
+        third = run_preview(session, specs, cache_dir=ws, all_pairs=True)
+        assert asked == [v.question]
+        # A different k cut-off is scored from the same cache entries.
+        asked.clear()
+        run_preview(session, specs, cache_dir=ws, all_pairs=True, ks=(1, 2))
+        assert asked == []
+        assert third.scores[0].pairs[0].pair_id == 0
+    finally:
+        session.workspace.close()

@@ -18,7 +18,8 @@ from mtcb_curate.errors import InputError
 from mtcb_curate.preview import cache as pcache
 from mtcb_curate.preview.chunkers import ChunkerSpec, Chunks, chunk_corpus, library_versions
 from mtcb_curate.preview.retrievers import LEXICAL_NOTE, make_retriever, retriever_version
-from mtcb_curate.preview.scoring import ChunkerScore, Item, corpus_occurrences, score
+from mtcb_curate.preview.scoring import (TOP_MIN, ChunkerScore, Item, Memo, corpus_occurrences, fill_memo,
+                                        summarize)
 from mtcb_curate.store.session import ReviewSession
 
 
@@ -136,19 +137,68 @@ def run_preview(session: ReviewSession, specs: Sequence[ChunkerSpec], *, retriev
     make_retriever(retriever) if retriever != "bm25" else None  # a missing extra fails before any work
     store = pcache.PreviewCache(cache_dir)
     fp = pcache.corpus_fingerprint(documents)
-    occ = corpus_occurrences(documents, items)
     report = PreviewReport(session.dataset.name, retriever, tuple(sorted(set(ks))), len(items),
                            "all" if all_pairs else "accepted",
                            versions={**library_versions(), ("bm25s" if retriever == "bm25" else "wordllama"):
                                      retriever_version(retriever)})
+    occ = Occurrences(documents, session.corpus_index)
     for spec in specs:
-        chunks, c1 = load_chunks(spec, documents, store, fp, progress)
-        index, c2 = load_index(chunks, retriever, store, fp, progress)
-        if c1 and c2:
-            report.cached.append(spec.text)
-        if progress:
-            progress(f"scoring {len(items):,} questions ({spec.text})")
-        report.scores.append(score(chunks, index, items, report.ks, occ, retriever_name=retriever,
-                                   versions=report.versions))
+        report.scores.append(score_spec(spec, documents, items, report.ks, retriever, store, fp, occ,
+                                        report.versions, report.cached, progress))
     report.seconds = time.perf_counter() - t0
     return report
+
+
+class Occurrences:
+    """``occurrences(item)`` for ``preview.scoring``, found for the items asked about only, once
+    per (pair id, passage) (one corpus pass per ``need`` call)."""
+
+    def __init__(self, documents: dict[str, str], index=None):
+        self.documents, self.index = documents, index
+        self.found: dict[tuple[int, str], list[tuple[int, int]]] = {}
+
+    def need(self, items: Sequence[Item]) -> None:
+        todo = [it for it in items if (it.pair_id, it.passage) not in self.found]
+        if todo:
+            occ = corpus_occurrences(self.documents, todo, self.index)
+            for it in todo:
+                self.found[(it.pair_id, it.passage)] = occ(it)
+
+    def __call__(self, it: Item) -> list[tuple[int, int]]:
+        return self.found.get((it.pair_id, it.passage), [])
+
+
+def memo_name(fp: str, spec: ChunkerSpec, retriever: str, ks: Sequence[int]) -> str:
+    """The cache name of the per-pair results for one corpus, chunker, retriever and top length."""
+    return "pairs-" + pcache.key(fp, spec.text, library_versions(), retriever, retriever_version(retriever),
+                                 max(max(ks), TOP_MIN))
+
+
+def score_spec(spec: ChunkerSpec, documents: dict[str, str], items: Sequence[Item], ks: Sequence[int],
+               retriever: str, store: pcache.PreviewCache, fp: str, occ: "Occurrences",
+               versions: dict[str, str], cached: list[str] | None = None,
+               progress: Callable[[str], None] | None = None) -> ChunkerScore:
+    """One chunker's scores: the per-pair results cached for (corpus, spec, versions,
+    retriever, question, passage) are reused; only the others load the chunks and the index
+    and are scored (as one batch). Appends ``spec.text`` to ``cached`` when nothing was chunked,
+    fitted or scored."""
+    name = memo_name(fp, spec, retriever, ks)
+    got = store.get(name)
+    memo: Memo = got if isinstance(got, dict) else {}
+    todo = [it for it in items if (it.question, it.passage) not in memo]
+    n_chunks = memo.get(("", "\0n_chunks"))
+    if not todo and n_chunks is not None:
+        if cached is not None:
+            cached.append(spec.text)
+        return summarize(spec.text, retriever, items, ks, memo, versions, n_chunks)
+    chunks, c1 = load_chunks(spec, documents, store, fp, progress)
+    index, c2 = load_index(chunks, retriever, store, fp, progress)
+    if c1 and c2 and not todo and cached is not None:
+        cached.append(spec.text)
+    occ.need(todo)
+    if progress and todo:
+        progress(f"scoring {len(todo):,} questions ({spec.text})")
+    fill_memo(chunks, index, todo, occ, memo, top_k=max(ks))
+    memo[("", "\0n_chunks")] = len(chunks)
+    store.put(name, memo)
+    return summarize(spec.text, retriever, items, ks, memo, versions, len(chunks))

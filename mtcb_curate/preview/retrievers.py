@@ -52,11 +52,31 @@ class BM25Retriever:
         self.model.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 
     def scores(self, question: str) -> np.ndarray:
-        tokens = self._bm25s.tokenize([question], stopwords="en", show_progress=False, return_ids=False)
-        words = tokens[0] if tokens else []
-        if not words:  # only stopwords or punctuation: every chunk scores 0
-            return np.zeros(self.n, dtype=np.float32)
-        return np.asarray(self.model.get_scores(words), dtype=np.float32)
+        return next(iter(self.scores_many([question])))
+
+    def scores_many(self, questions):
+        """Score arrays for many questions, tokenized in one call (a generator).
+
+        Equal to bm25s's ``get_scores`` element for element, summed the same way (term by term
+        in query order), without its ``np.add.at``: within one term's posting list the chunk
+        indices are distinct, so a fancy-indexed ``+=`` is exact and about 10x faster.
+        """
+        questions = list(questions)
+        if not questions:
+            return
+        tokens = self._bm25s.tokenize(questions, stopwords="en", show_progress=False, return_ids=False)
+        m = self.model
+        data, indices, indptr = m.scores["data"], m.scores["indices"], m.scores["indptr"]
+        vocab = m.vocab_dict
+        for words in tokens:
+            out = np.zeros(self.n, dtype=np.float32)
+            ids = [vocab[w] for w in words if w in vocab]
+            for t in ids:  # only stopwords or punctuation: every chunk scores 0
+                a, b = indptr[t], indptr[t + 1]
+                out[indices[a:b]] += data[a:b]
+            if ids and m.nonoccurrence_array is not None:
+                out += m.nonoccurrence_array[np.asarray(ids)].sum()
+            yield out
 
     def __getstate__(self):
         return {"model": self.model, "n": self.n}
@@ -87,6 +107,14 @@ class DenseRetriever:
     def scores(self, question: str) -> np.ndarray:
         q = np.asarray(self.model.embed([question], norm=True), dtype=np.float32)[0]
         return self.matrix @ q
+
+    def scores_many(self, questions):
+        """Score arrays for many questions, embedded in one call (a generator)."""
+        questions = list(questions)
+        if questions:
+            q = np.asarray(self.model.embed(questions, norm=True), dtype=np.float32)
+            for row in q:
+                yield self.matrix @ row
 
     def __getstate__(self):
         return {"matrix": self.matrix}

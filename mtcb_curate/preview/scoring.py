@@ -130,63 +130,118 @@ def _rank(scores: np.ndarray, i: int) -> int:
     return int(np.count_nonzero(scores > s) + np.count_nonzero(scores[:i] == s)) + 1
 
 
-def score(chunks: Chunks, retriever, items: Sequence[Item], ks: Sequence[int],
-          occurrences: Callable[[Item], list[tuple[int, int]]], *, retriever_name: str = "bm25",
-          versions: dict[str, str] | None = None,
-          progress: Callable[[int, int], None] | None = None) -> ChunkerScore:
-    """MTCB's scores for ``items`` with a retriever fitted on ``chunks.texts`` (see the module
-    docstring). ``ks``: the cut-offs (ascending, each >= 1)."""
-    ks = sorted(set(int(k) for k in ks))
-    kmax = ks[-1]
+#: The top list scanned for MTCB's hit is at least this long, so results memoised for one set
+#: of cut-offs serve any set up to it (the default k = 1, 3, 5, 10).
+TOP_MIN = 10
+
+#: A memo of per-pair results under one chunking and one fitted retriever:
+#: (question, passage) -> (fits, cut, too_long, best_rank, hit_rank within the top
+#: max(max k, TOP_MIN), n_chunks). The pair's id is not part of it.
+Memo = dict[tuple[str, str], tuple]
+
+
+def scores_many(retriever, questions: Sequence[str]):
+    """The retriever's score arrays for ``questions`` in order (its batched ``scores_many``
+    when it has one, else ``scores`` per question)."""
+    many = getattr(retriever, "scores_many", None)
+    return many(questions) if many is not None else map(retriever.scores, questions)
+
+
+def find_one(chunks: Chunks, sc: np.ndarray, passage: str, holding: list[int],
+             spans: list[tuple[int, int, int]], top_k: int) -> tuple:
+    """One pair's memo entry (see ``Memo``) from the chunk scores ``sc`` and its holders."""
     n = len(chunks)
     texts = chunks.texts
-    hold = holders(chunks, items, occurrences)
+    top_n = min(top_k, n)
+    if top_n:
+        part = np.argpartition(-sc, top_n - 1)[:top_n] if top_n < n else np.arange(n)
+        top = sorted(part.tolist(), key=lambda i: (-float(sc[i]), i))
+    else:
+        top = []
+    hit = next((r for r, i in enumerate(top, 1) if passage in texts[i]), None)
+    holding = sorted(set(holding) | {top[hit - 1]} if hit is not None else set(holding))
+    best = min((_rank(sc, i) for i in holding), default=None) if holding else None
+    long_ = passage_size(chunks.spec, passage) > chunks.spec.size
+    fits = (chunks.doc_keys[chunks.doc[holding[0]]], chunks.number_in_doc(holding[0])) if holding else None
+    cut = None
+    if not holding and spans:
+        d, a, b = spans[0]
+        cut = (chunks.doc_keys[d], chunks.number_in_doc(a), chunks.number_in_doc(b))
+    return (fits, cut, long_, best, hit, n)
+
+
+def fill_memo(chunks: Chunks, retriever, items: Sequence[Item], occurrences: Callable[[Item], list[tuple[int, int]]],
+              memo: Memo, *, top_k: int = TOP_MIN, progress: Callable[[int, int], None] | None = None) -> int:
+    """Score the items whose (question, passage) ``memo`` lacks, in one batch; how many were.
+
+    ``top_k``: the length of the top list scanned for the hit (at least ``TOP_MIN``)."""
+    todo: dict[tuple[str, str], Item] = {}
+    for it in items:
+        k = (it.question, it.passage)
+        if k not in memo and k not in todo:
+            todo[k] = it
+    if not todo:
+        return 0
+    todo_items = list(todo.values())
+    hold = holders(chunks, todo_items, occurrences)
+    n = len(chunks)
+    scored = scores_many(retriever, [it.question for it in todo_items]) if n else \
+        (np.zeros(0, dtype=np.float32) for _ in todo_items)
+    for done, (it, sc) in enumerate(zip(todo_items, scored), 1):
+        holding, spans = hold[it.pair_id]
+        memo[(it.question, it.passage)] = find_one(chunks, sc, it.passage, holding, spans, max(top_k, TOP_MIN))
+        if progress is not None:
+            progress(done, len(todo_items))
+    return len(todo_items)
+
+
+def summarize(spec: str, retriever_name: str, items: Sequence[Item], ks: Sequence[int], memo: Memo,
+              versions: dict[str, str], n_chunks: int | None = None) -> ChunkerScore:
+    """MTCB's recall@k, MRR@k, the ceiling and each pair's findability from memo entries
+    (every item must be in ``memo``)."""
+    ks = sorted(set(int(k) for k in ks))
+    kmax = ks[-1]
     hits = {k: 0 for k in ks}
     rr = {k: 0.0 for k in ks}
     pairs: list[PairFindability] = []
     too_long = inside = 0
-    for done, it in enumerate(items, 1):
-        p = it.passage
-        sc = retriever.scores(it.question) if n else np.zeros(0, dtype=np.float32)
-        top_n = min(kmax, n)
-        if top_n:
-            part = np.argpartition(-sc, top_n - 1)[:top_n] if top_n < n else np.arange(n)
-            top = sorted(part.tolist(), key=lambda i: (-float(sc[i]), i))
-        else:
-            top = []
-        hit = next((r for r, i in enumerate(top, 1) if p in texts[i]), None)
+    n = n_chunks or 0
+    for it in items:
+        fits, cut, long_, best, hit, n = memo[(it.question, it.passage)]
+        hit = hit if hit is not None and hit <= kmax else None
         for k in ks:
             if hit is not None and hit <= k:
                 hits[k] += 1
                 rr[k] += 1.0 / hit
-        holding, spans = hold[it.pair_id]
-        holding = sorted(set(holding) | {top[hit - 1]} if hit is not None else set(holding))
-        best = min((_rank(sc, i) for i in holding), default=None) if holding else None
-        size = chunks.spec.size
-        long_ = passage_size(chunks.spec, p) > size
         too_long += long_
-        inside += bool(holding)
-        fits = (chunks.doc_keys[chunks.doc[holding[0]]], chunks.number_in_doc(holding[0])) if holding else None
-        cut = None
-        if not holding and spans:
-            d, a, b = spans[0]
-            cut = (chunks.doc_keys[d], chunks.number_in_doc(a), chunks.number_in_doc(b))
+        inside += fits is not None
         pairs.append(PairFindability(it.pair_id, fits, cut, long_, best, hit, n))
-        if progress is not None:
-            progress(done, len(items))
     m = len(items) or 1
-    return ChunkerScore(chunks.spec.text, retriever_name, n, {k: hits[k] / m for k in ks},
-                        {k: rr[k] / m for k in ks}, inside / m, too_long,
-                        dict(versions or chunks.versions), pairs)
+    return ChunkerScore(spec, retriever_name, n if n_chunks is None else n_chunks, {k: hits[k] / m for k in ks},
+                        {k: rr[k] / m for k in ks}, inside / m, too_long, dict(versions), pairs)
 
 
-def corpus_occurrences(documents: dict[str, str], items: Sequence[Item]) -> Callable[[Item], list[tuple[int, int]]]:
+def score(chunks: Chunks, retriever, items: Sequence[Item], ks: Sequence[int],
+          occurrences: Callable[[Item], list[tuple[int, int]]], *, retriever_name: str = "bm25",
+          versions: dict[str, str] | None = None,
+          progress: Callable[[int, int], None] | None = None, memo: Memo | None = None) -> ChunkerScore:
+    """MTCB's scores for ``items`` with a retriever fitted on ``chunks.texts`` (see the module
+    docstring). ``ks``: the cut-offs (each >= 1). ``memo``: per-pair results already known for
+    this chunking and retriever (see ``Memo``), filled in with the rest."""
+    memo = {} if memo is None else memo
+    fill_memo(chunks, retriever, items, occurrences, memo, top_k=max(int(k) for k in ks), progress=progress)
+    return summarize(chunks.spec.text, retriever_name, items, ks, memo, versions or chunks.versions, len(chunks))
+
+
+def corpus_occurrences(documents: dict[str, str], items: Sequence[Item], index=None
+                       ) -> Callable[[Item], list[tuple[int, int]]]:
     """``occurrences(item)`` for ``score``: every exact occurrence of each item's passage in
     every document, as (document position, character offset), found in one corpus pass
-    (``CorpusIndex.exact_occurrences_batch``; passages under 31 bytes with ``str.find``)."""
+    (``CorpusIndex.exact_occurrences_batch``; passages under 31 bytes with ``str.find``).
+    ``index``: a ``CorpusIndex`` over the same documents to reuse (default: a new one)."""
     from mtcb_curate.verify.search import CorpusIndex
 
-    index = CorpusIndex(documents)
+    index = index if index is not None else CorpusIndex(documents)
     keys = list(documents)
     pos = {k: d for d, k in enumerate(keys)}
     batch = index.exact_occurrences_batch({it.pair_id: it.passage for it in items if it.passage})
