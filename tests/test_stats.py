@@ -134,6 +134,19 @@ def test_windows_are_cached_on_disk_and_reused(session, tmp_path, monkeypatch):
     assert s.coverage["windows"] == 3
 
 
+def test_per_pair_figures_are_cached_on_disk_and_not_verified_again(session, tmp_path, monkeypatch):
+    first = compute_stats(session, located_cache=tmp_path / "located.json")
+    import mtcb_curate.verify as verify
+
+    monkeypatch.setattr(verify, "verify_dataset", lambda *a, **k: (_ for _ in ()).throw(AssertionError("verified again")))
+    again = compute_stats(session, located_cache=tmp_path / "located.json")
+    assert (again.verdicts, again.length, again.forms, again.types) == (first.verdicts, first.length, first.forms,
+                                                                        first.types)
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # an edited pair is verified again
+    with pytest.raises(AssertionError, match="verified again"):
+        compute_stats(session, located_cache=tmp_path / "located.json")
+
+
 def test_llm_usage_is_read_from_the_cache_with_prices(session):
     from mtcb_curate.llm.cache import ResponseCache
 

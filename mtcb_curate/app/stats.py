@@ -2,8 +2,9 @@
 
 ``mtcb-curate stats``, the statistics screen and the dataset card compute them through
 :func:`session_stats`: the passage limits (``checks.Limits.resolve``), the targets
-(``stats.Targets.resolve``: the ``[stats]`` table), the on-disk window cache (the workspace's
-``stats-windows/``, else the user cache directory), the LLM cache and the ``[llm]`` prices.
+(``stats.Targets.resolve``: the ``[stats]`` table), the on-disk window cache and per-pair cache
+(``stats.located``; both in the workspace's ``stats-windows/``, else the user cache directory),
+the LLM cache and the ``[llm]`` prices.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from mtcb_curate.checks import ChecklistReport, Limits
 from mtcb_curate.stats import Stats, Targets, compute_stats
+from mtcb_curate.stats.located import CACHE_NAME as LOCATED_NAME
 from mtcb_curate.stats.windows import CACHE_FOLDER, default_cache_dir
 from mtcb_curate.store.session import ReviewSession
 
@@ -73,9 +75,10 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
     profile = session.dataset.profile
     folder = Path(session.workspace.path)
     limits = Limits.resolve(profile, config)
+    windows = folder / CACHE_FOLDER if has_workspace else default_cache_dir()
     return compute_stats(
         session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
         targets=Targets.resolve(profile, config), report=report,
-        windows_cache=folder / CACHE_FOLDER if has_workspace else default_cache_dir(),
+        windows_cache=windows, located_cache=windows / LOCATED_NAME,
         build_windows=build_windows, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))

@@ -119,7 +119,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                   passage_limits: tuple[int, int] | None = None, targets: Targets | None = None,
                   report: Any = None, windows_cache: Path | None = None, build_windows: bool = True,
                   llm_usage: tuple[int, int, int] | None = None,
-                  prices: tuple[float, float] | None = None) -> Stats:
+                  prices: tuple[float, float] | None = None, located_cache: Path | None = None) -> Stats:
     """The statistics of ``session``'s pairs ``ids`` (default: every pair).
 
     Args:
@@ -137,6 +137,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         llm_usage: (calls, prompt tokens, completion tokens) recorded in the workspace's LLM
             cache (``app.stats.llm_usage``), or None: not recorded.
         prices: (USD per 1M input tokens, per 1M output tokens) for the LLM cost, or None.
+        located_cache: the on-disk cache file of per-pair figures (``stats.located``): read,
+            and rewritten when pairs had to be verified or tokenized; None: no cache.
     """
     t0 = time.perf_counter()
     from mtcb_curate.verify import verify_dataset
@@ -146,31 +148,63 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     subset = ids is not None
     id_list = sorted({i for i in ids if 0 <= i < n_all}) if subset else list(range(n_all))
     views = [session.view(i) for i in id_list]
-    res: dict[int, PairResult] = dict(results or {})
-    todo = [v for v in views if v.pair.id not in res or res[v.pair.id].passage != v.passage]
+    from mtcb_curate.stats import located as loc
+
+    corpus = loc.corpus_digest(session.dataset.documents) if located_cache is not None else ""
+    cached = loc.load(located_cache, corpus)
+    digests = {v.pair.id: loc.pair_digest(v.pair.doc_key, v.pair.chunk_index, v.passage, v.question, v.answer)
+               for v in views} if located_cache is not None else {}
+    res: Mapping[int, PairResult] = results or {}
+    # pair id -> [verdict, start, tokens, form, type]: from the results at hand (their verdict),
+    # the disk cache, else verified here (exact and normalized, no fuzzy step).
+    rows: dict[int, list] = {}
+    fresh = False
+    for v in views:
+        pid = v.pair.id
+        entry = cached.get(digests[pid]) if digests else None
+        row = list(entry) if entry is not None else [None, -1, None, None, None]
+        r = res.get(pid)
+        if r is not None and r.passage == v.passage:
+            row[0], row[1] = str(r.verdict), r.start if r.start is not None else -1
+            if r.tokens is not None:
+                row[2] = r.tokens
+        rows[pid] = row
+    todo = [v for v in views if rows[v.pair.id][0] is None]
     if todo:
         rep = verify_dataset(session.dataset, {v.pair.id: v.passage for v in todo}, fuzzy=False,
                              count_tokens=True, index=session.corpus_index, pairs=[v.pair for v in todo])
-        res.update({r.id: r for r in rep.results})
-    tokens = {i: res[i].tokens for i in id_list if res[i].tokens is not None}
-    missing_tok = [v for v in views if v.pair.id not in tokens]
+        for r in rep.results:
+            rows[r.id][:3] = [str(r.verdict), r.start if r.start is not None else -1, r.tokens]
+        fresh = True
+    missing_tok = [v for v in views if rows[v.pair.id][2] is None]
     if missing_tok:
         from mtcb_curate.dataset.tokens import encoding
 
         enc = encoding().encode_ordinary_batch([v.passage for v in missing_tok])
-        tokens.update({v.pair.id: len(e) for v, e in zip(missing_tok, enc)})
-    forms = [question_form(v.question) for v in views]
+        for v, e in zip(missing_tok, enc):
+            rows[v.pair.id][2] = len(e)
+        fresh = True
+    for v in views:
+        row = rows[v.pair.id]
+        if row[3] is None:
+            row[3] = question_form(v.question)
+            row[4] = question_type(v.question, v.answer, v.passage, row[3])
+            fresh = True
+    if fresh and located_cache is not None:
+        keep = {} if len(cached) > 4 * max(n_all, 1) else dict(cached)
+        keep.update({digests[pid]: tuple(row) for pid, row in rows.items()})
+        loc.save(located_cache, corpus, keep)
     frame = pd.DataFrame({
         "id": id_list,
         "doc": [v.pair.doc_key for v in views],
         "status": [v.status.value for v in views],
         "reason": [v.reason for v in views],
         "chars": [len(v.passage) for v in views],
-        "tokens": [tokens[i] for i in id_list],
-        "form": forms,
-        "type": [question_type(v.question, v.answer, v.passage, f) for v, f in zip(views, forms)],
-        "verdict": [str(res[i].verdict) for i in id_list],
-        "start": [res[i].start if res[i].start is not None else -1 for i in id_list],
+        "tokens": [rows[i][2] for i in id_list],
+        "form": [rows[i][3] for i in id_list],
+        "type": [rows[i][4] for i in id_list],
+        "verdict": [rows[i][0] for i in id_list],
+        "start": [rows[i][1] for i in id_list],
     })
 
     # -- coverage

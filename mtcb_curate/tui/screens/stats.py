@@ -60,9 +60,22 @@ class StatsScreen(ModalScreen[None]):
     def _compute(self) -> None:
         from mtcb_curate.app.stats import session_stats
 
+        import time
+
+        from textual.worker import WorkerState, get_current_worker
+
+        # The start-up passage scan (the review screen's ``scan`` worker) verifies every pair:
+        # wait for it and reuse its verdicts rather than verify them all a second time.
+        me = get_current_worker()
+        for w in list(self.app.workers):
+            while w.group == "scan" and w.state in (WorkerState.PENDING, WorkerState.RUNNING):
+                if me.is_cancelled:
+                    return
+                time.sleep(0.02)
         try:
             results = self._results() if self._results is not None else None
-            stats = session_stats(self.session, self.ids, results=results)
+            stats = session_stats(self.session, self.ids, results=results,
+                                  config=getattr(self.app, "config_path", None))
         except Exception as exc:  # noqa: BLE001 - shown on the screen, one line
             self.post_message(StatsComputed(None, f"{type(exc).__name__}: {exc}"))
             return
