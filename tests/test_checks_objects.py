@@ -43,9 +43,10 @@ def run_alone(session, check_id: str, **kw):
 
 def test_ids_are_unique_and_check_ids_is_derived_from_the_list():
     ids = [c.id for c in CHECKS]
-    assert len(ids) == len(set(ids)) == 12
+    assert len(ids) == len(set(ids)) == 13
     assert list(CHECK_IDS) == ids
-    assert CHECK_IDS == ("verbatim", "unique_passage", "duplicates", "shared_passage", "passage_length", "answerable",
+    assert CHECK_IDS == ("verbatim", "unique_passage", "duplicates", "shared_passage", "passage_length", "findable",
+                         "answerable",
                          "question_form", "links", "corpus", "balance", "reviewed", "loads")
     assert CHECKS_BY_ID == {c.id: c for c in CHECKS}
 
@@ -110,6 +111,9 @@ FAILING = {
     "duplicates": (None, _rows(question=questions()[1]["question"]), "all", {}),
     "shared_passage": (None, _rows(supporting_passage=questions()[1]["supporting_passage"]), "all", {}),
     "passage_length": (None, None, "all", {"limits": Limits(min_chars=5, max_chars=20)}),
+    "findable": ([{"ticker": "AAA", "company": "Alpha", "text": ALPHA + " " + "Alpha sells kettles. " * 100},
+                  {"ticker": "BBB", "company": "Beta", "text": BETA}],
+                 _rows(supporting_passage="Alpha sells kettles. " * 100), "all", {}),
     "answerable": (None, _rows(answer="Copper kettles from Vermont"), "all", {}),
     "question_form": (None, _rows(question=""), "all", {}),
     "links": (None, _rows(ticker="ZZZ"), "all", {}),

@@ -18,7 +18,8 @@ from mtcb_curate.errors import InputError
 from mtcb_curate.preview import cache as pcache
 from mtcb_curate.preview.chunkers import ChunkerSpec, Chunks, chunk_corpus, library_versions
 from mtcb_curate.preview.retrievers import LEXICAL_NOTE, make_retriever, retriever_version
-from mtcb_curate.preview.scoring import (TOP_MIN, ChunkerScore, Item, Memo, corpus_occurrences, fill_memo,
+from mtcb_curate.preview.placement import chunks_name, memo_name
+from mtcb_curate.preview.scoring import (ChunkerScore, Item, Memo, corpus_occurrences, fill_memo,
                                         summarize)
 from mtcb_curate.store.session import ReviewSession
 
@@ -86,7 +87,7 @@ def preview_items(session: ReviewSession, *, all_pairs: bool) -> list[Item]:
 def load_chunks(spec: ChunkerSpec, documents: dict[str, str], store: pcache.PreviewCache, fingerprint: str,
                 progress: Callable[[str], None] | None = None) -> tuple[Chunks, bool]:
     """Chunks for ``spec`` from the cache, else chunked and stored; (chunks, from_cache)."""
-    name = "chunks-" + pcache.key(fingerprint, spec.text, library_versions())
+    name = chunks_name(fingerprint, spec)
     got = store.get(name)
     if isinstance(got, Chunks):
         return got, True
@@ -166,12 +167,6 @@ class Occurrences:
 
     def __call__(self, it: Item) -> list[tuple[int, int]]:
         return self.found.get((it.pair_id, it.passage), [])
-
-
-def memo_name(fp: str, spec: ChunkerSpec, retriever: str, ks: Sequence[int]) -> str:
-    """The cache name of the per-pair results for one corpus, chunker, retriever and top length."""
-    return "pairs-" + pcache.key(fp, spec.text, library_versions(), retriever, retriever_version(retriever),
-                                 max(max(ks), TOP_MIN))
 
 
 def score_spec(spec: ChunkerSpec, documents: dict[str, str], items: Sequence[Item], ks: Sequence[int],

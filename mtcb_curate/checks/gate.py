@@ -21,6 +21,10 @@ id                 worst   what fails or warns
                            same or overlap, not marked "distinct questions on shared evidence"
 ``passage_length`` fail    warn below ``min_chars`` or above ``max_chars``; fail above twice
                            ``max_chars`` (also reported in tokens)
+``findable``       fail    the passage is longer than ``[preview] reference_size`` (2,048
+                           characters): no chunk of that size can hold it; warn: every
+                           configured chunker cuts it (from the preview cache; not evaluated
+                           before a preview has run)
 ``answerable``     warn    the answer's content words are mostly absent from the passage (on
                            demand an LLM judges those pairs again, ``llm.judge``); the answer
                            is longer than ``MAX_ANSWER_CHARS``
@@ -46,7 +50,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from mtcb_curate.checks import balance, links, loads, passages, questions
+from mtcb_curate.checks import balance, findable, links, loads, passages, questions
 from mtcb_curate.checks.base import Check, CheckContext, ChecklistReport, CheckResult, Judge, Limits
 from mtcb_curate import neardup
 from mtcb_curate.store.session import ReviewSession
@@ -54,7 +58,7 @@ from mtcb_curate.store.session import ReviewSession
 #: The checks, in the order they run and are shown.
 CHECKS: tuple[Check, ...] = (
     passages.verbatim, passages.unique_passage, questions.duplicates, passages.shared_passage,
-    passages.passage_length,
+    passages.passage_length, findable.findable,
     questions.answerable, questions.question_form, links.links, links.corpus, balance.balance, links.reviewed, loads.loads,
 )
 

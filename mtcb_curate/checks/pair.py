@@ -2,7 +2,8 @@
 key that fixes each.
 
 The rules are the checks' own per-pair functions (``passages.verbatim_problem``,
-``elsewhere_problem``, ``passage_length_problem``; ``questions.answerable_problem``,
+``elsewhere_problem``, ``passage_length_problem``; ``findable.findable_problem``;
+``questions.answerable_problem``,
 ``question_form_problem``; ``links.link_problem``), so a pair's problems here are the reasons the
 whole-set checks give it (``tests/test_pair_problems.py`` holds them equal on the sample and on
 a fixture). Two kinds of evaluation:
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mtcb_curate.checks import links, passages, questions
+from mtcb_curate.checks import findable, links, passages, questions
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits
 from mtcb_curate import neardup
 
@@ -40,6 +41,7 @@ FIX_KEYS: dict[str, tuple[str, ...]] = {
     "duplicates": ("d",),
     "shared_passage": ("S",),
     "passage_length": ("z", "m"),
+    "findable": ("z", "m"),
     "answerable": ("e", "z"),
     "question_form": ("e", "r", "x"),
     "links": ("i",),
@@ -52,7 +54,7 @@ FIX_WORDS: dict[str, str] = {
 }
 
 #: Checks evaluated per pair (see the module docstring), in the checklist's order.
-PER_PAIR_CHECKS: tuple[str, ...] = ("verbatim", "unique_passage", "passage_length", "answerable",
+PER_PAIR_CHECKS: tuple[str, ...] = ("verbatim", "unique_passage", "passage_length", "findable", "answerable",
                                     "question_form", "links")
 
 #: Checks whose per-pair problem depends on the other pairs: read from ``set_results``.
@@ -87,7 +89,8 @@ def _problem(check_id: str, status: CheckStatus | str, reason: str) -> PairProbl
 
 def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits | None = None, *,
                   result: PairResult | None = None, n_windows: Callable[[str], int | None] | None = None,
-                  set_results: Mapping[str, CheckResult] | None = None) -> list[PairProblem]:
+                  set_results: Mapping[str, CheckResult] | None = None,
+                  placements: Mapping[str, str | None] | None = None) -> list[PairProblem]:
     """Every check pair ``pid`` would fail or warn if it were accepted, in the checklist's order.
 
     Args:
@@ -105,6 +108,9 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
             context tokenizes; a session reads the index's cache only).
         set_results: check id -> the result of a set-wide check (``set_check_results``) whose
             reasons for ``pid`` are reported as they are.
+        placements: with a session, the pair's current passage under each configured chunker
+            (spec text -> ``preview.placement`` state; the app's findability worker) for
+            ``findable``'s warning; a context reads the preview cache (``findable.placements``).
 
     Returns:
         ``PairProblem``s; empty when the pair would pass every check evaluated.
@@ -143,6 +149,11 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
     length = passages.passage_length_problem(chars, limits, result.tokens if result is not None else None)
     if length is not None:
         out.append(_problem("passage_length", *length))
+    if isinstance(source, CheckContext):
+        placements = (findable.placements(source) or {}).get(pid)
+    found = findable.findable_problem(view.passage, findable.settings(source).reference_size, placements)
+    if found is not None:
+        out.append(_problem("findable", *found))
     why = questions.answerable_problem(view.answer, view.passage)
     if why is not None:
         out.append(_problem("answerable", CheckStatus.WARN, why))
