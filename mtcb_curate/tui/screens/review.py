@@ -8,6 +8,8 @@ of a passage that is not verbatim; checking every passage at start) runs in thre
 from __future__ import annotations
 
 
+from dataclasses import replace
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -470,7 +472,26 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             msg = "not in a near-duplicate cluster" if self._clusters_ready else "still looking for near-duplicates…"
             self.notify(f"#{pid}: {msg}", timeout=3)
             return
-        self.app.push_screen(ClusterScreen(self.session, cluster, chosen_id=pid), self._dedup_closed)
+        screen = ClusterScreen(self.session, cluster, chosen_id=pid)
+
+        def done(opened: int | None) -> None:
+            if screen.changed:  # kept one or "not duplicates": the cluster is settled now,
+                self._forget_duplicates(cluster.ids)  # before the set-wide checks run again
+            self._dedup_closed(opened)
+
+        self.app.push_screen(screen, done)
+
+    def _forget_duplicates(self, ids) -> None:
+        """Drop the ``duplicates`` problems of ``ids`` from the latest set-wide results (a new
+        dict: the queue's marks are cached per results), so accepting one does not ask about
+        a cluster just settled while the worker has not run again."""
+        old = self._set_results.get("duplicates")
+        if old is None:
+            return
+        gone = set(ids)
+        self._set_results = {**self._set_results, "duplicates": replace(
+            old, pairs=[i for i in old.pairs if i not in gone],
+            reasons={i: r for i, r in old.reasons.items() if i not in gone}, failing=old.failing - gone)}
 
     def action_dedup(self) -> None:
         """Every unresolved near-duplicate cluster, largest first."""
