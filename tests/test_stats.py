@@ -204,6 +204,35 @@ def test_balance_check_passes_within_targets_and_warns_outside(session, tmp_path
     assert r.pairs == [0, 3]  # the 'what' questions
 
 
+def test_balance_check_reads_the_config_given_not_the_default(session, tmp_path, monkeypatch):
+    from mtcb_curate.app.gate import run_gate
+    from mtcb_curate.checks import run_checklist
+
+    default = tmp_path / "default.toml"
+    default.write_text("[stats]\nmax_form_share = 0.9\nmin_pairs_per_document = 0\n")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(default))
+    given = tmp_path / "given.toml"
+    given.write_text("[stats]\nmax_form_share = 0.4\nmin_pairs_per_document = 0\n")
+    assert run_gate(session, has_workspace=False, loads=False).get("balance").status == "pass"
+    r = run_gate(session, has_workspace=False, config=given, loads=False).get("balance")
+    assert r.status == "warn" and "'what' is 50%" in r.message and "target at most 40%" in r.message
+    targets = Targets(max_form_share=0.4, min_pairs_per_document=0)
+    assert run_checklist(session, has_workspace=False, loads=False, targets=targets).get("balance").status == "warn"
+    assert _balance(session, targets=targets).status == "warn"
+
+
+def test_check_command_balance_honours_config(tmp_path, cli, monkeypatch):
+    src = write_source(tmp_path / "src", CORPUS, QUESTIONS)
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(tmp_path / "none.toml"))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[stats]\nmax_form_share = 0.3\nmin_pairs_per_document = 0\n")
+    out = tmp_path / "r.json"
+    r = cli("check", "ficha", "--source", src, "--config", cfg, "--json", out)
+    assert r.returncode in (0, 1), r.stderr
+    bal = next(c for c in json.loads(out.read_text())["checks"] if c["id"] == "balance")
+    assert bal["status"] == "warn" and "target at most 30%" in bal["message"]
+
+
 # -- CLI and card -------------------------------------------------------------------------------
 
 def test_stats_command_prints_tables_and_writes_json_and_markdown(tmp_path, cli):

@@ -17,7 +17,7 @@ def balance(ctx: CheckContext) -> CheckResult:
     from mtcb_curate.stats.questions import question_form, question_type
     from mtcb_curate.stats.targets import Targets, balance_problems
 
-    targets = getattr(ctx, "targets", None) or Targets.resolve(ctx.dataset.profile)
+    targets = ctx.targets or Targets.resolve(ctx.dataset.profile)
     forms: Counter[str] = Counter()
     types: Counter[str] = Counter()
     tagged: dict[int, tuple[str, str]] = {}

@@ -20,6 +20,7 @@ from mtcb_curate.plaintext import one_line
 
 if TYPE_CHECKING:
     from mtcb_curate.dataset.profiles import Profile
+    from mtcb_curate.stats.targets import Targets
     from mtcb_curate.store.session import PairView, ReviewSession
     from mtcb_curate.verify.verdict import PairResult
 
@@ -198,6 +199,8 @@ class CheckContext:
         judge: the LLM judge for ``answerable``, or None.
         include_undecided: "what would fail if accepted": every pair not rejected (undecided,
             skipped, flagged) is checked as if accepted, and ``reviewed`` is skipped.
+        targets: the ``[stats]`` target distributions for ``balance`` (``stats.Targets``), or
+            None: ``Targets.resolve`` of the dataset's profile and the default config file.
     """
 
     session: ReviewSession
@@ -209,14 +212,16 @@ class CheckContext:
     loads: bool = True
     judge: Judge | None = None
     include_undecided: bool = False
+    targets: Targets | None = None
 
     @classmethod
     def build(cls, session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
               threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
-              judge: Judge | None = None, include_undecided: bool = False) -> CheckContext:
+              judge: Judge | None = None, include_undecided: bool = False,
+              targets: Targets | None = None) -> CheckContext:
         """The context of one run; ``limits`` default to ``Limits.resolve`` of the dataset's
         profile without the config file. ``include_undecided``: the checked pairs are every
-        pair not rejected (see the class)."""
+        pair not rejected (see the class). ``targets``: see the class."""
         if not has_workspace:
             accepted = list(range(len(session)))
         elif include_undecided:
@@ -225,7 +230,7 @@ class CheckContext:
             accepted = session.ids(Status.ACCEPTED)
         return cls(session, accepted, {pid: session.view(pid) for pid in accepted},
                    limits or Limits.resolve(session.dataset.profile, {}), has_workspace, threshold, loads, judge,
-                   include_undecided)
+                   include_undecided, targets)
 
     @property
     def dataset(self):

@@ -49,11 +49,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mtcb_curate.checks import balance, findable, links, loads, passages, questions
 from mtcb_curate.checks.base import Check, CheckContext, ChecklistReport, CheckResult, Judge, Limits
 from mtcb_curate import neardup
 from mtcb_curate.store.session import ReviewSession
+
+if TYPE_CHECKING:
+    from mtcb_curate.stats.targets import Targets
 
 #: The checks, in the order they run and are shown.
 CHECKS: tuple[Check, ...] = (
@@ -80,7 +84,7 @@ def run_check(check: Check, ctx: CheckContext) -> CheckResult:
 def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
                   threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
                   progress: Callable[[str], None] | None = None, judge: Judge | None = None,
-                  include_undecided: bool = False) -> ChecklistReport:
+                  include_undecided: bool = False, targets: Targets | None = None) -> ChecklistReport:
     """Run every check of ``CHECKS`` on ``session`` (see the module docstring).
 
     Args:
@@ -95,12 +99,14 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
             check warns about are judged again, and its verdict replaces the lexical one.
         include_undecided: "what would fail if accepted": every pair not rejected is checked
             as if accepted (``report.accepted`` lists them) and ``reviewed`` is skipped.
+        targets: the ``[stats]`` targets for ``balance`` (default: ``Targets.resolve`` of the
+            dataset's profile and the default config file).
 
     Returns:
         A ``ChecklistReport``; ``report.passed`` is the gate.
     """
     ctx = CheckContext.build(session, has_workspace=has_workspace, limits=limits, threshold=threshold,
-                             loads=loads, judge=judge, include_undecided=include_undecided)
+                             loads=loads, judge=judge, include_undecided=include_undecided, targets=targets)
     results = []
     for check in CHECKS:
         if progress is not None:
