@@ -134,6 +134,22 @@ def test_windows_are_cached_on_disk_and_reused(session, tmp_path, monkeypatch):
     assert s.coverage["windows"] == 3
 
 
+def test_corpus_windows_on_threads_equal_one_by_one_and_fill_the_session_index(tmp_path, monkeypatch):
+    from mtcb_curate.dataset import tokens
+    from mtcb_curate.stats import windows as sw
+    from mtcb_curate.verify import CorpusIndex
+
+    texts = {f"D{i}": ("word café “q” " * (900 * (i + 1))) for i in range(5)}
+    texts["E"] = ""
+    monkeypatch.setattr(sw, "MAX_THREADS", 3)
+    index = CorpusIndex(texts)
+    spans = sw.corpus_window_spans(texts, index=index, cache_dir=tmp_path / "wc")
+    assert spans == {k: [(w.start, w.end) for w in tokens.windows(t)] for k, t in texts.items()}
+    assert len(spans["D4"]) > 1 and all(index.cached_windows(k) is not None for k in texts)
+    assert sw.corpus_window_spans(texts, cache_dir=tmp_path / "wc", build=False) == spans  # from disk
+    assert sw.corpus_window_spans(texts, cache_dir=tmp_path / "other", build=False) == dict.fromkeys(texts)
+
+
 def test_per_pair_figures_are_cached_on_disk_and_not_verified_again(session, tmp_path, monkeypatch):
     first = compute_stats(session, located_cache=tmp_path / "located.json")
     import mtcb_curate.verify as verify

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.hub.card import escape_md
+from mtcb_curate.plaintext import escape_md
 from mtcb_curate import neardup
 from mtcb_curate.plaintext import one_line
 

@@ -179,7 +179,7 @@ def _char_offsets(tokens: list[int], boundaries: list[int], text_len: int) -> di
             out[b] = text_len
             continue
         chunk = enc.decode_bytes(tokens[prev:b])
-        chars += len(chunk) - sum(chunk.count(c) for c in _CONTINUATION)
+        chars += len(chunk.translate(None, _CONTINUATION))  # bytes that start a character
         prev = b
         first = enc.decode_single_token_bytes(tokens[b])
         out[b] = max(0, chars - (1 if first and 0x80 <= first[0] < 0xC0 else 0))

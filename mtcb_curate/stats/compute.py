@@ -47,7 +47,7 @@ from mtcb_curate.dataset.model import HistoryKind, Status
 from mtcb_curate.dataset.tokens import WINDOW_TOKENS
 from mtcb_curate.stats.questions import FORMS, TYPES, question_form, question_type
 from mtcb_curate.stats.targets import Targets, balance_problems
-from mtcb_curate.stats.windows import window_spans
+from mtcb_curate.stats.windows import corpus_window_spans
 
 if TYPE_CHECKING:
     from mtcb_curate.store.session import ReviewSession
@@ -148,6 +148,15 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     subset = ids is not None
     id_list = sorted({i for i in ids if 0 <= i < n_all}) if subset else list(range(n_all))
     views = [session.view(i) for i in id_list]
+    # The windows (tiktoken, which releases the GIL) are tokenized on other threads while the
+    # pairs are verified here.
+    from concurrent.futures import ThreadPoolExecutor
+
+    documents = session.dataset.documents
+    spans_pool = ThreadPoolExecutor(1, thread_name_prefix="stats-corpus")
+    spans_future = spans_pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
+                                     index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
+    spans_pool.shutdown(wait=False)
     from mtcb_curate.stats import located as loc
 
     corpus = loc.corpus_digest(session.dataset.documents) if located_cache is not None else ""
@@ -208,7 +217,6 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     })
 
     # -- coverage
-    documents = session.dataset.documents
     per_doc_counts = frame["doc"].value_counts()
     per_document = []
     without = []
@@ -216,12 +224,12 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     n_windows = 0
     windows_without = 0
     groups = {k: g for k, g in frame[frame["start"] >= 0].groupby("doc", sort=False)["start"]}
-    for key, doc in documents.items():
+    all_spans = spans_future.result()
+    for key in documents:
         n = int(per_doc_counts.get(key, 0))
         if n == 0:
             without.append(key)
-        spans = window_spans(doc.text, index=session.corpus_index, key=key, cache_dir=windows_cache,
-                             build=build_windows)
+        spans = all_spans[key]
         if spans is None:
             per_document.append({"doc": key, "pairs": n, "windows": None, "per_window": None})
             unplaced += n

@@ -5,6 +5,8 @@ statistics screen that should open in a second. The windows' character offsets a
 JSON file per document text under a cache folder (the workspace's ``stats-windows/``, or the
 user cache directory), named by the sha1 of the UTF-8 text, so a changed text is never served
 stale windows. A file that cannot be read or written is ignored (the windows are computed).
+:func:`corpus_window_spans` does a whole corpus, tokenizing the documents not cached yet on
+several threads (tiktoken releases the GIL while it encodes).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mtcb_curate.dataset import tokens as tok
@@ -65,3 +69,35 @@ def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Pa
         except OSError:
             pass
     return spans
+
+
+#: Threads that tokenize documents at once (at most the CPUs).
+MAX_THREADS = 4
+
+
+def corpus_window_spans(texts: Mapping[str, str], *, index=None, cache_dir: Path | None = None,
+                        build: bool = True) -> dict[str, list[tuple[int, int]] | None]:
+    """:func:`window_spans` of every document, key -> spans (None: not cached and not
+    ``build``); the documents to tokenize are done on up to ``MAX_THREADS`` threads, through
+    ``index.windows(key)`` when an index is given (so the session's ``verify.CorpusIndex``
+    keeps them for the checks)."""
+    out = {key: window_spans(text, index=index, key=key, cache_dir=cache_dir, build=False)
+           for key, text in texts.items()}
+    todo = [key for key, spans in out.items() if spans is None]
+    if not build or not todo:
+        return out
+
+    def one(key: str) -> list[tuple[int, int]]:
+        if index is not None:
+            index.windows(key)  # fills index.cached_windows(key)
+        return window_spans(texts[key], index=index, key=key, cache_dir=cache_dir)
+
+    threads = max(1, min(MAX_THREADS, os.cpu_count() or 1, len(todo)))
+    if threads == 1:
+        out.update({key: one(key) for key in todo})
+    else:
+        # The biggest first, so that no thread is left with a long document at the end.
+        todo.sort(key=lambda k: -len(texts[k]))
+        with ThreadPoolExecutor(threads, thread_name_prefix="stats-windows") as pool:
+            out.update(zip(todo, pool.map(one, todo)))
+    return out
