@@ -65,6 +65,7 @@ TABLE_KEYS: dict[str, type | tuple[type, ...]] = {
     "price_input_per_1m": (int, float),
     "price_output_per_1m": (int, float),
     "json_mode": bool,
+    "concurrency": int,  # read by llm.pool.read_concurrency, not an LLMConfig field
 }
 
 
@@ -209,7 +210,7 @@ def resolve_config(
     else:
         key, source, placeholder = PLACEHOLDER_KEY, "placeholder", True
 
-    values: dict[str, Any] = {k: v for k, v in table.items() if k not in ("base_url", "model", "api_key_env")}
+    values: dict[str, Any] = {k: v for k, v in table.items() if k not in ("base_url", "model", "api_key_env", "concurrency")}
     values.update(overrides)
     known = {f.name for f in fields(LLMConfig)}
     bad = sorted(set(values) - known)

@@ -1,0 +1,128 @@
+"""``llm.pool``: up to N calls at once against the loopback fake, results in input order."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llmfake import status  # noqa: E402
+from test_llm_client import make_config, user  # noqa: E402
+
+from mtcb_curate.llm.cache import ResponseCache  # noqa: E402
+from mtcb_curate.llm.client import ChatClient  # noqa: E402
+from mtcb_curate.llm.errors import LLMConfigError, LLMError  # noqa: E402
+from mtcb_curate.llm.pool import read_concurrency, run_ordered  # noqa: E402
+
+
+class Slow:
+    """A fake step: answers ``echo N`` after a delay that makes later requests finish first,
+    and records the most requests in flight at once."""
+
+    def __init__(self, n: int, unit: float = 0.04):
+        self.n, self.unit = n, unit
+        self.lock = threading.Lock()
+        self.inflight = self.most = 0
+
+    def __call__(self, body):
+        i = int(body["messages"][-1]["content"].split()[-1])
+        with self.lock:
+            self.inflight += 1
+            self.most = max(self.most, self.inflight)
+        time.sleep((self.n - i) * self.unit)
+        with self.lock:
+            self.inflight -= 1
+        return f"echo {i}"
+
+
+def test_out_of_order_replies_come_back_in_input_order(fake_llm):
+    slow = Slow(8)
+    fake_llm.default = slow
+    client = ChatClient(make_config(fake_llm))
+    finish_order: list[str] = []
+    lock = threading.Lock()
+
+    def call(i):
+        text = client.complete(user(f"ask {i}")).text
+        with lock:
+            finish_order.append(text)
+        return text
+
+    out = run_ordered(call, list(range(8)), concurrency=8)
+    assert out.error is None and not out.cancelled and out.finished == 8
+    assert out.results == [f"echo {i}" for i in range(8)]
+    # The server really answered out of order, several at once.
+    assert finish_order != sorted(finish_order) and slow.most > 1
+
+
+def test_concurrency_one_runs_one_at_a_time(fake_llm):
+    slow = Slow(4, unit=0.01)
+    fake_llm.default = slow
+    client = ChatClient(make_config(fake_llm))
+    out = run_ordered(lambda i: client.complete(user(f"ask {i}")).text, list(range(4)), concurrency=1)
+    assert out.results == [f"echo {i}" for i in range(4)] and slow.most == 1
+    assert [r["messages"][0]["content"] for r in fake_llm.requests] == [f"ask {i}" for i in range(4)]
+
+
+def test_cancel_then_rerun_pays_no_call_twice(fake_llm, tmp_path):
+    fake_llm.default = Slow(12, unit=0.01)
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    client = ChatClient(make_config(fake_llm), cache)
+    cancel = threading.Event()
+
+    def progress(done, total):
+        if done >= 3:
+            cancel.set()
+
+    items = list(range(12))
+    first = run_ordered(lambda i: client.complete(user(f"ask {i}"), cancel=cancel).text, items,
+                        concurrency=4, cancel=cancel, on_progress=progress)
+    assert first.cancelled and len(first.results) < 12
+    assert first.results == [f"echo {i}" for i in range(len(first.results))]
+    paid_before = len(fake_llm.requests)
+    second = run_ordered(lambda i: client.complete(user(f"ask {i}")).text, items, concurrency=4)
+    assert second.results == [f"echo {i}" for i in items]
+    sent = [r["messages"][0]["content"] for r in fake_llm.requests]
+    assert len(sent) == len(set(sent)) == 12  # each request went to the server exactly once
+    assert paid_before < 12
+
+
+def test_first_failure_in_input_order_is_reported_with_the_results_before_it(fake_llm):
+    def step(body):
+        i = int(body["messages"][-1]["content"].split()[-1])
+        if i == 2:
+            time.sleep(0.1)
+            return status(400, "bad request 2")
+        return f"echo {i}"
+
+    fake_llm.default = step
+    client = ChatClient(make_config(fake_llm))
+    out = run_ordered(lambda i: client.complete(user(f"ask {i}")).text, list(range(6)), concurrency=3)
+    assert out.results == ["echo 0", "echo 1"]
+    assert isinstance(out.error, LLMError) and "bad request 2" in str(out.error)
+    assert not out.cancelled
+
+
+def test_read_concurrency(tmp_path):
+    path = tmp_path / "c.toml"
+    assert read_concurrency(path) == 1
+    path.write_text('[llm]\nconcurrency = 16\n', encoding="utf-8")
+    assert read_concurrency(path) == 16
+    for bad in ("0", '"8"', "true", "100000"):
+        path.write_text(f"[llm]\nconcurrency = {bad}\n", encoding="utf-8")
+        with pytest.raises(LLMConfigError, match="concurrency"):
+            read_concurrency(path)
+
+
+def test_concurrency_is_a_known_llm_setting(tmp_path):
+    from mtcb_curate.llm.config import read_llm_table, resolve_config
+
+    path = tmp_path / "c.toml"
+    path.write_text('[llm]\nconcurrency = 4\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    cfg = resolve_config(table=read_llm_table(path), env={})
+    assert cfg.base_url == "http://127.0.0.1:9/v1"
