@@ -199,7 +199,7 @@ def test_a_valid_answer_becomes_a_candidate_at_once(fake_llm):
 
 
 def test_a_hallucinated_passage_is_sent_back_then_the_valid_one_is_kept(fake_llm):
-    bad = pair_json(GOOD["question"], GOOD["answer"], "Revenue was USD 10 million in 2022.")
+    bad = pair_json(GOOD["question"], GOOD["answer"], "Revenue was high: 99 billion dollars in 1999 alone.")
     fake_llm.script = [bad, GOOD]
     cand, attempts = run_window(fake_llm)
     assert cand is not None and cand.passage == GOOD["supporting_passage"] and cand.attempts == 2
@@ -210,6 +210,42 @@ def test_a_hallucinated_passage_is_sent_back_then_the_valid_one_is_kept(fake_llm
     assert json.loads(second[2]["content"]) == bad
     assert "does not occur verbatim" in second[3]["content"]
     assert "Revenue was $10 million in 2022." in second[3]["content"]  # the closest text is quoted
+
+
+def test_a_whitespace_normalized_quote_is_snapped_and_kept(fake_llm):
+    # Issue 18: a space where the filing has a line break; found by the verification's
+    # normalized search, so it is kept as the exact window text, not sent back.
+    quoted = "Alpha makes anvils. Revenue was $10 million in 2022."
+    fake_llm.script = [pair_json(GOOD["question"], GOOD["answer"], quoted)]
+    cand, attempts = run_window(fake_llm)
+    assert cand is not None and cand.attempts == 1 and len(fake_llm.requests) == 1
+    assert cand.passage == "Alpha makes anvils.\nRevenue was $10 million in 2022." == ALPHA.text[cand.start:cand.end]
+    assert (cand.verdict, cand.score, cand.quoted, cand.snapped) == ("normalized", 100.0, quoted, True)
+    assert cand.fields()["supporting_passage"] == cand.passage
+    assert [a.accepted for a in attempts] == [True]
+
+
+def test_a_fuzzy_quote_is_snapped_to_the_window_text(fake_llm):
+    from mtcb_curate.checks import Limits
+
+    quoted = "Revenue was USD 10 million in 2022."
+    fake_llm.script = [pair_json(GOOD["question"], GOOD["answer"], quoted)]
+    result = gen._generate(ChatClient(make_config(fake_llm)), ALPHA, [(tokens.windows(ALPHA.text)[0], 0)], [],
+                           None, Limits(), retries=gen.RETRIES, temperature=None, cancel=None,
+                           on_retry=None, on_progress=None)
+    (cand,) = result.candidates
+    assert cand.passage == GOOD["supporting_passage"] == ALPHA.text[cand.start:cand.end]
+    assert cand.verdict == "fuzzy" and 75 <= cand.score < 100 and cand.quoted == quoted
+    assert result.snapped == 1 and len(fake_llm.requests) == 1
+
+
+def test_a_snap_the_checklist_would_refuse_is_sent_back():
+    # "Alpha makes hammers." aligns with "Alpha makes a" (13 characters): too short to keep.
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes hammers."), ALPHA.text)
+    assert "does not occur verbatim" in problems[0]
+    # A fuzzy match with other numbers is another fact, not a near miss.
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Revenue was $12 million in 2022."), ALPHA.text)
+    assert "does not occur verbatim" in problems[0]
 
 
 @pytest.mark.parametrize("first, problem", [
@@ -291,10 +327,33 @@ def test_pair_window_uses_chunk_index_else_the_passage_else_window_0():
     inside_1 = doc.text[ws[1].start + 5000: ws[1].start + 5060]
     assert not (ws[0].start <= doc.text.find(inside_1) < ws[0].end)
     make = lambda ci, passage: QAPair(0, "Q?", "A", passage, doc.key, ci)  # noqa: E731
-    assert gen.pair_window(make(2, inside_1), doc.text).index == 2
+    assert gen.pair_window(make(2, inside_1), doc.text).index == 1  # window 2 does not hold the passage
     assert gen.pair_window(make(None, inside_1), doc.text).index == 1
     assert gen.pair_window(make(99, inside_1), doc.text).index == 1
     assert gen.pair_window(make(None, "not in the document"), doc.text).index == 0
+
+
+def test_regenerate_of_a_non_exact_pair_without_chunk_index_uses_its_located_window(fake_llm):
+    # Issue 18: pair #3 of the sample has its passage in window 6, but it is not exact and has
+    # no chunk_index; regenerate used to send window 0.
+    doc = long_document()
+    ws = tokens.windows(doc.text)
+    exact = doc.text[ws[2].start + 3000: ws[2].start + 3200]
+    normalized = exact.replace("\n", " ")
+    fuzzy = exact.replace("Zeta Corp", "Zeta Corporation", 1)
+    assert normalized not in doc.text and fuzzy not in doc.text
+    client = ChatClient(make_config(fake_llm))
+    fake_llm.default = quoting_model
+    for passage, verdict in ((normalized, "normalized"), (fuzzy, "fuzzy")):
+        pair = QAPair(0, "What?", "A", passage, doc.key, None)
+        before = len(fake_llm.requests)
+        result = gen.regenerate(client, pair, doc, n_candidates=1, first_sample=before)
+        assert chunk_of_request(fake_llm.requests[before]) == 2
+        assert result.window_notes == [f"window 2: holds the pair's passage ({verdict})"]
+        assert result.candidates and result.candidates[0].chunk_index == 2
+        assert result.candidates[0].window_note == result.window_notes[0]
+    choice = gen.choose_pair_window(QAPair(0, "Q?", "A", "nowhere at all in it", doc.key, None), doc.text, ws)
+    assert choice.window.index == 0 and "not in the document" in choice.reason
 
 
 # --- runs -------------------------------------------------------------------------------------

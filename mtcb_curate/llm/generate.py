@@ -1,13 +1,20 @@
-"""Candidate QA pairs from an LLM, kept only when the supporting passage is verbatim.
+"""Candidate QA pairs from an LLM, whose supporting passage is verbatim in the window.
 
 For one window of a document (MTCB's 8,192-token windows, :mod:`mtcb_curate.dataset.tokens`) the model
 is asked for one pair (:func:`mtcb_curate.llm.prompts.generation_messages`). A reply is kept
 only when it passes :func:`check_candidate`; above all its passage must be an exact substring
 of the window, as in MTCB's pipeline, which also makes it verbatim in the whole document.
-Otherwise the model is told precisely what was wrong (passage not verbatim, with the closest
-text in the window; empty passage; yes/no question; a repeat of an existing question; malformed
-JSON; a refusal) and asked again, up to :data:`RETRIES` times (issue 5: "retry up to 3 times";
-MTCB's other sets allowed 3 attempts in all).
+
+Repair, don't discard (issue 18): a quote that is not verbatim but that the verification finds
+in the window anyway (its normalized search, ``verify.search.find_normalized``: a space where
+the filing has a line break, curly quotes ...; or a fuzzy alignment scoring at least
+``verify.fuzzy.FUZZY_MIN_SCORE``) is snapped to the exact window text and kept; the model's
+own quote and the verdict (``normalized`` / ``fuzzy``, with the score) are recorded on the
+:class:`Candidate` for the curator to see. A quote with an ellipsis is never snapped (it skips
+text). Only a quote that cannot be located is sent back: the model is told precisely what was
+wrong (passage not found, with the closest text in the window; empty passage; yes/no question;
+a repeat of an existing question; malformed JSON; a refusal) and asked again, up to
+:data:`RETRIES` times (issue 5: "retry up to 3 times"; MTCB's other sets allowed 3 attempts in all).
 
 A candidate must also stand within the checklist's own bounds, the ones ``mtcb-curate check``
 would warn or fail on (``checks.Limits``: the passage length range of the profile and the
@@ -78,6 +85,12 @@ class Candidate:
         warnings: soft problems left on the last attempt (a passage length outside the
             dataset's range), for the curator to judge.
         model: the model that wrote it; cache_key: the request whose reply it is.
+        verdict: how the model's quote was found in the window: ``exact``, or ``normalized`` /
+            ``fuzzy`` when it was snapped to the window text (see the module docstring).
+        score: the fuzzy score (0-100) of a snapped quote; 100.0 for exact and normalized.
+        quoted: the model's own quote when it was snapped ('' when exact).
+        window_note: which window was used and why (``regenerate``: "window 6: the pair's
+            passage (normalized) is there"), or ''.
     """
 
     question: str
@@ -92,6 +105,15 @@ class Candidate:
     warnings: tuple[str, ...] = ()
     model: str = ""
     cache_key: str = ""
+    verdict: str = "exact"
+    score: float = 100.0
+    quoted: str = ""
+    window_note: str = ""
+
+    @property
+    def snapped(self) -> bool:
+        """True when the model's quote was not verbatim and was snapped to the window text."""
+        return self.verdict != "exact"
 
     def fields(self) -> dict[str, Any]:
         """The pair's fields under MTCB's generator names: question, answer,
@@ -135,12 +157,20 @@ class GenerationResult:
         attempts: every reply, accepted or not (the attempts log).
         failures: one line per window sample that gave no candidate after all retries.
         cancelled: True when the run was cancelled; what was done before is kept here.
+        window_notes: which window each job used and why, one line per distinct window
+            (regenerate: "window 6: the pair's passage (fuzzy 91) is there").
     """
 
     candidates: list[Candidate] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     cancelled: bool = False
+    window_notes: list[str] = field(default_factory=list)
+
+    @property
+    def snapped(self) -> int:
+        """Candidates whose quote was snapped to the window text (normalized or fuzzy)."""
+        return sum(1 for c in self.candidates if c.snapped)
 
     @property
     def paid_calls(self) -> int:
@@ -177,7 +207,7 @@ def check_candidate(
     existing_questions: Sequence[str] = (),
     hint: DomainHint | None = None,
     limits: Limits | None = None,
-) -> tuple[dict[str, str] | None, list[str], list[str]]:
+) -> tuple[dict[str, Any] | None, list[str], list[str]]:
     """Judge a parsed reply against MTCB's rules and the checklist's bounds.
 
     Args:
@@ -193,7 +223,9 @@ def check_candidate(
         ``(fields, problems, warnings)``: ``fields`` is ``{"question", "answer", "passage"}``
         (stripped) or None when the reply lacks them; ``problems`` are hard faults (the reply
         cannot be kept); ``warnings`` are soft ones (passage length outside the domain hint's
-        range, within the checklist's). Each is a sentence addressed to the model.
+        range, within the checklist's). Each is a sentence addressed to the model. A passage
+        that is not verbatim but is located in the window (:func:`locate_in_window`) is snapped:
+        ``fields["passage"]`` is then the window text and ``fields["snap"]`` the :class:`Snap`.
     """
     limits = limits or Limits()
     if not isinstance(data, dict):
@@ -219,7 +251,14 @@ def check_candidate(
     if not passage:
         problems.append("supporting_passage is empty; an empty passage would match every chunk.")
     elif len(passage) <= limits.max_chars and passage not in window_text:
-        problems.append(_not_verbatim(passage, window_text))
+        snap = locate_in_window(passage, window_text)
+        if snap is None or passage_length_problem(snap.end - snap.start, limits) is not None:
+            # Not located, or located as a span the checklist would refuse (a fuzzy match on a
+            # few words): sent back, with the closest text.
+            problems.append(_not_verbatim(passage, window_text))
+        else:
+            passage = window_text[snap.start:snap.end]
+            fields["passage"], fields["snap"] = passage, snap
     if passage and passage_length_problem(len(passage), limits) is not None:
         problems.append(f"supporting_passage has {len(passage):,} characters; quote between {limits.min_chars} "
                         f"and {limits.max_chars} characters: the shortest block that fully supports the answer.")
@@ -241,6 +280,57 @@ def check_candidate(
             warnings.append(f"supporting_passage has {len(passage)} characters; for this dataset quote "
                             f"between {lo or 1} and {hi or 'any number of'} characters.")
     return fields, problems, warnings
+
+
+@dataclass(frozen=True, slots=True)
+class Snap:
+    """Where a non-verbatim quote was located in its window.
+
+    Attributes:
+        start, end: character offsets of the exact window text (end exclusive).
+        verdict: ``normalized`` or ``fuzzy`` (the verification's verdicts).
+        score: 100.0 for normalized; the fuzzy score (at least ``FUZZY_MIN_SCORE``).
+        quoted: the model's quote as it was.
+    """
+
+    start: int
+    end: int
+    verdict: str
+    score: float
+    quoted: str
+
+
+def locate_in_window(passage: str, window_text: str) -> Snap | None:
+    """The window text a non-verbatim ``passage`` stands for, by the verification's own rules:
+    the first normalized occurrence (``verify.search.find_normalized``), else a fuzzy alignment
+    scoring at least ``verify.fuzzy.FUZZY_MIN_SCORE`` whose numbers (digit runs) are those of
+    the quote; None when neither, or when the passage
+    holds an ellipsis ("..." or "…": it skips text, so no contiguous span stands for it).
+
+    Cost: building the window's skeleton index, a few ms for an 8,192-token window, plus the
+    fuzzy alignment (typically 5-15 ms).
+    """
+    from mtcb_curate.verify.fuzzy import locate_fuzzy
+    from mtcb_curate.verify.normalize import SkeletonIndex
+    from mtcb_curate.verify.search import find_normalized
+
+    if not passage.strip() or "..." in passage or "\u2026" in passage:
+        return None
+    skidx = SkeletonIndex(window_text)
+    spans = find_normalized(skidx, passage, limit=1)
+    if spans:
+        return Snap(spans[0][0], spans[0][1], "normalized", 100.0, passage)
+    match = locate_fuzzy(skidx, passage)
+    if (match.matched and match.start is not None and match.end is not None and match.end > match.start
+            and _numbers(window_text[match.start:match.end]) == _numbers(passage)):
+        return Snap(match.start, match.end, "fuzzy", round(match.score, 1), passage)
+    return None
+
+
+def _numbers(text: str) -> list[str]:
+    """The digit runs of ``text``: a fuzzy snap must keep them all ("$12 million" is not a
+    near-miss quote of "$10 million" but another fact)."""
+    return re.findall(r"\d+", text)
 
 
 def find_repeat(question: str, existing_questions: Sequence[str]) -> str | None:
@@ -269,9 +359,9 @@ def _not_verbatim(passage: str, window_text: str) -> str:
     if "..." in passage or "\u2026" in passage:
         msg += " Do not use ellipses; quote one contiguous block."
     match = locate_fuzzy(SkeletonIndex(window_text), passage)
-    if match.matched:
+    if match.start is not None and match.end is not None and match.score > 0:
         msg += (f' The closest text in the window is: "{window_text[match.start:match.end][:MAX_CLOSEST_CHARS]}". '
-                "Copy the passage exactly as it appears there.")
+                "Quote text that is there, exactly as it appears.")
     else:
         msg += " Nothing like it is in the window; quote text that is there."
     return msg
@@ -327,10 +417,10 @@ def generate_for_window(
     tag = f"sample={sample}" if sample else ""
     attempts: list[Attempt] = []
     # The first reply whose only faults were warnings: kept if no later reply is clean.
-    fallback: tuple[int, dict[str, str], list[str], Any] | None = None
+    fallback: tuple[int, dict[str, Any], list[str], Any] | None = None
     for number in range(1, retries + 2):
         result = client.complete(ChatRequest.of(messages, params, tag), cancel=cancel, on_retry=on_retry)
-        fields: dict[str, str] | None = None
+        fields: dict[str, Any] | None = None
         warnings: list[str] = []
         if result.problem:
             problems = [result.problem[0].upper() + result.problem[1:] + "."]
@@ -365,12 +455,15 @@ def generate_for_window(
     return None, attempts
 
 
-def _candidate(fields: dict[str, str], warnings: list[str], doc_key: str, window: Window, window_text: str,
+def _candidate(fields: dict[str, Any], warnings: list[str], doc_key: str, window: Window, window_text: str,
                sample: int, number: int, result: Any) -> Candidate:
     """A :class:`Candidate` from checked fields (the passage is in ``window_text``)."""
-    start = window.start + window_text.index(fields["passage"])
+    snap: Snap | None = fields.get("snap")
+    start = window.start + (snap.start if snap is not None else window_text.index(fields["passage"]))
+    extra = {} if snap is None else {"verdict": snap.verdict, "score": snap.score, "quoted": snap.quoted}
     return Candidate(fields["question"], fields["answer"], fields["passage"], doc_key, window.index, start,
-                     start + len(fields["passage"]), sample, number, tuple(warnings), result.model, result.key)
+                     start + len(fields["passage"]), sample, number, tuple(warnings), result.model, result.key,
+                     **extra)
 
 
 def pick_windows(doc_text: str, existing_chunk_indices: Sequence[int | None], n: int, *,
@@ -403,28 +496,124 @@ def pick_windows(doc_text: str, existing_chunk_indices: Sequence[int | None], n:
     return picks
 
 
-def pair_window(pair: Any, doc_text: str, doc_windows: Sequence[Window] | None = None) -> Window:
-    """The window a pair belongs to: its ``chunk_index`` when valid, else the first window
-    holding its whole passage, else the window where the passage starts, else window 0.
+@dataclass(frozen=True, slots=True)
+class WindowChoice:
+    """The window a pair is regenerated from, and why.
 
-    ``pair`` is a :class:`~mtcb_curate.dataset.model.QAPair` or a ``session.PairView`` (its current
-    passage is used).
+    Attributes:
+        window: the MTCB window.
+        verdict: how the pair's passage was located in the document (``exact``, ``normalized``,
+            ``fuzzy``), or None when it was not.
+        reason: one line for the curator ("window 6: holds the pair's passage (normalized)").
     """
+
+    window: Window
+    verdict: str | None
+    reason: str
+
+
+def locate_in_document(passage: str, doc_text: str, skeleton: Any = None) -> tuple[int, int, str] | None:
+    """Where ``passage`` is in the document by the verification's steps: the first exact
+    occurrence, else the first normalized span, else a fuzzy span scoring at least
+    ``FUZZY_MIN_SCORE``; ``(start, end, verdict)`` or None.
+
+    Args:
+        skeleton: the document's ``SkeletonIndex`` when the caller has one (built here only
+            when the passage is not exact: about 0.1-0.3 s for a 1 MB filing).
+    """
+    from mtcb_curate.verify.fuzzy import locate_fuzzy
+    from mtcb_curate.verify.normalize import SkeletonIndex
+    from mtcb_curate.verify.search import find_normalized
+
+    if not passage.strip():
+        return None
+    pos = doc_text.find(passage)
+    if pos >= 0:
+        return pos, pos + len(passage), "exact"
+    skidx = skeleton if skeleton is not None else SkeletonIndex(doc_text)
+    spans = find_normalized(skidx, passage, limit=1)
+    if spans:
+        return spans[0][0], spans[0][1], "normalized"
+    match = locate_fuzzy(skidx, passage)
+    if match.matched and match.start is not None and match.end is not None:
+        return match.start, match.end, "fuzzy"
+    return None
+
+
+def choose_pair_window(pair: Any, doc_text: str, doc_windows: Sequence[Window] | None = None, *,
+                       span: tuple[int, int, str] | None = None, skeleton: Any = None) -> WindowChoice:
+    """The window to regenerate ``pair`` from: the one holding its located passage (exact,
+    normalized or fuzzy), never window 0 by default.
+
+    Rules: when the passage is located (``span``, e.g. from the session's verdicts, else
+    :func:`locate_in_document`), the pair's ``chunk_index`` window if it holds the whole span,
+    else the first window holding it (``verify.chunk_index.window_of_span``), else the window
+    where it starts. When it is not located: the pair's valid ``chunk_index``, else window 0
+    (and the reason says so).
+
+    Args:
+        pair: a :class:`~mtcb_curate.dataset.model.QAPair` or a ``session.PairView`` (its
+            current passage is used).
+        doc_text: the document text; doc_windows: its windows when the caller has them.
+        span: ``(start, end, verdict)`` of the passage when already located.
+        skeleton: the document's ``SkeletonIndex``, reused when given.
+    """
+    from mtcb_curate.verify.chunk_index import window_of_span
+
     ws = list(doc_windows) if doc_windows is not None else windows(doc_text)
     chunk_index = getattr(getattr(pair, "pair", pair), "chunk_index", None)
-    if isinstance(chunk_index, int) and 0 <= chunk_index < len(ws):
-        return ws[chunk_index]
+    valid = isinstance(chunk_index, int) and not isinstance(chunk_index, bool) and 0 <= chunk_index < len(ws)
     passage = getattr(pair, "passage", "") or ""
-    pos = doc_text.find(passage) if passage.strip() else -1
-    if pos >= 0:
-        end = pos + len(passage)
-        for w in ws:
-            if w.start <= pos and end <= w.end:
-                return w
-        for w in ws:
-            if w.start <= pos < w.end:
-                return w
-    return ws[0]
+    if valid and span is None and passage.strip() and doc_text.find(passage, ws[chunk_index].start,
+                                                                     ws[chunk_index].end) >= 0:
+        return WindowChoice(ws[chunk_index], "exact",
+                            f"window {chunk_index}: the pair's chunk_index, holding its passage (exact)")
+    located = span if span is not None else locate_in_document(passage, doc_text, skeleton)
+    if located is not None:
+        s, e, verdict = located
+        if valid and ws[chunk_index].start <= s and e <= ws[chunk_index].end:
+            return WindowChoice(ws[chunk_index], verdict,
+                                f"window {chunk_index}: the pair's chunk_index, holding its passage ({verdict})")
+        i = window_of_span(ws, s, e)
+        if i is None:
+            i = next((w.index for w in ws if w.start <= s < w.end), ws[-1].index)
+            where = f"holds the start of the pair's passage ({verdict})"
+        else:
+            where = f"holds the pair's passage ({verdict})"
+        if valid:
+            where += f"; its chunk_index {chunk_index} does not"
+        return WindowChoice(ws[i], verdict, f"window {i}: {where}")
+    if valid:
+        return WindowChoice(ws[chunk_index], None, f"window {chunk_index}: the pair's chunk_index "
+                                                   "(its passage is not in the document)")
+    return WindowChoice(ws[0], None, "window 0: the pair's passage is not in the document and it has no chunk_index")
+
+
+def pair_window(pair: Any, doc_text: str, doc_windows: Sequence[Window] | None = None, *,
+                skeleton: Any = None) -> Window:
+    """The window a pair belongs to (:func:`choose_pair_window`)."""
+    return choose_pair_window(pair, doc_text, doc_windows, skeleton=skeleton).window
+
+
+class _Skeleton:
+    """A document's ``SkeletonIndex``, built on first use (for the windows of many pairs)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._index: Any = None
+
+    def windows_of(self, pairs: Sequence[Any], ws: Sequence[Window]) -> list[int]:
+        """The window of each pair (:func:`pair_window`), building the skeleton only when a
+        passage is not exact."""
+        from mtcb_curate.verify.normalize import SkeletonIndex
+
+        out = []
+        for p in pairs:
+            passage = getattr(p, "passage", "") or ""
+            if passage.strip() and passage not in self.text and self._index is None:
+                self._index = SkeletonIndex(self.text)
+            out.append(pair_window(p, self.text, ws, skeleton=self._index).index)
+        return out
 
 
 def _hint(profile: str | Profile | DomainHint | None) -> DomainHint | None:
@@ -447,8 +636,7 @@ def plan_generate_more(document: Document, existing: Sequence[Any], n: int, *,
     for the estimate before a run (later requests also list the pairs generated before them,
     so these are a close lower bound on the prompt tokens)."""
     ws = windows(document.text)
-    picks = pick_windows(document.text, [pair_window(p, document.text, ws).index for p in existing], n,
-                         doc_windows=ws)
+    picks = pick_windows(document.text, _Skeleton(document.text).windows_of(existing, ws), n, doc_windows=ws)
     hint = _hint(profile)
     questions = [p.question for p in existing]
     params = {} if temperature is None else {"temperature": temperature}
@@ -495,11 +683,15 @@ def generate_more(
             re-run gets them for free).
     """
     ws = windows(document.text)
-    picks = pick_windows(document.text, [pair_window(p, document.text, ws).index for p in existing], n,
-                         doc_windows=ws)
-    return _generate(client, document, [(ws[i], 0) for i in picks], [p.question for p in existing],
-                     _hint(profile), _limits(profile, limits), retries=retries, temperature=temperature, cancel=cancel,
-                     on_retry=on_retry, on_progress=on_progress)
+    picks = pick_windows(document.text, _Skeleton(document.text).windows_of(existing, ws), n, doc_windows=ws)
+    result = _generate(client, document, [(ws[i], 0) for i in picks], [p.question for p in existing],
+                       _hint(profile), _limits(profile, limits), retries=retries, temperature=temperature,
+                       cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+    if picks:
+        used = ", ".join(str(i) for i in dict.fromkeys(picks))
+        result.window_notes = [f"window{'s' if len(set(picks)) > 1 else ''} {used} of {len(ws)}: the fewest pairs "
+                               "so far (each existing pair counted in the window holding its passage)"]
+    return result
 
 
 def regenerate(
@@ -517,8 +709,11 @@ def regenerate(
     cancel: threading.Event | None = None,
     on_retry: RetryCallback | None = None,
     on_progress: ProgressCallback | None = None,
+    span: tuple[int, int, str] | None = None,
 ) -> GenerationResult:
-    """Candidates to replace ``pair``, from the pair's window (see :func:`pair_window`).
+    """Candidates to replace ``pair``, from the window holding its located passage (see
+    :func:`choose_pair_window`; the result's ``window_notes`` and each candidate's
+    ``window_note`` say which window and why).
 
     Args:
         pair: the pair (``QAPair`` or ``PairView``).
@@ -531,6 +726,8 @@ def regenerate(
             shown to get fresh candidates instead of the cached ones.
         profile, limits, retries, temperature, cancel, on_retry: see :func:`generate_more`.
         on_progress: called with ``(candidates done, n_candidates)``.
+        span: ``(start, end, verdict)`` of the pair's passage in the document when the caller
+            has located it already (the session's verdicts); else it is located here.
 
     Returns:
         A :class:`GenerationResult` (``cancelled=True`` with what was done on cancel).
@@ -538,10 +735,13 @@ def regenerate(
     Raises:
         LLMUnavailable, LLMError: from the client.
     """
-    window = pair_window(pair, document.text)
-    return _generate(client, document, [(window, first_sample + k) for k in range(n_candidates)],
-                     list(other_questions), _hint(profile), _limits(profile, limits), retries=retries,
-                     temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+    choice = choose_pair_window(pair, document.text, span=span)
+    result = _generate(client, document, [(choice.window, first_sample + k) for k in range(n_candidates)],
+                       list(other_questions), _hint(profile), _limits(profile, limits), retries=retries,
+                       temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+    result.window_notes = [choice.reason]
+    result.candidates = [replace(c, window_note=choice.reason) for c in result.candidates]
+    return result
 
 
 def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],

@@ -171,6 +171,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         notes = []
         if result.cancelled:
             notes.append(f"cancelled: {len(result.candidates)} of {self.n} pair(s) generated before the cancel")
+        notes.extend(getattr(result, "window_notes", []))
         notes.extend(result.failures)
         notes.append(result.refusal_note())
         if not result.candidates:
@@ -184,7 +185,11 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         self.phase = "pick"
         self.query_one(Input).display = False
         self.set_focus(None)
-        self._status.notes(notes, head=f"{len(self.candidates)} candidate(s), each passage verbatim in its window")
+        snapped = sum(1 for c in self.candidates if getattr(c, "verdict", "exact") != "exact")
+        head = f"{len(self.candidates)} candidate(s), each passage verbatim in its window"
+        if snapped:
+            head += f" ({snapped} snapped from the model's near-miss quote)"
+        self._status.notes(notes, head=head)
         box = self.query_one("#gen-list", VerticalScroll)
         box.mount_all([Static(self._item_text(i), classes="gen-item -cursor" if i == 0 else "gen-item",
                               id=f"gen-item-{i}") for i in range(len(self.candidates))])

@@ -52,11 +52,21 @@ def candidate_text(c: Any) -> Text:
     t += field_text("Question", c.question)
     t += field_text("Answer", c.answer)
     t += field_text("Supporting passage", c.passage)
-    t.append(f"verbatim in chunk {c.chunk_index}, characters {c.start:,}–{c.end:,}", style="green")
+    verdict = getattr(c, "verdict", "exact")
+    if verdict == "exact":
+        t.append(f"verbatim in chunk {c.chunk_index}, characters {c.start:,}–{c.end:,}", style="green")
+    else:
+        score = "" if verdict == "normalized" else f" {c.score:.0f}"
+        t.append(f"snapped ({verdict}{score}) to the text of chunk {c.chunk_index}, characters "
+                 f"{c.start:,}–{c.end:,}", style="yellow")
     t.append(f" · {c.attempts} attempt{'s' if c.attempts != 1 else ''}", style="dim")
     if c.model:
         t.append(f" · {printable(c.model, keep_newlines=False)}", style="dim")
     t.append("\n")
+    if getattr(c, "quoted", ""):
+        t += field_text("The model quoted", c.quoted)
+    if getattr(c, "window_note", ""):
+        t.append(printable(c.window_note, keep_newlines=False) + "\n", style="dim")
     for w in c.warnings:
         t.append(f"⚠ {printable(w, keep_newlines=False)}\n", style="yellow")
     return t
@@ -183,6 +193,7 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         notes = []
         if result.cancelled:
             notes.append(f"cancelled after {len(new)} of {self.n_candidates} candidate(s)")
+        notes.extend(getattr(result, "window_notes", []))
         notes.extend(result.failures)
         notes.append(result.refusal_note())
         if not self.candidates:
