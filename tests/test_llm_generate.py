@@ -101,6 +101,29 @@ def test_yes_no_questions_are_recognised(q, expected):
     assert gen.is_yes_no_question(q) is expected
 
 
+def test_calls_for_one_window_share_a_byte_identical_prefix_through_the_window():
+    # Issue 18: the window after the changing existing questions made servers re-read ~9k
+    # tokens on every call; now everything up to and including the window is stable.
+    window = "Alpha makes anvils.\nRevenue was $10 million in 2022.\n" * 50
+    a = generation_messages(window, doc_key="AAA", chunk_index=3, existing_questions=[],
+                            hint=domain_hint("ficha"))
+    b = generation_messages(window, doc_key="AAA", chunk_index=3, hint=domain_hint("ficha"),
+                            existing_questions=["What does Alpha make?", "When was revenue $10 million?"])
+    flat = lambda msgs: "".join(f"<{m['role']}>{m['content']}" for m in msgs).encode()  # noqa: E731
+    fa, fb = flat(a), flat(b)
+    end = fa.index(WINDOW_CLOSE.encode()) + len(WINDOW_CLOSE)
+    assert window.encode() in fa[:end] and fa[:end] == fb[:end] and fa != fb
+    assert fb.index(b"What does Alpha make?") > end
+
+
+def test_the_prompts_hold_no_placeholder_values_to_copy():
+    from mtcb_curate.llm.prompts import feedback_message
+
+    msgs = generation_messages("w", doc_key="A", chunk_index=0)
+    text = "".join(m["content"] for m in msgs) + feedback_message(["x"])["content"]
+    assert '"..."' not in text and "supporting_passage" in text
+
+
 def test_check_candidate_names_every_fault():
     window = ALPHA.text
     fields, problems, warnings = gen.check_candidate(
