@@ -91,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     generate = sub.add_parser("generate", help="new QA pairs for one document from an LLM")
     data_options(generate)
-    generate.add_argument("--doc", required=True, metavar="KEY", help="the document key (ficha: a ticker)")
+    generate.add_argument("--doc", metavar="KEY", help="the document key (ficha: a ticker)")
+    generate.add_argument("--all", action="store_true", help="every document (under-covered first); resumable")
+    generate.add_argument("--per-doc", type=int, metavar="N", help="with --all: N new pairs per document (default 1)")
+    generate.add_argument("--per-window", type=int, metavar="N", help="with --all: top every window up to N pairs")
+    generate.add_argument("--docs", metavar="KEY,...", help="with --all: only these documents")
     generate.add_argument("--n", type=int, default=1, metavar="N", help="how many pairs (default 1)")
     generate.add_argument("--json", type=Path, metavar="FILE", help="write the candidates and failures as JSON")
     generate.add_argument("--config", type=Path, help="config file with an [llm] table")

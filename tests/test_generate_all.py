@@ -1,0 +1,104 @@
+"""``mtcb-curate generate NAME --all``: every document, concurrent calls, resumable."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+from conftest import fake_secret
+from mtcb_curate.cli import build_parser
+from mtcb_curate.cli.generate import PLAN_FILE, run_all
+from mtcb_curate.dataset.model import Status
+from support import opened, write_source
+
+KEY = fake_secret("llm-key")
+NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta"]
+CORPUS = [{"ticker": n[:3].upper(), "company": n,
+           "text": f"In 2022, {n} sold {100 + i} anvils across its stores. Other text follows here.\n"}
+          for i, n in enumerate(NAMES)]
+# AAA (Alpha) already has two pairs: it is the best covered, so it comes last.
+QUESTIONS = [{"question": f"Where did Alpha sell anvils, question {k}?", "answer": "stores",
+              "supporting_passage": "sold 100 anvils across its stores", "ticker": "ALP", "company": "Alpha",
+              "chunk_index": 0} for k in range(2)]
+
+
+def reply(body):
+    """A valid pair from the window in the prompt; later documents answer first."""
+    text = "\n".join(m["content"] for m in body["messages"])
+    m = re.search(r"In 2022, (\w+) sold (\d+) anvils across its stores\.", text)
+    time.sleep(0.02 * (6 - NAMES.index(m.group(1))))
+    return {"question": f"How many anvils did {m.group(1)} sell in 2022?", "answer": f"{m.group(2)} anvils",
+            "supporting_passage": m.group(0)}
+
+
+def args_for(tmp_path, *extra):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[llm]\nconcurrency = 3\n", encoding="utf-8")
+    return build_parser().parse_args(["generate", "ficha", "--source", str(tmp_path / "d"), "--workspace",
+                                      str(tmp_path / "ws"), "--all", "--model", "fake-model", "--yes",
+                                      "--config", str(cfg), *extra])
+
+
+def test_all_then_resume_after_a_cancel_pays_no_call_twice(tmp_path, fake_llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    cancel = threading.Event()
+    seen = []
+
+    def first_run(body):
+        seen.append(1)
+        if len(seen) >= 2:
+            cancel.set()  # the "kill": no new call starts after the second
+        return reply(body)
+
+    fake_llm.default = first_run
+    assert run_all(args_for(tmp_path), cancel=cancel) == 1
+    out = capsys.readouterr()
+    assert "rerun the same command to resume" in out.out
+    assert (tmp_path / "ws" / PLAN_FILE).is_file()
+    first_calls = len(fake_llm.requests)
+    assert 2 <= first_calls < 6
+    s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
+    added_first = len(s) - 2
+    s.workspace.close()
+
+    fake_llm.default = reply
+    assert run_all(args_for(tmp_path)) == 0
+    out = capsys.readouterr()
+    assert "resuming the unfinished run" in out.err and "pairs added as undecided from" in out.out
+    assert not (tmp_path / "ws" / PLAN_FILE).exists()
+    bodies = [json.dumps(r, sort_keys=True) for r in fake_llm.requests]
+    assert len(bodies) == len(set(bodies)) == 6  # one paid call per document, none repeated
+    s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
+    assert len(s) == 2 + 6 and added_first >= 1
+    new = [s.view(i) for i in range(2, len(s))]
+    assert all(s.status(i) is Status.UNDECIDED for i in range(2, len(s)))
+    # Under-covered first: Alpha (2 pairs) comes last; the rest in key order, whatever order the
+    # replies came back in.
+    order = [v.pair.doc_key for v in new]
+    assert order[-1] == "ALP" and set(order) == {c["ticker"] for c in CORPUS}
+    assert "document ALP: 1 pair(s) added (#7)" in out.err  # progress per document
+    s.workspace.close()
+
+
+def test_all_is_deterministic_whatever_order_replies_arrive(tmp_path, fake_llm, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    fake_llm.default = reply
+    assert run_all(args_for(tmp_path, "--docs", "GAM,BET")) == 0
+    s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
+    assert [s.view(i).pair.doc_key for i in range(2, len(s))] == ["BET", "GAM"]
+    s.workspace.close()
+
+
+def test_all_refuses_both_sizes_and_an_unknown_document(tmp_path, fake_llm, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    assert run_all(args_for(tmp_path, "--per-doc", "1", "--per-window", "1")) == 2
+    assert run_all(args_for(tmp_path, "--docs", "NOPE")) == 2
+    assert fake_llm.requests == []
