@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--llm-judge", action="store_true",
                        help="ask the LLM whether the passage supports the answer, for the pairs the "
                             "lexical 'answerable' check warns about")
+    check.add_argument("--judge-keep", type=int, choices=range(1, 6), metavar="1-5",
+                       help="with --llm-judge: the score every criterion must reach to propose keeping (default 3)")
     llm_options(check)
 
     generate = sub.add_parser("generate", help="new QA pairs for one document from an LLM")

@@ -39,7 +39,9 @@ def llm_judge(args: argparse.Namespace, session, has_ws: bool):
     from mtcb_curate.cli.generate import llm_client
     from mtcb_curate.errors import CurateError
     from mtcb_curate.llm.estimate import estimate_run
-    from mtcb_curate.llm.judge import judge_pairs, judge_requests
+    from mtcb_curate.llm.errors import one_line
+    from mtcb_curate.llm.judge import KEEP_THRESHOLD, judge_pairs, judge_requests
+    from mtcb_curate.llm.pool import read_concurrency
 
     client = llm_client(args, session.workspace.path if has_ws else None)
 
@@ -48,7 +50,11 @@ def llm_judge(args: argparse.Namespace, session, has_ws: bool):
         note(f"LLM judge for 'answerable': {estimate.summary()}")
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             raise CurateError("LLM judge not run: more than 10 calls; pass --yes to run them without asking")
-        verdicts = judge_pairs(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)))
+        verdicts = judge_pairs(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)),
+                               concurrency=read_concurrency(getattr(args, "config", None)),
+                               keep_threshold=getattr(args, "judge_keep", None) or KEEP_THRESHOLD)
+        for j in verdicts:  # proposals beside each pair, never decisions
+            print(f"judge #{j.pair_id}: {one_line(j.line(), limit=1000)}")
         return {j.pair_id: (j.supported, j.reason) for j in verdicts}
 
     return judge
