@@ -23,6 +23,10 @@ FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage",
 SAVE_ERRORS = (CurateError, ValueError)
 # The longest ctrl+s waits for the keys typed before it to be handled, in seconds.
 KEYS_WAIT_S = 2.0
+#: At this many columns or more the dialog takes the left half of the terminal and the screen
+#: below shows its source document whole in the right half (``beside``/``editing`` classes,
+#: styles/app.tcss), so the passage can be read while it is edited.
+BESIDE_MIN_COLUMNS = 120
 
 
 class EditScreen(ModalScreen[dict[str, str] | None]):
@@ -75,7 +79,29 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
             yield Static("", markup=False, id="edit-status")
 
     def on_mount(self) -> None:
+        self._fit_layout()
         self.set_focus(self.query_one(f"#edit-{self.focus_field}", TextArea))
+
+    def _fit_layout(self) -> None:
+        """Beside the source at >= ``BESIDE_MIN_COLUMNS`` columns (this screen's ``beside``
+        class, the screen below's ``editing`` class), else centred over it."""
+        beside = self.app.size.width >= BESIDE_MIN_COLUMNS
+        self.set_class(beside, "beside")
+        below = self._below()
+        if below is not None:
+            below.set_class(beside, "editing")
+
+    def _below(self):
+        """The screen this dialog was pushed over, or None."""
+        stack = self.app.screen_stack
+        return stack[stack.index(self) - 1] if self in stack and stack.index(self) > 0 else None
+
+    def on_resize(self) -> None:
+        self._fit_layout()
+
+    def on_unmount(self) -> None:
+        for screen in self.app.screen_stack:
+            screen.remove_class("editing")
 
     def _areas(self) -> list[TextArea]:
         return [self.query_one(f"#edit-{name}", TextArea) for name, _ in FIELDS]

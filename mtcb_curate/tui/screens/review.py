@@ -30,12 +30,13 @@ from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
 from mtcb_curate.tui.badges import shared_badge, similar_badge
-from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, PassagesScanned, SetChecksDone,
-                                       VerdictCompleted, WindowTokenized)
+from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
+                                       FindabilityPairScored, FindabilityProgress, PassagesScanned,
+                                       SetChecksDone, VerdictCompleted, WindowTokenized)
 from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import PairProblem, failing, pair_problems, set_check_results
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
-from mtcb_curate.tui.widgets.qa_panel import problems_text
+from mtcb_curate.tui.widgets.qa_panel import findability_text, problems_text
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
@@ -63,8 +64,18 @@ SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
 #: again in a worker for the problems line: a run of decisions starts one search, not one each.
 SET_CHECKS_DELAY_S = 1.0
+#: The compact layout (question, answer and verdict first; ``styles/app.tcss``, ``QAPanel.compact``)
+#: applies at this many columns or fewer, or this many rows or fewer.
+COMPACT_MAX_COLUMNS = 120
+COMPACT_MAX_ROWS = 30
+#: Below this many columns the queue is hidden too (``narrow``): its rows would show a few
+#: characters of each question, and the panel needs the width (j/k still move through it).
+NARROW_MIN_COLUMNS = 100
 #: Queue mark of a pair that would fail a check if accepted (not shown on rejected pairs).
 FAIL_MARK = "▲"
+#: Queue mark of a passage no configured chunker holds wholly (``F``'s findability; shown when
+#: the pair would fail no check, in the same column as ``FAIL_MARK``).
+UNFINDABLE_MARK = "⊄"
 #: Queue mark per verdict (exact passages have none).
 VERDICT_MARK = {"exact": " ", "normalized": "≈", "fuzzy": "~", "missing": "≠", "empty": "∅"}
 
@@ -93,6 +104,10 @@ BINDINGS = [
     Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down", priority=True),
     Binding("pageup", "source_page(-1)", "source page up", show=False, id="source_page_up", priority=True),
     Binding("c", "centre", "centre passage", show=False, id="centre"),
+    # priority: the panel scrolls even while the source viewer has focus.
+    Binding("right_square_bracket,shift+down", "panel_page(1)", "panel down", show=False, id="panel_down",
+            priority=True),
+    Binding("left_square_bracket,shift+up", "panel_page(-1)", "panel up", show=False, id="panel_up", priority=True),
     Binding("s", "snap", "snap", id="snap"),
     Binding("t", "trim", "trim", show=False, id="trim"),
     Binding("m", "select_span", "select span", show=False, id="select_span"),
@@ -110,6 +125,8 @@ BINDINGS = [
     Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index"),
     Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
     Binding("T", "stats", "statistics", show=False, id="stats"),
+    Binding("F", "findability", "findability", show=False, id="findability"),
+    Binding("escape", "cancel_findability", "cancel findability run", show=False, id="cancel_findability"),
 ]
 
 
@@ -143,6 +160,14 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._fails: dict[int, tuple[tuple, bool]] = {}
         self._limits = Limits.resolve(session.dataset.profile, {})
         self.confirm_failing_accept = True
+        #: Findability (issue 14): the per-pair cache (``app.findability.Findability``, made on
+        #: mount), pid -> ``PairLines``, the line shown while there are none, pids being scored.
+        self._findability = None
+        self._find_lines: dict = {}
+        self._find_note: str | None = "looking for a preview cache…"
+        self._find_running = False
+        self._find_pending: set[int] = set()
+        self._find_failed: set[tuple[int, str, str]] = set()
         key_col = session.dataset.columns.get("doc_key", "document")
         self._key_column = key_col
         self._id_width = len(str(max(0, len(session) - 1)))
@@ -174,11 +199,13 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         except (CurateError, ValueError) as exc:
             self.notify(f"Config: {exc}; the defaults apply.", severity="warning", timeout=10, markup=False)
         self._refresh_source_bar()
+        self._fit_layout()
         start = self.session.first_undecided()
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
         # Once the first screen is up and has answered its first keys: the scan holds the GIL.
         self._later(SCAN_DELAY_S, self._scan_passages)
+        self._init_findability(config)
 
     def _refresh_source_bar(self) -> None:
         """The top bar: dataset, pairs (generated ones included), documents, source and why."""
@@ -222,6 +249,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         r = self.verdicts.cached(pid) if pid in self._not_verbatim else None
         mark = "!" if pair.problems else (VERDICT_MARK[r.verdict] if r is not None else " ")
         fails = FAIL_MARK if status != Status.REJECTED and self._pair_fails(pid) else " "
+        if fails == " " and self._find_lines:
+            lines = self._current_find_lines(pid)
+            fails = UNFINDABLE_MARK if lines is not None and lines.fits_nowhere() else " "
         key = one_line(pair.doc_key, self._key_width)
         head = f"{GLYPH[status]}{mark}{fails}{pid:>{self._id_width}} {key:<{self._key_width}} "
         return head + one_line(self.session.view(pid).question, max(0, width - len(head)))
@@ -232,14 +262,17 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """The checks pair ``pid`` would fail or warn if accepted (``checks.pair``): the lexical
         ones now, the passage's from its cached verdict, the set-wide ones from the latest
         worker run. Well under a millisecond for a pair already verified."""
+        lines = self._current_find_lines(pid)
         return pair_problems(self.session, pid, self._limits, result=self.verdicts.cached(pid),
-                             set_results=self._set_results)
+                             set_results=self._set_results,
+                             placements=lines.placements() if lines is not None else None)
 
     def _pair_fails(self, pid: int) -> bool:
         """Whether ``pid`` would fail a check if accepted, cached per texts and verdict (the
         queue paints every visible row on a scroll)."""
         v = self.session.view(pid)
-        sig = (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self._set_results))
+        sig = (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self._set_results),
+               id(self._find_lines.get(pid)))
         hit = self._fails.get(pid)
         if hit is None or hit[0] != sig:
             hit = (sig, bool(failing(self.problems(pid))))
@@ -255,6 +288,155 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     def _problems_text(self, pid: int) -> Text:
         return problems_text(self.problems(pid), self._key_label)
+
+    # -- findability (issue 14) -------------------------------------------------------------------
+
+    def _init_findability(self, config) -> None:
+        """Make the per-pair findability cache from the ``[preview]`` settings and read what an
+        earlier preview cached, in a worker (nothing is chunked until ``F``)."""
+        from mtcb_curate.app.findability import Findability
+        from mtcb_curate.preview.chunkers import DEFAULT_SPECS, parse_spec
+        from mtcb_curate.preview.settings import PreviewSettings
+
+        try:
+            settings = PreviewSettings.resolve(config)
+        except (CurateError, ValueError, OSError) as exc:
+            self.notify(f"Config: {exc}; the default [preview] settings apply.", severity="warning",
+                        timeout=10, markup=False)
+            settings = PreviewSettings(tuple(parse_spec(x) for x in DEFAULT_SPECS))
+        self._findability = Findability(self.session, settings, getattr(self.session.workspace, "path", None))
+        self._later(SCAN_DELAY_S, self._load_findability)
+
+    def _current_find_lines(self, pid: int):
+        """Pair ``pid``'s findability for its CURRENT texts (``PairLines``), or None."""
+        lines = self._find_lines.get(pid)
+        if lines is None:
+            return None
+        v = self.session.view(pid)
+        return lines if (lines.question, lines.passage) == (v.question, v.passage) else None
+
+    def _findability_text(self, pid: int) -> Text:
+        lines = self._current_find_lines(pid)
+        retriever = self._findability.settings.retriever if self._findability is not None else "bm25"
+        if lines is not None:
+            return findability_text(lines, retriever)
+        if self._find_lines and not self._find_running:
+            v = self.session.view(pid)
+            if (pid, v.question, v.passage) in self._find_failed:
+                return findability_text(None, note="could not score this pair · F computes every pair again")
+            self._rescore_findability(pid)  # edited since (e.g. in another screen): score it
+            return findability_text(None, note="scoring this pair…")
+        return findability_text(None, note=self._find_note)
+
+    @work(thread=True, exclusive=True, group="findability", exit_on_error=False)
+    def _load_findability(self) -> None:
+        """Every pair's findability from the preview cache (None: nothing cached yet)."""
+        worker = get_current_worker()
+        try:
+            lines = self._findability.load()
+        except Exception as exc:  # noqa: BLE001 - the line says it; the review goes on
+            lines, error = None, f"could not read the preview cache: {one_line(str(exc), 200)}"
+        else:
+            error = None
+        if not worker.is_cancelled:
+            self.post_message(FindabilityLoaded(lines, error))
+
+    def action_findability(self) -> None:
+        """Chunk the corpus with every configured chunker, index it and score every pair, in a
+        worker (progress on the findability line; esc cancels). Cached: a second run is quick."""
+        if self._findability is None or self._find_running:
+            return
+        self._find_running = True
+        self._find_note = "starting… (esc cancels)"
+        self._show_current()
+        self._compute_findability()
+
+    @work(thread=True, exclusive=True, group="findability", exit_on_error=False)
+    def _compute_findability(self) -> None:
+        from mtcb_curate.app.findability import Cancelled
+
+        import time
+
+        worker = get_current_worker()
+        last = [0.0, ""]
+
+        def progress(what: str, done: int, total: int) -> None:
+            now = time.monotonic()  # at most 5 redraws a second, and each new step
+            if what != last[1] or now - last[0] >= 0.2 or done == total:
+                last[:] = [now, what]
+                self.post_message(FindabilityProgress(what, done, total))
+
+        try:
+            lines = self._findability.compute_all(progress, cancelled=lambda: worker.is_cancelled)
+        except Cancelled:
+            self.post_message(FindabilityLoaded(None, "cancelled (what was chunked is cached; F resumes)"))
+            return
+        except Exception as exc:  # noqa: BLE001 - one plain line, the review goes on
+            self.post_message(FindabilityLoaded(None, f"failed: {one_line(str(exc), 200)}"))
+            return
+        self.post_message(FindabilityLoaded(lines))
+
+    def action_cancel_findability(self) -> None:
+        """Cancel a running findability run (``F``)."""
+        if self._find_running:
+            self.workers.cancel_group(self, "findability")
+            self._find_note = "cancelling…"
+            self._show_current()
+
+    @on(FindabilityProgress)
+    def _findability_progress(self, message: FindabilityProgress) -> None:
+        if not self._find_running:
+            return
+        count = f" {message.done:,}/{message.total:,}" if message.total else ""
+        self._find_note = f"{message.what}{count}… (esc cancels)"
+        pid = self.queue.current
+        if pid is None or self._current_find_lines(pid) is None:
+            self._show_current()
+
+    @on(FindabilityLoaded)
+    def _findability_loaded(self, message: FindabilityLoaded) -> None:
+        self._find_running = False
+        if message.lines is not None:
+            self._find_lines = message.lines
+        elif message.error is not None:
+            self._find_note = message.error + " · press F to compute"
+        else:
+            self._find_note = "press F to compute (chunks the corpus once)"
+        if message.error is not None and message.lines is None and self._find_lines:
+            self.notify(f"Findability: {message.error}", timeout=5, markup=False)
+        self.queue.refresh()
+        self._show_current()
+
+    def _rescore_findability(self, pid: int) -> None:
+        """Score pair ``pid`` again for its current texts (after an edit or repair), when the
+        findability is known (only that pair is scored; the cache does the rest)."""
+        if self._findability is None or not self._find_lines or pid in self._find_pending:
+            return
+        v = self.session.view(pid)
+        if self._current_find_lines(pid) is not None or (pid, v.question, v.passage) in self._find_failed:
+            return
+        self._find_pending.add(pid)
+        self._score_pair_findability(pid)
+
+    @work(thread=True, exclusive=False, group="findability_pair", exit_on_error=False)
+    def _score_pair_findability(self, pid: int) -> None:
+        try:
+            lines = self._findability.score_pair(pid)
+        except Exception:  # noqa: BLE001 - the line keeps saying "scoring"; F runs it all again
+            lines = None
+        self.post_message(FindabilityPairScored(pid, lines))
+
+    @on(FindabilityPairScored)
+    def _findability_pair_scored(self, message: FindabilityPairScored) -> None:
+        self._find_pending.discard(message.pid)
+        if message.lines is not None:
+            self._find_lines = {**self._find_lines, message.pid: message.lines}
+        else:  # not retried for these texts (the line says so; F computes everything again)
+            v = self.session.view(message.pid)
+            self._find_failed.add((message.pid, v.question, v.passage))
+        self.queue.refresh_pair(message.pid)
+        if self._shown_pair == message.pid:
+            self._show_current()
 
     def _schedule_set_checks(self, delay: float = SET_CHECKS_DELAY_S) -> None:
         """Run the set-wide checks again after ``delay`` seconds without another change."""
@@ -312,7 +494,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         doc = self.session.dataset.document_for(view.pair)
         if doc is None:
             panel.show(view, self.verdicts.quick(pid), key_column=self._key_column, extra=self._badges(pid),
-                       problems=self._problems_text(pid))
+                       problems=self._problems_text(pid), findability=self._findability_text(pid))
             viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
             self._shown_doc = None
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
@@ -332,7 +514,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
                                    f"{len(doc.text):,} characters"))
         panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
-                   problems=self._problems_text(pid))
+                   problems=self._problems_text(pid), findability=self._findability_text(pid))
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
@@ -563,6 +745,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """
         if pid is not None and pid >= 0 and not advance:
             self._recheck(pid)
+            self._rescore_findability(pid)
         if clusters:
             self._find_clusters()
         if clusters or rebuild_queue or (advance and pid is not None
@@ -693,6 +876,38 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     def on_pair_list_selected(self, event: PairList.Selected) -> None:
         self._show_current()
+
+    def action_panel_page(self, direction: int) -> None:
+        """Scroll the QA panel by a page (1 down, -1 up)."""
+        self.query_one(QAPanel).scroll_page(direction)
+
+    # -- layout by terminal size ----------------------------------------------------------------
+
+    def _fit_layout(self) -> None:
+        """The compact layout at <= ``COMPACT_MAX_COLUMNS`` columns or <= ``COMPACT_MAX_ROWS``
+        rows (the screen's ``compact`` class: the panel takes most of the height, question and
+        answer before the problems and facts, the source below), without the queue below
+        ``NARROW_MIN_COLUMNS`` (``narrow``); the panel's hint names the scroll keys as bound now."""
+        width, height = self.app.size
+        compact = width <= COMPACT_MAX_COLUMNS or height <= COMPACT_MAX_ROWS
+        self.set_class(compact, "compact")
+        self.set_class(width < NARROW_MIN_COLUMNS, "narrow")
+        panel = self.query_one(QAPanel)
+        panel.scroll_keys = " ".join(self._bound_key(i) for i in ("panel_up", "panel_down"))
+        panel.compact = compact
+
+    def _bound_key(self, binding_id: str) -> str:
+        """The first key bound now to this screen's binding ``binding_id``, as typed."""
+        from textual.keys import format_key
+
+        default = next(b.key for b in BINDINGS if b.id == binding_id)
+        return format_key(self.curate_app.keymap.get(binding_id, default).split(",")[0].strip())
+
+    def on_resize(self) -> None:
+        self._fit_layout()
+
+    def on_screen_resume(self) -> None:
+        self._fit_layout()  # the terminal may have been resized while a dialog was open
 
     def action_source_page(self, direction: int) -> None:
         """Scroll the source document by a page."""
@@ -1073,6 +1288,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         rows.append(("ctrl+p", "", "command palette"))
         rows.append((FAIL_MARK, "", "in the queue: the pair would fail a check if accepted (the QA panel "
                                     "lists each problem with the key that fixes it)"))
+        rows.append((UNFINDABLE_MARK, "", "in the queue: no configured chunker holds the passage wholly "
+                                          "(F computes the findability; the QA panel's ◇ lines say where)"))
         from mtcb_curate.config import default_config_path
 
         hint = f"Rebind keys in {default_config_path()} under [keys], e.g.  accept = \"y\""

@@ -38,8 +38,24 @@ SECTIONS: tuple[tuple[str, str | None], ...] = (
     ("facts", None),
     ("flags", None),
     ("problems", None),
+    ("findability", None),
     ("question", "Question"),
     ("answer", "Answer"),
+    ("passage", "Supporting passage"),
+)
+
+#: The compact layout's order (``QAPanel.compact``: <= 120 columns or <= 30 rows): what a
+#: decision needs first (head, verdict, question, answer), then the problems and facts; labels
+#: start their section's first row, with no blank row before them.
+COMPACT_SECTIONS: tuple[tuple[str, str | None], ...] = (
+    ("head", None),
+    ("verdict", None),
+    ("question", "Question"),
+    ("answer", "Answer"),
+    ("problems", None),
+    ("findability", None),
+    ("facts", None),
+    ("flags", None),
     ("passage", "Supporting passage"),
 )
 
@@ -192,6 +208,45 @@ def problems_text(problems: Sequence[PairProblem], key_label: Callable[[str], st
     return out
 
 
+def findability_text(lines, retriever: str = "bm25", note: str | None = None) -> Text:
+    """The findability lines (issue 14): per configured chunker, where the passage lies (fits in
+    chunk N / cut across chunks N-M / longer than the chunk size) and the retriever's rank of
+    the best chunk holding it out of all chunks. ``lines``: an ``app.findability.PairLines``
+    for the pair's current texts, or None; then ``note`` (one plain line, e.g. "press F to
+    compute") is shown instead (empty Text when both are None)."""
+    out = Text()
+    if lines is None:
+        if note:
+            out.append("◇ findability: ", style="bold")
+            out.append(note, style="dim")
+        return out
+    who = "BM25" if retriever == "bm25" else retriever
+    for spec, f in lines.by_spec.items():
+        out.append("◇ " + spec + ": ", style="bold")
+        if f is None:
+            out.append("not computed for this chunker (F chunks the corpus)", style="dim")
+        elif f.fits is not None:
+            out.append(f"fits in chunk {f.fits[1]:,}", style="green")
+            out.append(" of ")
+            out.append(printable(f.fits[0], keep_newlines=False))
+        elif f.too_long:
+            out.append("longer than the chunk size", style="bold red")
+        elif f.cut is not None:
+            out.append(f"cut across chunks {f.cut[1]:,}-{f.cut[2]:,}", style="bold yellow")
+            out.append(" of ")
+            out.append(printable(f.cut[0], keep_newlines=False))
+        else:
+            out.append("not found in any document", style="bold red")
+        if f is not None:
+            if f.best_rank is not None:
+                out.append(f" · rank {f.best_rank:,} of {f.n_chunks:,} chunks ({who})", style="dim")
+            else:
+                out.append(f" · no chunk of {f.n_chunks:,} holds it", style="dim")
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
 class QAPanel(ScrollView, can_focus=False):
     """Shows one ``PairView``; call ``show(view, result, pending, key_column)``.
 
@@ -201,21 +256,50 @@ class QAPanel(ScrollView, can_focus=False):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"qa-panel--label", "qa-panel--more"}
 
-    # Styles: styles/app.tcss (QAPanel, .qa-panel--label, .qa-panel--more).
+    # Styles: styles/app.tcss (QAPanel, .qa-panel--label, .qa-panel--more). Their colours are
+    # theme variables with alpha ($text-muted, $boost): they are resolved over the panel's own
+    # background (``_component_style``), not taken as partial Rich styles, which drop the alpha
+    # (the hint was white on white in textual-dark).
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._sections: dict[str, Text] = {name: Text() for name, _ in SECTIONS}
         self._rows: list[Strip] = []
         self._wrapped_for = -1
+        #: The label style baked into ``_rows`` (wrapped again when the theme changes it).
+        self._label_style: Style | None = None
+        self._compact = False
+        #: The keys named in the "more lines" hint (the screen sets the keys as bound now).
+        self.scroll_keys = "[ ]"
+
+    @property
+    def compact(self) -> bool:
+        """Whether the sections follow ``COMPACT_SECTIONS`` (question and answer before the
+        problems and facts, no blank lines) rather than ``SECTIONS``."""
+        return self._compact
+
+    @compact.setter
+    def compact(self, value: bool) -> None:
+        if value != self._compact:
+            self._compact = value
+            if self._wrapped_for >= 0:
+                self._wrap()
+                self.refresh()
+
+    def scroll_page(self, direction: int) -> None:
+        """Scroll by a page down (``direction`` 1) or up (-1); the hint row overlaps."""
+        step = max(1, self.scrollable_content_region.height - 1)
+        self.scroll_to(y=self.scroll_offset.y + direction * step, animate=False, immediate=True)
 
     # -- public API ---------------------------------------------------------------------------
 
     def show(self, view: PairView | None, result: PairResult | None = None, pending: bool = False,
-             key_column: str = "document", extra: Text | None = None, problems: Text | None = None) -> None:
+             key_column: str = "document", extra: Text | None = None, problems: Text | None = None,
+             findability: Text | None = None) -> None:
         """Display ``view`` (None: an empty queue) with its passage's verification ``result``
-        (``pending``: the full check is still running), an ``extra`` line of badges and the
-        ``problems`` lines (``problems_text``: the checks it would fail or warn if accepted)."""
+        (``pending``: the full check is still running), an ``extra`` line of badges, the
+        ``problems`` lines (``problems_text``: the checks it would fail or warn if accepted) and
+        the ``findability`` lines (``findability_text``)."""
         if view is None:
             sections = {name: Text() for name, _ in SECTIONS}
             sections["head"] = Text("No pair in this view.", style="dim")
@@ -226,6 +310,7 @@ class QAPanel(ScrollView, can_focus=False):
                 "facts": facts_text(result, pending),
                 "flags": flags_text(view.pair.problems),
                 "problems": problems if problems is not None else Text(),
+                "findability": findability if findability is not None else Text(),
                 "question": _field(view.question),
                 "answer": _field(view.answer),
                 "passage": _field(view.passage),
@@ -249,13 +334,15 @@ class QAPanel(ScrollView, can_focus=False):
             self._rows = []
             return
         console = self.app.console
-        label_style = self.get_component_rich_style("qa-panel--label", partial=True)
+        label_style = self._label_style = self._component_style("qa-panel--label")
         rows: list[Strip] = []
-        for name, label in SECTIONS:
+        for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = self._sections[name]
             if not text.plain and label is None:
                 continue
-            if label is not None:
+            if label is not None and self._compact:
+                text = Text.assemble(Text(label + ": ", style=label_style), text)
+            elif label is not None:
                 if rows:
                     rows.append(Strip([]))
                 rows.append(Strip([Segment(label, label_style)]))
@@ -269,29 +356,37 @@ class QAPanel(ScrollView, can_focus=False):
         # every key. Scrolling reads ``virtual_size`` directly.
         self.set_reactive(QAPanel.virtual_size, Size(width, len(rows)))
 
+    def _component_style(self, name: str) -> Style:
+        """The Rich style of component class ``name``, its colours blended over the panel's
+        background (theme variables such as $text-muted carry alpha)."""
+        return self.get_visual_style(name).rich_style
+
     def _on_resize(self, event: events.Resize) -> None:
         if self.scrollable_content_region.width != self._wrapped_for:
             self._wrap()
             self.refresh()
 
     def notify_style_update(self) -> None:
-        """Re-wrap when CSS (e.g. the theme) changes: the label style is baked into the rows."""
+        """Repaint when CSS (e.g. the theme) changes. The rows are wrapped again by
+        ``render_line`` when the label style baked into them differs: not here, where the
+        component styles may not be updated yet (reading them now cached the old theme's)."""
         super().notify_style_update()
-        if self._wrapped_for >= 0 and self.is_mounted:
-            self._wrap()
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         """Row ``y`` of the viewport (0 = top visible row), padded to the content width. When
-        rows are hidden below, the last visible row says how many (the panel has no scrollbar:
-        the mouse wheel scrolls it, and ``e`` shows every text whole)."""
+        rows are hidden below, the last visible row says how many and names the keys that
+        scroll it (``scroll_keys``; the panel has no scrollbar, and ``e`` shows every text whole)."""
+        if self._label_style is not None and self._component_style("qa-panel--label") != self._label_style:
+            self._wrap()  # the theme changed after the last wrap (the styles are resolved late)
         row = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
         base: Style = self.rich_style
         height = self.scrollable_content_region.height
         hidden = len(self._rows) - (self.scroll_offset.y + height)
         if y == height - 1 and hidden > 0:
-            style = base + self.get_component_rich_style("qa-panel--more", partial=True)
-            note = f" ▼ {hidden + 1} more line{'s' if hidden else ''} (mouse wheel; e shows the whole texts)"
+            style = self._component_style("qa-panel--more")
+            note = f" ▼ {hidden + 1} more line{'s' if hidden else ''} ({self.scroll_keys} scroll; e shows the whole texts)"
             return Strip([Segment(note, style)]).adjust_cell_length(width, style)
         if 0 <= row < len(self._rows):
             return self._rows[row].apply_style(base).adjust_cell_length(width, base)
