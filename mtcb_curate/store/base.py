@@ -8,7 +8,7 @@ Contract for every backend:
 
 - each write is one transaction, committed before the call returns, and recorded in the
   history so that ``undo`` takes it back (latest first, across restarts; a group written by
-  ``edit_many`` as one step);
+  ``edit_many`` or ``decide_many(group=True)`` as one step);
 - every fault of the storage is raised as ``WorkspaceError`` (``WorkspaceFull``,
   ``WorkspaceReadOnly`` ...), never the driver's own exceptions; a write on a read-only or
   closed store raises it too, and changes nothing;
@@ -86,8 +86,10 @@ class Store(Protocol):
         """Record a decision (None: undecided again); returns the history seq."""
 
     def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
-                    at: float | None = None) -> list[int]:
-        """Several decisions in one transaction, each its own history entry; the seqs."""
+                    at: float | None = None, group: bool = False) -> list[int]:
+        """Several decisions in one transaction, each its own history entry; with ``group`` one
+        undo step (a history group, as ``edit_many``: ``undo`` takes them all back at once);
+        the seqs."""
 
     def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
              via: str | None = None) -> int:

@@ -245,6 +245,62 @@ class ReviewSession:
         self._set_decision(pair_id, None if value is None else Decision(value, reason if status is Status.REJECTED else None, at))
         self._times.append(at)
 
+    def decide_many(self, decisions: dict[int, tuple[Status, str | None]], *, via: str | None = None) -> list[int]:
+        """Set the status of several pairs in ONE transaction and ONE undo step (a bulk action:
+        ``undo`` takes them all back): ``{pair_id: (status, reason)}`` (the reason kept for a
+        rejection only; ``UNDECIDED`` clears). Pairs already at that status and reason are left
+        out and not recorded. Returns the ids that changed, ascending.
+
+        Raises:
+            IndexError: no such pair (nothing written). WorkspaceError: read-only or unwritable.
+        """
+        todo: dict[int, tuple[str | None, str | None]] = {}
+        for pid, (status, reason) in decisions.items():
+            self._check(pid)
+            reason = reason if status is Status.REJECTED else None
+            value = None if status is Status.UNDECIDED else status.value
+            d = self._decisions.get(pid)
+            if (None if d is None else (d.status, d.reason)) == (None if value is None else (value, reason)):
+                continue
+            todo[pid] = (value, reason)
+        if not todo:
+            return []
+        at = time.time()
+        self.workspace.decide_many(todo, via=via, at=at, group=True)
+        for pid, (value, reason) in todo.items():
+            self._set_decision(pid, None if value is None else Decision(value, reason, at))
+            self._times.append(at)
+        return sorted(todo)
+
+    def edit_many(self, changes: dict[int, dict[str, str]], *, via: str | None = None) -> list[int]:
+        """Edit text fields of several pairs in ONE transaction and ONE undo step (a bulk snap,
+        trim or shrink): ``{pair_id: {field: text}}`` as ``edit`` takes them (a value equal to
+        the source text removes the edit). Returns the ids that changed, ascending (pairs
+        already at those texts are left out and not recorded).
+
+        Raises:
+            ValueError: an unknown field. IndexError: no such pair (nothing written).
+            WorkspaceError: read-only or unwritable.
+        """
+        delta: dict[int, dict[str, str | None]] = {}
+        for pid, fields in changes.items():
+            self._check(pid)
+            bad = set(fields) - set(EDITABLE_FIELDS)
+            if bad:
+                raise ValueError(f"cannot edit {', '.join(sorted(bad))}: editable fields are {', '.join(EDITABLE_FIELDS)}")
+            pair, current = self.pairs[pid], self.view(pid)
+            original = {"question": pair.question, "answer": pair.answer, PASSAGE_FIELD: pair.passage}
+            now = {"question": current.question, "answer": current.answer, PASSAGE_FIELD: current.passage}
+            d = {f: (None if v == original[f] else v) for f, v in fields.items() if v != now[f]}
+            if d:
+                delta[pid] = d
+        if not delta:
+            return []
+        self.workspace.edit_many(delta, via=via)
+        for pid, d in delta.items():
+            self._apply_edit_delta(pid, d)
+        return sorted(delta)
+
     def edit(self, pair_id: int, changes: dict[str, str], *, via: str | None = None) -> bool:
         """Edit fields of a pair (``question``, ``answer``, ``supporting_passage``).
 
@@ -365,6 +421,20 @@ class ReviewSession:
             self._check(pid)
         pairs = {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
         if self.workspace.mark_not_duplicates(pairs) is None:
+            return False
+        self._not_duplicates |= pairs
+        return True
+
+    def mark_not_duplicate_groups(self, groups: list[list[int]]) -> bool:
+        """Mark, within each group of ids, every pair as not duplicates of each other (a bulk
+        "not duplicates" over several clusters; pairs across groups are not marked), as ONE
+        history entry: one ``undo`` takes them all back. False if all already were."""
+        pairs = set()
+        for ids in groups:
+            for pid in ids:
+                self._check(pid)
+            pairs |= {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
+        if not pairs or self.workspace.mark_not_duplicates(pairs) is None:
             return False
         self._not_duplicates |= pairs
         return True

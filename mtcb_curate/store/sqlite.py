@@ -151,7 +151,8 @@ class HistoryEntry:
     ``via`` says what made the change when it was not the curator typing: ``snap``, ``trim``,
     ``select``, ``regenerate``, ``generate``, ``keep_one``, ``chunk_index`` ... (None: by hand).
 
-    ``group``: the seq of the first entry of a group written as one step (``edit_many``), None
+    ``group``: the seq of the first entry of a group written as one step (``edit_many``,
+    ``decide_many(group=True)``), None
     alone; ``undo`` takes a whole group back at once. ``members``: set on the entry ``undo``
     returns, every entry it undid (latest first, this one included).
     """
@@ -404,19 +405,25 @@ class Workspace:
 
     @_storage_boundary
     def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
-                    at: float | None = None) -> list[int]:
+                    at: float | None = None, group: bool = False) -> list[int]:
         """Several decisions in ONE transaction (all or none), e.g. "keep one" in a near-duplicate
         cluster: ``{pair_id: (status, reason)}``. Each is its own history entry (undone one by
-        one, latest first). Returns the history seqs."""
+        one, latest first); with ``group`` they share a history group (as ``edit_many``) and
+        ``undo`` takes them all back at once (a bulk action). Returns the history seqs."""
         self._writable()
         at = time.time() if at is None else at
-        seqs = []
+        seqs: list[int] = []
+        if not decisions:
+            return seqs
         with self._tx():
             for pair_id, (status, reason) in decisions.items():
                 before = self._decision_json(pair_id)
                 after = None if status is None else {"status": status, "reason": reason}
                 self._apply_decision(pair_id, after, at)
-                seqs.append(self._log(at, pair_id, "decide", before, after, via))
+                grp = seqs[0] if group and seqs else None
+                seqs.append(self._log(at, pair_id, "decide", before, after, via, grp))
+            if group:
+                self._conn.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
         return seqs
 
     @_storage_boundary

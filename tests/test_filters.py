@@ -1,0 +1,164 @@
+"""Filters (app/filters.py): each criterion, combinations, the bar's line, a bad regex."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import opened, write_source
+
+from mtcb_curate.app import filters
+from mtcb_curate.app.filters import Filter, FilterError, apply, match_spans, parse
+from mtcb_curate.checks.base import CheckResult
+from mtcb_curate.checks.pair import PairProblem
+from mtcb_curate.checks.base import CheckStatus
+from mtcb_curate.dataset.model import Status
+
+CORPUS = [{"ticker": "AAA", "text": "Alpha revenue was 10 million. Alpha costs were 4 million. Other words here."},
+          {"ticker": "BBB", "text": "Beta holds the Needle in its haystack. Beta sold 7 units."}]
+QUESTIONS = [
+    {"question": "What was Alpha revenue?", "answer": "10 million", "supporting_passage": "Alpha revenue was 10 million.",
+     "ticker": "AAA", "chunk_index": 0},
+    {"question": "What were Alpha costs?", "answer": "4 million", "supporting_passage": "Alpha costs were 4 million.",
+     "ticker": "AAA", "chunk_index": 0},
+    {"question": "Where is the needle?", "answer": "In the haystack",
+     "supporting_passage": "Beta holds the Needle in its haystack.", "ticker": "BBB", "chunk_index": 0},
+    {"question": "How many units did Beta sell?", "answer": "7 units", "supporting_passage": "Beta sold 7 units.",
+     "ticker": "BBB", "chunk_index": 0},
+]
+
+
+@pytest.fixture
+def s(tmp_path):
+    session = opened(write_source(tmp_path / "src", CORPUS, QUESTIONS), tmp_path / "ws")
+    yield session
+    session.workspace.close()
+
+
+def test_no_criterion_keeps_every_pair(s):
+    assert Filter().empty and apply(s, Filter()) == [0, 1, 2, 3]
+
+
+def test_status(s):
+    s.decide(1, Status.ACCEPTED)
+    s.decide(3, Status.FLAGGED)
+    assert apply(s, Filter(statuses=frozenset({Status.ACCEPTED}))) == [1]
+    assert apply(s, Filter(statuses=frozenset({Status.UNDECIDED, Status.FLAGGED}))) == [0, 2, 3]
+
+
+def test_verdict_from_the_given_lookup_unverified_without(s):
+    verdicts = {0: "exact", 1: "fuzzy", 2: "missing"}
+    assert apply(s, Filter(verdicts=frozenset({"fuzzy", "missing"})), verdict_of=verdicts.get) == [1, 2]
+    assert apply(s, Filter(verdicts=frozenset({"unverified"})), verdict_of=verdicts.get) == [3]
+    assert apply(s, Filter(verdicts=frozenset({"exact"}))) == []
+
+
+def test_check_from_pair_problems_or_a_checklist_result(s):
+    probs = {1: [PairProblem("verbatim", CheckStatus.FAIL, "x", ())],
+             2: [PairProblem("answerable", CheckStatus.WARN, "y", ())]}
+    get = lambda pid: probs.get(pid, [])  # noqa: E731
+    assert apply(s, Filter(check="verbatim", level="fail"), problems=get) == [1]
+    assert apply(s, Filter(check="answerable", level="fail"), problems=get) == []
+    assert apply(s, Filter(check="answerable", level="warn"), problems=get) == [2]
+    report = {"links": CheckResult("links", "fail", "m", pairs=[0, 3], reasons={0: "a", 3: "b"}, failing={3})}
+    assert apply(s, Filter(check="links"), problems=report) == [0, 3]
+    assert apply(s, Filter(check="links", level="fail"), problems=report) == [3]
+    assert apply(s, Filter(check="links", level="warn"), problems=report) == [0]
+    assert apply(s, Filter(check="links")) == []  # no problems given: nothing known to fail
+
+
+def test_document_key_is_case_insensitive_and_whole(s):
+    assert apply(s, Filter(doc_key="bbb")) == [2, 3]
+    assert apply(s, Filter(doc_key="BB")) == []
+
+
+def test_edited_generated_by_hand(s):
+    s.edit(2, {"answer": "In its haystack"})
+    s.set_chunk_index(3, 5)
+    assert apply(s, Filter(edited=True)) == [2, 3]
+    assert apply(s, Filter(edited=False)) == [0, 1]
+    gen = s.add_pair("AAA", "Q generated?", "A", "Alpha costs were 4 million.", origin="generate")
+    hand = s.add_pair("BBB", "Q by hand?", "A", "Beta sold 7 units.", origin="hand")
+    assert apply(s, Filter(generated=True)) == [gen]
+    assert apply(s, Filter(by_hand=True)) == [hand]
+    assert apply(s, Filter(generated=False, by_hand=False)) == [0, 1, 2, 3]
+
+
+def test_has_note_through_a_callable_or_the_session(s, monkeypatch):
+    notes = {1: "check the figure", 2: ""}
+    assert apply(s, Filter(has_note=True), note_of=notes.get) == [1]
+    assert apply(s, Filter(has_note=False), note_of=notes.get) == [0, 2, 3]
+    monkeypatch.setattr(s, "note", lambda pid: "n" if pid == 3 else None, raising=False)
+    assert apply(s, Filter(has_note=True)) == [3]
+
+
+def test_text_plain_smart_case_and_fields(s):
+    assert apply(s, Filter(text="needle")) == [2]  # lower case: any case
+    assert apply(s, Filter(text="Needle")) == [2]  # passage has "Needle"
+    assert apply(s, Filter(text="NEEDLE")) == []  # upper case: exact case
+    assert apply(s, Filter(text="million", fields=("question",))) == []
+    assert apply(s, Filter(text="million", fields=("answer",))) == [0, 1]
+    assert apply(s, Filter(text="a.pha")) == []  # plain text: the dot is a dot
+
+
+def test_text_sees_edits(s):
+    s.edit(0, {"question": "Totally different wording?"})
+    assert apply(s, Filter(text="wording")) == [0]
+    assert apply(s, Filter(text="Alpha revenue", fields=("question",))) == []
+
+
+def test_regex(s):
+    assert apply(s, Filter(text=r"\d+ units", regex=True)) == [3]
+    assert apply(s, Filter(text=r"^what w", regex=True, fields=("question",))) == [0, 1]
+
+
+def test_bad_regex_is_one_clear_line(s):
+    with pytest.raises(FilterError) as err:
+        apply(s, Filter(text="(unclosed", regex=True))
+    msg = str(err.value)
+    assert "\n" not in msg and "(unclosed" in msg and "regular expression" in msg
+    with pytest.raises(FilterError):
+        parse("/[a-/")
+
+
+def test_combination_every_criterion_must_hold(s):
+    s.decide(0, Status.ACCEPTED)
+    s.decide(1, Status.ACCEPTED)
+    s.decide(3, Status.ACCEPTED)
+    f = Filter(statuses=frozenset({Status.ACCEPTED}), doc_key="AAA", text="costs")
+    assert apply(s, f) == [1]
+    assert apply(s, parse("status:accepted doc:AAA costs")) == [1]
+    assert apply(s, parse("is:accepted doc:bbb")) == [3]
+
+
+def test_parse_reads_every_word_and_describe_round_trips():
+    f = parse("status:undecided,flagged verdict:fuzzy fails:verbatim doc:'A B' is:edited -is:generated "
+              "is:hand has:note in:q,p re:fo+")
+    assert f.statuses == {Status.UNDECIDED, Status.FLAGGED} and f.verdicts == {"fuzzy"}
+    assert (f.check, f.level, f.doc_key) == ("verbatim", "fail", "A B")
+    assert (f.edited, f.generated, f.by_hand, f.has_note) == (True, False, True, True)
+    assert f.fields == ("question", "supporting_passage") and f.text == "fo+" and f.regex
+    assert parse(f.describe()) == f
+    assert parse("two words").text == "two words" and not parse("two words").regex
+    assert parse("'/a b/'").text == "a b" and parse("'/a b/'").regex  # quoted: a regex with a space
+    assert parse("").empty
+
+
+@pytest.mark.parametrize("line", ["status:nope", "verdict:odd", "is:weird", "in:x", "fails:", "'unbalanced",
+                                  "re:x plain"])
+def test_parse_errors_are_one_line(line):
+    with pytest.raises(FilterError) as err:
+        parse(line)
+    assert "\n" not in str(err.value)
+
+
+def test_match_spans(s):
+    f = Filter(text="beta")
+    assert match_spans(f, "Beta holds. beta too") == [(0, 4), (12, 16)]
+    assert match_spans(Filter(text="x*", regex=True), "abc") == []  # empty matches left out
+    assert match_spans(Filter(text="(", regex=True), "(") == []
+    assert match_spans(Filter(), "abc") == []
+
+
+def test_limit_to_ids(s):
+    assert apply(s, Filter(doc_key="AAA"), ids=[1, 2, 3]) == [1]
+    assert filters.LEVELS == ("fail", "warn", "any")
