@@ -62,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write one JSON line per pair: id, status, reason, current texts")
     data_options(export)
-    export.add_argument("--out", type=Path, required=True, metavar="FILE.jsonl")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE.jsonl | DIR")
+    export.add_argument("--format", choices=("jsonl", "beir"), default="jsonl",
+                        help="jsonl (default; with verdict, checks and judge score columns) or beir "
+                             "(DIR/corpus.jsonl, queries.jsonl, qrels/test.tsv: accepted pairs)")
+    export.add_argument("--include-undecided", action="store_true", help="beir: undecided pairs too")
+    export.add_argument("--config", type=Path, help="config file with a [checklist] table (for the checks column)")
 
     verify = sub.add_parser("verify", help="check every supporting passage against its document "
                                            "(exit 0 when all are exact, 1 otherwise)")

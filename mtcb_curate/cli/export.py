@@ -1,4 +1,5 @@
-"""``mtcb-curate export NAME --out FILE.jsonl``: decisions and current texts, one line per pair."""
+"""``mtcb-curate export NAME --out FILE.jsonl``: decisions, current texts, verdict, checks and judge
+scores, one line per pair; ``--format beir --out DIR``: the BEIR layout (corpus, queries, qrels)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,21 @@ from mtcb_curate.app.sources import open_session
 
 def run(args: argparse.Namespace) -> int:
     """Write the export; 0 on success, 2 on bad input or an unwritable file."""
-    from mtcb_curate.app.export import export_jsonl
+    from mtcb_curate.app.export import export_beir, export_jsonl, quality_columns
+    from mtcb_curate.llm.cache import CACHE_NAME
 
     session = open_session(options(args, read_only=True))
     try:
         if report_problems(session.dataset.problems, args.strict):
             return 2
         try:
-            n = export_jsonl(session, args.out)
+            if getattr(args, "format", "jsonl") == "beir":
+                docs, n = export_beir(session, args.out, include_undecided=args.include_undecided)
+                print(f"wrote {docs} documents and {n} queries (BEIR) to {args.out}", file=sys.stderr)
+                return 0
+            extra = quality_columns(session, config=getattr(args, "config", None),
+                                    llm_cache=session.workspace.path / CACHE_NAME)
+            n = export_jsonl(session, args.out, extra)
         except OSError as exc:
             note(f"error: {args.out}: cannot write ({exc.strerror})")
             return 2

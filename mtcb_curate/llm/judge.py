@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.parsing import MalformedJSON, extract_json
@@ -154,3 +155,45 @@ def _judgement(pid: int, problem: str | None, text: str, threshold: int = KEEP_T
                          threshold=threshold)
     reason = " ".join(str(data.get("reason") or "").split())[:200]
     return Judgement(pid, data["supported"], reason, threshold=threshold)
+
+
+#: A piece of the system prompt found in every judge request as stored in the cache (JSON).
+_MARKER = "Score the pair from 1 (bad) to 5 (good)"
+
+
+def cached_judgements(cache_path: Path | str, items: Sequence[tuple[int, str, str, str]], *,
+                      keep_threshold: int = KEEP_THRESHOLD) -> dict[int, Judgement]:
+    """The judgements of ``(pair_id, question, answer, passage)`` already in the LLM cache at
+    ``cache_path`` (any model; the latest reply wins), without any call: what ``check
+    --llm-judge`` paid for, for the export and the screens. Pairs not judged (or judged with
+    other texts) are absent; {} when there is no cache.
+
+    Raises:
+        sqlite3.Error: the file is not a database.
+    """
+    import json
+    import sqlite3
+
+    path = Path(cache_path)
+    if not path.is_file():
+        return {}
+    from mtcb_curate.llm.client import _result
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT request, response FROM responses WHERE instr(request, ?) > 0 "
+                          "ORDER BY created_at", (_MARKER,)).fetchall()
+    finally:
+        db.close()
+    by_user: dict[str, dict] = {}
+    for request, response in rows:
+        messages = json.loads(request).get("messages") or []
+        if len(messages) >= 2 and messages[0].get("content") == _SYSTEM:
+            by_user[str(messages[1].get("content"))] = json.loads(response)
+    out: dict[int, Judgement] = {}
+    for pid, q, a, p in items:
+        response = by_user.get(judge_messages(q, a, p)[1]["content"])
+        if response is not None:
+            result = _result(response, "", cached=True, default_model="")
+            out[pid] = _judgement(pid, result.problem, result.text, keep_threshold)
+    return out

@@ -1,0 +1,71 @@
+"""``mtcb-curate export``: the BEIR layout, and the verdict / checks / scores columns of the jsonl."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from support import opened, write_source  # noqa: E402
+from test_llm_client import make_config  # noqa: E402
+
+from mtcb_curate.dataset.model import Status  # noqa: E402
+from mtcb_curate.llm.cache import ResponseCache  # noqa: E402
+from mtcb_curate.llm.client import ChatClient  # noqa: E402
+from mtcb_curate.llm.judge import judge_pairs  # noqa: E402
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def decided(tmp_path, statuses: dict[int, Status]) -> None:
+    s = opened(tmp_path / "d", tmp_path / "ws")
+    for pid, status in statuses.items():
+        s.decide(pid, status)
+    s.workspace.close()
+
+
+def test_beir_export_has_corpus_queries_and_document_qrels(tmp_path, cli):
+    write_source(tmp_path / "d")
+    decided(tmp_path, {0: Status.ACCEPTED, 1: Status.REJECTED, 2: Status.ACCEPTED})
+    out = tmp_path / "beir"
+    proc = cli("export", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws",
+               "--format", "beir", "--out", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    corpus = read_jsonl(out / "corpus.jsonl")
+    assert [(d["_id"], d["title"]) for d in corpus] == [("AAA", "Alpha"), ("BBB", "Beta")]
+    assert corpus[0]["text"] == "Alpha makes anvils.\nRevenue was $10 million in 2022.\n"
+    queries = read_jsonl(out / "queries.jsonl")
+    assert [q["_id"] for q in queries] == ["q0", "q2"]  # accepted only
+    assert queries[0]["text"] == "What does Alpha make?"
+    assert queries[0]["metadata"] == {"answer": "Anvils", "supporting_passage": "Alpha makes anvils."}
+    with open(out / "qrels" / "test.tsv", encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t"))
+    assert rows == [["query-id", "corpus-id", "score"], ["q0", "AAA", "1"], ["q2", "BBB", "1"]]
+    proc = cli("export", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws",
+               "--format", "beir", "--out", out, "--include-undecided")
+    assert [q["_id"] for q in read_jsonl(out / "queries.jsonl")] == ["q0", "q2"]  # 1 is rejected, none undecided
+
+
+def test_jsonl_export_has_verdict_checks_and_judge_scores(tmp_path, cli, fake_llm):
+    write_source(tmp_path / "d")
+    decided(tmp_path, {0: Status.ACCEPTED})
+    # Pair 1 was judged earlier (check --llm-judge): its reply is in the workspace's LLM cache.
+    fake_llm.script = [{"answerable": {"score": 5, "reason": "stated"}, "specific": {"score": 2, "reason": "g"},
+                        "self_contained": {"score": 4, "reason": "ok"}}]
+    cache = ResponseCache.in_workspace(tmp_path / "ws")
+    judge_pairs(ChatClient(make_config(fake_llm), cache),
+                [(1, "What was Alpha's revenue in 2022?", "$10 million", "Revenue was $10 million in 2022.")])
+    cache.close()
+    out = tmp_path / "e.jsonl"
+    proc = cli("export", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws", "--out", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = read_jsonl(out)
+    assert [r["verdict"] for r in rows] == ["exact", "exact", "normalized"]
+    assert rows[2]["checks"].get("verbatim") == "fail" and rows[0]["checks"].get("verbatim") is None
+    assert rows[1]["scores"] == {"answerable": 5, "specific": 2, "self_contained": 4, "minimal": None}
+    assert rows[1]["judge_keep"] is None  # a score is missing: no proposal
+    assert rows[0]["scores"] is None and rows[0]["status"] == "accepted"
