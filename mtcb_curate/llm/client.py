@@ -21,18 +21,31 @@ answered from it without any network call; every successful response is stored b
 returned (except an answer with no choices at all, a server fault), so nothing generated is
 lost and a re-run never pays twice.
 
+Structured output (issue 18). With ``[llm] structured_output = "auto"`` (the default) a request
+that carries a JSON schema (:attr:`ChatRequest.schema`) is sent with ``response_format``
+``{"type": "json_schema", ...}``, then, if the server refuses it (400, 422, 500 or 501 whose
+message names the format, not the context length: llama.cpp's server answers 500 to json_schema),
+``{"type": "json_object"}``, then none (plain text, parsed by ``parsing.extract_json``). Such a
+refusal is not a retry. The first format a server and model accepted is remembered per
+``base_url`` + model, in memory and in ``llm-formats.json`` beside the workspace's response
+cache, so later calls and later runs start there. The cache key does not depend on the format
+sent, so a negotiated run reuses earlier replies.
+
 Refusals and empty replies are not errors here: :class:`ChatResult` reports them
 (``problem``) and the caller decides (generation retries with feedback; dedup keeps all).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 from mtcb_curate.llm.cache import ResponseCache, request_key
@@ -49,17 +62,21 @@ class ChatRequest:
         params: extra request parameters sent as is (``temperature`` ...).
         tag: part of the cache key but never sent: tells apart deliberate repeats of the same
             prompt (``sample=2``), which would otherwise be answered from the cache.
+        schema: the reply's JSON schema as OpenAI's ``json_schema`` object (``{"name",
+            "schema", "strict"}``), or None; sent only when the server accepts it (see the
+            module docstring); not part of the cache key.
     """
 
     messages: tuple[Mapping[str, str], ...]
     params: Mapping[str, Any] = field(default_factory=dict)
     tag: str = ""
+    schema: Mapping[str, Any] | None = None
 
     @classmethod
     def of(cls, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any] | None = None,
-           tag: str = "") -> "ChatRequest":
+           tag: str = "", schema: Mapping[str, Any] | None = None) -> "ChatRequest":
         """Build from any sequence of messages."""
-        return cls(tuple(dict(m) for m in messages), dict(params or {}), tag)
+        return cls(tuple(dict(m) for m in messages), dict(params or {}), tag, schema)
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,24 @@ class RetryNotice:
 
 
 RetryCallback = Callable[[RetryNotice], None]
+
+#: The file, beside the response cache, remembering the structured-output format each server
+#: and model accepted: ``{"<base_url> <model>": "json_schema" | "json_object" | "text"}``.
+FORMATS_NAME = "llm-formats.json"
+#: Formats remembered in this process, by ``"<base_url> <model>"`` (shared by all clients).
+_FORMATS: dict[str, str] = {}
+_FORMATS_LOCK = threading.Lock()
+_CONTEXT_WORDS = ("context", "too long", "exceed", "n_ctx", "maximum")
+_FORMAT_WORDS = ("schema", "json", "grammar", "response_format", "response format")
+
+
+def response_format(mode: str, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The ``response_format`` sent for a structured-output ``mode`` (None for ``text``)."""
+    if mode == "json_schema" and schema is not None:
+        return {"type": "json_schema", "json_schema": dict(schema)}
+    if mode in ("json_schema", "json_object"):
+        return {"type": "json_object"}
+    return None
 
 
 def backoff_delay(retry: int, config: LLMConfig, retry_after_s: float | None = None,
@@ -187,11 +222,74 @@ class ChatClient:
         self._openai = openai.OpenAI(base_url=config.base_url, api_key=config.api_key, max_retries=0,
                                      timeout=config.timeout_s, http_client=http_client)
         self._server = safe_url(config.base_url)
+        self._format_key = f"{self._server} {config.model}"
+        path = getattr(cache, "path", None)
+        self._formats_path = None if path is None else Path(path).parent / FORMATS_NAME
+        self._load_formats()
+
+    # -- structured output ------------------------------------------------------------------------
+
+    def _load_formats(self) -> None:
+        """Read the remembered formats file (a missing or unreadable file is no memory)."""
+        if self._formats_path is None or not self._formats_path.is_file():
+            return
+        try:
+            data = json.loads(self._formats_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict):
+            with _FORMATS_LOCK:
+                for k, v in data.items():
+                    if isinstance(k, str) and v in ("json_schema", "json_object", "text"):
+                        _FORMATS.setdefault(k, v)
+
+    def known_format(self) -> str | None:
+        """The structured-output format this server and model accepted before, or None."""
+        with _FORMATS_LOCK:
+            return _FORMATS.get(self._format_key)
+
+    def _remember_format(self, mode: str) -> None:
+        """Remember that this server and model accepted ``mode`` (in memory and on disk)."""
+        with _FORMATS_LOCK:
+            if _FORMATS.get(self._format_key) == mode:
+                return
+            _FORMATS[self._format_key] = mode
+            if self._formats_path is None:
+                return
+            try:
+                data = json.loads(self._formats_path.read_text(encoding="utf-8")) if self._formats_path.is_file() else {}
+                if not isinstance(data, dict):
+                    data = {}
+            except (OSError, ValueError):
+                data = {}
+            data[self._format_key] = mode
+            tmp = self._formats_path.with_suffix(".tmp")
+            try:
+                tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+                os.replace(tmp, self._formats_path)
+            except OSError:
+                pass  # a read-only workspace: the memory lasts for this process
+
+    def format_chain(self, request: ChatRequest) -> list[str]:
+        """The structured-output formats to try for ``request``, in order (see the module
+        docstring); ``["as_given"]`` when the request sets its own ``response_format``."""
+        cfg = self.config
+        if "response_format" in request.params:
+            return ["as_given"]
+        mode = cfg.structured_output if cfg.json_mode else "text"
+        if mode != "auto":
+            return [mode]
+        chain = (["json_schema"] if request.schema is not None else []) + ["json_object", "text"]
+        known = self.known_format()
+        if known in chain:
+            chain = chain[chain.index(known):]
+        return chain
 
     def params_for(self, request: ChatRequest) -> dict[str, Any]:
         """The parameters actually sent: the request's, plus JSON mode when configured."""
         params = dict(request.params)
-        if self.config.json_mode and "response_format" not in params:
+        if (self.config.json_mode and self.config.structured_output != "text"
+                and "response_format" not in params):
             params["response_format"] = {"type": "json_object"}
         return params
 
@@ -233,11 +331,19 @@ class ChatClient:
             if hit is not None:
                 return _result(hit.response, key, cached=True, default_model=cfg.model)
         retry = 0
+        chain = self.format_chain(request)
+        fmt = 0
         while True:
             if stop.is_set():
                 raise LLMCancelled("cancelled")
+            sent = dict(params)
+            if chain[fmt] != "as_given":
+                sent.pop("response_format", None)
+                rf = response_format(chain[fmt], request.schema)
+                if rf is not None:
+                    sent["response_format"] = rf
             try:
-                completion = self._openai.chat.completions.create(model=cfg.model, messages=messages, **params)
+                completion = self._openai.chat.completions.create(model=cfg.model, messages=messages, **sent)
             except openai.APITimeoutError:
                 reason, retry_after = f"timed out after {cfg.timeout_s:g} s", None
             except openai.APIConnectionError as exc:
@@ -246,6 +352,9 @@ class ChatClient:
                     f"cannot reach the LLM server at {self._server}: {one_line(str(cause), cfg.api_key)}"
                 ) from None
             except openai.APIStatusError as exc:
+                if fmt + 1 < len(chain) and _refuses_format(exc, cfg.api_key):
+                    fmt += 1  # the server refuses this response_format: try the next, not a retry
+                    continue
                 reason = self._fail_or_reason(exc)
                 retry_after = parse_retry_after(exc.response.headers)
             except openai.OpenAIError as exc:
@@ -259,10 +368,12 @@ class ChatClient:
                                    "a chat completion")
                 response = completion.model_dump(mode="json", exclude_none=True)
                 result = _result(response, key, cached=False, default_model=cfg.model)
+                if len(chain) > 1:
+                    self._remember_format(chain[fmt])
                 if self.cache is not None and response.get("choices"):
                     self.cache.put(key, model=cfg.model, server=self._server,
                                    request={"model": cfg.model, "messages": messages, "params": params,
-                                            "tag": request.tag},
+                                            "sent": sent, "tag": request.tag},
                                    response=response, prompt_tokens=result.prompt_tokens,
                                    completion_tokens=result.completion_tokens)
                 return result
@@ -329,6 +440,17 @@ class ChatClient:
     def close(self) -> None:
         """Close the HTTP connections (the cache is the caller's to close)."""
         self._openai.close()
+
+
+def _refuses_format(exc: Any, secret: str) -> bool:
+    """True when a status error is a refusal of ``response_format``: 400, 422, 500 or 501
+    whose message names the format (schema, json, grammar, response_format) and not the
+    context length. Any other error is handled as before: a prompt too long for the model is
+    refused with 400 whatever the format, and another 500 is a server fault, retried."""
+    if exc.status_code not in (400, 422, 500, 501):
+        return False
+    detail = _detail(exc, secret).lower()
+    return any(w in detail for w in _FORMAT_WORDS) and not any(w in detail for w in _CONTEXT_WORDS)
 
 
 def _detail(exc: Any, secret: str) -> str:

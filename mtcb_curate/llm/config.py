@@ -13,7 +13,10 @@ An ``[llm]`` table::
     base_url = "http://127.0.0.1:8080/v1"   # llama.cpp server, vLLM, Ollama (.../v1), OpenAI
     model = "gpt-4o-mini"
     api_key_env = "OPENAI_API_KEY"         # the variable holding the key (never the key itself)
-    timeout_s = 60
+    timeout = 600                          # seconds per request (alias of timeout_s); a 1.5B model on CPU
+                                           # needs minutes to read one 8,192-token window
+    context_tokens = 8192                  # the model's context: longer windows are cut to fit
+    structured_output = "auto"             # auto: json_schema, then json_object, then plain text
     max_retries = 5
     backoff_base_s = 1.0                   # first retry after about 1 s, then x2 ...
     backoff_factor = 2.0
@@ -66,7 +69,15 @@ TABLE_KEYS: dict[str, type | tuple[type, ...]] = {
     "price_output_per_1m": (int, float),
     "json_mode": bool,
     "concurrency": int,  # read by llm.pool.read_concurrency, not an LLMConfig field
+    "timeout": (int, float),
+    "context_tokens": int,
+    "structured_output": str,
 }
+
+#: ``structured_output`` values: ``auto`` negotiates (``json_schema`` when the request has a
+#: schema, then ``json_object``, then plain text, the first the server accepts, remembered per
+#: server and model); the others are sent as named (``text``: no ``response_format``).
+STRUCTURED_OUTPUTS = ("auto", "json_schema", "json_object", "text")
 
 
 @dataclass(frozen=True)
@@ -89,8 +100,12 @@ class LLMConfig:
             are cut to this.
         price_input_per_1m, price_output_per_1m: USD per million input / output tokens, or
             None when unknown (the estimate then says the cost is unknown).
-        json_mode: send ``response_format={"type": "json_object"}`` (turn off for servers that
-            reject it; replies are parsed robustly either way).
+        json_mode: ask for JSON with ``response_format`` (turn off for servers that reject it;
+            replies are parsed robustly either way). False is ``structured_output = "text"``.
+        context_tokens: the model's context window in tokens, or None when unknown: a
+            generation window longer than fits (with the prompt and the reply) is cut
+            (``generate.fit_window``); the pair still records MTCB's 8,192-token chunk_index.
+        structured_output: one of :data:`STRUCTURED_OUTPUTS`.
     """
 
     model: str = DEFAULT_MODEL
@@ -108,6 +123,8 @@ class LLMConfig:
     price_input_per_1m: float | None = None
     price_output_per_1m: float | None = None
     json_mode: bool = True
+    context_tokens: int | None = None
+    structured_output: str = "auto"
 
     def describe(self) -> str:
         """One line for the screen: model, server and where the key came from (never the key)."""
@@ -211,6 +228,9 @@ def resolve_config(
         key, source, placeholder = PLACEHOLDER_KEY, "placeholder", True
 
     values: dict[str, Any] = {k: v for k, v in table.items() if k not in ("base_url", "model", "api_key_env", "concurrency")}
+    if "timeout" in values:  # the short name, as in issue 18's "[llm] timeout"
+        values.setdefault("timeout_s", values["timeout"])
+        del values["timeout"]
     values.update(overrides)
     known = {f.name for f in fields(LLMConfig)}
     bad = sorted(set(values) - known)
@@ -227,4 +247,8 @@ def resolve_config(
             raise LLMConfigError(f"[llm] {attr} must not be negative")
     if cfg.timeout_s == 0:
         raise LLMConfigError("[llm] timeout_s must be more than 0")
+    if cfg.context_tokens is not None and cfg.context_tokens < 1024:
+        raise LLMConfigError("[llm] context_tokens must be at least 1024")
+    if cfg.structured_output not in STRUCTURED_OUTPUTS:
+        raise LLMConfigError(f"[llm] structured_output must be one of {', '.join(STRUCTURED_OUTPUTS)}")
     return cfg

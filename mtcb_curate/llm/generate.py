@@ -42,7 +42,8 @@ from mtcb_curate.checks import Limits, answer_length_problem, passage_length_pro
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
-from mtcb_curate.llm.prompts import DomainHint, domain_hint, feedback_message, generation_messages
+from mtcb_curate.llm.prompts import (GENERATION_SCHEMA, DomainHint, domain_hint, feedback_message,
+                                     generation_messages)
 from mtcb_curate.dataset.model import Document
 from mtcb_curate.neardup.similarity import SCORED_CHARS
 from mtcb_curate.dataset.question_form import form_problem, is_yes_no_question
@@ -419,7 +420,8 @@ def generate_for_window(
     # The first reply whose only faults were warnings: kept if no later reply is clean.
     fallback: tuple[int, dict[str, Any], list[str], Any] | None = None
     for number in range(1, retries + 2):
-        result = client.complete(ChatRequest.of(messages, params, tag), cancel=cancel, on_retry=on_retry)
+        result = client.complete(ChatRequest.of(messages, params, tag, GENERATION_SCHEMA), cancel=cancel,
+                                 on_retry=on_retry)
         fields: dict[str, Any] | None = None
         warnings: list[str] = []
         if result.problem:

@@ -1,0 +1,107 @@
+"""Real servers (issue 18): structured output negotiated and remembered per server and model,
+the [llm] timeout and context_tokens settings, windows cut to fit the model's context."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import CORPUS
+from llmfake import status
+from test_llm_client import make_config
+
+from mtcb_curate.dataset import tokens
+from mtcb_curate.dataset.model import Document
+from mtcb_curate.llm import client as clientmod
+from mtcb_curate.llm import generate as gen
+from mtcb_curate.llm.cache import ResponseCache
+from mtcb_curate.llm.client import ChatClient
+from mtcb_curate.llm.config import resolve_config
+from mtcb_curate.llm.errors import LLMConfigError
+
+ALPHA = Document("AAA", CORPUS[0]["text"], 0)
+GOOD = {"question": "What was Alpha's revenue in 2022?", "answer": "$10 million.",
+        "supporting_passage": "Revenue was $10 million in 2022."}
+
+
+@pytest.fixture(autouse=True)
+def no_remembered_formats(monkeypatch):
+    monkeypatch.setattr(clientmod, "_FORMATS", {})
+
+
+def llama_cpp_like(body: dict):
+    """Answers 500 to json_schema (as llama.cpp's server did in issue 18), accepts the rest."""
+    if body.get("response_format", {}).get("type") == "json_schema":
+        return status(500, "JSON schema conversion failed: unsupported")
+    return GOOD
+
+
+def run(client) -> gen.Candidate | None:
+    (window,) = tokens.windows(ALPHA.text)
+    cand, _ = gen.generate_for_window(client, doc_key="AAA", doc_text=ALPHA.text, window=window)
+    return cand
+
+
+def test_a_server_refusing_json_schema_with_500_gets_json_object_and_it_is_remembered(fake_llm, tmp_path):
+    fake_llm.default = llama_cpp_like
+    with ResponseCache(tmp_path / "ws" / "llm.sqlite") as cache:
+        client = ChatClient(make_config(fake_llm, max_retries=0), cache)
+        cand = run(client)
+        assert cand is not None and cand.passage == GOOD["supporting_passage"]
+        sent = [b.get("response_format", {}).get("type") for b in fake_llm.requests]
+        assert sent == ["json_schema", "json_object"]  # the refusal was not a retry (max_retries=0)
+        assert fake_llm.requests[0]["response_format"]["json_schema"]["schema"]["required"] == [
+            "question", "answer", "supporting_passage"]
+        assert client.known_format() == "json_object"
+    saved = json.loads((tmp_path / "ws" / clientmod.FORMATS_NAME).read_text())
+    assert saved == {f"{fake_llm.base_url} fake-model": "json_object"}
+    # A later run (a new process: nothing in memory) starts from the file: no json_schema again.
+    clientmod._FORMATS.clear()
+    with ResponseCache(tmp_path / "ws" / "llm.sqlite") as cache:
+        client = ChatClient(make_config(fake_llm, max_retries=0), cache)
+        client.complete(gen.ChatRequest.of([{"role": "user", "content": "another"}], schema={"name": "x", "schema": {}}))
+    assert fake_llm.requests[-1]["response_format"] == {"type": "json_object"}
+
+
+def test_a_server_that_accepts_json_schema_keeps_it(fake_llm):
+    fake_llm.default = GOOD
+    client = ChatClient(make_config(fake_llm, model="schema-model"))
+    assert run(client) is not None
+    assert [b["response_format"]["type"] for b in fake_llm.requests] == ["json_schema"]
+    assert client.known_format() == "json_schema"
+
+
+def test_plain_text_is_the_last_resort_and_a_fixed_format_is_sent_as_named(fake_llm):
+    def picky(body):
+        if "response_format" in body:
+            return status(400, "response_format is not supported by this model")
+        return "Here it is: " + json.dumps(GOOD)
+
+    fake_llm.default = picky
+    assert run(ChatClient(make_config(fake_llm, model="text-model", max_retries=0))) is not None
+    assert ["response_format" in b for b in fake_llm.requests] == [True, True, False]
+    fake_llm.requests.clear()
+    fake_llm.default = GOOD
+    run(ChatClient(make_config(fake_llm, model="fixed-model", structured_output="json_object")))
+    assert [b["response_format"] for b in fake_llm.requests] == [{"type": "json_object"}]
+
+
+def test_a_context_length_400_is_not_taken_for_a_format_refusal(fake_llm):
+    from mtcb_curate.llm.errors import LLMError
+
+    fake_llm.default = status(400, "the request exceeds the available context size (8192 tokens), "
+                                   "response_format json_schema")
+    with pytest.raises(LLMError):
+        run(ChatClient(make_config(fake_llm, model="small-model", max_retries=0)))
+    assert len(fake_llm.requests) == 1
+
+
+def test_the_llm_table_takes_timeout_context_tokens_and_structured_output():
+    cfg = resolve_config(base_url="http://127.0.0.1:1/v1", env={},
+                         table={"timeout": 600, "context_tokens": 8192, "structured_output": "text"})
+    assert (cfg.timeout_s, cfg.context_tokens, cfg.structured_output) == (600, 8192, "text")
+    with pytest.raises(LLMConfigError, match="structured_output"):
+        resolve_config(base_url="http://127.0.0.1:1/v1", env={}, table={"structured_output": "xml"})
+    with pytest.raises(LLMConfigError, match="context_tokens"):
+        resolve_config(base_url="http://127.0.0.1:1/v1", env={}, table={"context_tokens": 10})
