@@ -1,0 +1,61 @@
+"""Snapshot tests of the review screen at 80x24, 120x30 and 160x48 (pytest-textual-snapshot).
+
+The app runs on the bundled sample with a fresh workspace (its path is not on screen: the top
+bar names the bundled sample), animations off (the ``isolated_env`` fixture sets
+``TEXTUAL_ANIMATIONS=none``), the textual-dark theme, and every worker (the passage scan, the
+near-duplicate search, the set-wide checks) finished before the screenshot, so a run gives the
+same SVG every time. The pace reads ``— pairs/h`` until a pair is decided, and no pair is.
+
+The SVGs are in ``tests/__snapshots__/test_snapshots/``; after a deliberate change to the
+screen, look at the failing report (``snapshot_report.html``) and regenerate them with
+``pytest tests/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from support import opened
+
+pytest.importorskip("pytest_textual_snapshot")
+
+pytestmark = pytest.mark.usefixtures("review_at_once")
+
+SIZES = [(80, 24), (120, 30), (160, 48)]
+
+
+async def _settled(pilot) -> None:
+    """The theme fixed, every worker done and its results drawn."""
+    app = pilot.app
+    app.theme = "textual-dark"
+    for _ in range(3):  # a finished worker may start another (scan -> clusters, set checks)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@pytest.fixture
+def sample_app(ws):
+    from mtcb_curate.tui.app import CurateApp
+
+    session = opened(None, ws, sample=True)
+    try:
+        yield CurateApp(session)
+    finally:
+        session.workspace.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_review_screen(snap_compare, sample_app, size):
+    assert snap_compare(sample_app, terminal_size=size, run_before=_settled)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_review_screen_on_a_pair_with_problems(snap_compare, sample_app, size):
+    """Pair #3: a long question, a normalized passage of 1,744 characters, three problems."""
+    async def run_before(pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("j", "j", "j")
+        await _settled(pilot)
+
+    assert snap_compare(sample_app, terminal_size=size, run_before=run_before)
