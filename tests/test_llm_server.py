@@ -105,3 +105,34 @@ def test_the_llm_table_takes_timeout_context_tokens_and_structured_output():
         resolve_config(base_url="http://127.0.0.1:1/v1", env={}, table={"structured_output": "xml"})
     with pytest.raises(LLMConfigError, match="context_tokens"):
         resolve_config(base_url="http://127.0.0.1:1/v1", env={}, table={"context_tokens": 10})
+
+
+def test_a_window_longer_than_the_context_is_cut_to_fit_and_keeps_mtcbs_chunk_index(fake_llm):
+    # Issue 18: a model with an 8,192-token context refuses an 8,192-token window plus the prompt.
+    text = "".join(f"Line {i}: Zeta Corp reported segment figure {i} of {i * 7} dollars.\n" for i in range(1400))
+    doc = Document("ZZZ", text, 0)
+    ws = tokens.windows(text)
+    seen = []
+
+    def model(body):
+        user = body["messages"][1]["content"]
+        window = user.split("<<<DOCUMENT WINDOW\n", 1)[1].rsplit("\nDOCUMENT WINDOW>>>", 1)[0]
+        seen.append(tokens.count_tokens(window))
+        line = [ln for ln in window.splitlines() if ln.startswith("Line ")][1]
+        return {"question": f"What figure does {line[:12]} of Zeta Corp report?", "answer": "A figure.",
+                "supporting_passage": line}
+
+    fake_llm.default = model
+    client = ChatClient(make_config(fake_llm, model="ctx-model", context_tokens=4096))
+    target = text[ws[1].end - 3000: ws[1].end - 2900]  # near the end of window 1, past a plain cut
+    from mtcb_curate.dataset.model import QAPair
+
+    result = gen.regenerate(client, QAPair(0, "Q?", "A", target, "ZZZ", None), doc, n_candidates=1)
+    assert seen and max(seen) <= 4096 - gen.REPLY_TOKENS
+    (cand,) = result.candidates
+    assert cand.chunk_index == ws[1].index == 1 and text[cand.start:cand.end] == cand.passage
+    assert any("cut to" in n and "context_tokens = 4,096" in n for n in result.window_notes)
+    cut = gen.fit_window(text, ws[1], 2000, (text.find(target), text.find(target) + len(target)))
+    assert cut.index == 1 and cut.start <= text.find(target) and text.find(target) + len(target) <= cut.end
+    assert tokens.count_tokens(text[cut.start:cut.end]) <= 2001
+    assert gen.fit_window(text, ws[1], 9000) == ws[1]

@@ -30,6 +30,7 @@ replaces a pair, keeps the original, or adds a candidate as a new, undecided pai
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -42,13 +43,14 @@ from mtcb_curate.checks import Limits, answer_length_problem, passage_length_pro
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
-from mtcb_curate.llm.prompts import (GENERATION_SCHEMA, DomainHint, domain_hint, feedback_message,
+from mtcb_curate.llm.prompts import (GENERATION_SCHEMA, WINDOW_OPEN, DomainHint, domain_hint, feedback_message,
                                      generation_messages)
 from mtcb_curate.dataset.model import Document
 from mtcb_curate.neardup.similarity import SCORED_CHARS
 from mtcb_curate.dataset.question_form import form_problem, is_yes_no_question
 from mtcb_curate.dataset.profiles import Profile
 from mtcb_curate.dataset.tokens import Window, windows
+from mtcb_curate.dataset.tokens import encoding as tokens_encoding
 
 #: Retries after the first attempt when a reply is unusable (issue 5).
 RETRIES = 3
@@ -62,6 +64,13 @@ TEMPERATURE: float | None = 0.7
 #: by a year or a figure (ratio above 90 for "... in 2021?" / "... in 2022?"); semantic repeats are
 #: semantic dedup's job.
 DUPLICATE_MIN_RATIO = 90.0
+#: Tokens kept free for the reply when a window is cut to ``[llm] context_tokens`` (a pair is a
+#: few hundred tokens; feedback rounds add the echoed reply and the feedback: our allowance).
+REPLY_TOKENS = 1024
+#: Tokens set aside for the listed existing questions when cutting a window: the cut stays the
+#: same while the list grows within it, so the prompt prefix (and a server's prefix cache)
+#: stays the same across the calls for one window. Our allowance; a longer list takes its size.
+QUESTION_TOKENS = 1024
 #: Most characters of a rejected reply sent back to the model with the feedback.
 MAX_ECHO_CHARS = 4000
 #: Most characters of the closest window text quoted in "not verbatim" feedback.
@@ -388,6 +397,7 @@ def generate_for_window(
     temperature: float | None = TEMPERATURE,
     cancel: threading.Event | None = None,
     on_retry: RetryCallback | None = None,
+    focus: tuple[int, int] | None = None,
 ) -> tuple[Candidate | None, list[Attempt]]:
     """Ask for one QA pair from ``window`` of a document, retrying unusable replies.
 
@@ -403,6 +413,9 @@ def generate_for_window(
         retries: retries after the first attempt (default :data:`RETRIES`).
         temperature: sent as ``temperature`` unless None.
         cancel, on_retry: see :meth:`ChatClient.complete`.
+        focus: document character offsets to keep in the window when it must be cut to the
+            client's ``[llm] context_tokens`` (:func:`fit_window`); the window is cut from its
+            start otherwise.
 
     Returns:
         ``(candidate or None, attempts)``; a candidate whose only faults are warnings on the
@@ -411,6 +424,10 @@ def generate_for_window(
     Raises:
         LLMCancelled, LLMUnavailable, LLMError: from the client.
     """
+    budget = window_budget(client, generation_messages("", doc_key=doc_key, chunk_index=window.index,
+                                                       existing_questions=existing_questions, hint=hint))
+    if budget is not None:
+        window = fit_window(doc_text, window, budget, focus)
     window_text = doc_text[window.start:window.end]
     messages = generation_messages(window_text, doc_key=doc_key, chunk_index=window.index,
                                    existing_questions=existing_questions, hint=hint)
@@ -455,6 +472,52 @@ def generate_for_window(
         attempts[i] = replace(attempts[i], accepted=True)
         return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result), attempts
     return None, attempts
+
+
+def fit_window(doc_text: str, window: Window, max_tokens: int, focus: tuple[int, int] | None = None) -> Window:
+    """``window`` cut to at most ``max_tokens`` tokens, for a model whose context cannot hold
+    MTCB's 8,192-token window; the window itself when it fits.
+
+    The cut keeps the window's ``index`` (the pair still records MTCB's chunk_index) and its
+    character offsets stay offsets into the document. It starts at the window's start, or,
+    with ``focus`` (document character offsets of a passage, e.g. the pair being
+    regenerated), so that the focus is inside it (centred when it can be).
+    """
+    from dataclasses import replace as _replace
+
+    text = doc_text[window.start:window.end]
+    enc = tokens_encoding()
+    ids = enc.encode_ordinary(text)
+    if len(ids) <= max_tokens or max_tokens <= 0:
+        return window
+    _, offsets = enc.decode_with_offsets(ids)
+    first = 0
+    if focus is not None:
+        fs = min(max(focus[0] - window.start, 0), len(text))
+        fe = min(max(focus[1] - window.start, fs), len(text))
+        ts = max(0, bisect_right(offsets, fs) - 1)
+        te = bisect_right(offsets, fe)
+        first = max(0, min(len(ids) - max_tokens, ts - max(0, (max_tokens - (te - ts)) // 2)))
+    last = first + max_tokens
+    a = offsets[first]
+    b = offsets[last] if last < len(offsets) else len(text)
+    return _replace(window, start=window.start + a, end=window.start + b,
+                    start_token=window.start_token + first, end_token=window.start_token + min(last, len(ids)))
+
+
+def window_budget(client: Any, messages_without_window: list[dict[str, str]]) -> int | None:
+    """Tokens a window may take under the client's ``[llm] context_tokens`` (None: no limit):
+    the context less the prompt around the window (at least :data:`QUESTION_TOKENS` for the
+    listed questions), :data:`REPLY_TOKENS` and a small per-message margin."""
+    context = getattr(getattr(client, "config", None), "context_tokens", None)
+    if not context:
+        return None
+    from mtcb_curate.dataset.tokens import count_tokens
+
+    system, user = messages_without_window[0]["content"], messages_without_window[1]["content"]
+    head, _, tail = user.partition(WINDOW_OPEN)
+    fixed = count_tokens(system) + count_tokens(head) + 32
+    return max(context - fixed - max(count_tokens(tail), QUESTION_TOKENS) - REPLY_TOKENS, 256)
 
 
 def _candidate(fields: dict[str, Any], warnings: list[str], doc_key: str, window: Window, window_text: str,
@@ -507,11 +570,13 @@ class WindowChoice:
         verdict: how the pair's passage was located in the document (``exact``, ``normalized``,
             ``fuzzy``), or None when it was not.
         reason: one line for the curator ("window 6: holds the pair's passage (normalized)").
+        span: the located passage's document character offsets, or None.
     """
 
     window: Window
     verdict: str | None
     reason: str
+    span: tuple[int, int] | None = None
 
 
 def locate_in_document(passage: str, doc_text: str, skeleton: Any = None) -> tuple[int, int, str] | None:
@@ -566,16 +631,19 @@ def choose_pair_window(pair: Any, doc_text: str, doc_windows: Sequence[Window] |
     chunk_index = getattr(getattr(pair, "pair", pair), "chunk_index", None)
     valid = isinstance(chunk_index, int) and not isinstance(chunk_index, bool) and 0 <= chunk_index < len(ws)
     passage = getattr(pair, "passage", "") or ""
-    if valid and span is None and passage.strip() and doc_text.find(passage, ws[chunk_index].start,
-                                                                     ws[chunk_index].end) >= 0:
-        return WindowChoice(ws[chunk_index], "exact",
-                            f"window {chunk_index}: the pair's chunk_index, holding its passage (exact)")
+    if valid and span is None and passage.strip():
+        pos = doc_text.find(passage, ws[chunk_index].start, ws[chunk_index].end)
+        if pos >= 0:
+            return WindowChoice(ws[chunk_index], "exact",
+                                f"window {chunk_index}: the pair's chunk_index, holding its passage (exact)",
+                                (pos, pos + len(passage)))
     located = span if span is not None else locate_in_document(passage, doc_text, skeleton)
     if located is not None:
         s, e, verdict = located
         if valid and ws[chunk_index].start <= s and e <= ws[chunk_index].end:
             return WindowChoice(ws[chunk_index], verdict,
-                                f"window {chunk_index}: the pair's chunk_index, holding its passage ({verdict})")
+                                f"window {chunk_index}: the pair's chunk_index, holding its passage ({verdict})",
+                                (s, e))
         i = window_of_span(ws, s, e)
         if i is None:
             i = next((w.index for w in ws if w.start <= s < w.end), ws[-1].index)
@@ -584,7 +652,7 @@ def choose_pair_window(pair: Any, doc_text: str, doc_windows: Sequence[Window] |
             where = f"holds the pair's passage ({verdict})"
         if valid:
             where += f"; its chunk_index {chunk_index} does not"
-        return WindowChoice(ws[i], verdict, f"window {i}: {where}")
+        return WindowChoice(ws[i], verdict, f"window {i}: {where}", (s, e))
     if valid:
         return WindowChoice(ws[chunk_index], None, f"window {chunk_index}: the pair's chunk_index "
                                                    "(its passage is not in the document)")
@@ -740,8 +808,9 @@ def regenerate(
     choice = choose_pair_window(pair, document.text, span=span)
     result = _generate(client, document, [(choice.window, first_sample + k) for k in range(n_candidates)],
                        list(other_questions), _hint(profile), _limits(profile, limits), retries=retries,
-                       temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress)
-    result.window_notes = [choice.reason]
+                       temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress,
+                       focus=choice.span)
+    result.window_notes = [choice.reason, *result.window_notes]
     result.candidates = [replace(c, window_note=choice.reason) for c in result.candidates]
     return result
 
@@ -749,16 +818,26 @@ def regenerate(
 def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],
               hint: DomainHint | None, limits: Limits, *, retries: int, temperature: float | None,
               cancel: threading.Event | None, on_retry: RetryCallback | None,
-              on_progress: ProgressCallback | None) -> GenerationResult:
+              on_progress: ProgressCallback | None, focus: tuple[int, int] | None = None) -> GenerationResult:
     """One candidate per ``(window, sample)`` job, in order; each new question is added to
-    ``questions`` so later requests do not repeat it. Stops at a cancel with what was done."""
+    ``questions`` so later requests do not repeat it. Stops at a cancel with what was done.
+    A window cut to the client's ``[llm] context_tokens`` is said in ``window_notes``."""
     out = GenerationResult()
     for done, (window, sample) in enumerate(jobs, start=1):
+        budget = window_budget(client, generation_messages("", doc_key=document.key, chunk_index=window.index,
+                                                           existing_questions=questions, hint=hint))
+        if budget is not None:
+            cut = fit_window(document.text, window, budget, focus)
+            note = (f"window {window.index} cut to {cut.end_token - cut.start_token:,} of "
+                    f"{window.end_token - window.start_token:,} tokens (characters {cut.start:,}-{cut.end:,}) "
+                    f"to fit [llm] context_tokens = {client.config.context_tokens:,}")
+            if cut != window and note not in out.window_notes:
+                out.window_notes.append(note)
         try:
             cand, attempts = generate_for_window(
                 client, doc_key=document.key, doc_text=document.text, window=window, existing_questions=questions,
                 hint=hint, limits=limits, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
-                on_retry=on_retry)
+                on_retry=on_retry, focus=focus)
         except LLMCancelled:
             out.cancelled = True
             break
