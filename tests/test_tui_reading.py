@@ -167,3 +167,19 @@ async def test_edit_dialog_is_centred_below_120_columns(ws):
         await pilot.pause()
         dialog = app.screen.query_one("#edit-dialog")
         assert dialog.region.width >= 80  # the texts get the room
+
+
+async def test_palette_scrolls_the_panel_and_shows_the_keys(tmp_path, ws):
+    from mtcb_curate.tui.palette import ENTRIES, key_of
+
+    session = opened(long_answer_source(tmp_path), ws)
+    async with review_app(session, size=(160, 45)) as (app, pilot):
+        panel = app.screen.query_one(QAPanel)
+        down = next(e for e in ENTRIES if e.binding_id == "panel_down")
+        up = next(e for e in ENTRIES if e.binding_id == "panel_up")
+        assert key_of(app, "panel_down") == "key: ],shift+down"
+        assert key_of(app, "panel_up") == "key: [,shift+up"
+        down.run(app.screen)
+        assert panel.scroll_offset.y > 0
+        up.run(app.screen)
+        assert panel.scroll_offset.y == 0

@@ -72,6 +72,10 @@ ENTRIES: tuple[Entry, ...] = (
           "the LLM's minimal exact quote of the passage, accepted only verbatim", lambda s: s.action_shrink_llm()),
     Entry("Export decisions as JSON Lines", None, "one line per pair, written to the workspace folder",
           lambda s: s.action_export()),
+    Entry("Scroll the QA panel down a page", "panel_down", "the panel's last row says how many lines are hidden",
+          lambda s: s.action_panel_page(1)),
+    Entry("Scroll the QA panel up a page", "panel_up", "back towards the head line and the verdict",
+          lambda s: s.action_panel_page(-1)),
     Entry("Help: every key", "help", "the keys as bound now", lambda s: s.action_help()),
 )
 
@@ -84,7 +88,8 @@ def key_of(app: CurateApp, binding_id: str | None) -> str:
         return "palette only"
     default = next((b.key for b in BINDINGS if b.id == binding_id), "")
     keys = app.keymap.get(binding_id, default)
-    return "key: " + keys.replace("question_mark", "?").replace("slash", "/")
+    return "key: " + keys.replace("question_mark", "?").replace("slash", "/").replace(
+        "left_square_bracket", "[").replace("right_square_bracket", "]")
 
 
 class ReviewCommands(Provider):
