@@ -151,3 +151,32 @@ class StatsComputed(Message, bubble=False):
 
     stats: Any
     error: str | None = None
+
+
+# -- the review screen's findability line ----------------------------------------------------------
+
+
+@dataclass(eq=False)
+class FindabilityProgress(Message, bubble=False):
+    """The findability run (``F``) is at ``what`` (``done`` of ``total``; total 0: no count)."""
+
+    what: str
+    done: int
+    total: int
+
+
+@dataclass(eq=False)
+class FindabilityLoaded(Message, bubble=False):
+    """Every pair's findability (``app.findability.PairLines`` per pair id), or None when no
+    preview cache exists yet; ``error``: the run failed or was cancelled (one plain line)."""
+
+    lines: dict[int, Any] | None
+    error: str | None = None
+
+
+@dataclass(eq=False)
+class FindabilityPairScored(Message, bubble=False):
+    """Pair ``pid``'s findability for its current texts (``PairLines``; None: nothing cached)."""
+
+    pid: int
+    lines: Any
