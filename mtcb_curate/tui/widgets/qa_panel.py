@@ -377,7 +377,7 @@ class QAPanel(ScrollView, can_focus=False):
         """Row ``y`` of the viewport (0 = top visible row), padded to the content width. When
         rows are hidden below, the last visible row says how many and names the keys that
         scroll it (``scroll_keys``; the panel has no scrollbar, and ``e`` shows every text whole)."""
-        if self._label_style is not None and self._component_style("qa-panel--label") != self._label_style:
+        if y == 0 and self._label_style is not None and self._component_style("qa-panel--label") != self._label_style:
             self._wrap()  # the theme changed after the last wrap (the styles are resolved late)
         row = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
