@@ -11,9 +11,11 @@ from mtcb_curate.store.session import ReviewSession
 
 def export_rows(session: ReviewSession, extra: dict[int, dict[str, object]] | None = None) -> list[dict[str, object]]:
     """One dict per pair in id order: id, status, reason, and the current (edited) question,
-    answer and supporting_passage, plus the document key under the dataset's key column;
+    answer and supporting_passage, plus the document key under the dataset's key column, the
+    pair's origin (``source``, ``generate``, ``hand``) and the curator's note (None: none);
     ``extra`` adds columns per pair id (:func:`quality_columns`)."""
     key_col = session.dataset.columns.get("doc_key", "doc_key")
+    note_of = getattr(session, "note", None) or (lambda _pid: None)
     rows = []
     for i in range(len(session)):
         v = session.view(i)
@@ -27,6 +29,8 @@ def export_rows(session: ReviewSession, extra: dict[int, dict[str, object]] | No
             key_col: v.pair.doc_key,
             "chunk_index": v.pair.chunk_index,
             "edited": sorted(v.edited),
+            "origin": v.pair.origin,
+            "note": note_of(i),
             **(extra or {}).get(i, {}),
         })
     return rows

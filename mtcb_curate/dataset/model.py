@@ -96,6 +96,7 @@ class HistoryKind(StrEnum):
     ADD = "add"
     NOT_DUPLICATES = "not_duplicates"
     SHARED_EVIDENCE = "shared_evidence"
+    NOTE = "note"
 
 
 class Via(StrEnum):
@@ -110,6 +111,9 @@ class Via(StrEnum):
     KEEP_ONE = "keep_one"
     CHUNK_INDEX = "chunk_index"
     SHRINK = "shrink"
+    #: a pair the curator wrote (question and answer typed, passage selected in the source):
+    #: the ``via`` of its ``add`` entry and the added pair's ``origin``.
+    HAND = "hand"
 
 
 @dataclass(slots=True)
@@ -126,7 +130,8 @@ class QAPair:
         meta: the other question columns, values as loaded.
         problems: load problems found on this row (shown as flags).
         origin: ``source`` for a row of the questions config; for a pair added in the
-            workspace, what made it (``generate``: LLM generation).
+            workspace, what made it (``generate``: LLM generation; ``hand``: written by the
+            curator).
     """
 
     id: int

@@ -79,6 +79,9 @@ class Store(Protocol):
     def shared_evidence(self) -> set[tuple[int, int]]:
         """Id pairs (a < b) marked "distinct questions on shared evidence"."""
 
+    def notes(self) -> dict[int, str]:
+        """Every current note: pair id -> its free text (pairs without one are absent)."""
+
     # -- writing (each call commits before returning) -----------------------------------------
 
     def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
@@ -111,6 +114,10 @@ class Store(Protocol):
         """Remember id pairs as distinct questions on shared evidence; the seq, or None when
         all already were."""
 
+    def set_note(self, pair_id: int, text: str | None, *, at: float | None = None) -> int | None:
+        """Set a pair's note (None or '' removes it), undoable (history kind ``note``); the
+        seq, or None when it already was that."""
+
     def undo(self) -> HistoryEntry | None:
         """Undo the latest live action; None when none is left."""
 
@@ -119,4 +126,4 @@ class Store(Protocol):
 STORE_MEMBERS = ("path", "read_only", "bind", "source_spec", "get_meta", "set_meta", "close", "decisions",
                  "edits", "history", "decision_times", "added_pairs", "not_duplicates", "shared_evidence",
                  "decide", "decide_many", "edit", "edit_many", "add_pair", "mark_not_duplicates",
-                 "mark_shared_evidence", "undo")
+                 "mark_shared_evidence", "notes", "set_note", "undo")

@@ -86,6 +86,8 @@ class ReviewSession:
                 self._sync_pair(pid)
         self._not_duplicates: set[tuple[int, int]] = workspace.not_duplicates()
         self._shared_evidence: set[tuple[int, int]] = workspace.shared_evidence()
+        #: pair id -> the curator's note (pairs without one are absent).
+        self._notes: dict[int, str] = workspace.notes()
         self._corpus_index = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
@@ -197,10 +199,18 @@ class ReviewSession:
         """Where a resumed session starts: the first undecided pair, or None."""
         return self.next_undecided(-1)
 
+    def note(self, pair_id: int) -> str | None:
+        """The pair's note, or None when it has none."""
+        return self._notes.get(pair_id)
+
+    def notes(self) -> dict[int, str]:
+        """Every note: pair id -> text."""
+        return dict(self._notes)
+
     def search(self, query: str, after: int = -1) -> int | None:
-        """The next pair after ``after`` (wrapping) whose id, question, answer, passage or
-        document key contains ``query`` (case-insensitive); None when none does. An id may be
-        written ``12`` or ``#12``."""
+        """The next pair after ``after`` (wrapping) whose id, question, answer, passage,
+        document key or note contains ``query`` (case-insensitive); None when none does. An id
+        may be written ``12`` or ``#12``."""
         q = query.strip().casefold()
         if not q:
             return None
@@ -210,7 +220,8 @@ class ReviewSession:
             i = (after + step) % n
             v = self.view(i)
             if (pair_id == str(i) or q in v.question.casefold() or q in v.answer.casefold()
-                    or q in v.passage.casefold() or q in v.pair.doc_key.casefold()):
+                    or q in v.passage.casefold() or q in v.pair.doc_key.casefold()
+                    or q in self._notes.get(i, "").casefold()):
                 return i
         return None
 
@@ -364,6 +375,24 @@ class ReviewSession:
             self._apply_edit_delta(pid, d)
         return sorted(delta)
 
+    def set_note(self, pair_id: int, text: str) -> bool:
+        """Set the pair's free-text note (blank text removes it; surrounding whitespace is
+        dropped). Committed first, in the history (kind ``note``), undone by ``undo``. False
+        (nothing recorded) when the note already is that.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: read-only or unwritable.
+        """
+        self._check(pair_id)
+        text = (text or "").strip() or None
+        if self.workspace.set_note(pair_id, text) is None:
+            return False
+        if text is None:
+            self._notes.pop(pair_id, None)
+        else:
+            self._notes[pair_id] = text
+        return True
+
     def undo(self) -> int | None:
         """Undo the latest action (decision or edit; a step of several pairs, such as the bulk
         chunk_index repair, whole); returns its pair id (the lowest of a step), or None if
@@ -387,6 +416,11 @@ class ReviewSession:
             self._not_duplicates -= {tuple(p) for p in entry.after["pairs"]}
         elif entry.kind == HistoryKind.SHARED_EVIDENCE:
             self._shared_evidence -= {tuple(p) for p in entry.after["pairs"]}
+        elif entry.kind == HistoryKind.NOTE:
+            if entry.before:
+                self._notes[entry.pair_id] = entry.before
+            else:
+                self._notes.pop(entry.pair_id, None)
         elif entry.kind == HistoryKind.DECIDE:
             b = entry.before
             self._set_decision(entry.pair_id, None if b is None else Decision(b["status"], b.get("reason"), time.time()))

@@ -96,6 +96,11 @@ CREATE TABLE IF NOT EXISTS shared_evidence (  -- "distinct questions on shared e
     marked_at REAL NOT NULL,
     PRIMARY KEY (a, b)
 );
+CREATE TABLE IF NOT EXISTS notes (  -- the curator's free-text note on a pair
+    pair_id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL,  -- never empty: an empty note is no row
+    noted_at REAL NOT NULL
+);
 """
 
 #: Columns added to tables of schema 1, applied when an older workspace is opened.
@@ -146,7 +151,8 @@ class HistoryEntry:
     - ``add``: before None, after the added pair's value (see ``Workspace.add_pair``);
     - ``shared_evidence``: as ``not_duplicates``, for pairs marked "distinct questions on
       shared evidence";
-    - ``not_duplicates``: before None, after {"pairs": [[a, b], ...]} newly marked.
+    - ``not_duplicates``: before None, after {"pairs": [[a, b], ...]} newly marked;
+    - ``note``: the pair's note text before and after (None: no note).
 
     ``via`` says what made the change when it was not the curator typing: ``snap``, ``trim``,
     ``select``, ``regenerate``, ``generate``, ``keep_one``, ``chunk_index`` ... (None: by hand).
@@ -245,7 +251,7 @@ class Workspace:
             conn.execute("PRAGMA busy_timeout=2000")
             have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if not {"meta", "decisions", "edits", "history", "history_live", "added_pairs",
-                    "not_duplicates", "shared_evidence"} <= have:
+                    "not_duplicates", "shared_evidence", "notes"} <= have:
                 conn.executescript(_SCHEMA)
             for table, column, sql in _MIGRATIONS:
                 if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
@@ -381,6 +387,11 @@ class Workspace:
         return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM shared_evidence")}
 
     @_storage_boundary
+    def notes(self) -> dict[int, str]:
+        """Every current note: pair id -> its text (pairs without a note are absent)."""
+        return {pid: t for pid, t in self._conn.execute("SELECT pair_id, text FROM notes")}
+
+    @_storage_boundary
     def decision_times(self) -> list[float]:
         """Unix times (seconds) of the live ``decide`` actions, oldest first."""
         return [r[0] for r in self._conn.execute(
@@ -512,6 +523,22 @@ class Workspace:
             return self._log(at, new[0][0], "shared_evidence", None, {"pairs": [list(p) for p in new]}, None)
 
     @_storage_boundary
+    def set_note(self, pair_id: int, text: str | None, *, at: float | None = None) -> int | None:
+        """Set a pair's free-text note (None or '' removes it); returns the history seq (kind
+        ``note``, before/after the texts), or None when the note already was that. Undone by
+        ``undo``."""
+        self._writable()
+        at = time.time() if at is None else at
+        text = text or None
+        with self._tx():
+            row = self._conn.execute("SELECT text FROM notes WHERE pair_id=?", (pair_id,)).fetchone()
+            before = row[0] if row else None
+            if before == text:
+                return None
+            self._apply_note(pair_id, text, at)
+            return self._log(at, pair_id, "note", before, text, None)
+
+    @_storage_boundary
     def undo(self) -> HistoryEntry | None:
         """Undo the latest live action (any number of times, across restarts); None when none is left.
 
@@ -538,6 +565,8 @@ class Workspace:
                     self._apply_edits(entry.pair_id, entry.before or {}, now)
                 elif entry.kind == "add":
                     self._conn.execute("DELETE FROM added_pairs WHERE pair_id=?", (entry.pair_id,))
+                elif entry.kind == "note":
+                    self._apply_note(entry.pair_id, entry.before, now)
                 elif entry.kind in ("not_duplicates", "shared_evidence"):
                     self._conn.executemany(f"DELETE FROM {entry.kind} WHERE a=? AND b=?",
                                            [tuple(p) for p in entry.after["pairs"]])
@@ -573,6 +602,12 @@ class Workspace:
         else:
             self._conn.execute("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?)",
                                (pair_id, value["status"], value.get("reason"), at))
+
+    def _apply_note(self, pair_id: int, text: str | None, at: float) -> None:
+        if text:
+            self._conn.execute("INSERT OR REPLACE INTO notes VALUES (?, ?, ?)", (pair_id, text, at))
+        else:
+            self._conn.execute("DELETE FROM notes WHERE pair_id=?", (pair_id,))
 
     def _apply_edits(self, pair_id: int, changes: dict[str, str | None], at: float) -> None:
         for f, v in changes.items():
@@ -741,7 +776,8 @@ def _connect_reader(uri: str) -> sqlite3.Connection:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         for table, columns in (("added_pairs", "pair_id INTEGER, value TEXT, added_at REAL"),
                                ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL"),
-                               ("shared_evidence", "a INTEGER, b INTEGER, marked_at REAL")):
+                               ("shared_evidence", "a INTEGER, b INTEGER, marked_at REAL"),
+                               ("notes", "pair_id INTEGER, text TEXT, noted_at REAL")):
             if table not in tables:
                 conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
         have = {r[1] for r in conn.execute("PRAGMA table_info(history)")}
