@@ -126,3 +126,38 @@ def test_concurrency_is_a_known_llm_setting(tmp_path):
     path.write_text('[llm]\nconcurrency = 4\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
     cfg = resolve_config(table=read_llm_table(path), env={})
     assert cfg.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_dedup_batches_run_concurrently_with_the_same_result(fake_llm):
+    import time as _time
+
+    from test_llm_dedup import items_for, numbered, topic_model
+
+    topics = [i // 2 for i in range(200)]
+    model = topic_model()
+    lock = threading.Lock()
+    seen = {"now": 0, "most": 0}
+
+    def slow(body):
+        with lock:
+            seen["now"] += 1
+            seen["most"] = max(seen["most"], seen["now"])
+        # Earlier batches answer last: replies arrive out of order.
+        first = numbered(body)[0][1]
+        _time.sleep(0.1 if "topic-0 " in first or first.endswith("topic-0") else 0.01)
+        with lock:
+            seen["now"] -= 1
+        return model(body)
+
+    from mtcb_curate.llm.dedup import semantic_dedup
+
+    fake_llm.default = model
+    serial = semantic_dedup(ChatClient(make_config(fake_llm)), items_for(topics))
+    fake_llm.requests.clear()
+    fake_llm.default = slow
+    steps = []
+    parallel = semantic_dedup(ChatClient(make_config(fake_llm)), items_for(topics), concurrency=4,
+                              on_progress=lambda d, t: steps.append((d, t)))
+    assert parallel.clusters == serial.clusters and parallel.kept == serial.kept and parallel.calls == serial.calls
+    assert seen["most"] > 1 and len(fake_llm.requests) == serial.calls
+    assert [d for d, _ in steps] == sorted(d for d, _ in steps) and steps[-1] == (5, 5)

@@ -73,8 +73,11 @@ def _llm_dedup(args: argparse.Namespace, session, has_ws: bool) -> int:
     if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
         note("not run: more than 10 calls; pass --yes to run them without asking")
         return 2
+    from mtcb_curate.llm.pool import read_concurrency
+
     result = semantic_dedup(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)),
-                            on_progress=lambda done, total: note(f"LLM dedup call {done}/{total}"))
+                            on_progress=lambda done, total: note(f"LLM dedup call {done}/{total}"),
+                            concurrency=read_concurrency(getattr(args, "config", None)))
     for report in result.reports:
         note(str(report))
     groups = [list(c.members) for c in result.clusters]

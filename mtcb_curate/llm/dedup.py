@@ -224,6 +224,7 @@ def semantic_dedup(
     cancel: threading.Event | None = None,
     on_retry: RetryCallback | None = None,
     on_progress: ProgressCallback | None = None,
+    concurrency: int = 1,
 ) -> DedupResult:
     """Find duplicate questions among ``items``: batches of ``batch_size``, then a final pass.
 
@@ -235,6 +236,9 @@ def semantic_dedup(
         temperature: sent unless None (default 0).
         cancel, on_retry: see :meth:`ChatClient.complete`.
         on_progress: called with ``(calls done, calls planned)``; the final pass counts as one.
+        concurrency: first-stage batches sent at once (``[llm] concurrency``,
+            :mod:`mtcb_curate.llm.pool`); they are read in batch order whatever order the
+            replies come in, so the result is the same as with 1.
 
     Returns:
         A :class:`DedupResult`. On cancel: ``cancelled=True``, the clusters found so far, and the
@@ -256,13 +260,25 @@ def semantic_dedup(
     links: dict[int, tuple[int, str, str]] = {}
     survivors: list[DedupItem] = []
     done = 0
+    fetched: dict[int, Any] = {}  # batch number -> ChatResult sent ahead, concurrently
+    if concurrency > 1:
+        from mtcb_curate.llm.pool import run_ordered
 
-    def judge(batch: list[DedupItem], stage: str) -> list[DedupItem]:
+        multi = [b for b, batch in enumerate(batches, start=1) if len(batch) > 1]
+        ahead = run_ordered(lambda b: client.complete(_request(batches[b - 1], temperature), cancel=cancel,
+                                                      on_retry=on_retry),
+                            multi, concurrency=concurrency, cancel=cancel,
+                            on_progress=None if on_progress is None else lambda k, _: on_progress(k, planned))
+        if ahead.error is not None:
+            raise ahead.error
+        fetched = dict(zip(multi, ahead.results))
+
+    def judge(batch: list[DedupItem], stage: str, b: int = 0) -> list[DedupItem]:
         """Judge one batch, count the call, report progress; return the kept items."""
         nonlocal done
-        kept = _judge(client, batch, stage, temperature, out, links, cancel, on_retry)
+        kept = _judge(client, batch, stage, temperature, out, links, cancel, on_retry, fetched.get(b))
         done += 1
-        if on_progress is not None:
+        if on_progress is not None and b not in fetched:
             on_progress(done, planned)
         return kept
 
@@ -271,7 +287,7 @@ def semantic_dedup(
             if len(batch) < 2:
                 survivors.extend(batch)
                 continue
-            survivors.extend(judge(batch, f"batch {b}/{len(batches)}"))
+            survivors.extend(judge(batch, f"batch {b}/{len(batches)}", b))
         if len(batches) > 1 and len(survivors) > 1:
             survivors = judge(survivors, "final pass")
     except LLMCancelled:
@@ -286,10 +302,11 @@ def semantic_dedup(
 
 def _judge(client: ChatClient, batch: list[DedupItem], stage: str, temperature: float | None, out: DedupResult,
            links: dict[int, tuple[int, str, str]], cancel: threading.Event | None,
-           on_retry: RetryCallback | None) -> list[DedupItem]:
-    """Ask about one batch; record links of dropped ids; return the kept items (all of them
-    when the answer cannot be used, with a report)."""
-    result = client.complete(_request(batch, temperature), cancel=cancel, on_retry=on_retry)
+           on_retry: RetryCallback | None, result: Any = None) -> list[DedupItem]:
+    """Ask about one batch (unless its ``result`` was fetched ahead); record links of dropped
+    ids; return the kept items (all of them when the answer cannot be used, with a report)."""
+    if result is None:
+        result = client.complete(_request(batch, temperature), cancel=cancel, on_retry=on_retry)
     out.calls += 1
     out.cached_calls += int(result.cached)
     n = len(batch)
