@@ -328,3 +328,30 @@ def test_palette_has_the_statistics_entry():
 def test_text_report_survives_an_empty_subset(session):
     out = text_report(compute_stats(session, []))
     assert "0 pairs" in out and "balance: within the targets" in out
+
+
+def test_per_window_counts_are_one_character_per_window():
+    from types import SimpleNamespace
+
+    from mtcb_curate.stats.render import document_rows, window_strip
+
+    assert window_strip([0, 0, 1, 9, 12, 0]) == "··19+·"
+    assert window_strip(list(range(2)) * 40, 10) == "·1·1·1·1·1…"
+    s = SimpleNamespace(coverage={"per_document": [{"doc": "AAA", "pairs": 3, "per_window": [0, 3, 0]},
+                                                   {"doc": "BBB", "pairs": 0, "per_window": None}]})
+    assert document_rows(s) == [("BBB", 0, "-", "-"), ("AAA", 3, "1/3", "·3·")]
+
+
+async def test_at_80_columns_each_plot_sits_above_its_numbers(session):
+    from mtcb_curate.tui.screens.stats import StatsScreen
+
+    for size, stacked in (((80, 24), True), ((120, 30), False)):
+        async with review_app(session, size=size, close=False) as (app, pilot):
+            await pilot.press("T")
+            await settle(app, pilot)
+            assert isinstance(app.screen, StatsScreen)
+            row = app.screen.query(".stats-row").first()
+            plot, numbers = row.query_one(".stats-plot"), row.query_one(".stats-numbers")
+            assert (plot.region.y < numbers.region.y) is stacked, size
+            if stacked:
+                assert numbers.region.width >= 70 and "·" in str(numbers.content)

@@ -39,16 +39,27 @@ def counts_rows(counts: dict[str, int], total: int | None = None) -> list[tuple[
     return [(one_line(str(k), 40), int(n), _pct(int(n), total)) for k, n in counts.items()]
 
 
+#: Windows shown per document in the per-window strip (then ``…``).
+MAX_STRIP_WINDOWS = 48
+
+
+def window_strip(per_window: list[int], limit: int = MAX_STRIP_WINDOWS) -> str:
+    """One character per window, in document order: ``·`` no pair, ``1``-``9`` that many,
+    ``+`` ten or more; at most ``limit`` windows, then ``…``."""
+    strip = "".join("·" if c <= 0 else str(c) if c < 10 else "+" for c in per_window[:limit])
+    return strip + ("…" if len(per_window) > limit else "")
+
+
 def document_rows(stats: Stats, limit: int = MAX_DOCUMENT_ROWS) -> list[tuple[str, int, str, str]]:
-    """``(document, pairs, windows with pairs / windows, per-window counts)`` rows, documents
-    with the fewest pairs first; at most ``limit`` (then one ``(N more)`` row)."""
+    """``(document, pairs, windows with pairs / windows, per-window strip)`` rows (the strip:
+    :func:`window_strip`), documents with the fewest pairs first; at most ``limit`` (then one
+    ``(N more)`` row)."""
     docs = sorted(stats.coverage["per_document"], key=lambda d: (d["pairs"], d["doc"]))
     rows = []
     for d in docs[:limit]:
         pw = d["per_window"]
         cov = "-" if pw is None else f"{sum(1 for c in pw if c)}/{len(pw)}"
-        spark = "-" if pw is None else " ".join(str(c) for c in pw[:24]) + (" …" if len(pw) > 24 else "")
-        rows.append((one_line(str(d["doc"]), 30), d["pairs"], cov, spark))
+        rows.append((one_line(str(d["doc"]), 30), d["pairs"], cov, "-" if pw is None else window_strip(pw)))
     if len(docs) > limit:
         rest = docs[limit:]
         rows.append((f"({len(rest)} more)", sum(d["pairs"] for d in rest), "", ""))
@@ -79,7 +90,7 @@ def text_report(stats: Stats) -> str:
                  f"{cov['windows']:,} windows of {cov['window_tokens']:,} tokens, "
                  f"{cov['windows_without_pairs']:,} without pairs; {cov['unplaced_pairs']:,} pairs not placed "
                  f"(passage not located or windows unknown); {cov['unlinked_pairs']:,} pairs on no document")
-    lines += _table(("document", "pairs", "windows", "pairs per window"), document_rows(s), {1})
+    lines += _table(("document", "pairs", "windows", "pairs per window (· none, + 10 or more)"), document_rows(s), {1})
     if cov["documents_without_pairs"]:
         keys = [one_line(str(k), 30) for k in cov["documents_without_pairs"][:20]]
         more = len(cov["documents_without_pairs"]) - len(keys)

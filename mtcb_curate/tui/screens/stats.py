@@ -38,6 +38,8 @@ class StatsScreen(ModalScreen[None]):
     (``all pairs``, ``accepted pairs`` ...); ``results`` gives verdicts already at hand."""
 
     BINDINGS = [Binding("escape,q", "close", "close", id="stats_close")]
+    #: Below 100 columns each plot sits above its numbers (styles/stats.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(self, session: ReviewSession, ids: list[int] | None = None, *, scope: str = "all pairs",
                  results: Callable[[], Mapping] | None = None):
@@ -110,7 +112,7 @@ class StatsScreen(ModalScreen[None]):
         head = Text(f"{cov['documents']:,} documents, {len(cov['documents_without_pairs']):,} without pairs; "
                     f"{cov['windows']:,} windows of {cov['window_tokens']:,} tokens, {cov['windows_without_pairs']:,} "
                     f"without pairs; {cov['unplaced_pairs']:,} pairs not placed, {cov['unlinked_pairs']:,} on no document\n")
-        head.append_text(_rows([("document", "pairs", "windows", "pairs per window")] + document_rows(s, 30),
+        head.append_text(_rows([("document", "pairs", "windows", "per window (· none)")] + document_rows(s, 30),
                                (14, 6, 8, 0)))
         if cov["documents_without_pairs"]:
             head.append("without pairs: " + ", ".join(one_line(str(k), 30) for k in cov["documents_without_pairs"][:20]))
