@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
@@ -53,6 +53,10 @@ from mtcb_curate.tui.screens.search import SearchScreen
 from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.screens.shrink import ShrinkScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
+from mtcb_curate.tui.widgets.filter_bar import FilterBar
+from mtcb_curate.tui.screens.bulk import BulkScreen
+from mtcb_curate.app import bulk as app_bulk
+from mtcb_curate.app import filters as app_filters
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 
@@ -99,6 +103,10 @@ BINDINGS = [
     Binding("e", "edit", "edit", id="edit", priority=True),
     Binding("slash", "search", "search", id="search"),
     Binding("v", "cycle_filter", "filter", id="filter", show=False),
+    Binding("V", "filter_bar", "filter bar", show=False, id="filter_bar"),
+    Binding("full_stop", "match_step(1)", "next match", show=False, id="next_match"),
+    Binding("comma", "match_step(-1)", "previous match", show=False, id="previous_match"),
+    Binding("B", "bulk", "bulk action", show=False, id="bulk"),
     Binding("question_mark", "help", "help", id="help"),
     Binding("q", "quit", "quit", id="quit"),
     Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down", priority=True),
@@ -140,6 +148,13 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         super().__init__()
         self.session = session
         self.filter: Status | None = None
+        #: The filter bar's criteria (``app.filters.Filter``); ``filter`` (the v cycle's status)
+        #: replaces its statuses when set.
+        self.view_filter = app_filters.Filter()
+        self._view_line = ""
+        #: (document key, query) -> the query's match spans in that document (the source's highlights).
+        self._doc_matches: dict[tuple, list[Span]] = {}
+        self._match_at = -1
         self.verdicts = Verdicts(session)
         self.dedup_threshold = neardup.DEFAULT_THRESHOLD
         self.show_window = False
@@ -177,6 +192,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="source-bar")
+        yield FilterBar(id="filter-bar")
         with Horizontal(id="main"):
             with Vertical(id="queue-pane"):
                 yield Static(id="queue-title")
@@ -468,9 +484,33 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def queue(self) -> PairList:
         return self.query_one(PairList)
 
+    def _combined_filter(self) -> app_filters.Filter:
+        """The view: the filter bar's criteria, with the v cycle's status when one is set."""
+        f = self.view_filter
+        return f if self.filter is None else replace(f, statuses=frozenset({self.filter}))
+
+    def _verdict_of(self, pid: int) -> str | None:
+        r = self.verdicts.cached(pid)
+        return None if r is None else str(r.verdict)
+
+    def _view_ids(self, ids=None) -> list[int]:
+        """The ids of the current view (``ids``: only among these)."""
+        if self.view_filter.empty and ids is None:
+            return self.session.ids(self.filter)
+        try:
+            return app_filters.apply(self.session, self._combined_filter(), verdict_of=self._verdict_of,
+                                     problems=self.problems, ids=ids)
+        except app_filters.FilterError:  # parse() checked it; a pattern never turns bad later
+            return []
+
+    def _in_view(self, pid: int) -> bool:
+        if self.view_filter.empty:
+            return self.filter is None or self.session.status(pid) == self.filter
+        return bool(self._view_ids([pid]))
+
     def _apply_filter(self, status: Status | None, keep: int | None) -> None:
         self.filter = status
-        ids = self.session.ids(status)
+        ids = self._view_ids()
         self.queue.set_ids(ids, keep=keep)
         self._refresh_queue_title(len(ids))
         self._show_current()
@@ -494,7 +534,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         doc = self.session.dataset.document_for(view.pair)
         if doc is None:
             panel.show(view, self.verdicts.quick(pid), key_column=self._key_column, extra=self._badges(pid),
-                       problems=self._problems_text(pid), findability=self._findability_text(pid))
+                       problems=self._problems_text(pid), findability=self._findability_text(pid),
+                       matches=self._text_matches())
             viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
             self._shown_doc = None
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
@@ -504,7 +545,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         result = self.verdicts.quick_inline(pid)
         pending = result is None or not self.verdicts.is_complete(pid)
         spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
+        spans += self._match_spans(doc)
         if self._shown_doc != doc.key:
+            self._match_at = -1
             viewer.show(doc.text, spans)
             self._shown_doc = doc.key
         else:
@@ -514,7 +557,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
                                    f"{len(doc.text):,} characters"))
         panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
-                   problems=self._problems_text(pid), findability=self._findability_text(pid))
+                   problems=self._problems_text(pid), findability=self._findability_text(pid),
+                   matches=self._text_matches())
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
@@ -759,10 +803,12 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             keep = pid if valid or queue.current is None else queue.current
             holds = not valid or self.filter is None or self.session.status(keep) == self.filter
             self._apply_filter(self.filter if holds else None, keep=keep)  # draws the pair and progress
+            if valid and self.queue.current != pid and not self.view_filter.empty and not self._in_view(pid):
+                self.notify(f"#{pid} is not in this view (V changes the filter).", timeout=3)
             return
         if pid is None:
             return
-        if advance and self.filter is not None and self.session.status(pid) != self.filter:
+        if advance and not self._in_view(pid):
             queue.remove(pid)
             self._refresh_queue_title(len(queue.ids))
         else:
@@ -782,8 +828,14 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         n = len(queue.ids) if n is None else n
         name = "all" if self.filter is None else self.filter.value
         row = f" · row {min(queue.cursor + 1, n):,}/{n:,}" if n else ""
-        self._set_bar("#queue-title",
-            Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}){row} · v: change view"))
+        if self.view_filter.empty:
+            self._set_bar("#queue-title",
+                Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}){row} · v: change view"))
+            return
+        line = self._combined_filter().describe()
+        self._set_bar("#queue-title", Text.assemble(("Queue ", "bold"), ("view: ", "bold"),
+                                                    f"{n:,} of {len(self.session):,}{row} · ",
+                                                    (one_line(line, 60), "italic"), " · V: filter"))
 
     def action_accept(self) -> None:
         """Accept the current pair and go to the next one. When it would fail a check (and
@@ -869,6 +921,172 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """Show all pairs, or only those of one status (cycles)."""
         nxt = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
         self._apply_filter(nxt, keep=self.queue.current)
+
+    # -- the filter bar, text matches, bulk actions ------------------------------------------------
+
+    def action_filter_bar(self) -> None:
+        """Open the filter bar (every criterion: status, verdict, checks, document, edited,
+        generated, by hand, note, text or regex); enter applies, esc closes."""
+        bar = self.query_one(FilterBar)
+        bar.open(self._combined_filter().describe() if not self.view_filter.empty else "")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the filter bar is being typed in, the screen's keys (priority ones included:
+        j, k, e ...) go to the bar, not to their actions."""
+        if isinstance(self.focused, Input) and self.focused.id == "filter-input":
+            return False
+        return True
+
+    @on(FilterBar.Applied)
+    def _filter_applied(self, message: FilterBar.Applied) -> None:
+        self.set_view(message.filter)
+
+    @on(FilterBar.Closed)
+    def _filter_closed(self) -> None:
+        self.set_focus(None)
+
+    def set_view(self, f: app_filters.Filter) -> None:
+        """Show the pairs passing ``f`` (its statuses replace the v cycle's); the cursor stays on
+        its pair when the new view holds it."""
+        self.set_focus(None)
+        self.view_filter = replace(f, statuses=frozenset()) if len(f.statuses) <= 1 else f
+        status = next(iter(f.statuses)) if len(f.statuses) == 1 else None
+        self._doc_matches.clear()
+        self._match_at = -1
+        self._apply_filter(status, keep=self.queue.current)
+        if not self.queue.ids:
+            self.notify("No pair passes this filter (V changes it; an empty line clears it).", timeout=4)
+
+    def _text_matches(self):
+        """text -> the view's text-query matches in it, or None without a query."""
+        f = self.view_filter
+        if not f.text:
+            return None
+        return lambda text: app_filters.match_spans(f, text, limit=200)
+
+    def _match_spans(self, doc) -> list[Span]:
+        """The text query's matches in ``doc`` (cached per document and query), as spans."""
+        f = self.view_filter
+        if not f.text:
+            return []
+        key = (doc.key, f.text, f.regex)
+        spans = self._doc_matches.get(key)
+        if spans is None:
+            spans = [Span(a, b, "match") for a, b in app_filters.match_spans(f, doc.text)]
+            if len(self._doc_matches) > 8:
+                self._doc_matches.clear()
+            self._doc_matches[key] = spans
+        return spans
+
+    def action_match_step(self, direction: int) -> None:
+        """Scroll the source to the next (1) or previous (-1) match of the filter's text query."""
+        pid = self.queue.current
+        doc = None if pid is None else self.session.dataset.document_for(self.session.pairs[pid])
+        spans = [] if doc is None else self._match_spans(doc)
+        if not self.view_filter.text:
+            self.notify("No text in the filter (V sets one).", timeout=3)
+            return
+        if not spans:
+            self.notify("No match in this source.", timeout=3)
+            return
+        self._match_at = (self._match_at + direction) % len(spans)
+        self.query_one(SourceViewer).scroll_to_offset(spans[self._match_at].start)
+        self.notify(f"match {self._match_at + 1:,} of {len(spans):,} in this source", timeout=2)
+
+    def _view_scope(self) -> str:
+        return "all pairs" if self.view_filter.empty and self.filter is None else \
+            (self._combined_filter().describe() or "all pairs")
+
+    def _clusters_shown(self) -> list[list[int]]:
+        seen, out = set(), []
+        for c in self._cluster_index.values():
+            if c.ids not in seen:
+                seen.add(c.ids)
+                out.append(list(c.ids))
+        return out
+
+    def action_bulk(self) -> None:
+        """A bulk action over every pair of the view (menu with counts; asks once; one undo)."""
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return
+        ids = list(self.queue.ids)
+        if not ids:
+            self.notify("No pair in this view.", timeout=3)
+            return
+        counts = {}
+        for action, (_label, slow) in app_bulk.ACTIONS.items():
+            if not slow and action != app_bulk.REJECT:
+                counts[action] = len(app_bulk.plan(self.session, action, ids,
+                                                   clusters=self._clusters_shown()).touched)
+        counts[app_bulk.REJECT] = sum(1 for pid in ids if self.session.status(pid) != Status.REJECTED)
+
+        def picked(action: str | None) -> None:
+            if action is None:
+                return
+            if action == app_bulk.REJECT:
+                def reason(r: str | None) -> None:
+                    if r != CANCEL:
+                        self._plan_bulk(action, ids, r)
+                self.app.push_screen(RejectScreen(len(ids)), reason)
+                return
+            self._plan_bulk(action, ids, None)
+
+        self.app.push_screen(BulkScreen(len(ids), self._view_scope(), counts), picked)
+
+    def _plan_bulk(self, action: str, ids: list[int], reason: str | None) -> None:
+        if app_bulk.ACTIONS[action][1]:
+            self.notify(f"Counting what {action} changes over {len(ids):,} pairs ...", timeout=3)
+            self._plan_bulk_worker(action, ids, reason)
+            return
+        self._confirm_bulk(app_bulk.plan(self.session, action, ids, reason=reason, verdicts=self.verdicts,
+                                         clusters=self._clusters_shown(), config=self.curate_app.config_path))
+
+    @work(thread=True, exclusive=True, group="bulk_plan", exit_on_error=False)
+    def _plan_bulk_worker(self, action: str, ids: list[int], reason: str | None) -> None:
+        worker = get_current_worker()
+        try:
+            p = app_bulk.plan(self.session, action, ids, reason=reason, verdicts=self.verdicts,
+                              config=self.curate_app.config_path, cancelled=lambda: worker.is_cancelled)
+        except Exception as exc:  # noqa: BLE001 - reported, nothing written
+            self.app.call_from_thread(self.notify, f"Bulk {action} failed: {exc}", severity="error",
+                                      timeout=10, markup=False)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._confirm_bulk, p)
+
+    def _confirm_bulk(self, p) -> None:
+        label = app_bulk.ACTIONS[p.action][0]
+        n = len(p.touched)
+        if not n:
+            left = f" ({len(p.skipped):,} left out: {next(iter(p.skipped.values()))})" if p.skipped else ""
+            self.notify(f"Bulk {label}: no pair of this view to change{left}.", timeout=5, markup=False)
+            return
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                result = app_bulk.apply(self.session, p)
+            except CurateError as exc:
+                self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+                return
+            edits = p.action in (app_bulk.SNAP, app_bulk.TRIM, app_bulk.SHRINK)
+            if edits:
+                for pid in result.touched:
+                    self._recheck(pid)
+            if p.action == app_bulk.NOT_DUPLICATES:
+                self._forget_duplicates(result.touched)
+            if edits or p.action == app_bulk.NOT_DUPLICATES:
+                self._find_clusters()
+            self._schedule_set_checks()
+            self._apply_filter(self.filter, keep=self.queue.current)  # the view stays; its pairs change
+            self.notify(f"Bulk {label}: {result.count:,} pairs changed (u undoes all of it).", timeout=5)
+
+        reason = f" (reason: {p.changes[p.touched[0]][1]})" if p.action == app_bulk.REJECT and p.changes[
+            p.touched[0]][1] else ""
+        self.app.push_screen(ConfirmScreen(f"{label}{reason}: {n:,} of the {len(p.ids):,} pairs of this view? "
+                                           "a/enter yes, esc no"), done)
 
     def show_view(self, status: Status | None) -> None:
         """Show all pairs (None) or only those of ``status`` (the command palette's views)."""

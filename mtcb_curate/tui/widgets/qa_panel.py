@@ -295,11 +295,13 @@ class QAPanel(ScrollView, can_focus=False):
 
     def show(self, view: PairView | None, result: PairResult | None = None, pending: bool = False,
              key_column: str = "document", extra: Text | None = None, problems: Text | None = None,
-             findability: Text | None = None) -> None:
+             findability: Text | None = None,
+             matches: Callable[[str], list[tuple[int, int]]] | None = None) -> None:
         """Display ``view`` (None: an empty queue) with its passage's verification ``result``
         (``pending``: the full check is still running), an ``extra`` line of badges, the
         ``problems`` lines (``problems_text``: the checks it would fail or warn if accepted) and
-        the ``findability`` lines (``findability_text``)."""
+        the ``findability`` lines (``findability_text``). ``matches``: text -> the queue
+        filter's match offsets in it, highlighted in the question, answer and passage."""
         if view is None:
             sections = {name: Text() for name, _ in SECTIONS}
             sections["head"] = Text("No pair in this view.", style="dim")
@@ -315,6 +317,11 @@ class QAPanel(ScrollView, can_focus=False):
                 "answer": _field(view.answer),
                 "passage": _field(view.passage),
             }
+            if matches is not None:
+                for name in ("question", "answer", "passage"):
+                    text = sections[name]
+                    for start, end in matches(text.plain):
+                        text.stylize("reverse bold", start, end)
         self._sections = sections
         self._wrap()
         self.scroll_to(0, 0, animate=False, immediate=True)

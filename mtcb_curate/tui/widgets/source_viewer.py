@@ -66,8 +66,8 @@ class Span:
     Attributes:
         start: first character offset (inclusive) into the text given to `SourceViewer.show`.
         end: character offset one past the last highlighted character (exclusive).
-        kind: "exact", "normalized", "closest" (a fuzzy match), "window" or "selection";
-            anything else is drawn as "exact".
+        kind: "exact", "normalized", "closest" (a fuzzy match), "window", "selection" or
+            "match" (the queue filter's text query); anything else is drawn as "exact".
     """
 
     start: int
@@ -75,7 +75,7 @@ class Span:
     kind: str = "exact"
 
 
-SPAN_KINDS: tuple[str, ...] = ("window", "closest", "normalized", "exact", "selection")
+SPAN_KINDS: tuple[str, ...] = ("window", "closest", "normalized", "exact", "selection", "match")
 """Known span kinds in paint order: where spans overlap, a later kind is drawn over earlier ones."""
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(SPAN_KINDS)}
@@ -353,6 +353,7 @@ class SourceViewer(ScrollView, can_focus=True):
         "source-viewer--closest",
         "source-viewer--window",
         "source-viewer--selection",
+        "source-viewer--match",
         "source-viewer--gutter",
         "source-viewer--message",
     }
@@ -364,6 +365,7 @@ class SourceViewer(ScrollView, can_focus=True):
     | `source-viewer--closest` | The closest fuzzy match when no exact passage was found. |
     | `source-viewer--window` | A surrounding window (e.g. the retrieval chunk). |
     | `source-viewer--selection` | A range picked by the curator. |
+    | `source-viewer--match` | A match of the queue filter's text query. |
     | `source-viewer--gutter` | The line-number gutter. |
     | `source-viewer--message` | The placeholder / message line. |
     """
@@ -398,6 +400,11 @@ class SourceViewer(ScrollView, can_focus=True):
             background: $primary 70%;
             color: $text;
             text-style: underline;
+        }
+        & > .source-viewer--match {
+            background: $accent 60%;
+            color: $text;
+            text-style: bold;
         }
         & > .source-viewer--gutter {
             color: $text-muted;

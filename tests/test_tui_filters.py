@@ -1,0 +1,117 @@
+"""The review screen's filter bar (V), text-match highlights and next match, and bulk actions (B)
+over the current view, driven with Pilot."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import current, opened, review_app, text_of, write_source
+
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.tui.screens.bulk import BulkScreen
+from mtcb_curate.tui.screens.confirm import ConfirmScreen
+from mtcb_curate.tui.widgets.filter_bar import FilterBar
+from mtcb_curate.tui.widgets.pair_list import PairList
+from mtcb_curate.tui.widgets.qa_panel import QAPanel
+from mtcb_curate.tui.widgets.source_viewer import SourceViewer
+
+pytestmark = pytest.mark.usefixtures("review_at_once")
+
+CORPUS = [{"ticker": "AAA", "text": "Alpha revenue was 10 million. Alpha costs were 4 million. Alpha hired staff."},
+          {"ticker": "BBB", "text": "Beta holds the Needle in its haystack. Beta sold 7 units."}]
+QUESTIONS = [
+    {"question": "What was Alpha revenue?", "answer": "10 million", "supporting_passage": "Alpha revenue was 10 million.",
+     "ticker": "AAA", "chunk_index": 0},
+    {"question": "What were Alpha costs?", "answer": "4 million", "supporting_passage": "Alpha costs were 4 million.",
+     "ticker": "AAA", "chunk_index": 0},
+    {"question": "Where is the needle?", "answer": "In the haystack",
+     "supporting_passage": "Beta holds the Needle in its haystack.", "ticker": "BBB", "chunk_index": 0},
+    {"question": "How many units did Beta sell?", "answer": "7 units", "supporting_passage": "Beta sold 7 units.",
+     "ticker": "BBB", "chunk_index": 0},
+    {"question": "Whom did Alpha hire?", "answer": "staff", "supporting_passage": "Alpha hired staff.",
+     "ticker": "AAA", "chunk_index": 0},
+]
+
+
+@pytest.fixture
+def src(tmp_path):
+    return write_source(tmp_path / "src", CORPUS, QUESTIONS)
+
+
+async def _filter(app, pilot, line: str) -> None:
+    await pilot.press("V")
+    bar = app.screen.query_one(FilterBar)
+    assert bar.is_open
+    bar.input.value = ""
+    await pilot.press(*line) if line else None
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_filter_bar_narrows_the_queue_and_the_title_shows_the_count(src, ws):
+    session = opened(src, ws)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await pilot.press("j")  # cursor on #1 (Alpha costs)
+        assert current(app) == 1
+        await _filter(app, pilot, "doc:AAA alpha")  # typed: j, k, e ... go to the bar
+        assert list(app.screen.query_one(PairList).ids) == [0, 1, 4]
+        assert current(app) == 1  # the cursor stays on its pair
+        title = text_of(app, "#queue-title")
+        assert "view: 3 of 5" in title and "doc:AAA" in title
+        assert not app.screen.query_one(FilterBar).is_open
+        # the QA panel's question highlights the match; the source holds match spans
+        assert any(s.kind == "match" for s in app.screen.query_one(SourceViewer).spans)
+        question = app.screen.query_one(QAPanel)._sections["question"]
+        assert [(sp.start, sp.end) for sp in question.spans if "reverse" in str(sp.style)] == [(10, 15)]
+        await pilot.press("period")
+        await pilot.pause()
+        # an accept leaves the pair in the view (no status criterion) and advances
+        await pilot.press("a")
+        await pilot.pause()
+        assert session.status(1) is Status.ACCEPTED and current(app) == 4
+        await _filter(app, pilot, "status:undecided doc:AAA")
+        assert list(app.screen.query_one(PairList).ids) == [0, 4]
+        await _filter(app, pilot, "")  # an empty line clears
+        assert len(app.screen.query_one(PairList).ids) == 5 and "view:" not in text_of(app, "#queue-title")
+
+
+async def test_bad_regex_is_shown_on_the_bar_and_nothing_applies(src, ws):
+    session = opened(src, ws)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await _filter(app, pilot, "/(unclosed/")
+        bar = app.screen.query_one(FilterBar)
+        assert bar.is_open and "regular expression" in str(bar.query_one("#filter-message").content)
+        assert len(app.screen.query_one(PairList).ids) == 5
+        await pilot.press("escape")
+        assert not bar.is_open
+
+
+async def test_bulk_accept_over_a_filtered_view_confirm_then_one_undo(src, ws):
+    session = opened(src, ws)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await _filter(app, pilot, "doc:BBB")
+        await pilot.press("B")
+        await pilot.pause()
+        assert isinstance(app.screen, BulkScreen) and app.screen.counts["accept"] == 2
+        await pilot.press("1")  # accept
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and "2 of the 2 pairs" in app.screen.prompt
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [session.status(i) for i in range(5)] == [Status.UNDECIDED, Status.UNDECIDED, Status.ACCEPTED,
+                                                          Status.ACCEPTED, Status.UNDECIDED]
+        assert "view: 2 of 5" in text_of(app, "#queue-title")
+        await pilot.press("u")
+        await pilot.pause()
+        assert all(session.status(i) is Status.UNDECIDED for i in range(5))
+
+
+async def test_bulk_menu_escape_writes_nothing(src, ws):
+    session = opened(src, ws)
+    async with review_app(session, size=(80, 24)) as (app, pilot):
+        await pilot.press("B")
+        await pilot.pause()
+        assert isinstance(app.screen, BulkScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert session.workspace.history() == []
