@@ -115,3 +115,28 @@ async def test_bulk_menu_escape_writes_nothing(src, ws):
         await pilot.press("escape")
         await pilot.pause()
         assert session.workspace.history() == []
+
+
+def test_palette_lists_the_filter_bar_match_keys_and_every_bulk_action():
+    from mtcb_curate.app.bulk import ACTIONS
+    from mtcb_curate.tui.palette import ENTRIES
+
+    ids = {e.binding_id for e in ENTRIES}
+    assert {"filter_bar", "next_match", "previous_match", "bulk"} <= ids
+    names = [e.name for e in ENTRIES]
+    assert all(any(n == f"Bulk on the view: {label}" for n in names) for label, _ in ACTIONS.values())
+
+
+async def test_palette_bulk_flag_asks_once_and_applies(src, ws):
+    from test_tui_messages import palette
+
+    session = opened(src, ws)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        listed = await palette(app, pilot, "bulk on the view: flag")
+        assert any("flag" in row for row in listed), listed
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and "5 of the 5" in app.screen.prompt
+        await pilot.press("enter")
+        await pilot.pause()
+        assert session.counts()[Status.FLAGGED] == 5

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from mtcb_curate.app.bulk import ACTIONS
 from mtcb_curate.dataset.model import Status
 
 if TYPE_CHECKING:
@@ -36,6 +37,10 @@ class Entry:
 
 def _view(status: Status | None) -> Callable[[ReviewScreen], None]:
     return lambda screen: screen.show_view(status)
+
+
+def _bulk(action: str) -> Callable[[ReviewScreen], None]:
+    return lambda screen: screen.run_bulk(action)
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -79,6 +84,17 @@ ENTRIES: tuple[Entry, ...] = (
           lambda s: s.action_panel_page(1)),
     Entry("Scroll the QA panel up a page", "panel_up", "back towards the head line and the verdict",
           lambda s: s.action_panel_page(-1)),
+    Entry("Filter the queue: the filter bar", "filter_bar",
+          "status, verdict, check, document, edited, generated, by hand, note, text or /regex/",
+          lambda s: s.action_filter_bar()),
+    Entry("Next text match in the source", "next_match", "the filter's text query, highlighted",
+          lambda s: s.action_match_step(1)),
+    Entry("Previous text match in the source", "previous_match", "the filter's text query, highlighted",
+          lambda s: s.action_match_step(-1)),
+    Entry("Bulk action on the view: menu", "bulk", "every action with the pairs it touches; asks once, one undo",
+          lambda s: s.action_bulk()),
+    *(Entry(f"Bulk on the view: {label}", None, "every pair of the current view; asks once, one undo",
+            _bulk(action)) for action, (label, _slow) in ACTIONS.items()),
     Entry("Help: every key", "help", "the keys as bound now", lambda s: s.action_help()),
 )
 

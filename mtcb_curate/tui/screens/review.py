@@ -1022,17 +1022,28 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         counts[app_bulk.REJECT] = sum(1 for pid in ids if self.session.status(pid) != Status.REJECTED)
 
         def picked(action: str | None) -> None:
-            if action is None:
-                return
-            if action == app_bulk.REJECT:
-                def reason(r: str | None) -> None:
-                    if r != CANCEL:
-                        self._plan_bulk(action, ids, r)
-                self.app.push_screen(RejectScreen(len(ids)), reason)
-                return
-            self._plan_bulk(action, ids, None)
+            if action is not None:
+                self.run_bulk(action, ids)
 
         self.app.push_screen(BulkScreen(len(ids), self._view_scope(), counts), picked)
+
+    def run_bulk(self, action: str, ids: list[int] | None = None) -> None:
+        """Bulk ``action`` (``app.bulk.ACTIONS``) over ``ids`` (default: the view): a reject asks
+        its reason first; then the count, one confirmation, ONE undo step (the palette's entries)."""
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return
+        ids = list(self.queue.ids) if ids is None else ids
+        if not ids:
+            self.notify("No pair in this view.", timeout=3)
+            return
+        if action == app_bulk.REJECT:
+            def reason(r: str | None) -> None:
+                if r != CANCEL:
+                    self._plan_bulk(action, ids, r)
+            self.app.push_screen(RejectScreen(ids[0]), reason)
+            return
+        self._plan_bulk(action, ids, None)
 
     def _plan_bulk(self, action: str, ids: list[int], reason: str | None) -> None:
         if app_bulk.ACTIONS[action][1]:
