@@ -228,3 +228,70 @@ def test_code_md_only_for_plain_names():
     assert code_md("chunk-must-contain") == "`chunk-must-contain`"
     assert code_md("a`b") == "a\\`b"
     assert code_md("<x>") == "&lt;x&gt;"
+
+
+# -- the optional baseline scores (issue 14) ------------------------------------------------------
+
+BASELINE = [{"chunker": "recursive:2048", "retriever": "bm25", "chunks": 4806, "pairs": 33,
+             "recall": {"@1": 0.0303, "@5": 0.0606}, "mrr": {"@1": 0.0303, "@5": 0.04},
+             "ceiling": 0.394, "longer_than_chunk": 4,
+             "versions": {"chonkie": "1.7.0", "chonkie-core": "1.0.0", "bm25s": "0.3.16"}}]
+
+
+def test_baseline_section_only_when_given_with_its_table():
+    assert "Baseline scores" not in render_section(_content())
+    text = render_section(_content(baseline=BASELINE))
+    assert "### Baseline scores" in text and "33 published pairs" in text
+    assert "| chunker | retriever | recall@1 | recall@5 | MRR@1 | MRR@5 | ceiling | library versions |" in text
+    assert "| recursive:2048 | bm25 | 3.0% | 6.1% | 0.030 | 0.040 | 39.4% | bm25s 0.3.16, chonkie 1.7.0, " \
+           "chonkie\\-core 1.0.0 |" in text
+    assert text.index("### Baseline scores") < text.index("### Checklist")
+
+
+def test_baseline_values_stay_text():
+    hostile = [{**BASELINE[0], "versions": {"chonkie": "<script>|x</script> [a](http://e)"}}]
+    text = render_section(_content(baseline=hostile))
+    row = next(line for line in text.splitlines() if line.startswith("| recursive:2048"))
+    assert "<script>" not in row and "](http" not in row and row.count(" | ") == 7
+
+
+def test_plan_card_has_baseline_scores_only_from_an_existing_preview_cache(tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_checklist import corpus, questions, write_source
+
+    from mtcb_curate.app.preview import run_preview
+    from mtcb_curate.app.sources import Options, open_session
+    from mtcb_curate.dataset.model import Status
+    from mtcb_curate.hub.plan import build_plan
+    from mtcb_curate.preview.chunkers import parse_spec
+
+    src = write_source(tmp_path / "src", corpus(), questions())
+    session = open_session(Options("ficha", source=[str(src)], workspace=tmp_path / "ws"))
+    try:
+        for pid in range(len(session)):
+            session.decide(pid, Status.ACCEPTED)
+        text = build_plan(session, None, repo_id="me/ficha", revision="main").content
+        assert text.baseline is None
+        assert "Baseline scores" not in cardmod_render(text)
+        assert not (tmp_path / "ws" / "preview-cache").exists()  # no cold preview was run
+        report = run_preview(session, [parse_spec("recursive:2048")], cache_dir=session.workspace.path)
+        content = build_plan(session, None, repo_id="me/ficha", revision="main").content
+        assert content.baseline is not None and len(content.baseline) == 1
+        row, s = content.baseline[0], report.scores[0]
+        assert row["chunker"] == "recursive:2048" and row["retriever"] == "bm25"
+        assert row["recall"] == {f"@{k}": v for k, v in s.recall.items()} and row["ceiling"] == s.ceiling
+        assert "bm25s" in row["versions"] and "chonkie" in row["versions"]
+        assert "### Baseline scores" in cardmod_render(content)
+        # A pair edited since: scored from the cached chunks and index (no chunking), then published.
+        session.edit(0, {"question": "Which figure did Alpha report as total revenue for fiscal 2022?"})
+        again = build_plan(session, None, repo_id="me/ficha", revision="main").content
+        assert again.baseline is not None and again.baseline[0]["pairs"] == len(session)
+    finally:
+        session.workspace.close()
+
+
+def cardmod_render(content) -> str:
+    return render_section(content)

@@ -18,7 +18,7 @@ from mtcb_curate.errors import InputError
 from mtcb_curate.preview import cache as pcache
 from mtcb_curate.preview.chunkers import ChunkerSpec, Chunks, chunk_corpus, library_versions
 from mtcb_curate.preview.retrievers import LEXICAL_NOTE, make_retriever, retriever_version
-from mtcb_curate.preview.placement import chunks_name, memo_name
+from mtcb_curate.preview.placement import chunks_name, index_name, memo_name
 from mtcb_curate.preview.scoring import (ChunkerScore, Item, Memo, corpus_occurrences, fill_memo,
                                         summarize)
 from mtcb_curate.store.session import ReviewSession
@@ -101,8 +101,7 @@ def load_chunks(spec: ChunkerSpec, documents: dict[str, str], store: pcache.Prev
 def load_index(chunks: Chunks, retriever: str, store: pcache.PreviewCache, fingerprint: str,
                progress: Callable[[str], None] | None = None):
     """The retriever fitted on ``chunks`` from the cache, else fitted and stored; (index, from_cache)."""
-    name = "index-" + pcache.key(fingerprint, chunks.spec.text, chunks.versions, retriever,
-                                 retriever_version(retriever))
+    name = index_name(fingerprint, chunks.spec, chunks.versions, retriever)
     got = store.get(name)
     if got is not None:
         return got, True

@@ -114,6 +114,10 @@ class CardContent:
             none (its path is the curator's own business).
         statistics: the compact statistics section (``stats.render.card_markdown``: counts per
             document, length percentiles, question forms; Markdown already escaped), or None.
+        baseline: the optional baseline scores from an existing preview cache (``preview.baseline``),
+            one ``ChunkerScore.to_dict(with_pairs=False)`` per chunker (``chunker``, ``retriever``,
+            ``pairs``, ``recall`` and ``mrr`` as {"@k": share}, ``ceiling``, ``versions``), or
+            None (no preview had scored the published pairs: no section).
     """
 
     repo_id: str
@@ -132,6 +136,7 @@ class CardContent:
     notes: list[str] = field(default_factory=list)
     source: SourceInfo | None = None
     statistics: str | None = None
+    baseline: list[dict[str, Any]] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,6 +340,34 @@ def source_line(source: SourceInfo) -> str | None:
     return line + "."
 
 
+def _ks(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The cut-offs every row has (``"@1"``, ``"@5"`` ...), in numeric order."""
+    common = set.intersection(*(set(r.get("recall", {})) & set(r.get("mrr", {})) for r in rows))
+    return sorted(common, key=lambda k: int(k[1:]) if k[1:].isdigit() else 0)
+
+
+def baseline_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The "Baseline scores" section's lines: one table row per chunker (chunker, retriever,
+    recall@k, MRR@k, ceiling, library versions) and what the figures mean. Every value is
+    escaped (``escape_md``)."""
+    ks = _ks(rows)
+    out = ["### Baseline scores", "",
+           f"MTCB's own scoring previewed with mtcb-curate over the {_n(rows[0].get('pairs', 0))} published pairs: "
+           "every chunk of every document in one index, a hit when a retrieved chunk contains the supporting "
+           "passage (`passage in chunk.text`). The ceiling is the share of passages some chunk holds whole. "
+           "BM25 is lexical: it favours questions that reuse the passage's words, so read recall as a floor.", "",
+           "| chunker | retriever | " + " | ".join(f"recall{escape_md(k, 8)}" for k in ks) + " | "
+           + " | ".join(f"MRR{escape_md(k, 8)}" for k in ks) + " | ceiling | library versions |",
+           "|" + "---|" * (4 + 2 * len(ks))]
+    for r in rows:
+        versions = ", ".join(f"{k} {v}" for k, v in sorted(dict(r.get("versions", {})).items()))
+        out.append(f"| {escape_md(r.get('chunker', ''), 40)} | {escape_md(r.get('retriever', ''), 20)} | "
+                   + " | ".join(f"{float(r['recall'][k]):.1%}" for k in ks) + " | "
+                   + " | ".join(f"{float(r['mrr'][k]):.3f}" for k in ks)
+                   + f" | {float(r.get('ceiling', 0.0)):.1%} | {escape_md(versions, 200)} |")
+    return out + [""]
+
+
 def render_section(c: CardContent) -> str:
     """Our block of the card as Markdown (without the markers); deterministic (no dates).
 
@@ -371,6 +404,8 @@ def render_section(c: CardContent) -> str:
         out.append("")
     if c.statistics:
         out += [c.statistics.strip(), ""]
+    if c.baseline:
+        out += baseline_markdown(c.baseline)
     out += ["### Checklist", ""]
     if c.checklist is None:
         out += ["The pre-publish checklist was not run.", ""]

@@ -249,6 +249,34 @@ def _statistics(session: ReviewSession, accepted: Sequence[int] | None) -> str |
         return None
 
 
+def _baseline(session: ReviewSession, accepted: Sequence[int] | None) -> list[dict[str, Any]] | None:
+    """The card's optional baseline scores over the published pairs, from an existing preview
+    cache in the workspace folder only (``preview.baseline.cached_scores``; the ``[preview]``
+    chunkers, retriever and k of the default config file), or None when no preview has scored
+    them. Never chunks or indexes the corpus."""
+    from mtcb_curate.preview.baseline import cached_scores
+    from mtcb_curate.preview.chunkers import DEFAULT_SPECS, parse_spec
+    from mtcb_curate.preview.placement import has_cache
+    from mtcb_curate.preview.scoring import Item
+    from mtcb_curate.preview.settings import PreviewSettings
+
+    folder = getattr(getattr(session, "workspace", None), "path", None)
+    if not has_cache(folder):
+        return None
+    try:
+        settings = PreviewSettings.resolve()
+    except Exception:  # noqa: BLE001 - a bad [preview] table: the defaults
+        settings = PreviewSettings(tuple(parse_spec(x) for x in DEFAULT_SPECS))
+    items = [Item(p.source_id, p.question, p.passage, p.doc_key) for p in accepted_pairs(session, accepted)]
+    try:
+        documents = {k: d.text for k, d in session.dataset.documents.items()}
+        scores = cached_scores(documents, items, settings.chunkers, settings.retriever, settings.k, folder,
+                               session.corpus_index)
+    except Exception:  # noqa: BLE001 - the card is published without baseline scores rather than not at all
+        return None
+    return [s.to_dict(with_pairs=False) for s in scores] or None
+
+
 def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, revision: str,
                tables: tuple[pa.Table, pa.Table, list[str]] | None = None, only_linked: bool = False,
                license: str | None = None, checklist: Sequence[Mapping[str, Any]] | None = None,
@@ -320,6 +348,7 @@ def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, re
         notes=["The corpus holds only the documents at least one question points at, so retrieval has fewer "
                "distractors than over the full corpus."] if only_linked else [],
         statistics=_statistics(session, accepted),
+        baseline=_baseline(session, accepted),
     )
     plan = PublishPlan(
         repo_id=repo_id, revision=revision, dataset_name=ds.name, corpus=corpus, questions=questions,

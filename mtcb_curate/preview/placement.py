@@ -32,6 +32,12 @@ def memo_name(fp: str, spec: ChunkerSpec, retriever: str, ks: Sequence[int]) -> 
                                  max(max(ks), TOP_MIN))
 
 
+def index_name(fp: str, spec: ChunkerSpec, versions: dict[str, str], retriever: str) -> str:
+    """The cache name of the retriever fitted on ``spec``'s chunks (``versions``: the chunks'
+    ``library_versions``) of the corpus with fingerprint ``fp``."""
+    return "index-" + pcache.key(fp, spec.text, versions, retriever, retriever_version(retriever))
+
+
 def has_cache(cache_dir: Path | None) -> bool:
     """A preview cache folder exists under the workspace folder ``cache_dir``."""
     return cache_dir is not None and (Path(cache_dir) / pcache.FOLDER).is_dir()
