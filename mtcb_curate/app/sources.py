@@ -13,12 +13,28 @@ Order for ``mtcb-curate NAME`` (first that applies):
 
 The reason is kept in ``Dataset.source.reason`` and shown on screen.
 
+Which workspace (``Options.workspace_dir``; ``--workspace DIR`` always wins), so that one
+source's decisions never land on another's questions and no source is refused because another
+was opened first:
+
+- ``--sample``: ``workspaces/NAME-sample``;
+- ``--source SPEC``: ``workspaces/NAME-src-HASH``, HASH the first 8 hex digits of the sha256 of
+  the spec with local paths made absolute (``source_key``), so the same folder or Hub id given
+  from anywhere opens the same workspace;
+- either, when ``workspaces/NAME`` already holds exactly that source (a workspace made before
+  workspaces were kept per source): ``workspaces/NAME``;
+- neither (resume): the dataset's workspace a writer opened last among ``NAME``,
+  ``NAME-sample`` and ``NAME-src-*`` (``store.sqlite.dataset_workspaces``); when there is none,
+  ``workspaces/NAME``, which steps 4 and 5 then fill.
+
 Nothing is written before the input is accepted: a new workspace is created only after the
 source has loaded (and, with ``strict``, has no row problem).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -33,7 +49,7 @@ from mtcb_curate.errors import InputError, WorkspaceError
 from mtcb_curate.dataset.model import Dataset, SourceInfo
 from mtcb_curate.dataset.profiles import Profile, get_profile
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.store.sqlite import Workspace, default_workspace_dir, questions_fingerprint
+from mtcb_curate.store.sqlite import Workspace, dataset_workspaces, default_workspace_dir, questions_fingerprint
 
 SAMPLE_PREFIX = "sample:"
 
@@ -68,8 +84,49 @@ class Options:
         return get_profile(self.name).with_overrides(**self.columns)
 
     def workspace_dir(self) -> Path:
-        """The workspace folder (``--workspace`` or the per-dataset default)."""
-        return self.workspace if self.workspace is not None else default_workspace_dir(self.profile().name)
+        """The workspace folder: ``--workspace``, else the default one of this source, or to
+        resume the dataset's latest (the rule is in the module docstring)."""
+        if self.workspace is not None:
+            return self.workspace
+        name = self.profile().name
+        if not (self.sample or self.source):
+            found = dataset_workspaces(name)
+            return found[0] if found else default_workspace_dir(name)
+        spec = [SAMPLE_PREFIX + name] if self.sample else list(self.source or [])
+        base = default_workspace_dir(name)
+        if _holds_source(base, spec):
+            return base
+        return default_workspace_dir(name, source_key(spec))
+
+
+def _canonical(spec: list[str]) -> list[str]:
+    """A source spec with its local paths made absolute (Hub ids and ``sample:`` unchanged)."""
+    out = []
+    for item in spec:
+        p = Path(item).expanduser()
+        out.append(str(p.resolve()) if not item.startswith(SAMPLE_PREFIX) and p.exists() else item)
+    return out
+
+
+def source_key(spec: list[str]) -> str:
+    """The suffix of a source's own default workspace: ``sample`` for the bundled sample, else
+    ``src-`` and 8 hex digits of the sha256 of the canonical spec (JSON list)."""
+    if len(spec) == 1 and spec[0].startswith(SAMPLE_PREFIX):
+        return "sample"
+    digest = hashlib.sha256(json.dumps(_canonical(spec)).encode("utf-8", "surrogatepass")).hexdigest()
+    return "src-" + digest[:8]
+
+
+def _holds_source(folder: Path, spec: list[str]) -> bool:
+    """True when the workspace in ``folder`` was last opened with this very source."""
+    if not Workspace.exists(folder):
+        return False
+    try:
+        with Workspace.open(folder, read_only=True) as peek:
+            stored = peek.source_spec()
+    except WorkspaceError:
+        return False
+    return stored is not None and (stored == spec or _canonical(stored) == _canonical(spec))
 
 
 def load_spec(name: str, profile: Profile, spec: list[str], reason: str, *,

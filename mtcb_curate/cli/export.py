@@ -7,30 +7,40 @@ import argparse
 import sys
 
 from mtcb_curate.cli.common import note, options, report_problems
-from mtcb_curate.app.sources import open_session
+from mtcb_curate.app.sources import command_session, open_session
+from mtcb_curate.store.sqlite import Workspace
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the export; 0 on success, 2 on bad input or an unwritable file."""
+    """Write the export; 0 on success, 2 on bad input or an unwritable file. The source's
+    workspace when it has one (read-only), else the source alone (every pair undecided)."""
+    opts = options(args, read_only=True)
+    if not Workspace.exists(opts.workspace_dir()):  # no workspace of this source: the source alone
+        with command_session(options(args)) as (session, _has_ws):
+            return _write(args, session)
+    session = open_session(opts)
+    try:
+        return _write(args, session)
+    finally:
+        session.workspace.close()
+
+
+def _write(args: argparse.Namespace, session) -> int:
     from mtcb_curate.app.export import export_beir, export_jsonl, quality_columns
     from mtcb_curate.llm.cache import CACHE_NAME
 
-    session = open_session(options(args, read_only=True))
+    if report_problems(session.dataset.problems, args.strict):
+        return 2
     try:
-        if report_problems(session.dataset.problems, args.strict):
-            return 2
-        try:
-            if getattr(args, "format", "jsonl") == "beir":
-                docs, n = export_beir(session, args.out, include_undecided=args.include_undecided)
-                print(f"wrote {docs} documents and {n} queries (BEIR) to {args.out}", file=sys.stderr)
-                return 0
-            extra = quality_columns(session, config=getattr(args, "config", None),
-                                    llm_cache=session.workspace.path / CACHE_NAME)
-            n = export_jsonl(session, args.out, extra)
-        except OSError as exc:
-            note(f"error: {args.out}: cannot write ({exc.strerror})")
-            return 2
-    finally:
-        session.workspace.close()
+        if getattr(args, "format", "jsonl") == "beir":
+            docs, n = export_beir(session, args.out, include_undecided=args.include_undecided)
+            print(f"wrote {docs} documents and {n} queries (BEIR) to {args.out}", file=sys.stderr)
+            return 0
+        extra = quality_columns(session, config=getattr(args, "config", None),
+                                llm_cache=session.workspace.path / CACHE_NAME)
+        n = export_jsonl(session, args.out, extra)
+    except OSError as exc:
+        note(f"error: {args.out}: cannot write ({exc.strerror})")
+        return 2
     print(f"wrote {n} pairs to {args.out}", file=sys.stderr)
     return 0

@@ -110,12 +110,41 @@ _MIGRATIONS = (
 )
 
 
-def default_workspace_dir(dataset: str) -> Path:
-    """The default workspace folder of a dataset, under the user data directory."""
+def default_workspace_dir(dataset: str, source_key: str | None = None) -> Path:
+    """The default workspace folder of a dataset, under the user data directory:
+    ``workspaces/NAME``, or with ``source_key`` (``sample``, ``src-1a2b3c4d``: see
+    ``app.sources``) ``workspaces/NAME-KEY``, the workspace of that one source."""
     from platformdirs import user_data_dir
 
     safe = dataset.replace("/", "__")
-    return Path(user_data_dir("mtcb-curate", appauthor=False)) / "workspaces" / safe
+    return Path(user_data_dir("mtcb-curate", appauthor=False)) / "workspaces" / (
+        safe if source_key is None else f"{safe}-{source_key}")
+
+
+def dataset_workspaces(dataset: str) -> list[Path]:
+    """The default workspace folders of a dataset that hold a workspace (``NAME`` and every
+    ``NAME-sample`` / ``NAME-src-HASH``), the one a writer opened last first (the mtime of
+    its ``lock`` file, which every writer rewrites on opening; else of the database)."""
+    base = default_workspace_dir(dataset)
+    found = []
+    try:
+        entries = list(base.parent.iterdir()) if base.parent.is_dir() else []
+    except OSError:
+        entries = []
+    for d in entries:
+        if d.name != base.name and not (d.name == f"{base.name}-sample" or d.name.startswith(f"{base.name}-src-")):
+            continue
+        db = d / DB_NAME
+        if not db.is_file():
+            continue
+        stamps = []
+        for f in (d / LOCK_NAME, db):
+            try:
+                stamps.append(f.stat().st_mtime)
+            except OSError:
+                pass
+        found.append((max(stamps, default=0.0), d.name == base.name, d))
+    return [d for _, _, d in sorted(found, key=lambda t: (t[0], t[1]), reverse=True)]
 
 
 def questions_fingerprint(rows: Iterable[tuple[str, str, str, str]]) -> str:
