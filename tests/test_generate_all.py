@@ -84,15 +84,19 @@ def test_all_then_resume_after_a_cancel_pays_no_call_twice(tmp_path, fake_llm, m
     s.workspace.close()
 
 
-def test_all_is_deterministic_whatever_order_replies_arrive(tmp_path, fake_llm, monkeypatch):
+def test_all_is_deterministic_whatever_order_replies_arrive(tmp_path, fake_llm, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
     write_source(tmp_path / "d", CORPUS, QUESTIONS)
     fake_llm.default = reply
-    assert run_all(args_for(tmp_path, "--docs", "GAM,BET")) == 0
+    assert run_all(args_for(tmp_path, "--docs", "GAM,BET", "--per-doc", "2")) == 0
     s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
+    # Two jobs per document; the second reply repeats the first question and is dropped.
+    assert len(fake_llm.requests) == 4
     assert [s.view(i).pair.doc_key for i in range(2, len(s))] == ["BET", "GAM"]
     s.workspace.close()
+    err = capsys.readouterr().err
+    assert err.count("document BET:") == 1 and "document BET: 1 pair(s) added (#2)" in err
 
 
 def test_all_refuses_both_sizes_and_an_unknown_document(tmp_path, fake_llm, monkeypatch):

@@ -181,6 +181,9 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
                           on_retry=lambda notice: note(str(notice)),
                           on_progress=lambda done, total: note(f"call {done}/{total}"))
         per_doc: dict[str, list[int]] = {}
+        jobs_left: dict[str, int] = {}
+        for j in todo:
+            jobs_left[j.doc_key] = jobs_left.get(j.doc_key, 0) + 1
         for job, cand, attempts in result.results:
             added = None
             if cand is not None:
@@ -191,9 +194,8 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
             plan["committed"].append(index[job])
             save()
             per_doc.setdefault(job.doc_key, []).extend([added] if added is not None else [])
-            left = sum(1 for j in todo if j.doc_key == job.doc_key) - sum(
-                1 for r in result.results if r[0].doc_key == job.doc_key)
-            if left == 0:
+            jobs_left[job.doc_key] -= 1
+            if jobs_left[job.doc_key] == 0:
                 got = per_doc[job.doc_key]
                 note(f"document {job.doc_key}: {len(got)} pair(s) added"
                      + (f" ({', '.join(f'#{i}' for i in got)})" if got else ""))
