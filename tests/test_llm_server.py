@@ -136,3 +136,103 @@ def test_a_window_longer_than_the_context_is_cut_to_fit_and_keeps_mtcbs_chunk_in
     assert cut.index == 1 and cut.start <= text.find(target) and text.find(target) + len(target) <= cut.end
     assert tokens.count_tokens(text[cut.start:cut.end]) <= 2001
     assert gen.fit_window(text, ws[1], 9000) == ws[1]
+
+
+# -- streaming --------------------------------------------------------------------------------
+
+
+def sse(pieces, state: dict, *, first_delay: float = 0.0, delay: float = 0.0):
+    """A werkzeug streamed chat completion sending ``pieces`` as deltas; ``state`` records
+    how many were sent, when the first was, and when the generator was closed."""
+    import time
+
+    from werkzeug import Response
+
+    def events():
+        try:
+            if first_delay:
+                time.sleep(first_delay)
+            for i, piece in enumerate(pieces):
+                chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "stream-model",
+                         "choices": [{"index": 0, "delta": {"content": piece},
+                                      "finish_reason": "stop" if i == len(pieces) - 1 else None}]}
+                yield f"data: {json.dumps(chunk)}\n\n"
+                state["sent"] = state.get("sent", 0) + 1
+                if delay:
+                    time.sleep(delay)
+            yield "data: [DONE]\n\n"
+        finally:
+            state["closed"] = True
+
+    return Response(events(), status=200, mimetype="text/event-stream")
+
+
+def test_a_streamed_reply_is_assembled_counted_and_cached(fake_llm, tmp_path):
+    text = json.dumps(GOOD)
+    pieces = [text[i:i + 7] for i in range(0, len(text), 7)]
+    state: dict = {}
+    fake_llm.script = [lambda body: sse(pieces, state)]
+    counts: list[int] = []
+    with ResponseCache(tmp_path / "llm.sqlite") as cache:
+        client = ChatClient(make_config(fake_llm, model="stream-model", stream=True), cache)
+        req = gen.ChatRequest.of([{"role": "user", "content": "a pair"}])
+        result = client.complete(req, on_stream=counts.append)
+        assert json.loads(result.text) == GOOD and result.finish_reason == "stop" and not result.cached
+        assert counts == list(range(1, len(pieces) + 1)) and fake_llm.requests[0]["stream"] is True
+        again = client.complete(req)
+        assert again.cached and again.text == result.text and len(fake_llm.requests) == 1
+
+
+def test_a_streamed_reply_cancelled_midway_closes_the_request(fake_llm):
+    import threading
+
+    from mtcb_curate.llm.errors import LLMCancelled
+
+    state: dict = {}
+    fake_llm.script = [lambda body: sse(["x"] * 400, state, delay=0.01)]
+    cancel = threading.Event()
+    client = ChatClient(make_config(fake_llm, model="stream-model", stream=True))
+    with pytest.raises(LLMCancelled):
+        client.complete(gen.ChatRequest.of([{"role": "user", "content": "hi"}]), cancel=cancel,
+                        on_stream=lambda n: cancel.set() if n >= 3 else None)
+    for _ in range(500):  # the server notices the closed connection at its next write
+        if state.get("closed"):
+            break
+        threading.Event().wait(0.01)
+    assert state.get("closed") and state["sent"] < 400
+
+
+def test_a_cancel_before_the_connection_is_made_still_closes_it(fake_llm, monkeypatch):
+    import threading
+
+    from mtcb_curate.llm.errors import LLMCancelled
+
+    state: dict = {}
+    fake_llm.script = [lambda body: sse(["x"] * 3, state, first_delay=1.5)]
+    cancel = threading.Event()
+    real = clientmod._Sockets.transport
+
+    def late(self):  # the cancel arrives while the connection is being set up
+        cancel.set()
+        return real(self)
+
+    monkeypatch.setattr(clientmod._Sockets, "transport", late)
+    client = ChatClient(make_config(fake_llm, model="stream-model", stream=True, timeout_s=30.0))
+    with pytest.raises(LLMCancelled):
+        client.complete(gen.ChatRequest.of([{"role": "user", "content": "hi"}]), cancel=cancel)
+    assert "sent" not in state
+
+
+def test_a_cancel_while_waiting_for_the_first_token_closes_the_request(fake_llm):
+    import threading
+
+    from mtcb_curate.llm.errors import LLMCancelled
+
+    state: dict = {}
+    fake_llm.script = [lambda body: sse(["x"] * 3, state, first_delay=1.5)]
+    cancel = threading.Event()
+    client = ChatClient(make_config(fake_llm, model="stream-model", stream=True, timeout_s=30.0))
+    threading.Timer(0.2, cancel.set).start()
+    with pytest.raises(LLMCancelled):
+        client.complete(gen.ChatRequest.of([{"role": "user", "content": "hi"}]), cancel=cancel)
+    assert "sent" not in state  # returned before the server's first token

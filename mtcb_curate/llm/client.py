@@ -31,6 +31,13 @@ refusal is not a retry. The first format a server and model accepted is remember
 cache, so later calls and later runs start there. The cache key does not depend on the format
 sent, so a negotiated run reuses earlier replies.
 
+Streaming (``[llm] stream = true``). The reply is read as server-sent events; the number of
+chunks received so far goes to ``on_stream``; the liveness check is ``first_token_timeout_s``
+between any two reads (the first token after the prompt has been read, then each next one), not
+one fixed wall for the whole reply; a cancel closes the connection at once (a watcher thread
+closes the response), so a single-slot server is not left busy with an abandoned request. The
+streamed reply is assembled into the same chat completion JSON as a plain one and cached alike.
+
 Refusals and empty replies are not errors here: :class:`ChatResult` reports them
 (``problem``) and the caller decides (generation retries with feedback; dedup keeps all).
 """
@@ -135,6 +142,8 @@ class RetryNotice:
 
 
 RetryCallback = Callable[[RetryNotice], None]
+#: Called with the number of streamed chunks (about one token each) received so far.
+StreamCallback = Callable[[int], None]
 
 #: The file, beside the response cache, remembering the structured-output format each server
 #: and model accepted: ``{"<base_url> <model>": "json_schema" | "json_object" | "text"}``.
@@ -218,6 +227,7 @@ class ChatClient:
 
         self.config = config
         self.cache = cache
+        self._http_client = http_client
         self._rng = rng or random.Random()
         self._openai = openai.OpenAI(base_url=config.base_url, api_key=config.api_key, max_retries=0,
                                      timeout=config.timeout_s, http_client=http_client)
@@ -302,7 +312,7 @@ class ChatClient:
         return self.cache is not None and self.key_for(request) in self.cache
 
     def complete(self, request: ChatRequest, *, cancel: threading.Event | None = None,
-                 on_retry: RetryCallback | None = None) -> ChatResult:
+                 on_retry: RetryCallback | None = None, on_stream: StreamCallback | None = None) -> ChatResult:
         """Send ``request`` (or answer it from the cache) and return the reply.
 
         Args:
@@ -343,7 +353,10 @@ class ChatClient:
                 if rf is not None:
                     sent["response_format"] = rf
             try:
-                completion = self._openai.chat.completions.create(model=cfg.model, messages=messages, **sent)
+                if cfg.stream:
+                    completion = self._streamed(messages, sent, stop, on_stream)
+                else:
+                    completion = self._openai.chat.completions.create(model=cfg.model, messages=messages, **sent)
             except openai.APITimeoutError:
                 reason, retry_after = f"timed out after {cfg.timeout_s:g} s", None
             except openai.APIConnectionError as exc:
@@ -386,6 +399,96 @@ class ChatClient:
                 on_retry(RetryNotice(retry, cfg.max_retries, delay, reason))
             if stop.wait(delay):
                 raise LLMCancelled("cancelled")
+
+    def _streamed(self, messages: list[dict[str, Any]], sent: dict[str, Any], stop: threading.Event,
+                  on_stream: StreamCallback | None) -> "_Assembled":
+        """One streamed request, assembled into a completion; a cancel closes it at once.
+
+        Raises:
+            LLMCancelled: ``stop`` was set (the connection is closed).
+            openai errors: as for a plain request (a read timeout is ``APITimeoutError``).
+        """
+        import httpx2
+
+        cfg = self.config
+        wait = cfg.first_token_timeout_s or cfg.timeout_s
+        timeout = httpx2.Timeout(cfg.timeout_s, read=wait)
+        # A connection of its own whose sockets can be shut down from the watcher: that wakes a
+        # read blocked before the headers or the first token, and the server sees the close.
+        sockets = _Sockets()
+        http = None
+        if self._http_client is None:
+            http = httpx2.Client(transport=sockets.transport(), timeout=timeout)
+            client = self._openai.with_options(timeout=timeout, http_client=http)
+        else:
+            client = self._openai.with_options(timeout=timeout)
+        done = threading.Event()
+
+        def watch() -> None:
+            # After a cancel, keep shutting sockets down until the request ends: a cancel that
+            # comes before the connection is made must still close it.
+            while not done.is_set():
+                if stop.wait(0.05) and not done.is_set():
+                    sockets.shutdown()
+                    done.wait(0.05)
+
+        watcher = threading.Thread(target=watch, name="llm-stream-cancel", daemon=True)
+        watcher.start()
+        try:
+            stream = client.chat.completions.create(model=cfg.model, messages=messages, stream=True, **sent)
+        except Exception:
+            done.set()
+            if http is not None:
+                http.close()
+            if stop.is_set():
+                raise LLMCancelled("cancelled") from None
+            raise
+        parts: list[str] = []
+        refusal: list[str] = []
+        out: dict[str, Any] = {"model": cfg.model}
+        finish = None
+        chunks = 0
+        try:
+            for chunk in stream:
+                if stop.is_set():
+                    raise LLMCancelled("cancelled")
+                chunks += 1
+                out["id"] = getattr(chunk, "id", None) or out.get("id")
+                out["model"] = getattr(chunk, "model", None) or out["model"]
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    out["usage"] = usage.model_dump(mode="json", exclude_none=True)
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = getattr(choice, "delta", None)
+                    if delta is not None and getattr(delta, "content", None):
+                        parts.append(delta.content)
+                    if delta is not None and getattr(delta, "refusal", None):
+                        refusal.append(delta.refusal)
+                    finish = getattr(choice, "finish_reason", None) or finish
+                if on_stream is not None:
+                    on_stream(chunks)
+        except Exception:
+            if stop.is_set():
+                raise LLMCancelled("cancelled") from None
+            raise
+        finally:
+            done.set()
+            try:
+                stream.close()
+            except Exception:  # noqa: BLE001 - closing a dead connection
+                pass
+            if http is not None:
+                http.close()
+        if stop.is_set():
+            raise LLMCancelled("cancelled")
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(parts)}
+        if refusal:
+            message["refusal"] = "".join(refusal)
+        choice_out: dict[str, Any] = {"index": 0, "message": message}
+        if finish is not None:
+            choice_out["finish_reason"] = finish
+        out["choices"] = [choice_out] if (chunks or parts) else []
+        return _Assembled({k: v for k, v in out.items() if v is not None})
 
     def _fail_or_reason(self, exc: Any) -> str:
         """The retry reason of a retryable status error; raise for the others."""
@@ -440,6 +543,58 @@ class ChatClient:
     def close(self) -> None:
         """Close the HTTP connections (the cache is the caller's to close)."""
         self._openai.close()
+
+
+class _Sockets:
+    """The sockets of one streamed request's connection pool, to shut down on cancel."""
+
+    def __init__(self) -> None:
+        self._streams: list[Any] = []
+        self._lock = threading.Lock()
+
+    def transport(self) -> Any:
+        """An ``httpx2.HTTPTransport`` whose new connections are recorded here."""
+        import httpcore2
+        import httpx2
+
+        outer = self
+
+        class Backend(httpcore2.SyncBackend):
+            def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+                stream = super().connect_tcp(*args, **kwargs)
+                with outer._lock:
+                    outer._streams.append(stream)
+                return stream
+
+        transport = httpx2.HTTPTransport()
+        pool = getattr(transport, "_pool", None)
+        if pool is not None and hasattr(pool, "_network_backend"):
+            pool._network_backend = Backend()
+        return transport
+
+    def shutdown(self) -> None:
+        """Shut every recorded socket down (wakes a blocked read; the server sees the close)."""
+        import socket
+
+        with self._lock:
+            streams = list(self._streams)
+        for stream in streams:
+            try:
+                sock = stream.get_extra_info("socket")
+                if sock is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, AttributeError):
+                pass
+
+
+class _Assembled:
+    """A streamed reply put together, with the one method ``complete`` uses of a completion."""
+
+    def __init__(self, data: dict[str, Any]):
+        self._data = data
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return self._data
 
 
 def _refuses_format(exc: Any, secret: str) -> bool:

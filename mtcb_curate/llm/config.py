@@ -17,6 +17,9 @@ An ``[llm]`` table::
                                            # needs minutes to read one 8,192-token window
     context_tokens = 8192                  # the model's context: longer windows are cut to fit
     structured_output = "auto"             # auto: json_schema, then json_object, then plain text
+    stream = false                         # stream replies: tokens counted, cancel closes the request
+    first_token_timeout_s = 900            # streaming: the longest wait for any bytes (the first token
+                                           # after reading the prompt, then between tokens)
     max_retries = 5
     backoff_base_s = 1.0                   # first retry after about 1 s, then x2 ...
     backoff_factor = 2.0
@@ -72,6 +75,8 @@ TABLE_KEYS: dict[str, type | tuple[type, ...]] = {
     "timeout": (int, float),
     "context_tokens": int,
     "structured_output": str,
+    "stream": bool,
+    "first_token_timeout_s": (int, float),
 }
 
 #: ``structured_output`` values: ``auto`` negotiates (``json_schema`` when the request has a
@@ -106,6 +111,12 @@ class LLMConfig:
             generation window longer than fits (with the prompt and the reply) is cut
             (``generate.fit_window``); the pair still records MTCB's 8,192-token chunk_index.
         structured_output: one of :data:`STRUCTURED_OUTPUTS`.
+        stream: stream replies (``stream=True``): the tokens received are reported as they
+            come, a cancel closes the request in flight at once, and the liveness check is
+            ``first_token_timeout_s`` between any two reads instead of one fixed wall.
+        first_token_timeout_s: with ``stream``, the longest wait for the next bytes of the
+            reply (the first token comes after the server has read the whole prompt); None
+            uses ``timeout_s``.
     """
 
     model: str = DEFAULT_MODEL
@@ -125,6 +136,8 @@ class LLMConfig:
     json_mode: bool = True
     context_tokens: int | None = None
     structured_output: str = "auto"
+    stream: bool = False
+    first_token_timeout_s: float | None = None
 
     def describe(self) -> str:
         """One line for the screen: model, server and where the key came from (never the key)."""
