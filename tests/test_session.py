@@ -301,7 +301,7 @@ def test_added_pair_gets_next_id_survives_restart_and_undo_removes_it(tmp_path):
     s.workspace.close()
 
 
-def test_keep_one_rejects_the_others_naming_the_kept_id_and_undoes_one_by_one(tmp_path):
+def test_keep_one_accepts_the_kept_rejects_the_others_naming_it_and_undoes_as_one_step(tmp_path):
     s = _session_at(tmp_path, tmp_path / "ws")
     s.decide(1, Status.ACCEPTED)
     assert s.keep_one(1, [0, 1, 2]) == [0, 2]
@@ -309,7 +309,10 @@ def test_keep_one_rejects_the_others_naming_the_kept_id_and_undoes_one_by_one(tm
     assert s.view(0).reason == "duplicate of #1" and s.status(2) is Status.REJECTED
     summary = s.curation_summary()
     assert summary["rejected_by_reason"] == {"duplicate": 2} and summary["accepted"] == 1
-    assert s.undo() == 2 and s.status(2) is Status.UNDECIDED and s.status(0) is Status.REJECTED
+    assert s.undo() == 0 and s.status(2) is Status.UNDECIDED and s.status(0) is Status.UNDECIDED  # one step
+    assert s.status(1) is Status.ACCEPTED  # was accepted before: untouched
+    assert s.keep_one(2, [0, 1, 2]) == [0, 1] and s.status(2) is Status.ACCEPTED  # the kept pair is accepted
+    assert s.undo() == 0 and s.status(2) is Status.UNDECIDED and s.status(1) is Status.ACCEPTED
     s.workspace.close()
 
 

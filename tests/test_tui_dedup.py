@@ -138,18 +138,19 @@ async def test_keep_one_rejects_the_others_and_undo_brings_the_cluster_back(data
         await pilot.press("2", "k")  # keep #1
         assert session.view(0).reason == "duplicate of #1" and session.view(2).reason == "duplicate of #1"
         assert session.status(0) is Status.REJECTED and session.status(2) is Status.REJECTED
-        assert session.status(1) is Status.UNDECIDED
+        assert session.status(1) is Status.ACCEPTED  # the kept pair is accepted (issue 15)
         # The screen stays, with the new statuses.
         assert "REJECTED (duplicate of #1)" in member_text(app, 0)
-        assert "Kept #1; rejected #0, #2" in str(app.screen.query_one("#cluster-note", Static).content)
+        assert "Kept and accepted #1; rejected #0, #2" in str(app.screen.query_one("#cluster-note", Static).content)
         await pilot.press("escape")
         await settle(app, pilot)
         assert isinstance(app.screen, DedupScreen) and shown(app) == [(5, 6)]
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ReviewScreen) and results.values == [None]
-        await pilot.press("u")  # undo in the review screen: one of the two rejections
-        assert session.status(2) is Status.UNDECIDED and session.status(0) is Status.REJECTED
+        await pilot.press("u")  # undo in the review screen: the whole keep, one step
+        assert session.status(2) is Status.UNDECIDED and session.status(0) is Status.UNDECIDED
+        assert session.status(1) is Status.UNDECIDED
         await open_dedup(app, pilot)
         assert shown(app) == [(0, 1, 2), (5, 6)]
     session.workspace.close()

@@ -490,18 +490,23 @@ class ReviewSession:
         return True
 
     def keep_one(self, keep: int, ids: list[int]) -> list[int]:
-        """Settle a near-duplicate cluster: every pair of ``ids`` but ``keep`` is rejected with
-        reason ``duplicate of #KEEP``, in one transaction (undo takes them back one by one).
-        ``keep`` keeps its status. Returns the rejected ids."""
+        """Settle a near-duplicate cluster: ``keep`` is accepted and every other pair of ``ids``
+        is rejected with reason ``duplicate of #KEEP``, in one transaction and ONE undo step
+        (``undo`` takes them all back; history ``via`` ``keep_one``). A ``keep`` already
+        accepted is not recorded again. Returns the rejected ids."""
         for pid in [keep, *ids]:
             self._check(pid)
         others = [pid for pid in ids if pid != keep]
         reason = f"duplicate of #{keep}"
+        todo: dict[int, tuple[str | None, str | None]] = {pid: (Status.REJECTED.value, reason) for pid in others}
+        if self.status(keep) is not Status.ACCEPTED:
+            todo = {keep: (Status.ACCEPTED.value, None), **todo}
+        if not todo:
+            return []
         at = time.time()
-        self.workspace.decide_many({pid: (Status.REJECTED.value, reason) for pid in others},
-                                   via=Via.KEEP_ONE, at=at)
-        for pid in others:
-            self._set_decision(pid, Decision(Status.REJECTED.value, reason, at))
+        self.workspace.decide_many(todo, via=Via.KEEP_ONE, at=at, group=True)
+        for pid, (value, why) in todo.items():
+            self._set_decision(pid, Decision(value, why, at))
             self._times.append(at)
         return others
 

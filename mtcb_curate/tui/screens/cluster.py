@@ -186,8 +186,9 @@ class ClusterScreen(ModalScreen[int | None]):
         return True
 
     def action_keep(self) -> None:
-        """Keep the chosen member: every other member not already rejected is rejected with
-        ``duplicate of #ID`` (one transaction; ``u`` in the review screen undoes one per key)."""
+        """Keep the chosen member: it is accepted, and every other member not already rejected
+        is rejected with ``duplicate of #ID`` (one transaction; ONE ``u`` in the review screen
+        undoes it all)."""
         if not self._writable():
             return
         keep = self.chosen_id
@@ -195,7 +196,7 @@ class ClusterScreen(ModalScreen[int | None]):
             self.notify(f"#{keep} is rejected: choose another pair to keep.", severity="warning")
             return
         others = [i for i in self.cluster.ids if i != keep and self.session.status(i) is not Status.REJECTED]
-        if not others:
+        if not others and self.session.status(keep) is Status.ACCEPTED:
             self.notify(f"Every other pair is already rejected: #{keep} is the one left.", timeout=3)
             return
         if len(others) > CONFIRM_KEEP_ABOVE and self._armed != (keep, len(others)):
@@ -212,8 +213,9 @@ class ClusterScreen(ModalScreen[int | None]):
         self.changed = True
         self._refresh_members()
         note = Text()
-        note.append(f"Kept #{keep}", style="bold green")
-        note.append(f"; rejected {', '.join(f'#{i}' for i in rejected)} as duplicate of #{keep}")
+        note.append(f"Kept and accepted #{keep}", style="bold green")
+        if rejected:
+            note.append(f"; rejected {', '.join(f'#{i}' for i in rejected)} as duplicate of #{keep}")
         note.append(" (u in the review screen undoes)", style="dim")
         self._note(note)
 
