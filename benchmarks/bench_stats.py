@@ -87,14 +87,14 @@ def bench(src: Path, root: Path) -> None:
     _workspace(src, ws)
     cold = _cli(src, ws, root / f"stats-{tag}.json")
     cached = _cli(src, ws, root / f"stats-{tag}.json")
-    scan, screen = asyncio.run(_screen(ws))
-    _workspace(src, ws2)
-    scan2, screen_cold = asyncio.run(_screen(ws2))
     data = json.loads((root / f"stats-{tag}.json").read_text())
     pairs, docs = data["scope"]["pairs"], data["coverage"]["documents"]
-    print(f"{tag}: {pairs:,} pairs, {docs:,} documents", flush=True)
+    print(f"{tag}: {pairs:,} pairs, {docs:,} documents (load average {os.getloadavg()[0]:.2f})", flush=True)
     print(f"  stats --json (new process)  cold {cold:6.2f} s   cached {cached:6.2f} s", flush=True)
+    scan, screen = asyncio.run(_screen(ws))
     print(f"  screen, T to numbers        cached {screen:6.2f} s (start-up scan {scan:.2f} s before it)", flush=True)
+    _workspace(src, ws2)
+    scan2, screen_cold = asyncio.run(_screen(ws2))
     print(f"  screen, T to numbers        cold {screen_cold:6.2f} s (start-up scan {scan2:.2f} s before it)",
           flush=True)
 
