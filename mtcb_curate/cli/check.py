@@ -16,10 +16,15 @@ _MARK = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
 
 def format_report(report) -> str:
-    """The checklist as a plain table: mark, id, pairs, message."""
+    """The checklist as a plain table: mark, id, pairs, message; under a check with pairs, their
+    ids (the first ``verify.report.IDS_SHOWN``, then ``+N more``)."""
+    from mtcb_curate.verify.report import id_list
+
     lines = [f"{'':4}  {'check':<15}{'pairs':>7}  message"]
     for c in report.checks:
         lines.append(f"{_MARK[c.status]}  {c.id:<15}{len(c.pairs):>7}  {c.message}")
+        if c.pairs:
+            lines.append(f"{'':6}{'':15}{'':7}  pairs {id_list(c.pairs)}")
     lines.append("")
     lines.append("checklist PASSED (warnings do not block publishing)" if report.passed
                  else "checklist FAILED: publishing is refused until every failing check passes")
