@@ -111,6 +111,11 @@ def test_regex(s):
     assert apply(s, Filter(text=r"^what w", regex=True, fields=("question",))) == [0, 1]
 
 
+def test_backslashes_reach_the_regex(s):
+    assert parse(r"re:\d+").text == r"\d+" and parse(r"'/\bBeta \w+/'").text == r"\bBeta \w+"
+    assert apply(s, parse(r"re:\d\sunits")) == [3]
+
+
 def test_bad_regex_is_one_clear_line(s):
     with pytest.raises(FilterError) as err:
         apply(s, Filter(text="(unclosed", regex=True))

@@ -127,8 +127,12 @@ def parse(line: str) -> Filter:
         FilterError: unbalanced quotes, an unknown status, verdict, flag or field, or a bad
         regular expression (one line).
     """
+    lexer = shlex.shlex(line, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    lexer.escape = ""  # a backslash is the regular expression's (\d, \b), never shell quoting
     try:
-        words = shlex.split(line)
+        words = list(lexer)
     except ValueError as exc:
         raise FilterError(f"cannot read the filter: {exc}") from None
     f = Filter()

@@ -32,8 +32,7 @@ class BulkScreen(ModalScreen[str | None]):
     ]
     DEFAULT_CSS = """
     BulkScreen { align: center middle; background: $background 40%; }
-    BulkScreen > #bulk-dialog { width: auto; max-width: 90%; height: auto; padding: 1 2;
-                                border: round $accent; background: $surface; }
+    BulkScreen #bulk-dialog > Static { width: 100%; height: auto; }
     """
 
     def __init__(self, n: int, scope: str, counts: dict[str, int]) -> None:

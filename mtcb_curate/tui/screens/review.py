@@ -833,9 +833,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                 Text.assemble(("Queue ", "bold"), f"· {name} ({n:,}){row} · v: change view"))
             return
         line = self._combined_filter().describe()
-        self._set_bar("#queue-title", Text.assemble(("Queue ", "bold"), ("view: ", "bold"),
-                                                    f"{n:,} of {len(self.session):,}{row} · ",
-                                                    (one_line(line, 60), "italic"), " · V: filter"))
+        self._set_bar("#queue-title", Text.assemble(("view: ", "bold"), f"{n:,} of {len(self.session):,} · ",
+                                                    (one_line(line, 60), "italic"), f"{row} · V: filter"))
 
     def action_accept(self) -> None:
         """Accept the current pair and go to the next one. When it would fail a check (and
@@ -956,6 +955,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._apply_filter(status, keep=self.queue.current)
         if not self.queue.ids:
             self.notify("No pair passes this filter (V changes it; an empty line clears it).", timeout=4)
+        elif not f.empty:  # the queue and its title are hidden in the narrow layout
+            self.notify(f"view: {len(self.queue.ids):,} of {len(self.session):,} pairs", timeout=3)
 
     def _text_matches(self):
         """text -> the view's text-query matches in it, or None without a query."""
