@@ -32,3 +32,53 @@ def test_verify_and_check_print_pair_ids(tmp_path):
     lines = r.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if "verbatim" in line and "FAIL" in line)
     assert lines[at + 1].strip() == "pairs " + id_list(range(14)), lines[at:at + 2]
+
+
+# -- queue rows with ZWJ emoji or right-to-left text ------------------------------------------
+
+ROWS = {
+    0: "·  0 AAA What does the 👨‍👩‍👧‍👦 family plan cost?",
+    1: "·  1 AAA מה הכנסות החברה ב־2022 \u202eevil\u202c?",
+    2: "·  2 AAA Is ❤️ or 🏳️‍🌈 or 👍🏽 in the 10-K?",
+    3: "·  3 AAA 収益はいくらでしたか、そして営業利益はどうでしたか、詳しく教えてください",
+    4: "·  4 AAA plain ascii question",
+}
+
+
+def _naive_width(text: str) -> int:
+    """The width a terminal that does not join graphemes gives: each code point alone."""
+    from rich.cells import get_character_cell_size
+
+    return sum(get_character_cell_size(ch) for ch in text)
+
+
+def test_display_row_agrees_with_a_terminal_on_every_width():
+    from mtcb_curate.tui.widgets.pair_list import display_row
+
+    for width in (20, 37, 60, 120):
+        for text in ROWS.values():
+            row = display_row(text, width)
+            assert _naive_width(row) == width, (width, text, row)
+            assert "\u202e" not in row and "\u200d" not in row
+    assert display_row("abc", 5) == "abc  " and display_row("abcdef", 4) == "abc…"
+
+
+async def test_queue_rows_are_not_shifted():
+    from textual.app import App, ComposeResult
+
+    from mtcb_curate.tui.widgets.pair_list import PairList
+
+    class Queue(App):
+        def compose(self) -> ComposeResult:
+            yield PairList(lambda pid, width: ROWS[pid], lambda pid: "undecided")
+
+        def on_mount(self) -> None:
+            self.query_one(PairList).set_ids(sorted(ROWS))
+
+    app = Queue()
+    async with app.run_test(size=(50, 8)) as pilot:
+        await pilot.pause()
+        lst = app.query_one(PairList)
+        for y in range(len(ROWS)):
+            text = "".join(seg.text for seg in lst.render_line(y))
+            assert _naive_width(text) == lst.scrollable_content_region.width, (y, text)

@@ -6,9 +6,11 @@ repaints one row. Row text comes from a callback and is always plain text.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -16,6 +18,28 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+
+#: Characters that make a terminal's idea of a row's width or order differ from the app's: the
+#: zero-width joiner (a ZWJ emoji sequence is one 2-cell glyph for the app and up to 8 cells in
+#: a terminal that does not join it), variation selectors (U+FE0F widens a 1-cell symbol to 2
+#: in some terminals only), emoji skin-tone modifiers, bidirectional controls (embeddings,
+#: overrides, isolates, marks: a bidi terminal would reorder the rest of the row) and other
+#: zero-width characters. A queue row drops them; the QA panel shows the text unchanged.
+_UNSTABLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufe00-\ufe0f\ufeff"
+                       "\U0001f3fb-\U0001f3ff\U000e0000-\U000e007f]")
+
+
+def display_row(text: str, width: int) -> str:
+    """``text`` as one queue row of exactly ``width`` terminal cells: the characters of
+    ``_UNSTABLE`` dropped, then cut on display width (``rich.cells``, never ``len``) with an
+    ellipsis, or padded with spaces. Every character left has a width a terminal agrees on, so
+    the row is not shifted."""
+    if _UNSTABLE.search(text):
+        text = _UNSTABLE.sub("", text)
+    if cell_len(text) > width:
+        return set_cell_size(text, max(0, width - 1)) + ("…" if width else "")
+    return set_cell_size(text, width)
 
 
 class PairList(ScrollView, can_focus=False):
@@ -174,10 +198,9 @@ class PairList(ScrollView, can_focus=False):
         if row >= len(self._ids):
             return Strip.blank(width, self._style("", False))
         pid = self._ids[row]
-        text = self._row_text(pid, width)
+        text = display_row(self._row_text(pid, width), width)
         style = self._style(self._row_class(pid), row == self.cursor)
-        strip = Strip([Segment(text, style)])
-        return strip.adjust_cell_length(width, style)
+        return Strip([Segment(text, style)], width)
 
     def on_click(self, event: events.Click) -> None:
         row = self.scroll_offset.y + event.y
