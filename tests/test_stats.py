@@ -355,3 +355,37 @@ async def test_at_80_columns_each_plot_sits_above_its_numbers(session):
             assert (plot.region.y < numbers.region.y) is stacked, size
             if stacked:
                 assert numbers.region.width >= 70 and "·" in str(numbers.content)
+
+
+async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session, monkeypatch):
+    import threading
+
+    from mtcb_curate.stats import compute
+    from mtcb_curate.tui.screens.stats import StatsScreen
+
+    release = threading.Event()
+    real = compute.corpus_window_spans
+
+    def slow_spans(texts, **kw):  # tokenizing the corpus for its windows takes long
+        if kw.get("build", True):
+            release.wait(10)
+        return real(texts, **kw)
+
+    monkeypatch.setattr(compute, "corpus_window_spans", slow_spans)
+    async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+        await pilot.press("T")
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, StatsScreen) and app.screen.stats is not None:
+                break
+        screen = app.screen
+        assert screen.stats is not None and not release.is_set()
+        text = _screen_text(app)
+        assert "what" in text and "windows: being tokenized" in text
+        release.set()
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if "windows: being tokenized" not in _screen_text(app):
+                break
+        text = _screen_text(app)
+        assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text

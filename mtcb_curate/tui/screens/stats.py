@@ -33,6 +33,11 @@ def _rows(rows: list[tuple], widths: tuple[int, ...]) -> Text:
     return out
 
 
+def _windows_pending(stats) -> bool:
+    """Some document's windows were not available (not cached, not built)."""
+    return any(d["windows"] is None for d in stats.coverage["per_document"])
+
+
 class StatsScreen(ModalScreen[None]):
     """Statistics of ``ids`` (None: every pair) of ``session``; ``scope`` names them
     (``all pairs``, ``accepted pairs`` ...); ``results`` gives verdicts already at hand."""
@@ -76,8 +81,17 @@ class StatsScreen(ModalScreen[None]):
                 time.sleep(0.02)
         try:
             results = self._results() if self._results is not None else None
-            stats = session_stats(self.session, self.ids, results=results,
-                                  config=getattr(self.app, "config_path", None))
+            config = getattr(self.app, "config_path", None)
+            # First without tokenizing documents whose windows are not cached (the first run over
+            # a corpus: about 0.1 s per MB), so the numbers show at once; then with them.
+            stats = session_stats(self.session, self.ids, results=results, config=config, build_windows=False)
+            if not _windows_pending(stats):
+                self.post_message(StatsComputed(stats))
+                return
+            self.post_message(StatsComputed(stats))
+            if me.is_cancelled:
+                return
+            stats = session_stats(self.session, self.ids, results=results, config=config)
         except Exception as exc:  # noqa: BLE001 - shown on the screen, one line
             self.post_message(StatsComputed(None, f"{type(exc).__name__}: {exc}"))
             return
@@ -91,8 +105,9 @@ class StatsScreen(ModalScreen[None]):
                               style="red"))
             return
         self.stats = s = message.stats
+        pending = _windows_pending(s)
         title.update(Text(f"Statistics of {one_line(s.scope['dataset'], 40)}: {self.scope}, {s.scope['pairs']:,} pairs"
-                          f" ({s.seconds:.1f} s)"))
+                          f" ({s.seconds:.1f} s)" + ("; tokenizing the documents for their windows…" if pending else "")))
         body = self.query_one("#stats-body", VerticalScroll)
         body.remove_children()
         body.mount_all(self._sections(s))
@@ -109,9 +124,14 @@ class StatsScreen(ModalScreen[None]):
     def _sections(self, s) -> list:
         cov = s.coverage
         out = []
-        head = Text(f"{cov['documents']:,} documents, {len(cov['documents_without_pairs']):,} without pairs; "
-                    f"{cov['windows']:,} windows of {cov['window_tokens']:,} tokens, {cov['windows_without_pairs']:,} "
-                    f"without pairs; {cov['unplaced_pairs']:,} pairs not placed, {cov['unlinked_pairs']:,} on no document\n")
+        if _windows_pending(s):
+            windows = (f"windows: being tokenized (the first time for this corpus); "
+                       f"{cov['unlinked_pairs']:,} pairs on no document\n")
+        else:
+            windows = (f"{cov['windows']:,} windows of {cov['window_tokens']:,} tokens, {cov['windows_without_pairs']:,} "
+                       f"without pairs; {cov['unplaced_pairs']:,} pairs not placed, {cov['unlinked_pairs']:,} on no "
+                       f"document\n")
+        head = Text(f"{cov['documents']:,} documents, {len(cov['documents_without_pairs']):,} without pairs; " + windows)
         head.append_text(_rows([("document", "pairs", "windows", "per window (· none)")] + document_rows(s, 30),
                                (14, 6, 8, 0)))
         if cov["documents_without_pairs"]:
