@@ -107,7 +107,7 @@ class StatsScreen(ModalScreen[None]):
         self.stats = s = message.stats
         pending = _windows_pending(s)
         title.update(Text(f"Statistics of {one_line(s.scope['dataset'], 40)}: {self.scope}, {s.scope['pairs']:,} pairs"
-                          f" ({s.seconds:.1f} s)" + ("; tokenizing the documents for their windows…" if pending else "")))
+                          f" ({s.seconds:.1f} s)" + ("; windows: tokenizing…" if pending else "")))
         body = self.query_one("#stats-body", VerticalScroll)
         body.remove_children()
         body.mount_all(self._sections(s))
