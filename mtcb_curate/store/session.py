@@ -177,6 +177,12 @@ class ReviewSession:
         """Pairs with any decision (accepted, rejected, skipped or flagged)."""
         return len(self._decisions)
 
+    @property
+    def settled(self) -> int:
+        """Pairs accepted or rejected: what the checklist's ``reviewed`` counts as decided
+        (skipped and flagged pairs are not; the status bar's "decided")."""
+        return self._counts.get(Status.ACCEPTED, 0) + self._counts.get(Status.REJECTED, 0)
+
     def ids(self, status: Status | None = None) -> list[int]:
         """Pair ids in queue order, all or only those with ``status``."""
         if status is None:

@@ -3,8 +3,10 @@
 Each entry names an action of :class:`~mtcb_curate.tui.screens.review.ReviewScreen` and shows
 its key as bound now (``[keys]`` of the config file), or ``palette only``: the queue views
 (filters), the near-duplicate list, the shared-passage list, the checklist, publish, generate
-more, semantic dedup, export and help. Entries appear only while the review screen is the one
-the palette was opened from (its dialogs have their own keys).
+more, semantic dedup, export and help. Every other binding of the review screen gets an entry
+generated from the bindings list (:func:`entries`: its description and key), so the palette lists
+every action with its key and nothing bound is missing. Entries appear only while the review
+screen is the one the palette was opened from (its dialogs have their own keys).
 """
 
 from __future__ import annotations
@@ -99,6 +101,22 @@ ENTRIES: tuple[Entry, ...] = (
 )
 
 
+def _run_binding(action: str) -> Callable[[ReviewScreen], None]:
+    return lambda screen: screen.call_later(screen.run_action, action)
+
+
+def entries() -> tuple[Entry, ...]:
+    """:data:`ENTRIES`, then one entry per review-screen binding none of them names (its
+    description, capitalised, runs its action), in the bindings' order."""
+    from mtcb_curate.tui.screens.review import BINDINGS
+
+    named = {e.binding_id for e in ENTRIES}
+    generated = tuple(Entry(b.description[:1].upper() + b.description[1:], b.id, f"the {b.id} action",
+                            _run_binding(b.action))
+                      for b in BINDINGS if b.id and b.id not in named)
+    return ENTRIES + generated
+
+
 def key_of(app: CurateApp, binding_id: str | None) -> str:
     """The key(s) bound to the review screen's ``binding_id`` now, as shown to the curator."""
     from mtcb_curate.tui.screens.review import BINDINGS
@@ -108,7 +126,8 @@ def key_of(app: CurateApp, binding_id: str | None) -> str:
     default = next((b.key for b in BINDINGS if b.id == binding_id), "")
     keys = app.keymap.get(binding_id, default)
     return "key: " + keys.replace("question_mark", "?").replace("slash", "/").replace(
-        "left_square_bracket", "[").replace("right_square_bracket", "]")
+        "left_square_bracket", "[").replace("right_square_bracket", "]").replace("full_stop", ".").replace(
+        "comma", ",")
 
 
 class ReviewCommands(Provider):
@@ -124,7 +143,7 @@ class ReviewCommands(Provider):
         if review is None:
             return
         app = cast("CurateApp", self.app)
-        for entry in ENTRIES:
+        for entry in entries():
             yield entry, f"{entry.help} · {key_of(app, entry.binding_id)}", _bound(entry, review)
 
     async def discover(self) -> Hits:

@@ -38,10 +38,13 @@ STYLE = {"pass": "$success", "warn": "$warning", "fail": "$error", "skip": "$tex
 #: At most this many pairs are listed for one check (a 20,000-pair queue can leave every pair
 #: undecided); a last, disabled row says how many more there are.
 MAX_PAIR_ROWS = 1000
-#: Widths of the columns of a check row and of a pair row's reason.
+#: Widths of the columns of a check row.
 _ID_W = 15
 _COUNT_W = 6
-_REASON_W = 48
+#: A pair row's question column is shown when at least this many cells are left after the
+#: reason has taken what it needs (the reason is never cut to make room for the question; the
+#: detail line below the list shows both whole).
+_MIN_QUESTION_W = 20
 
 _HINT_CHECKS = "↑↓ select a check · enter its pairs · r re-run · u include undecided pairs · esc close"
 _HINT_PAIRS = "↑↓ select a pair · enter show it in the review screen · esc back to the checks · r re-run"
@@ -251,16 +254,22 @@ class ChecklistScreen(ModalScreen[int | None]):
         width = self._width(self.checks_list)
         shown = c.pairs[:MAX_PAIR_ROWS]
         id_w = len(str(max(shown))) + 1
+        # The reason takes the width it needs (up to what leaves the question its minimum);
+        # the question gets the rest.
+        fixed = 1 + id_w + 5 + 1 + 2  # "#id", "fail ", " ", two spaces
+        longest = max((len(one_line(c.reasons.get(pid, ""), 10_000)) for pid in shown), default=0)
+        reason_w = max(10, min(longest, width - fixed))
+        rest = width - fixed - reason_w
+        rest = rest if rest >= _MIN_QUESTION_W else 0  # too narrow: the detail line shows the question
         options = []
         for pid in shown:
             kind = "fail" if pid in c.failing else "warn"
             head = f"#{pid:<{id_w}}"
-            reason = one_line(c.reasons.get(pid, ""), _REASON_W)
+            reason = one_line(c.reasons.get(pid, ""), reason_w)
             question = self.session.view(pid).question if 0 <= pid < len(self.session) else ""
-            rest = max(10, width - len(head) - 6 - _REASON_W - 3)
             options.append(Option(Content.assemble(
-                head, (f"{kind} ", f"bold {STYLE[kind]}"), f" {reason:<{_REASON_W}}  ",
-                (one_line(question, rest), "$text-muted")), id=f"pair-{pid}"))
+                head, (f"{kind} ", f"bold {STYLE[kind]}"), f" {reason:<{reason_w}}  ",
+                (one_line(question, rest) if rest else "", "$text-muted")), id=f"pair-{pid}"))
         if len(c.pairs) > len(shown):
             options.append(Option(Content(f"… {len(c.pairs) - len(shown):,} more pairs not listed"),
                                   disabled=True))

@@ -7,18 +7,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from mtcb_curate.dataset.model import REJECT_REASONS
 
 #: What the dialog returns when the curator cancels (None means "reject with no reason").
 CANCEL = "__cancel__"
+#: The reason that takes typed text.
+OTHER = "other"
 
 
 class RejectScreen(ModalScreen[str | None]):
     """Returns a reason from ``REJECT_REASONS``, None (no reason) or ``CANCEL``.
 
-    Keys: 1-7 pick a reason; enter, space or x reject without one; escape cancels.
+    Keys: 1-7 pick a reason; enter, space or x reject without one; escape cancels. ``7``
+    (other) opens a line to type the reason: enter returns ``other: TEXT`` (``other`` when
+    left empty), escape goes back to the list.
     """
 
     BINDINGS = [
@@ -45,11 +49,32 @@ class RejectScreen(ModalScreen[str | None]):
         with Vertical(id="reject-dialog", classes="dialog"):
             yield Static(body)
 
+    def _other(self) -> Input | None:
+        found = self.query("#reject-other")
+        return found.first(Input) if found else None
+
     def action_pick(self, index: int) -> None:
+        if REJECT_REASONS[index] == OTHER:
+            if self._other() is None:  # mounted now, not before: no key reaches it until then
+                other = Input(placeholder="the reason, in your words (enter rejects, esc goes back)",
+                              id="reject-other")
+                self.query_one("#reject-dialog").mount(other)
+                other.focus()
+            return
         self.dismiss(REJECT_REASONS[index])
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = " ".join(event.value.split())
+        self.dismiss(f"{OTHER}: {text}" if text else OTHER)
 
     def action_no_reason(self) -> None:
         self.dismiss(None)
 
     def action_cancel(self) -> None:
+        other = self._other()
+        if other is not None:
+            other.remove()
+            self.set_focus(None)
+            return
         self.dismiss(CANCEL)

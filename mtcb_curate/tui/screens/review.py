@@ -49,6 +49,8 @@ from mtcb_curate.tui.screens.semantic_dedup import SemanticDedupScreen
 from mtcb_curate.tui.screens.publish import PublishScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
+from mtcb_curate.tui.screens.note import NoteScreen
+from mtcb_curate.tui.screens.hand_pair import HandPairScreen
 from mtcb_curate.tui.screens.search import SearchScreen
 from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.screens.shrink import ShrinkScreen
@@ -80,6 +82,33 @@ FAIL_MARK = "▲"
 #: Queue mark of a passage no configured chunker holds wholly (``F``'s findability; shown when
 #: the pair would fail no check, in the same column as ``FAIL_MARK``).
 UNFINDABLE_MARK = "⊄"
+#: Queue and head-line mark of a pair the curator wrote (``H``), before its question.
+HAND_MARK = "✎"
+#: The ``origin`` of a hand-written pair.
+HAND_ORIGIN = "hand"
+#: Every mark the queue and the QA panel show: (mark, where, meaning), for the help screen.
+MARK_LEGEND: list[tuple[str, str, str]] = [
+    ("·", "queue", "undecided"),
+    ("✓", "queue", "accepted"),
+    ("✗", "queue", "rejected"),
+    ("»", "queue", "skipped"),
+    ("⚑", "queue", "flagged"),
+    ("≈", "queue", "passage found after normalizing (whitespace, typography or ASCII)"),
+    ("~", "queue", "passage found only as a fuzzy match"),
+    ("≠", "queue", "passage missing from its document"),
+    ("∅", "queue", "empty passage"),
+    ("(none)", "queue", "exact passage, or not verified yet since the last change"),
+    ("!", "queue", "an input problem on the row (a load problem)"),
+    ("▲", "queue", "the pair would fail a check if accepted (not on rejected pairs)"),
+    ("⊄", "queue", "no configured chunker holds the passage wholly (after F)"),
+    ("✎", "queue, head line", "a pair added by hand (H)"),
+    ("≈N similar", "head line", "near-duplicates of this pair (d opens the cluster)"),
+    ("shares its passage", "head line", "a shared-passage group (S): a warning, not duplicates"),
+    ("note:", "head line", "the curator's note on the pair (N)"),
+    ("✗", "panel problems", "a check the pair would fail if accepted, with the key that fixes it"),
+    ("!", "panel problems", "a check the pair would warn about if accepted"),
+    ("◇", "panel findability", "per chunker: the chunk holding the passage and BM25's rank (F)"),
+]
 #: Queue mark per verdict (exact passages have none).
 VERDICT_MARK = {"exact": " ", "normalized": "≈", "fuzzy": "~", "missing": "≠", "empty": "∅"}
 
@@ -94,7 +123,7 @@ BINDINGS = [
     Binding("x", "reject", "reject", id="reject"),
     Binding("space", "skip", "skip", id="skip"),
     Binding("f", "flag", "flag", id="flag"),
-    Binding("u", "undo", "undo", id="undo"),
+    Binding("u,backspace", "undo", "undo", id="undo"),
     # priority: the arrows move between pairs even while the source viewer has focus.
     Binding("j,down", "next", "next", id="next", priority=True, show=False),
     Binding("k,up", "previous", "prev", id="previous", priority=True, show=False),
@@ -134,6 +163,8 @@ BINDINGS = [
     Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
     Binding("T", "stats", "statistics", show=False, id="stats"),
     Binding("F", "findability", "findability", show=False, id="findability"),
+    Binding("N", "note", "note", show=False, id="note"),
+    Binding("H", "hand_pair", "new pair by hand", show=False, id="hand_pair"),
     Binding("escape", "cancel_findability", "cancel findability run", show=False, id="cancel_findability"),
 ]
 
@@ -262,7 +293,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def _row_text(self, pid: int, width: int) -> str:
         pair = self.session.pairs[pid]
         status = self.session.status(pid)
-        r = self.verdicts.cached(pid) if pid in self._not_verbatim else None
+        r = self.verdicts.cached(pid)  # the CURRENT passage's verdict, when known: never a stale one
         mark = "!" if pair.problems else (VERDICT_MARK[r.verdict] if r is not None else " ")
         fails = FAIL_MARK if status != Status.REJECTED and self._pair_fails(pid) else " "
         if fails == " " and self._find_lines:
@@ -270,6 +301,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             fails = UNFINDABLE_MARK if lines is not None and lines.fits_nowhere() else " "
         key = one_line(pair.doc_key, self._key_width)
         head = f"{GLYPH[status]}{mark}{fails}{pid:>{self._id_width}} {key:<{self._key_width}} "
+        if pair.origin == HAND_ORIGIN:
+            head += HAND_MARK + " "
         return head + one_line(self.session.view(pid).question, max(0, width - len(head)))
 
     # -- problems before acceptance -----------------------------------------------------------
@@ -552,10 +585,11 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._shown_doc = doc.key
         else:
             viewer.set_spans(spans)
-        meta = " · ".join(f"{k}: {printable(str(v), keep_newlines=False)}" for k, v in doc.meta.items()
-                          if isinstance(v, (str, int)) and k not in ("text",))
-        self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), f"{self._key_column}: {printable(doc.key)} · {meta} · "
-                                   f"{len(doc.text):,} characters"))
+        fields = [f"{self._key_column}: {printable(doc.key, keep_newlines=False)}"]
+        fields += [f"{k}: {printable(str(v), keep_newlines=False)}" for k, v in doc.meta.items()
+                   if isinstance(v, (str, int)) and not isinstance(v, bool) and k not in ("text",) and str(v).strip()]
+        fields.append(f"{len(doc.text):,} characters")
+        self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), " · ".join(fields)))
         panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
                    problems=self._problems_text(pid), findability=self._findability_text(pid),
                    matches=self._text_matches())
@@ -576,6 +610,14 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             if badges.plain:
                 badges.append("   ")
             badges.append_text(shared)
+        if self.session.pairs[pid].origin == HAND_ORIGIN:
+            badges.append("   " if badges.plain else "")
+            badges.append(f"{HAND_MARK} added by hand", style="bold cyan")
+        note = self.session.note(pid)
+        if note:
+            badges.append("\n" if badges.plain else "")
+            badges.append("note: ", style="bold magenta")
+            badges.append(printable(note, keep_newlines=False))  # the curator's text: plain, never markup
         return badges
 
     @staticmethod
@@ -746,8 +788,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         c = s.counts()
         total = len(s)
         t = Text()
-        pct = 100.0 * s.decided / total if total else 0.0
-        t.append(f" decided {s.decided:,}/{total:,} ({pct:.0f}%) ", style="bold")
+        # what the checklist's `reviewed` counts: accepted or rejected (skipped, flagged are not)
+        pct = 100.0 * s.settled / total if total else 0.0
+        t.append(f" decided {s.settled:,}/{total:,} ({pct:.0f}%) ", style="bold")
         t.append(f" ✓ {c[Status.ACCEPTED]:,} accepted ", style="green")
         t.append(f" ✗ {c[Status.REJECTED]:,} rejected ", style="red")
         t.append(f" » {c[Status.SKIPPED]:,} skipped ", style="dim")
@@ -1267,6 +1310,65 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
         self.app.push_screen(SelectSpanScreen(viewer, *picked), done)
 
+    # -- notes and hand-written pairs -------------------------------------------------------------
+
+    def action_note(self) -> None:
+        """Write, change or remove the current pair's free-text note (undoable)."""
+        pid = self._writable_pair()
+        if pid is None:
+            return
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                changed = self.session.set_note(pid, text)
+            except (CurateError, IndexError) as exc:
+                self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+                return
+            if changed:
+                self.notify(f"Note on #{pid} {'saved' if text.strip() else 'removed'} (u undoes).", timeout=3)
+                self._after_change(pid)
+
+        self.app.push_screen(NoteScreen(pid, self.session.note(pid)), done)
+
+    def action_hand_pair(self) -> None:
+        """Write a new pair by hand on the current document: select the passage in the source
+        (as ``m``), then type the question and the answer; added undecided, verified and queued."""
+        from mtcb_curate.app.hand import add_hand_pair
+
+        pid = self._writable_pair()
+        if pid is None:
+            return
+        doc = self.session.dataset.document_for(self.session.pairs[pid])
+        viewer = self.query_one(SourceViewer)
+        if doc is None or self._shown_doc != doc.key:
+            self.notify("This pair's document is not in the corpus.", severity="warning")
+            return
+        picked = viewer.selection_range()
+        if picked is None:
+            top = viewer.offset_of_line(viewer.scroll_offset.y)
+            picked = (top, min(len(doc.text), top + 200))
+
+        def typed(span: tuple[int, int], answer: tuple[str, str] | None) -> None:
+            if answer is None:
+                return
+            try:
+                new = add_hand_pair(self.session, doc.key, span[0], span[1], *answer)
+            except (CurateError, ValueError) as exc:
+                self.notify(f"Not added: {exc}", severity="error", timeout=10, markup=False)
+                return
+            self.notify(f"Added #{new} by hand (undecided; u undoes).", timeout=3)
+            self._after_change(new, rebuild_queue=True, clusters=True)
+
+        def selected(span: tuple[int, int] | None) -> None:
+            if span is None or span[1] <= span[0]:
+                return
+            self.app.push_screen(HandPairScreen(doc.key, doc.text[span[0]:span[1]]),
+                                 lambda answer: typed(span, answer))
+
+        self.app.push_screen(SelectSpanScreen(viewer, *picked), selected)
+
     # -- shrink: a shorter part of the passage ---------------------------------------------------
 
     def action_shrink(self) -> None:
@@ -1523,7 +1625,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         from mtcb_curate.config import default_config_path
 
         hint = f"Rebind keys in {default_config_path()} under [keys], e.g.  accept = \"y\""
-        self.app.push_screen(HelpScreen(rows, hint))
+        self.app.push_screen(HelpScreen(rows, hint, MARK_LEGEND))
 
     def action_quit(self) -> None:
         """Quit (every decision is already saved)."""

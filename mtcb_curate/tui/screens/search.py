@@ -1,4 +1,4 @@
-"""The search prompt: a query for the next pair whose texts or key contain it."""
+"""The search prompt: a query for the next pair whose texts, key or note contain it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class SearchScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-dialog", classes="dialog"):
-            yield Static("Search question, answer, passage, document key or #id (enter: next match)",
+            yield Static("Search question, answer, passage, document key, note or #id (enter: next match)",
                          markup=False)
             yield Input(value=self.last, placeholder="text to find", id="search-input")
 

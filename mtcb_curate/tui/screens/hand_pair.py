@@ -1,0 +1,74 @@
+"""Write a pair by hand: the passage is the span just selected in the source (``H`` in the review
+screen runs the select-span screen first); the curator types the question and the answer."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from mtcb_curate.plaintext import printable
+
+#: How much of the passage the dialog shows (characters).
+PASSAGE_SHOWN = 600
+
+
+class HandPairScreen(ModalScreen[tuple[str, str] | None]):
+    """Returns ``(question, answer)`` (enter in the answer, or ctrl+s), or None (escape).
+    Enter in the question moves to the answer; both must be non-blank."""
+
+    DEFAULT_CSS = """
+    #hand-dialog { width: 90; }
+    #hand-passage { max-height: 12; overflow-y: auto; margin-bottom: 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "save", "add the pair")]
+
+    def __init__(self, doc_key: str, passage: str) -> None:
+        super().__init__()
+        self.doc_key = doc_key
+        self.passage = passage
+
+    def compose(self) -> ComposeResult:
+        title = Text()
+        title.append(f"New pair by hand · document {printable(self.doc_key, keep_newlines=False)}", style="bold")
+        title.append("  enter: next field / add · ctrl+s add · esc cancel", style="dim")
+        shown = self.passage if len(self.passage) <= PASSAGE_SHOWN else self.passage[:PASSAGE_SHOWN] + "…"
+        body = Text()
+        body.append(f"passage ({len(self.passage):,} characters, verbatim from the source)\n", style="dim")
+        body.append(printable(shown))
+        with Vertical(id="hand-dialog", classes="dialog"):
+            yield Static(title)
+            yield Static(body, id="hand-passage")
+            yield Input(placeholder="question", id="hand-question")
+            yield Input(placeholder="answer", id="hand-answer")
+            yield Static("", id="hand-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#hand-question", Input).focus()
+
+    @on(Input.Submitted, "#hand-question")
+    def _question_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#hand-answer", Input).focus()
+
+    @on(Input.Submitted, "#hand-answer")
+    def _answer_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_save()
+
+    def action_save(self) -> None:
+        question = self.query_one("#hand-question", Input).value.strip()
+        answer = self.query_one("#hand-answer", Input).value.strip()
+        if not question or not answer:
+            missing = "question" if not question else "answer"
+            self.query_one("#hand-error", Static).update(Text(f"type the {missing} first", style="bold yellow"))
+            self.query_one(f"#hand-{missing}", Input).focus()
+            return
+        self.dismiss((question, answer))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

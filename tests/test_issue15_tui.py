@@ -1,0 +1,193 @@
+"""Issue 15 in the review screen: notes (N), hand-written pairs (H), backspace undoes, the help
+legend, "decided" as the checklist counts it, every action in the palette, the reject reason
+"other" typed, the source header with no empty field, queue marks of the current passage."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from support import current, opened, review_app, settle, text_of, write_source  # noqa: F401
+
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.tui.screens.hand_pair import HandPairScreen
+from mtcb_curate.tui.screens.help import HelpScreen
+from mtcb_curate.tui.screens.note import NoteScreen
+from mtcb_curate.tui.screens.select_span import SelectSpanScreen
+from mtcb_curate.tui.widgets.pair_list import PairList
+
+pytestmark = pytest.mark.usefixtures("review_at_once")
+
+
+def row(app, pid: int) -> str:
+    queue = app.screen.query_one(PairList)
+    return queue._row_text(pid, 80)
+
+
+async def test_note_is_written_shown_and_undone_with_backspace(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        await pilot.press("N")
+        assert isinstance(app.screen, NoteScreen)
+        await pilot.press(*"check [bold]x[/]", "enter")   # markup stays plain text
+        await pilot.pause()
+        assert session.note(0) == "check [bold]x[/]"
+        assert "note: check [bold]x[/]" in text_of(app, "#qa-head")
+        await pilot.press("backspace")                      # undo, as u
+        await pilot.pause()
+        assert session.note(0) is None and "note:" not in text_of(app, "#qa-head")
+        await pilot.press("N", "escape")                    # esc: nothing changes
+        assert session.note(0) is None and not [e for e in session.workspace.history() if e.kind == "note"]
+
+
+async def test_backspace_undoes_a_decision(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        await pilot.press("a")
+        assert session.status(0) is Status.ACCEPTED
+        await pilot.press("backspace")
+        assert session.status(0) is Status.UNDECIDED and current(app) == 0
+
+
+async def test_hand_written_pair_is_verified_and_queued(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        n = len(session)
+        await pilot.press("H")
+        await pilot.pause()
+        assert isinstance(app.screen, SelectSpanScreen)
+        app.screen.start, app.screen.end = 20, 52  # "Revenue was $10 million in 2022."
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, HandPairScreen)
+        await pilot.press(*"How much revenue in 2022?", "enter", *"$10 million", "enter")
+        await settle(app, pilot)
+        assert len(session) == n + 1
+        pair = session.pairs[n]
+        assert pair.origin == "hand" and pair.passage == "Revenue was $10 million in 2022."
+        assert pair.chunk_index == 0 and session.status(n) is Status.UNDECIDED
+        assert [e.via for e in session.workspace.history() if e.kind == "add"] == ["hand"]
+        assert current(app) == n
+        assert "✎ added by hand" in text_of(app, "#qa-head") and "✎" in row(app, n)
+        assert "EXACT" in text_of(app, "#qa-verdict")
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert len(session) == n
+
+
+async def test_hand_pair_needs_question_and_answer(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        await pilot.press("H")
+        await pilot.pause()
+        await pilot.press("enter")   # the starting span
+        await pilot.pause()
+        await pilot.press("enter", "enter")  # nothing typed
+        assert isinstance(app.screen, HandPairScreen)
+        assert "type the question" in str(app.screen.query_one("#hand-error").content)
+        await pilot.press("escape")
+        assert len(session) == 3
+
+
+async def test_help_has_a_legend_of_every_mark(tiny, ws):
+    from mtcb_curate.tui.screens import review
+
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        marks = {m for m, _where, _meaning in app.screen.legend}
+        expected = {*review.GLYPH.values(), *(m for m in review.VERDICT_MARK.values() if m.strip()),
+                    review.FAIL_MARK, review.UNFINDABLE_MARK, review.HAND_MARK, "!", "◇"}
+        assert expected <= marks, expected - marks
+        keys = {k for k, _id, _d in app.screen.rows}
+        assert any("backspace" in k for k in keys)
+
+
+async def test_decided_counts_what_the_checklist_counts(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        await pilot.press("a", "f", "space")  # accepted, flagged, skipped
+        assert "decided 1/3" in text_of(app, "#progress")
+
+
+async def test_palette_lists_every_binding_with_its_key(tiny, ws):
+    from mtcb_curate.tui.palette import entries, key_of
+    from mtcb_curate.tui.screens.review import BINDINGS
+
+    listed = {e.binding_id for e in entries()}
+    assert {b.id for b in BINDINGS if b.id} <= listed
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        assert key_of(app, "note") == "key: N" and "backspace" in key_of(app, "undo")
+        note = next(e for e in entries() if e.binding_id == "note")
+        note.run(app.screen)
+        await pilot.pause()
+        assert isinstance(app.screen, NoteScreen)
+
+
+async def test_reject_other_takes_typed_text(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        await pilot.press("x", "7")
+        await pilot.pause()
+        assert app.screen.query_one("#reject-other", Input).has_focus
+        await pilot.press(*"wrong 10-K year x", "enter")
+        await pilot.pause()
+        assert session.view(0).reason == "other: wrong 10-K year x" and session.status(0) is Status.REJECTED
+        await pilot.press("x", "7", "escape", "escape")  # back to the list, then cancel
+        assert session.status(1) is Status.UNDECIDED
+
+
+async def test_source_header_has_no_empty_field(tmp_path, ws):
+    src = write_source(tmp_path / "src", corpus=[
+        {"ticker": "AAA", "company": "", "text": "Alpha makes anvils.\n"}],
+        questions=[{"question": "What does Alpha make?", "answer": "Anvils",
+                    "supporting_passage": "Alpha makes anvils.", "ticker": "AAA", "chunk_index": 0}])
+    session = opened(src, ws)
+    async with review_app(session) as (app, pilot):
+        title = text_of(app, "#doc-title")
+        assert "·  ·" not in title and "company" not in title and "· ·" not in title
+        assert title.endswith("characters")
+
+
+async def test_queue_mark_follows_the_current_passage_after_a_group_undo(tiny, ws):
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        assert row(app, 2)[1] == "≈"  # "Beta sells  bells." is normalized
+        session.edit_many({2: {"supporting_passage": "Beta sells bells."},
+                           0: {"supporting_passage": "Alpha makes anvils."}})  # a bulk snap, one step
+        app.screen._after_change(0, rebuild_queue=True)
+        await settle(app, pilot)
+        assert row(app, 2)[1] != "≈"  # no stale "normalized" on the snapped passage
+        await pilot.press("u")       # the group undone: the old passage, its mark again
+        await settle(app, pilot)
+        assert row(app, 2)[1] == "≈"
+
+
+async def test_checklist_reasons_are_not_cut_for_the_question(tmp_path, ws):
+    from textual.widgets import OptionList
+
+    from mtcb_curate.tui.screens.checklist import ChecklistScreen
+
+    long_q = "What was the total amount of revenue that Alpha reported for the fiscal year in question? " * 3
+    src = write_source(tmp_path / "src", corpus=[{"ticker": "AAA", "text": "Alpha makes anvils.\n"}],
+                       questions=[{"question": long_q, "answer": "Anvils", "supporting_passage": "Beta sells bells.",
+                                   "ticker": "AAA", "chunk_index": 0}])
+    session = opened(src, ws)
+    session.decide(0, Status.ACCEPTED)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        app.push_screen(ChecklistScreen(session, loads=False))
+        await settle(app, pilot)
+        screen = app.screen
+        from dataclasses import replace
+
+        reason = "not found verbatim in its document; the closest span differs in 3 words (fuzzy 91.2)"
+        verbatim = replace(next(c for c in screen.report.checks if c.id == "verbatim"), reasons={0: reason})
+        assert len(reason) > 48  # longer than the old fixed column
+        screen._open(verbatim)
+        await pilot.pause()
+        prompt = str(screen.query_one("#checklist-pairs", OptionList).options[0].prompt)
+        assert reason in prompt, (reason, prompt)
+        assert "What was the total" in str(screen.query_one("#checklist-detail").content)
