@@ -191,3 +191,16 @@ async def test_checklist_reasons_are_not_cut_for_the_question(tmp_path, ws):
         prompt = str(screen.query_one("#checklist-pairs", OptionList).options[0].prompt)
         assert reason in prompt, (reason, prompt)
         assert "What was the total" in str(screen.query_one("#checklist-detail").content)
+
+
+async def test_top_bar_counts_hand_written_pairs_apart(tiny, ws):
+    from mtcb_curate.app.hand import add_hand_pair
+
+    session = opened(tiny, ws)
+    add_hand_pair(session, "AAA", 0, 19, "What does Alpha make?", "Anvils")
+    async with review_app(session) as (app, pilot):
+        bar = text_of(app, "#source-bar")
+        assert "4 pairs (1 by hand)" in bar and "generated" not in bar
+        app.screen.goto(3)
+        await pilot.pause()
+        assert text_of(app, "#qa-head").count("added by hand") == 1

@@ -21,10 +21,6 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
     """Returns ``(question, answer)`` (enter in the answer, or ctrl+s), or None (escape).
     Enter in the question moves to the answer; both must be non-blank."""
 
-    DEFAULT_CSS = """
-    #hand-dialog { width: 90; }
-    #hand-passage { max-height: 12; overflow-y: auto; margin-bottom: 1; }
-    """
     BINDINGS = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "save", "add the pair")]
 
     def __init__(self, doc_key: str, passage: str) -> None:
@@ -48,6 +44,11 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
             yield Static("", id="hand-error")
 
     def on_mount(self) -> None:
+        # Inline: the app's `.dialog { width: auto }` outranks a screen's DEFAULT_CSS.
+        self.query_one("#hand-dialog").styles.width = 90
+        passage = self.query_one("#hand-passage")
+        passage.styles.max_height = max(3, min(11, self.app.size.height - 18))  # the inputs stay visible at 80x24
+        passage.styles.margin = (0, 0, 1, 0)
         self.query_one("#hand-question", Input).focus()
 
     @on(Input.Submitted, "#hand-question")

@@ -14,7 +14,6 @@ class NoteScreen(ModalScreen[str | None]):
     """Edit pair ``pair_id``'s note. Returns the text typed (enter; '' removes the note), or
     None (escape: nothing changes)."""
 
-    DEFAULT_CSS = "#note-dialog { width: 80; }"
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def __init__(self, pair_id: int, note: str | None) -> None:
@@ -32,6 +31,7 @@ class NoteScreen(ModalScreen[str | None]):
                         id="note-input")
 
     def on_mount(self) -> None:
+        self.query_one("#note-dialog").styles.width = 80  # inline: `.dialog { width: auto }` outranks DEFAULT_CSS
         self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

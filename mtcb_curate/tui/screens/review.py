@@ -260,8 +260,10 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         bar = Text()
         bar.append(" mtcb-curate ", style="bold reverse")
         bar.append(f" {printable(ds.name)} ", style="bold")
-        added = len(self.session) - len(ds.pairs)
-        pairs = f"{len(self.session):,} pairs" + (f" ({added:,} generated)" if added else "")
+        added = self.session.pairs[len(ds.pairs):]
+        by_hand = sum(1 for p in added if p.origin == HAND_ORIGIN)
+        parts = [f"{len(added) - by_hand:,} generated"] * bool(len(added) - by_hand) + [f"{by_hand:,} by hand"] * bool(by_hand)
+        pairs = f"{len(self.session):,} pairs" + (f" ({', '.join(parts)})" if parts else "")
         bar.append(f"· {pairs} · {len(ds.documents):,} documents · ")
         where = f"bundled sample of {ds.name}" if ds.source.kind == "sample" else ds.source.location
         bar.append(printable(where, keep_newlines=False))
@@ -610,9 +612,6 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             if badges.plain:
                 badges.append("   ")
             badges.append_text(shared)
-        if self.session.pairs[pid].origin == HAND_ORIGIN:
-            badges.append("   " if badges.plain else "")
-            badges.append(f"{HAND_MARK} added by hand", style="bold cyan")
         note = self.session.note(pid)
         if note:
             badges.append("\n" if badges.plain else "")
