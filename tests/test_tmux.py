@@ -96,7 +96,7 @@ def test_review_quit_reopen_in_tmux(tmux, tmp_path, isolated_env):
 
     tmux.start(_command(ws, isolated_env))
     # Resumes from the workspace, at the first undecided pair.
-    tmux.wait_for("decided 3/23", "resumed from the workspace", "#3 ")
+    tmux.wait_for("decided 2/23", "⚑ 1 flagged", "resumed from the workspace", "#3 ")  # flagged is not decided
     tmux.keys("u")
-    tmux.wait_for("decided 2/23")
+    tmux.wait_for("decided 2/23", "⚑ 0 flagged")
     tmux.keys("q")
