@@ -10,6 +10,6 @@ def test_passage_field_is_the_mtcb_column_and_an_editable_field():
 
 
 def test_history_kinds_and_via_keep_the_stored_strings():
-    assert {k.value for k in HistoryKind} == {"decide", "edit", "add", "not_duplicates"}
+    assert {k.value for k in HistoryKind} == {"decide", "edit", "add", "not_duplicates", "shared_evidence", "note"}
     assert HistoryKind.EDIT == "edit" and Via.REGENERATE == "regenerate" and Via.KEEP_ONE == "keep_one"
     assert {v.value for v in Via} >= {"snap", "trim", "select", "regenerate", "generate", "keep_one"}
