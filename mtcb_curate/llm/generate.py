@@ -35,7 +35,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from rapidfuzz import fuzz, process, utils
 
@@ -77,6 +77,8 @@ MAX_ECHO_CHARS = 4000
 MAX_CLOSEST_CHARS = 600
 
 _PASSAGE_KEYS = ("supporting_passage", "passage", "chunk_must_contain", "chunk-must-contain")
+#: The value a reply check returns (:func:`read_reply`).
+_V = TypeVar("_V")
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -439,19 +441,8 @@ def generate_for_window(
     for number in range(1, retries + 2):
         result = client.complete(ChatRequest.of(messages, params, tag, GENERATION_SCHEMA), cancel=cancel,
                                  on_retry=on_retry)
-        fields: dict[str, Any] | None = None
-        warnings: list[str] = []
-        if result.problem:
-            problems = [result.problem[0].upper() + result.problem[1:] + "."]
-        else:
-            try:
-                data = extract_json(result.text)
-            except ReplyTooLong as exc:
-                problems = [f"The reply is refused unread: {exc}. Reply with one short JSON object."]
-            except MalformedJSON as exc:
-                problems = [f"The reply is not valid JSON: {exc}."]
-            else:
-                fields, problems, warnings = check_candidate(data, window_text, existing_questions, hint, limits)
+        fields, problems, warnings = read_reply(
+            result, lambda data: check_candidate(data, window_text, existing_questions, hint, limits))
         last = number == retries + 1
         accept = fields is not None and not problems and (not warnings or last)
         attempts.append(Attempt(doc_key, window.index, sample, number, tuple(problems + warnings), accept,
@@ -464,14 +455,43 @@ def generate_for_window(
             fallback = (len(attempts) - 1, fields, warnings, result)
         if last:
             break
-        messages = [*messages,
-                    {"role": "assistant", "content": result.text[:MAX_ECHO_CHARS] or "(no reply)"},
-                    feedback_message(problems + warnings)]
+        messages = retry_messages(messages, result.text, feedback_message(problems + warnings))
     if fallback is not None:
         i, fields, warnings, result = fallback
         attempts[i] = replace(attempts[i], accepted=True)
         return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result), attempts
     return None, attempts
+
+
+def read_reply(result: Any, check: Callable[[Any], tuple[_V | None, list[str], list[str]]]
+               ) -> tuple[_V | None, list[str], list[str]]:
+    """Judge one completion: its ``problem`` (a refusal, a cut-off reply) or its JSON, parsed
+    and handed to ``check`` (shared by generation and :mod:`mtcb_curate.llm.shrink`).
+
+    Args:
+        result: the client's completion (``problem``, ``text``).
+        check: judges the parsed JSON value: ``(value or None, problems, warnings)``.
+
+    Returns:
+        ``check``'s triple, or ``(None, [one problem sentence], [])`` when the reply has a
+        problem, is over :data:`MAX_REPLY_CHARS` or is not valid JSON.
+    """
+    if result.problem:
+        return None, [result.problem[0].upper() + result.problem[1:] + "."], []
+    try:
+        data = extract_json(result.text)
+    except ReplyTooLong as exc:
+        return None, [f"The reply is refused unread: {exc}. Reply with one short JSON object."], []
+    except MalformedJSON as exc:
+        return None, [f"The reply is not valid JSON: {exc}."], []
+    return check(data)
+
+
+def retry_messages(messages: list[dict[str, str]], reply: str, feedback: dict[str, str], *,
+                   echo_chars: int = MAX_ECHO_CHARS) -> list[dict[str, str]]:
+    """``messages`` with the rejected ``reply`` (its first ``echo_chars`` characters, "(no reply)"
+    when empty) and the ``feedback`` message appended: the stable part stays first."""
+    return [*messages, {"role": "assistant", "content": reply[:echo_chars] or "(no reply)"}, feedback]
 
 
 def fit_window(doc_text: str, window: Window, max_tokens: int, focus: tuple[int, int] | None = None) -> Window:

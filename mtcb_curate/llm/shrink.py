@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
-from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
+from mtcb_curate.llm.generate import read_reply, retry_messages
+from mtcb_curate.llm.parsing import MAX_REPLY_CHARS
 
 #: Replies asked for in all (the first and the retries after feedback).
 ATTEMPTS = 3
@@ -253,19 +254,8 @@ def shrink_with_llm(
         except LLMCancelled:
             out.cancelled = True
             return out
-        quote: str | None = None
-        warnings: list[str] = []
-        if result.problem:
-            problems = [result.problem[0].upper() + result.problem[1:] + "."]
-        else:
-            try:
-                data = extract_json(result.text)
-            except ReplyTooLong as exc:
-                problems = [f"The reply is refused unread: {exc}. Reply with one short JSON object."]
-            except MalformedJSON as exc:
-                problems = [f"The reply is not valid JSON: {exc}."]
-            else:
-                quote, problems, warnings = check_quote(data, passage, answer, max_chars=max_chars)
+        quote, problems, warnings = read_reply(
+            result, lambda data: check_quote(data, passage, answer, max_chars=max_chars))
         last = number == total
         clean = quote is not None and not problems
         accept = clean and (not warnings or last and fallback is None)
@@ -279,8 +269,8 @@ def shrink_with_llm(
             fallback = (len(out.attempts) - 1, quote, warnings, result.model)
         if last:
             break
-        messages = [*messages, {"role": "assistant", "content": result.text[:MAX_ECHO_CHARS] or "(no reply)"},
-                    feedback_message(problems + warnings)]
+        messages = retry_messages(messages, result.text, feedback_message(problems + warnings),
+                                  echo_chars=MAX_ECHO_CHARS)
     if fallback is not None:
         i, quote, warnings, model = fallback
         a = out.attempts[i]
