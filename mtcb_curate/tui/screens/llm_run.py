@@ -158,7 +158,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             return
         with self._client_lock:
             if self._gone:
-                _close_client(client)
+                close_client(client)
                 return
             self._client = client
         estimate = None
@@ -231,7 +231,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         finally:
             with self._client_lock:
                 self._client = None
-            _close_client(client)
+            close_client(client)
         self._post(LLMFinished(result))
 
     def _on_retry(self, notice: Any) -> None:
@@ -304,10 +304,10 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             if self._job_started or self._client is None:
                 return
             client, self._client = self._client, None
-        _close_client(client)
+        close_client(client)
 
 
-def _close_client(client: Any) -> None:
+def close_client(client: Any) -> None:
     """Close a chat client and its response cache (quietly)."""
     if client is None:
         return

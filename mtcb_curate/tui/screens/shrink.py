@@ -180,7 +180,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
     @work(thread=True, exclusive=True, group="shrink-llm", exit_on_error=False)
     def _run_llm(self) -> None:
         from mtcb_curate.app.review import propose_llm_shrink
-        from mtcb_curate.tui.screens.llm_run import error_line
+        from mtcb_curate.tui.screens.llm_run import close_client, error_line
 
         try:
             client = self.curate_app.llm_client()
@@ -194,12 +194,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             self._post(LLMFailed(error_line(exc)))
             return
         finally:
-            for close in (getattr(client, "close", None), getattr(getattr(client, "cache", None), "close", None)):
-                if close is not None:
-                    try:
-                        close()
-                    except Exception:
-                        pass
+            close_client(client)
         self._post(LLMFinished(result))
 
     def _post(self, message: Any) -> None:
