@@ -167,3 +167,71 @@ def test_match_spans(s):
 def test_limit_to_ids(s):
     assert apply(s, Filter(doc_key="AAA"), ids=[1, 2, 3]) == [1]
     assert filters.LEVELS == ("fail", "warn", "any")
+
+
+# -- a new regular expression: smart case over lower-cased texts, literal prefilter ---------
+
+def _brute(s, f):
+    """The filter's text criterion computed the slow, obvious way: the compiled pattern
+    searched in every current text of every field."""
+    p = f.pattern()
+    out = []
+    for i in range(len(s.pairs)):
+        view = s.view(i)
+        if any(p.search(getattr(view, "passage" if n == "supporting_passage" else n)) for n in f.fields):
+            out.append(i)
+    return out
+
+
+@pytest.mark.parametrize("rx", [r"alpha\s+\w+", r"[a-c]eta", r"\d+ (units|million)", r"needle",
+                                r"(?:alpha|beta) (revenue|sold)", r"\x42eta", r"[\x41-\x43]lpha",
+                                r"Needle", r"^what", r"million\.$", r"(?i)BETA sold", r"haystack\b"])
+def test_new_regex_equals_a_plain_search(s, rx):
+    s.edit(1, {"question": "What were ALPHA COSTS in 2021?"})
+    f = Filter(text=rx, regex=True)
+    assert apply(s, f) == _brute(s, f)
+
+
+def test_folded_pattern_refuses_upper_case_escapes():
+    import re
+    assert filters.folded_pattern(re.compile(r"net income", re.I)).flags & re.I == 0
+    assert filters.folded_pattern(re.compile(r"\x41bc", re.I)) is None
+    assert filters.folded_pattern(re.compile(r"(foo|b\x41r)", re.I)) is None
+    assert filters.folded_pattern(re.compile(r"[\x41-\x5a]", re.I)) is None
+
+
+def test_required_literal_is_held_by_every_match():
+    import re
+    assert filters.required_literal(re.compile(r"revenue.*2021")) == "revenue"
+    assert filters.required_literal(re.compile(r"\d{4}")) == ""
+    assert filters.required_literal(re.compile(r"(a|b)cd")) == "cd"
+    assert filters.required_literal(re.compile(r"ab?c")) == ""  # 'b' optional: no run of two
+    assert filters.required_literal(re.compile(r"revenue", re.I)) == ""
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_WORDS = st.sampled_from(["Alpha", "alpha", "BETA", "beta", "İstanbul", "straße", "STRASSE", "10", "2021",
+                          "net", "Income", "K", "\u212a", "ǅ", "units", "million."])
+_PATTERNS = st.sampled_from([r"alpha", r"beta\s\d+", r"net income", r"i̇stanbul", r"stra(ss|ß)e", r"k",
+                             r"[a-z]+ \d", r"ǆ", r"\bunits\b", r"(alpha|beta) \w+", r"million\.",
+                             r"[^a-z ]", r"n.t"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(texts=st.lists(st.lists(_WORDS, min_size=1, max_size=6).map(" ".join), min_size=4, max_size=4),
+       rx=_PATTERNS)
+def test_smart_case_regex_matches_like_ignorecase(tmp_path_factory, texts, rx):
+    """Property: a lower-case regex over the lower-cased texts selects the same pairs as the
+    same regex with re.IGNORECASE over the original texts."""
+    import re
+    tmp = tmp_path_factory.mktemp("fold")
+    rows = [dict(q, question=t) for q, t in zip(QUESTIONS, texts)]
+    session = opened(write_source(tmp / "src", CORPUS, rows), tmp / "ws")
+    try:
+        f = Filter(text=rx, regex=True, fields=("question",))
+        p = re.compile(rx, re.IGNORECASE)
+        want = [i for i, t in enumerate(texts) if p.search(t)]
+        assert apply(session, f) == want
+    finally:
+        session.workspace.close()

@@ -204,3 +204,34 @@ async def test_top_bar_counts_hand_written_pairs_apart(tiny, ws):
         app.screen.goto(3)
         await pilot.pause()
         assert text_of(app, "#qa-head").count("added by hand") == 1
+
+
+async def test_hand_pair_keys_typed_in_one_burst_land_in_their_fields(tiny, ws):
+    """A paste or a fast typist: question, enter, answer, enter all queued at once; the answer
+    must not end up in the question field (the enter moves the focus as it is read)."""
+    from test_edit_integrity import type_at_once
+
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        n = len(session)
+        await pilot.press("H")
+        await pilot.pause()
+        await pilot.press("enter")   # the starting span
+        await pilot.pause()
+        assert isinstance(app.screen, HandPairScreen)
+        type_at_once(app, [*"How much revenue?", "enter", *"$10 million", "enter"])
+        await settle(app, pilot)
+        assert len(session) == n + 1
+        assert (session.pairs[n].question, session.pairs[n].answer) == ("How much revenue?", "$10 million")
+
+
+async def test_bulk_reject_dialog_names_the_view_not_one_pair(tiny, ws):
+    from mtcb_curate.tui.screens.reject import RejectScreen
+
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        app.screen.run_bulk("reject")
+        await pilot.pause()
+        assert isinstance(app.screen, RejectScreen)
+        title = str(app.screen.query_one("Static").render())
+        assert f"Reject {len(session)} pairs of this view" in title and "#" not in title

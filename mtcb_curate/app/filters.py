@@ -291,16 +291,103 @@ def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, d
     found: set[int] = set()
     plain_lower = not f.regex and pattern.flags & re.IGNORECASE
     q = f.text.lower()
+    folded = None if plain_lower or not pattern.flags & re.IGNORECASE else folded_pattern(pattern)
     for name in f.fields:
         ed = edited[name]
         if plain_lower:
             low = _lowered(session, name)
             found.update(i for i in range(n) if i not in found and q in (ed[i].lower() if i in ed else low[i]))
+        elif folded is not None:  # smart case: the case-sensitive pattern over lower-cased texts
+            low = _lowered(session, name)
+            search, lit = folded.search, required_literal(folded)
+            found.update(i for i in range(n) if i not in found and _hit(
+                search, lit, ed[i].lower() if i in ed else low[i]))
         else:
-            search = pattern.search
+            search, lit = pattern.search, required_literal(pattern)
             texts = _texts(session, name)
-            found.update(i for i in range(n) if i not in found and search(texts(i)))
+            found.update(i for i in range(n) if i not in found and _hit(search, lit, texts(i)))
     return found
+
+
+def _hit(search: Callable[[str], object], literal: str, text: str) -> bool:
+    """True when ``search`` matches ``text``; ``literal`` (every match holds it) rules out
+    texts without it by a plain substring test first."""
+    return (not literal or literal in text) and search(text) is not None
+
+
+def folded_pattern(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern`` (compiled with ``re.IGNORECASE``) without that flag, to run over lower-cased
+    texts, or None where that would match differently: a literal or a class range whose
+    characters are not all lower case (``\\x41``, ``[\\x41-\\x5a]``), or a pattern the
+    parser of this Python cannot walk. Python's ``re`` searches a case-sensitive pattern much
+    faster than an ``IGNORECASE`` one (no literal fast path under that flag).
+
+    Lower-casing can change a text's length (``İ`` becomes two characters), so positions in the
+    lower-cased text are not positions in the original: use this for yes/no tests only.
+    """
+    try:
+        tree = _parse(pattern.pattern, pattern.flags)
+    except Exception:  # noqa: BLE001 - a private parser: any surprise means the slow path
+        return None
+    if tree is None or not _all_lower(tree):
+        return None
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+def required_literal(pattern: re.Pattern[str]) -> str:
+    """The longest run of literal characters every match of ``pattern`` holds ('' when none
+    of two or more characters is found, or under ``re.IGNORECASE``): the regex engine runs
+    only on texts holding it (the literal prefilter of grep-like tools)."""
+    if pattern.flags & re.IGNORECASE:
+        return ""
+    try:
+        tree = _parse(pattern.pattern, pattern.flags)
+    except Exception:  # noqa: BLE001
+        return ""
+    if tree is None:
+        return ""
+    best, run = "", []
+    for op, av in list(tree) + [(None, None)]:
+        if op is not None and str(op) == "LITERAL":
+            run.append(chr(av))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best if len(best) >= 2 else ""
+
+
+def _parse(source: str, flags: int):
+    """The top-level parsed sequence of a regular expression (``re._parser``), or None."""
+    parser = getattr(re, "_parser", None)
+    if parser is None:
+        return None
+    return parser.parse(source, flags)
+
+
+def _all_lower(tree) -> bool:
+    for op, av in tree:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL"):
+            if chr(av) != chr(av).lower():
+                return False
+        elif name == "RANGE":
+            lo, hi = av
+            if any(chr(c) != chr(c).lower() for c in range(lo, min(hi, lo + 2048) + 1)):
+                return False
+        elif name == "IN":
+            if not _all_lower(av):
+                return False
+        elif name in ("BRANCH",):
+            if not all(_all_lower(b) for b in av[1]):
+                return False
+        elif isinstance(av, (tuple, list)):
+            for part in av:
+                if hasattr(part, "data") and not _all_lower(part):
+                    return False
+                if isinstance(part, list) and part and isinstance(part[0], tuple) and not _all_lower(part):
+                    return False
+    return True
 
 
 def _edited(session) -> set[int]:

@@ -3,8 +3,9 @@ screen runs the select-span screen first); the curator types the question and th
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -15,13 +16,27 @@ from mtcb_curate.plaintext import printable
 
 #: How much of the passage the dialog shows (characters).
 PASSAGE_SHOWN = 600
+#: The longest wait (seconds) for the fields to take the keys already handed to them.
+KEYS_WAIT_S = 2.0
 
 
 class HandPairScreen(ModalScreen[tuple[str, str] | None]):
     """Returns ``(question, answer)`` (enter in the answer, or ctrl+s), or None (escape).
-    Enter in the question moves to the answer; both must be non-blank."""
+    Enter in the question moves to the answer; both must be non-blank.
 
-    BINDINGS = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "save", "add the pair")]
+    Keys typed in one burst (a paste, a script) land where they were typed: enter and ctrl+s
+    are priority bindings, so the focus moves to the answer as the enter is read (the keys
+    after it go to the answer, those before it stay in the question), and saving first waits
+    until each field has handled the keys already handed to it (the app hands keys over
+    without waiting for the field to take them).
+    """
+
+    AUTO_FOCUS = None  # ``on_mount`` focuses the question
+    BINDINGS = [
+        Binding("escape", "cancel", "cancel"),
+        Binding("ctrl+s", "save", "add the pair", priority=True),
+        Binding("enter", "enter", "next field / add", priority=True, show=False),
+    ]
 
     def __init__(self, doc_key: str, passage: str) -> None:
         super().__init__()
@@ -51,17 +66,38 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
         passage.styles.margin = (0, 0, 1, 0)
         self.query_one("#hand-question", Input).focus()
 
-    @on(Input.Submitted, "#hand-question")
-    def _question_done(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.query_one("#hand-answer", Input).focus()
+    def _inputs(self) -> list[Input]:
+        return [self.query_one("#hand-question", Input), self.query_one("#hand-answer", Input)]
 
-    @on(Input.Submitted, "#hand-answer")
-    def _answer_done(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_save()
+    async def _typed_keys_done(self) -> None:
+        """Return once every key already handed to a field has been handled (a marker queued
+        behind them in each field; at most ``KEYS_WAIT_S`` seconds)."""
+        inputs = self._inputs()
+        left = len(inputs)
+        done = asyncio.Event()
 
-    def action_save(self) -> None:
+        def marker() -> None:
+            nonlocal left
+            left -= 1
+            if not left:
+                done.set()
+
+        for field in inputs:
+            field.call_later(marker)
+        try:
+            await asyncio.wait_for(done.wait(), KEYS_WAIT_S)
+        except TimeoutError:
+            pass
+
+    async def action_enter(self) -> None:
+        question, answer = self._inputs()
+        if self.focused is question:
+            self.set_focus(answer)  # now: the keys read after this enter go to the answer
+            return
+        await self.action_save()
+
+    async def action_save(self) -> None:
+        await self._typed_keys_done()
         question = self.query_one("#hand-question", Input).value.strip()
         answer = self.query_one("#hand-answer", Input).value.strip()
         if not question or not answer:

@@ -31,13 +31,18 @@ class RejectScreen(ModalScreen[str | None]):
         *[Binding(str(i + 1), f"pick({i})", r, show=False) for i, r in enumerate(REJECT_REASONS)],
     ]
 
-    def __init__(self, pair_id: int) -> None:
+    def __init__(self, pair_id: int | None, *, count: int | None = None) -> None:
+        """``pair_id``: the pair rejected; or ``count``: how many pairs of the view a bulk
+        reject touches (the title names them instead of one pair)."""
         super().__init__()
         self.pair_id = pair_id
+        self.count = count
 
     def compose(self) -> ComposeResult:
         body = Text()
-        body.append(f"Reject pair #{self.pair_id}\n\n", style="bold")
+        what = f"pair #{self.pair_id}" if self.count is None else (
+            f"{self.count:,} pair{'s' if self.count != 1 else ''} of this view")
+        body.append(f"Reject {what}\n\n", style="bold")
         for i, r in enumerate(REJECT_REASONS):
             body.append(f" {i + 1} ", style="bold reverse")
             body.append(f" {r}\n")

@@ -1084,7 +1084,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             def reason(r: str | None) -> None:
                 if r != CANCEL:
                     self._plan_bulk(action, ids, r)
-            self.app.push_screen(RejectScreen(ids[0]), reason)
+            self.app.push_screen(RejectScreen(None, count=len(ids)), reason)
             return
         self._plan_bulk(action, ids, None)
 
