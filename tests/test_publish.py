@@ -819,3 +819,18 @@ def test_generated_and_regenerated_pairs_are_published_and_counted(session):
     summary = curation_summary(session)
     assert (summary.generated, summary.regenerated, summary.accepted) == (1, 1, 2)
     assert "| 1 | 1 |" in plan.readme()  # regenerated and generated columns of the card
+
+
+def test_a_repaired_chunk_index_is_published_when_the_source_had_no_such_column(tmp_path):
+    """A source without chunk_index: the curator's repair sets one; publishing must carry it
+    (it used to decide the column from the pairs as loaded, silently dropping the repair)."""
+    d = make_data(tmp_path / "nocol", questions=[{k: v for k, v in q.items() if k != "chunk_index"}
+                                                 for q in QUESTIONS])
+    s = open_session(Options("ficha", source=[str(d)], workspace=tmp_path / "ws"))
+    try:
+        s.set_chunk_index(0, 0)
+        apply(s, [[0, "accepted"]], [])
+        q = plan_publish(s, read_hub=False).questions
+        assert "chunk_index" in q.column_names and q.column("chunk_index").to_pylist() == [0]
+    finally:
+        s.workspace.close()

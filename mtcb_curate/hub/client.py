@@ -104,7 +104,7 @@ def plan_publish(session: ReviewSession, *, repo_id: str | None = None, revision
         raise PublishError(Kind.INPUT,
                            f"not a Hub repo id: {repo_id!r} ({' '.join(str(exc).split())[:120]})") from None
     check_branch(revision)
-    names = published_columns(ds)
+    names = published_columns(ds, session.pairs)
     tables = build_tables(session, only_linked=only_linked, accepted=accepted)
     hub = _read_hub(repo_id, revision, token, names, profile, ds, on_retry) if read_hub else None
     return build_plan(session, hub, repo_id=repo_id, revision=revision, tables=tables, only_linked=only_linked,

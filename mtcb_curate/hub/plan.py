@@ -301,7 +301,7 @@ def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, re
     """
     ds = session.dataset
     profile = ds.profile
-    names = published_columns(ds)
+    names = published_columns(ds, session.pairs)
     corpus, questions, notes = tables if tables is not None else build_tables(
         session, only_linked=only_linked, accepted=accepted)
     notes = list(notes)

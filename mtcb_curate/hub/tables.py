@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from mtcb_curate.dataset.model import Dataset, Status
+from mtcb_curate.dataset.model import Dataset, QAPair, Status
 from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, PROFILES, Profile
 from mtcb_curate.hub.errors import PublishError, PublishErrorKind as Kind
 from mtcb_curate.store.session import ReviewSession
@@ -102,13 +102,20 @@ def _canonical(profile: Profile, candidates: tuple[str, ...], used: str | None, 
     return used or (candidates[0] if candidates else default)
 
 
-def published_columns(dataset: Dataset) -> ColumnNames:
-    """The column names ``dataset`` is published with (see ``ColumnNames``)."""
+def published_columns(dataset: Dataset, pairs: Sequence[QAPair] | None = None) -> ColumnNames:
+    """The column names ``dataset`` is published with (see ``ColumnNames``).
+
+    ``pairs``: the pairs as curated (``ReviewSession.pairs``: added pairs included, each with
+    its current ``chunk_index``); default the pairs as loaded. A ``chunk_index`` column is
+    published when the source has one or any of these pairs has a value (a repaired or a
+    generated pair's window is published even when the source had no such column).
+    """
     p, cols = dataset.profile, dataset.columns
+    pairs = dataset.pairs if pairs is None else pairs
     answer = None
-    if "answer" in cols or any(pair.answer for pair in dataset.pairs):
+    if "answer" in cols or any(pair.answer for pair in pairs):
         answer = _canonical(p, p.answer_columns, cols.get("answer"), "answer")
-    chunk = cols.get("chunk_index") is not None or any(pair.chunk_index is not None for pair in dataset.pairs)
+    chunk = cols.get("chunk_index") is not None or any(pair.chunk_index is not None for pair in pairs)
     return ColumnNames(
         question=_canonical(p, p.question_columns, cols.get("question"), "question"),
         answer=answer,
@@ -158,7 +165,7 @@ def build_tables(session: ReviewSession, *, only_linked: bool = False,
     """
     ds = session.dataset
     p = ds.profile
-    names = published_columns(ds)
+    names = published_columns(ds, session.pairs)
     notes: list[str] = []
     pairs = accepted_pairs(session, accepted)
 
