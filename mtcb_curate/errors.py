@@ -15,13 +15,18 @@ class InputError(CurateError):
         message: what is wrong, one line.
         row: 0-based row, when one row is at fault.
         field: the column concerned, when one is.
+        line: the 1-based line of a line-based file (jsonl, csv) where that row starts, or where
+            the file stops parsing; said after the row ("row 2 (line 3)") or alone.
     """
 
-    def __init__(self, file: str, message: str, *, row: int | None = None, field: str | None = None):
-        self.file, self.row, self.field, self.message = file, row, field, message
+    def __init__(self, file: str, message: str, *, row: int | None = None, field: str | None = None,
+                 line: int | None = None):
+        self.file, self.row, self.field, self.message, self.line = file, row, field, message, line
         where = str(file)
         if row is not None:
-            where += f" row {row}"
+            where += f" row {row}" + (f" (line {line})" if line is not None else "")
+        elif line is not None:
+            where += f" line {line}"
         if field:
             where += f", field '{field}'"
         super().__init__(f"{where}: {message}")

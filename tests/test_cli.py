@@ -94,7 +94,7 @@ def _non_utf8_row(d: Path):
     lines = (d / "questions.jsonl").read_bytes().split(b"\n")
     lines[2] = lines[2][:10] + b"\xff" + lines[2][10:]
     (d / "questions.jsonl").write_bytes(b"\n".join(lines))
-    return [str(d)], [str(d / "questions.jsonl") + " row 2", "UTF-8"]
+    return [str(d)], [str(d / "questions.jsonl") + " row 2 (line 3)", "UTF-8"]
 
 
 def _invalid_json_row(d: Path):
@@ -102,7 +102,7 @@ def _invalid_json_row(d: Path):
     write_jsonl(d / "corpus.jsonl", CORPUS)
     with (d / "corpus.jsonl").open("a", encoding="utf-8") as fh:
         fh.write('{"ticker": "CCC", "text": "unterminated}\n')
-    return [str(d)], [str(d / "corpus.jsonl") + " row 2", "not valid JSON"]
+    return [str(d)], [str(d / "corpus.jsonl") + " row 2 (line 3)", "not valid JSON"]
 
 
 def _missing_path(d: Path):
@@ -151,12 +151,12 @@ def test_strict_turns_a_row_level_problem_into_exit_2(tmp_path, cli):
     assert lenient.returncode == 0, lenient.stderr
     warnings = [ln for ln in lenient.stderr.splitlines() if ln.startswith("mtcb-curate: warning: ")]
     assert len(warnings) == 1
-    assert f"{data / 'questions.jsonl'} row 1, field 'ticker'" in warnings[0] and "ZZZ" in warnings[0]
+    assert f"{data / 'questions.jsonl'} row 1 (line 2), field 'ticker'" in warnings[0] and "ZZZ" in warnings[0]
     assert len(read_jsonl(out)) == 3
     out.unlink()
 
     strict = cli("export", "ficha", "--workspace", ws_dir, "--out", out, "--strict")
-    line = assert_one_error_line(strict, f"{data / 'questions.jsonl'} row 1, field 'ticker'", "ZZZ")
+    line = assert_one_error_line(strict, f"{data / 'questions.jsonl'} row 1 (line 2), field 'ticker'", "ZZZ")
     assert "warning" not in line
     assert not out.exists()
 

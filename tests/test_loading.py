@@ -627,3 +627,21 @@ def test_shared_squad_data(shared_data):
     assert ds.problems == []
     assert all(ds.document_for(p) is not None for p in ds.pairs)
     assert all(isinstance(p.chunk_index, int) for p in ds.pairs)
+
+
+def test_row_messages_name_the_line_an_editor_shows(tmp_path):
+    """jsonl with a blank line, and csv with a quoted multi-line cell: the row (0-based, the
+    pair id) and the 1-based line it starts on."""
+    from mtcb_curate.dataset.loading import read_file
+
+    j = tmp_path / "q.jsonl"
+    j.write_text('{"a": 1}\n\n{"a": 2}\n{"a": \n', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_file(j)
+    assert f"{j} row 2 (line 4):" in str(err.value)
+    j.write_text('{"a": 1}\n\n{"a": 2}\n', encoding="utf-8")
+    assert read_file(j).lines == [1, 3]
+    c = tmp_path / "q.csv"
+    c.write_text('a,b\n1,"two\nlines"\n3,x\n', encoding="utf-8")
+    t = read_file(c)
+    assert t.lines == [2, 4] and t.line_of(1) == 4

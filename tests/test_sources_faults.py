@@ -74,7 +74,7 @@ def test_strict_with_row_problems_creates_no_workspace(tmp_path):
     ws = tmp_path / "ws"
     with pytest.raises(InputError) as info:
         open_session(Options("ficha", source=[str(src)], workspace=ws, strict=True))
-    assert f"{src / 'questions.jsonl'} row 1, field 'ticker'" in str(info.value)
+    assert f"{src / 'questions.jsonl'} row 1 (line 2), field 'ticker'" in str(info.value)
     assert not ws.exists()
     # without --strict the same data opens, with the problem recorded
     session = open_session(Options("ficha", source=[str(src)], workspace=ws))
@@ -353,7 +353,7 @@ def test_review_command_with_strict_and_a_row_problem_creates_no_workspace(tmp_p
     write_jsonl(src / "corpus.jsonl", CORPUS)
     write_jsonl(src / "questions.jsonl", questions)
     proc = run_cli("ficha", "--source", src, "--workspace", tmp_path / "ws", "--strict", timeout=30)
-    assert_one_error_line(proc, f"{src / 'questions.jsonl'} row 1, field 'ticker'", "ZZZ", "--strict")
+    assert_one_error_line(proc, f"{src / 'questions.jsonl'} row 1 (line 2), field 'ticker'", "ZZZ", "--strict")
     assert not (tmp_path / "ws").exists()
 
 

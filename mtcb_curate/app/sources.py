@@ -198,7 +198,8 @@ def _refuse_row_problems(opts: Options, dataset: Dataset) -> None:
         return
     first, more = dataset.problems[0], len(dataset.problems) - 1
     raise InputError(first.file, first.message + (f" (and {more} more row problem{'s' if more > 1 else ''}; --strict)"
-                                                  if more else " (--strict)"), row=first.row, field=first.field)
+                                                  if more else " (--strict)"), row=first.row, field=first.field,
+                     line=first.line)
 
 
 def open_session(opts: Options) -> ReviewSession:

@@ -58,6 +58,9 @@ class Table:
             message can name the file a row came from.
         problems: row problems found while reading (a CSV quote that never closes), with
             global rows; ``build_dataset`` records them and flags the pairs.
+        lines: for line-based files (jsonl, csv), the 1-based line each global row starts on
+            in its file (what an editor shows), so a message can name it; None for parquet
+            and the Hub.
     """
 
     label: str
@@ -66,6 +69,13 @@ class Table:
     nrows: int
     row_files: list[tuple[int, str]]
     problems: list[tuple[int, str | None, str]] = field(default_factory=list)
+    lines: list[int] | None = None
+
+    def line_of(self, row: int) -> int | None:
+        """The 1-based line a global row starts on in its file, or None (not a line-based file)."""
+        if self.lines is None or not 0 <= row < len(self.lines):
+            return None
+        return self.lines[row]
 
     def where(self, row: int) -> tuple[str, int]:
         """The file a global row comes from and the row's 0-based index within that file."""
@@ -137,34 +147,38 @@ def _read_jsonl(path: Path) -> Table:
             raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
         return _rows_to_table(rows, label)
     rows: list[Any] = []
+    lines: list[int] = []
     row = 0
-    for line in data.split(b"\n"):
+    for number, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(label, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start})",
-                             row=row) from None
+                             row=row, line=number) from None
         try:
             rows.append(json.loads(text))
         except json.JSONDecodeError as exc:
-            raise InputError(label, f"not valid JSON ({exc.msg} at column {exc.colno})", row=row) from None
+            raise InputError(label, f"not valid JSON ({exc.msg} at column {exc.colno})", row=row,
+                             line=number) from None
+        lines.append(number)
         row += 1
-    return _rows_to_table(rows, label)
+    return _rows_to_table(rows, label, lines)
 
 
-def _rows_to_table(rows: list[Any], label: str) -> Table:
+def _rows_to_table(rows: list[Any], label: str, lines: list[int] | None = None) -> Table:
     if not rows:
         raise InputError(label, "the file has no rows")
     names: dict[str, None] = {}
     for i, r in enumerate(rows):
         if not isinstance(r, dict):
-            raise InputError(label, f"each row must be a JSON object, found {type(r).__name__}", row=i)
+            raise InputError(label, f"each row must be a JSON object, found {type(r).__name__}", row=i,
+                             line=lines[i] if lines else None)
         for k in r:
             names.setdefault(k, None)
     columns = {n: [r.get(n) for r in rows] for n in names}
-    return Table(label, columns, {}, len(rows), [(0, label)])
+    return Table(label, columns, {}, len(rows), [(0, label)], lines=lines)
 
 
 def _read_csv(path: Path) -> Table:
@@ -181,10 +195,16 @@ def _read_csv(path: Path) -> Table:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     # The csv module refuses cells over 131,072 characters by default; a 10-K is up to ~1.2 M.
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    rows, lines = [], []
     try:
-        rows = [dict(r) for r in reader]
+        start = 2  # the header is line 1
+        for r in reader:
+            rows.append(dict(r))
+            lines.append(start)
+            start = reader.line_num + 1
     except csv.Error as exc:
-        raise InputError(label, f"not valid CSV ({exc})", row=max(0, reader.line_num - 2)) from None
+        raise InputError(label, f"not valid CSV ({exc})", row=max(0, reader.line_num - 2),
+                         line=reader.line_num) from None
     if reader.fieldnames is None:
         raise InputError(label, "the file is empty")
     for r in rows:
@@ -197,7 +217,7 @@ def _read_csv(path: Path) -> Table:
             r[CHUNK_INDEX_COLUMN] = int(ci)
     if not rows:
         raise InputError(label, "the file has no rows")
-    table = _rows_to_table(rows, label)
+    table = _rows_to_table(rows, label, lines)
     bad = _bad_quote(text)
     if bad is not None:
         opened, closed = bad
@@ -262,9 +282,12 @@ def _concat(tables: list[Table], label: str) -> Table:
     columns: dict[str, list[Any]] = {n: [] for n in names}
     row_files: list[tuple[int, str]] = []
     problems: list[tuple[int, str | None, str]] = []
+    lines: list[int] | None = [] if all(t.lines is not None for t in tables) else None
     total = 0
     for t in tables:
         row_files.append((total, t.label))
+        if lines is not None:
+            lines.extend(t.lines)
         for n in names:
             columns[n].extend(t.columns.get(n, [None] * t.nrows))
         problems.extend((total + row, fld, msg) for row, fld, msg in t.problems)
@@ -272,7 +295,7 @@ def _concat(tables: list[Table], label: str) -> Table:
     types = {}
     for t in tables:
         types.update(t.types)
-    return Table(label, columns, types, total, row_files, problems)
+    return Table(label, columns, types, total, row_files, problems, lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -649,7 +672,7 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
 
     def problem(table: Table, row: int, fld: str | None, msg: str, pair_id: int | None = None) -> Problem:
         file, local = table.where(row)
-        p = Problem(file, local, fld, msg, pair_id)
+        p = Problem(file, local, fld, msg, pair_id, line=table.line_of(row))
         problems.append(p)
         return p
 

@@ -54,6 +54,7 @@ class Problem:
         field: the column concerned, or None.
         message: one line for a person.
         pair_id: the QA pair it affects, when it affects one.
+        line: the 1-based line the row starts on, for a line-based file (jsonl, csv), else None.
     """
 
     file: str
@@ -61,11 +62,12 @@ class Problem:
     field: str | None
     message: str
     pair_id: int | None = None
+    line: int | None = None
 
     def __str__(self) -> str:
         where = self.file
         if self.row is not None:
-            where += f" row {self.row}"
+            where += f" row {self.row}" + (f" (line {self.line})" if self.line is not None else "")
         if self.field:
             where += f", field '{self.field}'"
         return f"{where}: {self.message}"
