@@ -264,16 +264,19 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         by_hand = sum(1 for p in added if p.origin == HAND_ORIGIN)
         parts = [f"{len(added) - by_hand:,} generated"] * bool(len(added) - by_hand) + [f"{by_hand:,} by hand"] * bool(by_hand)
         pairs = f"{len(self.session):,} pairs" + (f" ({', '.join(parts)})" if parts else "")
-        bar.append(f"· {pairs} · {len(ds.documents):,} documents · ")
+        bar.append(f"· {pairs} ")
+        # What must be seen comes before what may be cut at 80 columns: read-only and input
+        # problems, then the documents, the source and why it was chosen.
+        if self.session.read_only:
+            bar.append(" READ-ONLY ", style="bold reverse yellow")
+            bar.append(" ")
+        if ds.problems:
+            bar.append(f"⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details ", style="yellow")
+        bar.append(f"· {len(ds.documents):,} documents · ")
         where = f"bundled sample of {ds.name}" if ds.source.kind == "sample" else ds.source.location
         bar.append(printable(where, keep_newlines=False))
         if ds.source.reason:
             bar.append(f"  ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
-        if self.session.read_only:
-            bar.append("  READ-ONLY", style="bold reverse yellow")
-        if ds.problems:
-            bar.append(f"  ⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details",
-                       style="yellow")
         self._set_bar("#source-bar", bar)
 
     def _later(self, delay: float, callback) -> Timer | None:
