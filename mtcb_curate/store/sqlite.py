@@ -107,6 +107,7 @@ CREATE TABLE IF NOT EXISTS notes (  -- the curator's free-text note on a pair
 _MIGRATIONS = (
     ("history", "via", "ALTER TABLE history ADD COLUMN via TEXT"),
     ("history", "grp", "ALTER TABLE history ADD COLUMN grp INTEGER"),
+    ("history", "curator", "ALTER TABLE history ADD COLUMN curator TEXT"),  # who made the change
 )
 
 
@@ -233,8 +234,9 @@ class Workspace:
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock_fds: tuple[int, ...], read_only: bool,
-                 snapshot_dir: Path | None = None):
+                 snapshot_dir: Path | None = None, curator: str | None = None):
         self.path = path
+        self.curator = curator
         self._conn = conn
         self._lock_fds = lock_fds
         self._snapshot_dir = snapshot_dir
@@ -243,7 +245,8 @@ class Workspace:
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, *, read_only: bool = False, durable: bool = False) -> "Workspace":
+    def open(cls, path: Path, *, read_only: bool = False, durable: bool = False,
+             curator: str | None = None) -> "Workspace":
         """Open (creating when needed) the workspace in folder ``path``.
 
         Args:
@@ -251,6 +254,8 @@ class Workspace:
             read_only: open without taking the lock; nothing can be written. Works on read-only
                 storage too (see the module docstring).
             durable: ``synchronous=FULL`` (fsync per decision) instead of ``NORMAL``.
+            curator: the name every change is recorded under in the history (default
+                ``curators.default_curator()``: the config's ``[team] curator`` or the login name).
 
         Raises:
             WorkspaceLocked: another process holds the workspace.
@@ -258,13 +263,16 @@ class Workspace:
             WorkspaceFull: a writer on a full disk (nothing is lost).
             WorkspaceError: the folder cannot be created or the file is not a workspace.
         """
+        from mtcb_curate.store.curators import default_curator
+
         path = Path(path)
+        curator = curator or default_curator()
         db = path / DB_NAME
         if read_only:
             if not db.exists():
                 raise WorkspaceError(f"{path}: no workspace here to open read-only")
             conn, snapshot = _open_reader(path, db)
-            return cls(path, conn, (), True, snapshot)
+            return cls(path, conn, (), True, snapshot, curator)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -306,7 +314,7 @@ class Workspace:
             _close_quietly(conn)
             _release(lock_fds)
             raise
-        return cls(path, conn, lock_fds, False)
+        return cls(path, conn, lock_fds, False, curator=curator)
 
     @staticmethod
     def exists(path: Path) -> bool:
@@ -398,6 +406,12 @@ class Workspace:
             sql += " WHERE undone=0"
         return [HistoryEntry(s, at, p, k, _load(b), _load(a), v, g)
                 for s, at, p, k, b, a, v, g in self._conn.execute(sql + " ORDER BY seq")]
+
+    @_storage_boundary
+    def history_curators(self) -> dict[int, str]:
+        """Who made each history entry: seq -> curator name (undone entries included; entries
+        written before curators were recorded are absent)."""
+        return {s: c for s, c in self._conn.execute("SELECT seq, curator FROM history WHERE curator IS NOT NULL")}
 
     @_storage_boundary
     def added_pairs(self) -> dict[int, dict[str, Any]]:
@@ -617,8 +631,8 @@ class Workspace:
     def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None,
              group: int | None = None) -> int:
         cur = self._conn.execute(
-            "INSERT INTO history (at, pair_id, kind, before, after, via, grp) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (at, pair_id, kind, _dump(before), _dump(after), via, group))
+            "INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (at, pair_id, kind, _dump(before), _dump(after), via, group, self.curator))
         return int(cur.lastrowid)
 
     def _decision_json(self, pair_id: int) -> dict[str, Any] | None:
@@ -810,7 +824,7 @@ def _connect_reader(uri: str) -> sqlite3.Connection:
             if table not in tables:
                 conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
         have = {r[1] for r in conn.execute("PRAGMA table_info(history)")}
-        missing = [c for c in ("via", "grp") if c not in have]
+        missing = [c for c in ("via", "grp", "curator") if c not in have]
         if missing:
             extra = ", ".join(f"NULL AS {c}" for c in missing)
             conn.execute(f"CREATE TEMP VIEW history AS SELECT *, {extra} FROM main.history")
