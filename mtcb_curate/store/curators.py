@@ -41,3 +41,21 @@ def default_curator() -> str:
         return check_curator(login)
     except CurateError:
         return "curator"
+
+
+#: The share of pairs two curators decide blind when ``[team] overlap`` is not set.
+DEFAULT_OVERLAP = 0.1
+
+
+def configured_overlap() -> float:
+    """The ``[team] overlap`` share (0 to 1) of the config file, else ``DEFAULT_OVERLAP``.
+
+    Raises:
+        CurateError: the value is not a number between 0 and 1.
+    """
+    from mtcb_curate.config import default_config_path, read_table
+
+    value = read_table("team").get("overlap", DEFAULT_OVERLAP)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise CurateError(f"{default_config_path()}: [team] overlap must be a share between 0 and 1, such as 0.1")
+    return float(value)

@@ -23,6 +23,17 @@ Free text (edits, notes, meta values, reasons, history values) is stored as ASCI
 in ``text`` columns, so lone surrogates and NUL characters from a dataset round-trip unchanged
 (PostgreSQL's ``text`` cannot hold NUL; its ``jsonb`` refuses lone surrogates).
 
+Work split (``plan_work``, ``claim_next``): the pairs to review are listed once in ``work``;
+a share of them (``overlap``) needs two curators. ``claim_next`` hands a curator the next pair
+that has fewer live claims than it needs copies, taken with ``SELECT ... FOR UPDATE SKIP
+LOCKED`` (two curators asking at once never get the same single pair), with a lease: a claim
+not decided within its lease goes to the next curator who asks. A decision on a pair of the
+split records the curator's own vote (``votes``) and marks the claim done; it is refused when
+the pair is held (or was decided) by as many other curators as it needs. On a pair of the
+overlap each curator sees only their own vote (blind); when both voted the same the pair is
+decided, when they disagree it is a conflict (``conflicts``) until a lead decides it
+(``resolve``). Outside a split (no ``plan_work``), decisions are shared as on SQLite.
+
 The side folder ``path`` (the LLM reply cache, exports) is local to each machine:
 ``<user data dir>/team/<12 hex digits of the sha256 of the redacted URL>``.
 """
@@ -103,9 +114,41 @@ CREATE TABLE IF NOT EXISTS notes (
     noted_at DOUBLE PRECISION NOT NULL,
     curator TEXT NOT NULL
 );
+-- The work split (see "Work split" in the module docstring).
+CREATE TABLE IF NOT EXISTS work (
+    pair_id BIGINT PRIMARY KEY,
+    copies SMALLINT NOT NULL  -- 1, or 2 for a pair of the overlap (decided blind by two curators)
+);
+CREATE TABLE IF NOT EXISTS claims (
+    pair_id BIGINT NOT NULL,
+    curator TEXT NOT NULL,
+    claimed_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    done BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (pair_id, curator)
+);
+CREATE TABLE IF NOT EXISTS votes (  -- each curator's own decision on a pair of the work split
+    pair_id BIGINT NOT NULL,
+    curator TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,              -- JSON string
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (pair_id, curator)
+);
+CREATE TABLE IF NOT EXISTS resolutions (  -- a lead's decision on a conflict of the overlap
+    pair_id BIGINT PRIMARY KEY,
+    status TEXT NOT NULL,
+    reason TEXT,              -- JSON string
+    at DOUBLE PRECISION NOT NULL,
+    curator TEXT NOT NULL
+);
 """
 
-_TABLES = ("meta", "decisions", "edits", "history", "added_pairs", "not_duplicates", "shared_evidence", "notes")
+_TABLES = ("meta", "decisions", "edits", "history", "added_pairs", "not_duplicates", "shared_evidence", "notes",
+           "work", "claims", "votes", "resolutions")
+#: How long (seconds) a claim is held when none is given: a killed curator's pairs go back to
+#: the others after this.
+DEFAULT_LEASE_SECONDS = 600.0
 
 
 def is_database_url(target: object) -> bool:
@@ -322,8 +365,13 @@ class PgWorkspace:
     @_boundary
     def decisions(self) -> dict[int, Decision]:
         """Every current decision, by pair id (undecided pairs are absent)."""
-        return {pid: Decision(s, _load(r), at) for pid, s, r, at in
-                self._read("SELECT pair_id, status, reason, decided_at FROM decisions")}
+        out = {pid: Decision(s, _load(r), at) for pid, s, r, at in
+               self._read("SELECT pair_id, status, reason, decided_at FROM decisions")}
+        for pid, s, r, at in self._read(  # the overlap: this curator's own vote, blind to the other's
+                "SELECT v.pair_id, v.status, v.reason, v.at FROM votes v JOIN work w USING (pair_id) "
+                "WHERE w.copies > 1 AND v.curator=%s", (self.curator,)):
+            out.setdefault(pid, Decision(s, _load(r), at))
+        return out
 
     @_boundary
     def edits(self) -> dict[int, dict[str, Any]]:
@@ -519,7 +567,9 @@ class PgWorkspace:
             now = time.time()
             for r in rows:
                 pair_id, kind, before, after = r[2], r[3], _load(r[4]), _load(r[5])
-                if kind == "decide":
+                if kind == "decide" and r[6] == "resolve":
+                    self._apply_resolution(cur, pair_id, before, now)
+                elif kind == "decide":
                     self._apply_decision(cur, pair_id, before, now)
                 elif kind == "edit":
                     self._apply_edits(cur, pair_id, before or {}, now)
@@ -538,6 +588,128 @@ class PgWorkspace:
                                          (action,)))
 
         return self._write(work, done_undo=done)
+
+    # -- the team: work split, claims, conflicts ---------------------------------------------
+
+    @_boundary
+    def plan_work(self, pair_ids: Iterable[int], overlap: float, *, seed: str = "") -> dict[str, int]:
+        """List the pairs to review, once: ``round(overlap * n)`` of them (chosen by the sha256
+        of ``seed`` and the id, so the choice is reproducible) need two curators. Calling it
+        again adds only new ids (e.g. added pairs). Returns ``{"pairs", "overlap"}``, the counts.
+
+        Raises:
+            WorkspaceError: ``overlap`` is not within [0, 1].
+        """
+        if not 0.0 <= overlap <= 1.0:
+            raise WorkspaceError(f"{self.label}: the overlap share must be between 0 and 1, not {overlap}")
+        ids = sorted(set(pair_ids))
+        ranked = sorted(ids, key=lambda p: hashlib.sha256(f"{seed}:{p}".encode()).digest())
+        double = set(ranked[:round(overlap * len(ids))])
+
+        def work(cur: Any, action: str) -> None:
+            cur.executemany("INSERT INTO work VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                            [(p, 2 if p in double else 1) for p in ids])
+            cur.execute("INSERT INTO meta VALUES ('team_overlap', %s) ON CONFLICT (key) DO NOTHING",
+                        (json.dumps(str(overlap)),))
+
+        self._write(work, idempotent=True)
+        (n, o), = self._read("SELECT count(*), count(*) FILTER (WHERE copies > 1) FROM work")
+        return {"pairs": int(n), "overlap": int(o)}
+
+    @_boundary
+    def claim_next(self, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> int | None:
+        """The next pair for this curator: their own live undecided claim first, else a pair
+        with fewer live claims than it needs copies that they have not claimed, lowest id
+        first; the claim holds for ``lease_seconds``. None when nothing is left for them."""
+        self._writable()
+        now = time.time()
+        own = self._read("SELECT pair_id FROM claims WHERE curator=%s AND NOT done AND expires_at>%s "
+                         "ORDER BY pair_id LIMIT 1", (self.curator, now))
+        if own:
+            return int(own[0][0])
+
+        def work(cur: Any, action: str) -> int | None:
+            while True:
+                row = cur.execute(
+                    "SELECT w.pair_id, w.copies FROM work w WHERE "
+                    "NOT EXISTS (SELECT 1 FROM claims c WHERE c.pair_id=w.pair_id AND c.curator=%(me)s AND c.done) "
+                    "AND (SELECT count(*) FROM claims c WHERE c.pair_id=w.pair_id AND c.curator<>%(me)s "
+                    "     AND (c.done OR c.expires_at>%(now)s)) < w.copies "
+                    "ORDER BY w.pair_id LIMIT 1 FOR UPDATE OF w SKIP LOCKED", {"me": self.curator, "now": now}
+                ).fetchone()
+                if row is None:
+                    return None
+                pair_id, copies = int(row[0]), int(row[1])
+                # Re-counted under the row lock (a claim committed since the query began counts).
+                live = cur.execute("SELECT count(*) FROM claims WHERE pair_id=%s AND curator<>%s "
+                                   "AND (done OR expires_at>%s)", (pair_id, self.curator, now)).fetchone()[0]
+                if live >= copies:
+                    continue  # the next statement sees it held; the loop moves on
+                cur.execute("DELETE FROM claims WHERE pair_id=%s AND NOT done AND expires_at<=%s", (pair_id, now))
+                cur.execute("INSERT INTO claims VALUES (%s, %s, %s, %s, FALSE) ON CONFLICT (pair_id, curator) "
+                            "DO UPDATE SET claimed_at=EXCLUDED.claimed_at, expires_at=EXCLUDED.expires_at",
+                            (pair_id, self.curator, now, now + lease_seconds))
+                return pair_id
+
+        return self._write(work, idempotent=True)
+
+    @_boundary
+    def votes(self) -> dict[int, dict[str, tuple[str, str | None]]]:
+        """Every curator's own decision on the pairs of the split: pair id -> {curator:
+        (status, reason)}."""
+        out: dict[int, dict[str, tuple[str, str | None]]] = {}
+        for pid, cur_name, status, reason in self._read("SELECT pair_id, curator, status, reason FROM votes"):
+            out.setdefault(pid, {})[cur_name] = (status, _load(reason))
+        return out
+
+    @_boundary
+    def overlap_pairs(self) -> set[int]:
+        """The pair ids of the split that two curators decide."""
+        return {r[0] for r in self._read("SELECT pair_id FROM work WHERE copies > 1")}
+
+    @_boundary
+    def conflicts(self) -> dict[int, dict[str, tuple[str, str | None]]]:
+        """Open conflicts: pairs whose curators' votes disagree (``votes_agree``) and that no
+        lead has decided; pair id -> {curator: (status, reason)}."""
+        resolved = {r[0] for r in self._read("SELECT pair_id FROM resolutions")}
+        return {pid: v for pid, v in self.votes().items()
+                if pid not in resolved and len(v) > 1 and not votes_agree(list(v.values()))}
+
+    @_boundary
+    def resolve(self, pair_id: int, status: str, reason: str | None = None, *, at: float | None = None) -> int:
+        """A lead decides a pair of the overlap (a conflict); recorded under this curator, in
+        the history (kind ``decide``, via ``resolve``; undoable). Returns the seq."""
+        at = time.time() if at is None else at
+
+        def work(cur: Any, action: str) -> int:
+            row = cur.execute("SELECT status, reason FROM resolutions WHERE pair_id=%s FOR UPDATE",
+                              (pair_id,)).fetchone()
+            before = None if row is None else {"status": row[0], "reason": _load(row[1])}
+            after = {"status": status, "reason": reason}
+            self._apply_resolution(cur, pair_id, after, at)
+            return self._log(cur, action, at, pair_id, "decide", before, after, "resolve")
+
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    def _apply_resolution(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        if value is None:
+            cur.execute("DELETE FROM resolutions WHERE pair_id=%s", (pair_id,))
+        else:
+            cur.execute("INSERT INTO resolutions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                        "status=EXCLUDED.status, reason=EXCLUDED.reason, at=EXCLUDED.at, curator=EXCLUDED.curator",
+                        (pair_id, value["status"], _dump(value.get("reason")), at, self.curator))
+        copies = self._copies(cur, pair_id)
+        self._settle(cur, pair_id, copies or 1, at)
+
+    @_boundary
+    def team_activity(self) -> dict[str, list[float]]:
+        """Each curator's live decision times (Unix seconds, oldest first), lead resolutions
+        excluded: the counts and pace of the team screen."""
+        out: dict[str, list[float]] = {}
+        for name, at in self._read("SELECT curator, at FROM history WHERE kind='decide' AND NOT undone "
+                                   "AND via IS DISTINCT FROM 'resolve' ORDER BY seq"):
+            out.setdefault(name, []).append(at)
+        return out
 
     # -- internals -------------------------------------------------------------------------
 
@@ -652,10 +824,62 @@ class PgWorkspace:
         return self._write(work, done=lambda seqs: seqs[0])
 
     def _decision_json(self, cur: Any, pair_id: int) -> dict[str, Any] | None:
+        copies = self._copies(cur, pair_id)
+        if copies is not None:  # a pair of the split: this curator's own vote
+            row = cur.execute("SELECT status, reason FROM votes WHERE pair_id=%s AND curator=%s",
+                              (pair_id, self.curator)).fetchone()
+            return None if row is None else {"status": row[0], "reason": _load(row[1])}
         row = cur.execute("SELECT status, reason FROM decisions WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchone()
         return None if row is None else {"status": row[0], "reason": _load(row[1])}
 
+    def _copies(self, cur: Any, pair_id: int) -> int | None:
+        """How many curators pair ``pair_id`` needs (locking its work row), or None outside a split."""
+        row = cur.execute("SELECT copies FROM work WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _vote(self, cur: Any, pair_id: int, copies: int, value: dict[str, Any] | None, at: float) -> None:
+        """Record this curator's vote on a pair of the split (None: take it back), keep the claims
+        in step, and settle the pair's shared decision."""
+        others = cur.execute("SELECT curator FROM claims WHERE pair_id=%s AND curator<>%s AND (done OR expires_at>%s)",
+                             (pair_id, self.curator, time.time())).fetchall()
+        mine = cur.execute("SELECT 1 FROM claims WHERE pair_id=%s AND curator=%s",
+                           (pair_id, self.curator)).fetchone()
+        if value is not None and mine is None and len(others) >= copies:
+            names = ", ".join(sorted(o[0] for o in others))
+            raise WorkspaceError(f"{self.label}: pair {pair_id} is in the hands of {names}; "
+                                 f"take the next pair handed to you")
+        if value is None:
+            cur.execute("DELETE FROM votes WHERE pair_id=%s AND curator=%s", (pair_id, self.curator))
+            cur.execute("UPDATE claims SET done=FALSE, expires_at=%s WHERE pair_id=%s AND curator=%s",
+                        (time.time() + DEFAULT_LEASE_SECONDS, pair_id, self.curator))
+        else:
+            cur.execute("INSERT INTO votes VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id, curator) DO UPDATE "
+                        "SET status=EXCLUDED.status, reason=EXCLUDED.reason, at=EXCLUDED.at",
+                        (pair_id, self.curator, value["status"], _dump(value.get("reason")), at))
+            cur.execute("INSERT INTO claims VALUES (%s, %s, %s, %s, TRUE) ON CONFLICT (pair_id, curator) "
+                        "DO UPDATE SET done=TRUE", (pair_id, self.curator, at, at))
+        self._settle(cur, pair_id, copies, at)
+
+    def _settle(self, cur: Any, pair_id: int, copies: int, at: float) -> None:
+        """The shared decision of a pair of the split: a lead's resolution, else the votes when
+        there are as many as it needs and they agree (``votes_agree``), else none."""
+        res = cur.execute("SELECT status, reason, curator FROM resolutions WHERE pair_id=%s", (pair_id,)).fetchone()
+        votes = cur.execute("SELECT status, reason, curator FROM votes WHERE pair_id=%s ORDER BY at, curator",
+                            (pair_id,)).fetchall()
+        chosen = res if res is not None else (
+            votes[0] if len(votes) >= copies and votes_agree([(v[0], _load(v[1])) for v in votes]) else None)
+        if chosen is None:
+            cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
+        else:
+            cur.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                        "status=EXCLUDED.status, reason=EXCLUDED.reason, decided_at=EXCLUDED.decided_at, "
+                        "curator=EXCLUDED.curator", (pair_id, chosen[0], chosen[1], at, chosen[2]))
+
     def _apply_decision(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        copies = self._copies(cur, pair_id)
+        if copies is not None:
+            self._vote(cur, pair_id, copies, value, at)
+            return
         if value is None:
             cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
         else:
@@ -685,6 +909,21 @@ class PgWorkspace:
                         (pair_id, json.dumps(text), at, self.curator))
         else:
             cur.execute("DELETE FROM notes WHERE pair_id=%s", (pair_id,))
+
+
+def votes_agree(votes: list[tuple[str, str | None]]) -> bool:
+    """True when curators' decisions on a pair agree: the same status and, for rejections,
+    the same reason (its text before any ``:`` or `` of #``, so ``duplicate of #3`` and
+    ``duplicate of #7`` agree)."""
+    return len({(s, reason_category(r) if s == "rejected" else None) for s, r in votes}) <= 1
+
+
+def reason_category(reason: str | None) -> str | None:
+    """A rejection reason without its detail: ``duplicate of #12`` -> ``duplicate``,
+    ``other: why`` -> ``other``."""
+    if reason is None:
+        return None
+    return reason.split(":", 1)[0].split(" of #", 1)[0].strip() or None
 
 
 def _connect(url: str) -> Any:

@@ -238,18 +238,7 @@ class ReviewSession:
         Gaps between consecutive decisions are capped at ``IDLE_CAP_SECONDS`` so a lunch break
         does not sink the rate; the time since the last decision counts too (also capped).
         """
-        times = self._times
-        if len(times) < 2:
-            return None
-        now = time.time() if now is None else now
-        active = min(max(0.0, now - times[-1]), IDLE_CAP_SECONDS)
-        count = 0
-        for a, b in zip(reversed(times[:-1]), reversed(times)):
-            count += 1
-            active += min(max(0.0, b - a), IDLE_CAP_SECONDS)
-            if active >= RATE_WINDOW_SECONDS:
-                break
-        return count / active * 3600.0 if active >= MIN_RATE_SECONDS else None
+        return pace_per_hour(self._times, now)
 
     # -- writing (each call commits before returning) -----------------------------------------
 
@@ -583,6 +572,23 @@ class ReviewSession:
         if d is not None:
             self._decisions[pair_id] = d
             self._counts[Status(d.status)] += 1
+
+
+def pace_per_hour(times: list[float], now: float | None = None) -> float | None:
+    """Decisions per hour over the last hour of active review, from decision times (Unix
+    seconds, oldest first); None before two decisions or ``MIN_RATE_SECONDS`` of active time.
+    Gaps are capped at ``IDLE_CAP_SECONDS``, the time since the last decision counts too."""
+    if len(times) < 2:
+        return None
+    now = time.time() if now is None else now
+    active = min(max(0.0, now - times[-1]), IDLE_CAP_SECONDS)
+    count = 0
+    for a, b in zip(reversed(times[:-1]), reversed(times)):
+        count += 1
+        active += min(max(0.0, b - a), IDLE_CAP_SECONDS)
+        if active >= RATE_WINDOW_SECONDS:
+            break
+    return count / active * 3600.0 if active >= MIN_RATE_SECONDS else None
 
 
 def _added_pair(pid: int, value: dict) -> QAPair:
