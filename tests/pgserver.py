@@ -40,7 +40,7 @@ class PgServer:
     """One throw-away server. ``url(schema)`` gives a connection URI whose tables land in a
     fresh schema; ``stop()`` / ``start()`` restart it (the fault tests)."""
 
-    def __init__(self, bin_dir: Path):
+    def __init__(self, bin_dir: Path, *, durable: bool = False):
         self.bin_dir = bin_dir
         self.dir = Path(tempfile.mkdtemp(prefix="mtcb-pg-"))
         self.data = self.dir / "data"
@@ -49,9 +49,12 @@ class PgServer:
         if self.as_postgres:
             shutil.chown(self.dir, "postgres", "postgres")
         self._run(f"{self.bin_dir / 'initdb'} -D {self.data} -A trust -U postgres --no-sync -E UTF8")
-        # fsync off: a test server need not survive a power cut; the fault tests stop it with pg_ctl.
+        # fsync off: a test server need not survive a power cut; the fault tests stop it with
+        # pg_ctl. ``durable`` (the benchmark) keeps PostgreSQL's defaults.
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as f:
-            f.write("\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 100\n")
+            f.write("\nmax_connections = 100\n")
+            if not durable:
+                f.write("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
         self.start()
 
     def _run(self, cmd: str) -> None:
