@@ -565,6 +565,17 @@ class ReviewSession:
         else:
             self.pairs[pair_id] = loaded
 
+    def reload_decisions(self) -> set[int]:
+        """Read the decisions from the workspace again (on a shared one, other curators and a
+        lead decide too); returns the ids whose decision changed."""
+        fresh = self.workspace.decisions()
+        changed = {pid for pid in set(fresh) | set(self._decisions)
+                   if (fresh.get(pid) and (fresh[pid].status, fresh[pid].reason))
+                   != (self._decisions.get(pid) and (self._decisions[pid].status, self._decisions[pid].reason))}
+        for pid in changed:
+            self._set_decision(pid, fresh.get(pid))
+        return changed
+
     def _set_decision(self, pair_id: int, d: Decision | None) -> None:
         old = self._decisions.pop(pair_id, None)
         if old is not None:
