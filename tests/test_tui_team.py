@@ -120,3 +120,30 @@ async def test_a_dropped_connection_is_retried_and_the_screen_says_so(pg_server,
         assert again.status(0) is Status.ACCEPTED and len(again.workspace.history()) == 1
     finally:
         again.workspace.close()
+
+
+async def test_n_hands_the_next_claimed_pair_in_a_work_split(pg_server, tmp_path):
+    from mtcb_curate.app import team
+    from mtcb_curate.store.postgres import PgWorkspace
+
+    src = write_source(tmp_path / "src")
+    url = pg_server.url()
+    ann = opened(src, url, curator="ann")
+    team.plan(ann, 0.0)
+    with PgWorkspace.open(url, curator="bob") as bob:
+        assert bob.claim_next() == 0  # bob holds pair 0
+        async with review_app(ann) as (app, pilot):
+            await pilot.press("n")
+            await settle(app, pilot)
+            assert app.screen.queue.current == 1  # not bob's pair
+            await pilot.press("f")
+            await settle(app, pilot)
+            await pilot.press("n")
+            await settle(app, pilot)
+            assert app.screen.queue.current == 2
+            await pilot.press("f")
+            await settle(app, pilot)
+            await pilot.press("n")
+            await settle(app, pilot)
+            assert any("Nothing left to hand you" in n.message for n in app._notifications)
+        assert set(bob.votes()) == {1, 2} and {v for vs in bob.votes().values() for v in vs} == {"ann"}

@@ -39,6 +39,21 @@ def plan(session: ReviewSession, overlap: float | None = None) -> dict[str, int]
     return ws.plan_work(range(len(session)), share, seed=session.workspace.get_meta("fingerprint") or "")
 
 
+def next_pair(session: ReviewSession, after: int = -1) -> int | None:
+    """The next pair for this curator: on a shared workspace with a work split, the next pair
+    handed to them (``claim_next``: held for them under a lease, none of it anybody else's);
+    otherwise the next undecided pair after ``after``. None when nothing is left.
+
+    Raises:
+        WorkspaceError: the shared workspace cannot be reached.
+    """
+    if is_team(session):
+        ws = _team_store(session)
+        if ws.get_meta("team_overlap") is not None:
+            return ws.claim_next()
+    return session.next_undecided(after)
+
+
 def report(session: ReviewSession, now: float | None = None) -> dict[str, Any]:
     """The team report, JSON-ready::
 

@@ -950,11 +950,19 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._show_current()
 
     def action_next_undecided(self) -> None:
-        """Go to the next undecided pair (switching the view to show it if needed)."""
+        """Go to the next undecided pair (switching the view to show it if needed); in a team's
+        work split, the next pair handed to this curator (``app.team.next_pair``)."""
+        from mtcb_curate.app import team
+
         current = self.queue.current
-        pid = self.session.next_undecided(-1 if current is None else current)
+        try:
+            pid = team.next_pair(self.session, -1 if current is None else current)
+        except CurateError as exc:
+            self.notify(str(exc), severity="error", timeout=8, markup=False)
+            return
         if pid is None:
-            self.notify("Every pair has a decision.", timeout=3)
+            self.notify("Every pair has a decision." if not team.is_team(self.session) else
+                        "Nothing left to hand you: every pair is decided or held by another curator.", timeout=3)
             return
         if not self.queue.move_to(pid):
             self._apply_filter(None, keep=pid)
