@@ -12,8 +12,10 @@ from mtcb_curate.store.session import ReviewSession, pace_per_hour
 
 
 def is_team(session: ReviewSession) -> bool:
-    """True when the session's workspace is shared (it has a work split to plan and votes)."""
-    return hasattr(session.workspace, "plan_work")
+    """True when several curators' decisions meet in the session's workspace: a shared
+    PostgreSQL one, or a SQLite one holding merged votes (``app.merge``)."""
+    ws = session.workspace
+    return hasattr(ws, "plan_work") or (hasattr(ws, "votes") and bool(ws.votes()))
 
 
 def _team_store(session: ReviewSession) -> Any:
@@ -34,7 +36,10 @@ def plan(session: ReviewSession, overlap: float | None = None) -> dict[str, int]
     """
     from mtcb_curate.store.curators import configured_overlap
 
-    ws = _team_store(session)
+    ws = session.workspace
+    if not hasattr(ws, "plan_work"):
+        raise WorkspaceError(f"{ws.path}: a work split needs a shared workspace: pass --workspace postgresql://... "
+                             f"(or set MTCB_CURATE_DATABASE_URL)")
     share = configured_overlap() if overlap is None else overlap
     return ws.plan_work(range(len(session)), share, seed=session.workspace.get_meta("fingerprint") or "")
 
@@ -96,5 +101,6 @@ def resolve(session: ReviewSession, pair_id: int, status: str, reason: str | Non
     """
     ws = _team_store(session)
     if pair_id not in ws.overlap_pairs():
-        raise WorkspaceError(f"{ws.label}: pair {pair_id} is not one of the overlap; decide it as any other pair")
+        raise WorkspaceError(f"{getattr(ws, 'label', ws.path)}: pair {pair_id} is not one of the overlap; decide it "
+                             f"as any other pair")
     return ws.resolve(pair_id, status, reason if status == "rejected" else None)

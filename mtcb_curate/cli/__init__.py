@@ -14,7 +14,8 @@ run headless, for scripts and CI:
   undoable step); ``--chunk-index-meaning ignore|mtcb`` says what the dataset's chunk_index means;
 - ``preview``: MTCB's own scoring (chonkie chunkers, BM25) on the pairs: recall@k, MRR@k, ceiling;
 - ``team``: a team's shared workspace: work split, each curator's counts and pace, agreement,
-  conflicts and a lead's decisions on them.
+  conflicts and a lead's decisions on them;
+- ``merge``: several SQLite workspaces of one source folded into a new one, with the same rules.
 
 Bad input prints one line naming the file, row and field, and exits with code 2.
 """
@@ -46,6 +47,7 @@ COMMANDS = {
     "preview": "preview",
     "stats": "stats",
     "team": "team",
+    "merge": "merge",
 }
 
 
@@ -160,6 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
     from mtcb_curate.cli.team import add_arguments as team_arguments
 
     team_arguments(team)
+
+    merge = sub.add_parser("merge", help="fold several SQLite workspaces of one source into a new one (--workspace "
+                                         "OUT): agreeing decisions decide, disagreeing ones are conflicts")
+    data_options(merge)
+    from mtcb_curate.cli.merge import add_arguments as merge_arguments
+
+    merge_arguments(merge)
+    merge.add_argument("--json", metavar="FILE", help="write the team report as JSON ('-': standard output)")
     return parser
 
 
