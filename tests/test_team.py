@@ -237,7 +237,7 @@ def test_eight_curators_at_once_lose_nothing_and_decide_nothing_twice(pg_server)
 
     seconds = float(os.environ.get("MTCB_TEAM_SECONDS", "20"))
     url = pg_server.url()
-    n_pairs = 3000
+    n_pairs = max(3000, int(150 * seconds))  # enough that the curators rarely run out
     with opened(url, "planner") as planner:
         planner.plan_work(range(n_pairs), 0.1, seed="concurrency")
         overlap = planner.overlap_pairs()
@@ -279,3 +279,5 @@ def test_eight_curators_at_once_lose_nothing_and_decide_nothing_twice(pg_server)
         assert (got.alpha is None and alpha is None) or got.alpha == pytest.approx(alpha)
         assert {(k.a, k.b): k.kappa for k in got.kappas} == pytest.approx(kappas)
         assert len(stored) > 100, len(stored)
+        print(f"8 curators, {seconds:.0f} s: {sum(len(v) for v in stored.values())} decisions on {len(stored)} pairs, "
+              f"{sum(1 for p in stored if p in overlap and len(stored[p]) == 2)} overlap pairs decided twice")
