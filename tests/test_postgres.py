@@ -50,6 +50,7 @@ def test_a_password_is_not_printed_by_the_command_line(cli, tiny):
     code, out, err = cli("verify", "ficha", "--workspace",
                           f"postgresql://ann:{secret}@127.0.0.1:1/team?connect_timeout=2", "--source", str(tiny))
     assert code == 2 and secret not in out + err and "127.0.0.1:1/team" in err
+    assert "cannot connect to the shared workspace" in err
 
 
 def test_the_command_line_reviews_into_a_database_given_by_flag_or_environment(pg_server, cli, tiny, monkeypatch):

@@ -285,8 +285,12 @@ class PgWorkspace:
 
     @staticmethod
     def exists(url: str) -> bool:
-        """True when the database ``url`` holds a workspace bound to a dataset (False when it
-        cannot be reached too: opening it then says why)."""
+        """True when the database ``url`` holds a workspace bound to a dataset.
+
+        Raises:
+            WorkspaceError: the server cannot be reached or refuses the login (the message
+                never holds the password).
+        """
         import psycopg
 
         try:
@@ -295,8 +299,9 @@ class PgWorkspace:
                 if have is None:
                     return False
                 return conn.execute("SELECT 1 FROM meta WHERE key='fingerprint'").fetchone() is not None
-        except psycopg.Error:
-            return False
+        except psycopg.Error as exc:
+            raise WorkspaceError(f"{redact(url)}: cannot connect to the shared workspace "
+                                 f"({_one_line(exc, url)})") from None
 
     def close(self) -> None:
         """Close the connection. Safe to call twice."""
