@@ -129,6 +129,13 @@ def pg_server_or_skip() -> PgServer:
     if bin_dir is None:
         pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin)")
     pytest.importorskip("psycopg", reason="psycopg is not installed")
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and no 'postgres' user to run the PostgreSQL server as")
     return PgServer(bin_dir)
 
 
