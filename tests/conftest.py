@@ -21,6 +21,7 @@ from mtcb_curate import resources  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llmfake import FakeChat  # noqa: E402
+from pgserver import PgServer, find_bin_dir  # noqa: E402
 from pytest_httpserver import HTTPServer  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -36,6 +37,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("MTCB_CURATE_CONFIG", str(home / "config" / "none.toml"))
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    monkeypatch.delenv("MTCB_CURATE_DATABASE_URL", raising=False)
     yield home
 
 
@@ -116,6 +118,54 @@ def fake_llm(llm_http_server):
     llm_http_server.clear()
     yield FakeChat(llm_http_server)
     llm_http_server.clear()
+
+
+# -- the workspace backends: SQLite, and a real PostgreSQL server (see pgserver.py) ----------
+
+
+def pg_server_or_skip() -> PgServer:
+    """A new server, or skip (with the reason) where PostgreSQL or psycopg is not installed."""
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin)")
+    pytest.importorskip("psycopg", reason="psycopg is not installed")
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and no 'postgres' user to run the PostgreSQL server as")
+    return PgServer(bin_dir)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One PostgreSQL server for the test run (started in about 2 s, stopped at the end)."""
+    server = pg_server_or_skip()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_target(request, tmp_path):
+    """Where a new, empty workspace goes: a folder, or a fresh schema on the test server."""
+    if request.param == "sqlite":
+        return tmp_path / "ws"
+    return request.getfixturevalue("pg_server").url()
+
+
+@pytest.fixture
+def open_store(store_target):
+    """``open_store(read_only=False, curator=None)``: open the test's workspace on either backend
+    (``open_store.target`` is its folder or URL)."""
+    from mtcb_curate.store.opening import open_workspace
+
+    def opener(**kwargs):
+        return open_workspace(store_target, **kwargs)
+
+    opener.target = store_target
+    return opener
 
 
 # -- shared set-ups (see support.py) ------------------------------------------------------

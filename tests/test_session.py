@@ -1,4 +1,6 @@
-"""The review session: counts, queue order, search, rate, and edits over a workspace."""
+"""The review session: counts, queue order, search, rate, and edits over a workspace.
+
+Tests taking ``store_target`` run on both backends: SQLite and a real PostgreSQL server."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from conftest import write_jsonl  # noqa: E402
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.store.session import IDLE_CAP_SECONDS, ReviewSession
 from mtcb_curate.app.sources import Options, open_session
-from mtcb_curate.store.sqlite import Workspace
+from mtcb_curate.store.opening import open_workspace
 
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
          "eleven", "twelve", "thirteen", "fourteen"]
@@ -41,8 +43,8 @@ def session_for(data: Path, ws_dir: Path) -> ReviewSession:
 
 
 @pytest.fixture
-def session(data, tmp_path):
-    s = session_for(data, tmp_path / "ws")
+def session(data, tmp_path, store_target):
+    s = session_for(data, store_target)
     yield s
     s.workspace.close()
 
@@ -100,8 +102,8 @@ def test_next_undecided_wraps_and_is_none_when_all_decided(session):
     assert session.first_undecided() is None
 
 
-def test_first_undecided_after_reopening(data, tmp_path):
-    ws_dir = tmp_path / "ws"
+def test_first_undecided_after_reopening(data, tmp_path, store_target):
+    ws_dir = store_target
     s = session_for(data, ws_dir)
     assert s.first_undecided() == 0
     for i in (0, 1, 2, 4):
@@ -157,8 +159,8 @@ def test_search_by_id(session, query):
     assert session.search(query, after=12) == 12
 
 
-def test_rate_per_hour_caps_idle_gaps(data, tmp_path):
-    ws_dir = tmp_path / "ws"
+def test_rate_per_hour_caps_idle_gaps(data, tmp_path, store_target):
+    ws_dir = store_target
     s = session_for(data, ws_dir)
     assert s.rate_per_hour() is None
     t0 = 1_700_000_000.0
@@ -181,9 +183,9 @@ def test_rate_per_hour_caps_idle_gaps(data, tmp_path):
         s.workspace.close()
 
 
-def test_rate_per_hour_needs_two_decisions(data, tmp_path):
-    ws_dir = tmp_path / "ws"
-    with Workspace.open(ws_dir) as ws:
+def test_rate_per_hour_needs_two_decisions(data, tmp_path, store_target):
+    ws_dir = store_target
+    with open_workspace(ws_dir) as ws:
         ws.decide(0, "accepted", at=1000.0)
     s = session_for(data, ws_dir)
     try:
@@ -253,8 +255,8 @@ def test_undo_through_the_session_keeps_counts_in_step(session):
     assert session.undo() is None
 
 
-def test_read_only_session(data, tmp_path):
-    ws_dir = tmp_path / "ws"
+def test_read_only_session(data, tmp_path, store_target):
+    ws_dir = store_target
     s = session_for(data, ws_dir)
     s.decide(0, Status.ACCEPTED)
     s.workspace.close()
@@ -280,8 +282,8 @@ def _session_at(tmp_path, ws_dir):
     return open_session(Options(name="ficha", source=[str(src)], workspace=ws_dir))
 
 
-def test_added_pair_gets_next_id_survives_restart_and_undo_removes_it(tmp_path):
-    s = _session_at(tmp_path, tmp_path / "ws")
+def test_added_pair_gets_next_id_survives_restart_and_undo_removes_it(tmp_path, store_target):
+    s = _session_at(tmp_path, store_target)
     n = len(s)
     pid = s.add_pair("AAA", "Where does Alpha report revenue?", "In 2022", "Revenue was $10 million in 2022.",
                      0, details={"model": "m"})
@@ -289,20 +291,20 @@ def test_added_pair_gets_next_id_survives_restart_and_undo_removes_it(tmp_path):
     assert s.view(pid).pair.origin == "generate" and s.ids(Status.UNDECIDED)[-1] == pid
     s.decide(pid, Status.ACCEPTED)
     s.workspace.close()
-    s = _session_at(tmp_path, tmp_path / "ws")
+    s = _session_at(tmp_path, store_target)
     assert len(s) == n + 1 and s.status(pid) is Status.ACCEPTED
     assert s.view(pid).passage == "Revenue was $10 million in 2022."
     assert s.undo() == pid and s.status(pid) is Status.UNDECIDED
     s.undo()
     assert len(s) == n
     s.workspace.close()
-    s = _session_at(tmp_path, tmp_path / "ws")
+    s = _session_at(tmp_path, store_target)
     assert len(s) == n
     s.workspace.close()
 
 
-def test_keep_one_accepts_the_kept_rejects_the_others_naming_it_and_undoes_as_one_step(tmp_path):
-    s = _session_at(tmp_path, tmp_path / "ws")
+def test_keep_one_accepts_the_kept_rejects_the_others_naming_it_and_undoes_as_one_step(tmp_path, store_target):
+    s = _session_at(tmp_path, store_target)
     s.decide(1, Status.ACCEPTED)
     assert s.keep_one(1, [0, 1, 2]) == [0, 2]
     assert s.status(1) is Status.ACCEPTED
@@ -316,21 +318,21 @@ def test_keep_one_accepts_the_kept_rejects_the_others_naming_it_and_undoes_as_on
     s.workspace.close()
 
 
-def test_not_duplicates_are_remembered_and_undoable(tmp_path):
-    s = _session_at(tmp_path, tmp_path / "ws")
+def test_not_duplicates_are_remembered_and_undoable(tmp_path, store_target):
+    s = _session_at(tmp_path, store_target)
     assert s.mark_not_duplicates([2, 0, 1]) is True
     assert s.not_duplicates() == {(0, 1), (0, 2), (1, 2)}
     assert s.mark_not_duplicates([0, 1]) is False
     s.workspace.close()
-    s = _session_at(tmp_path, tmp_path / "ws")
+    s = _session_at(tmp_path, store_target)
     assert s.not_duplicates() == {(0, 1), (0, 2), (1, 2)}
     s.undo()
     assert s.not_duplicates() == set()
     s.workspace.close()
 
 
-def test_curation_summary_counts_edits_and_regenerations(tmp_path):
-    s = _session_at(tmp_path, tmp_path / "ws")
+def test_curation_summary_counts_edits_and_regenerations(tmp_path, store_target):
+    s = _session_at(tmp_path, store_target)
     s.edit(0, {"question": "What does Alpha manufacture?"})
     s.edit(1, {"answer": "Ten million dollars"}, via="regenerate")
     s.decide(2, Status.REJECTED, "trivial")
@@ -341,15 +343,15 @@ def test_curation_summary_counts_edits_and_regenerations(tmp_path):
     s.workspace.close()
 
 
-def test_command_session_uses_a_workspace_only_when_asked_or_resuming(tmp_path, monkeypatch):
+def test_command_session_uses_a_workspace_only_when_asked_or_resuming(tmp_path, monkeypatch, store_target):
     from mtcb_curate.errors import WorkspaceError
     from mtcb_curate.app.sources import Options, command_session
 
-    s = _session_at(tmp_path, tmp_path / "ws")  # creates the source folder and a workspace
+    s = _session_at(tmp_path, store_target)  # creates the source folder and a workspace
     s.decide(0, Status.ACCEPTED)
     s.workspace.close()
     src = [str(tmp_path / "src")]
-    with command_session(Options(name="ficha", source=src, workspace=tmp_path / "ws")) as (cs, has_ws):
+    with command_session(Options(name="ficha", source=src, workspace=store_target)) as (cs, has_ws):
         assert has_ws and cs.status(0) is Status.ACCEPTED and cs.read_only
     with command_session(Options(name="ficha", source=src)) as (cs, has_ws):
         assert not has_ws and cs.decided == 0
@@ -360,9 +362,9 @@ def test_command_session_uses_a_workspace_only_when_asked_or_resuming(tmp_path, 
             pass
 
 
-def test_rate_per_hour_waits_for_a_minute_of_review(data, tmp_path):
-    ws_dir = tmp_path / "ws"
-    with Workspace.open(ws_dir) as ws:
+def test_rate_per_hour_waits_for_a_minute_of_review(data, tmp_path, store_target):
+    ws_dir = store_target
+    with open_workspace(ws_dir) as ws:
         ws.decide(0, "accepted", at=1000.0)
         ws.decide(1, "accepted", at=1001.0)
     s = session_for(data, ws_dir)

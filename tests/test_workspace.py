@@ -1,4 +1,7 @@
-"""The workspace: decisions, edits and unlimited undo, persisted across close/reopen."""
+"""The workspace: decisions, edits and unlimited undo, persisted across close/reopen.
+
+Tests taking ``open_store`` are the store contract: they run on SQLite and on a real PostgreSQL
+server (conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +11,15 @@ import sqlite3
 import pytest
 
 from mtcb_curate.errors import WorkspaceError, WorkspaceLocked
+from mtcb_curate.store.opening import describe
+from mtcb_curate.store.postgres import is_database_url
 from mtcb_curate.store.sqlite import DB_NAME, Workspace, questions_fingerprint
 
 
-def test_thirty_actions_undone_in_order_after_reopen(tmp_path):
-    ws_dir = tmp_path / "ws"
+def test_thirty_actions_undone_in_order_after_reopen(open_store):
     statuses = ["accepted", "rejected", "skipped", "flagged"]
     expected = []  # (kind, pair_id, after) in the order they were made
-    with Workspace.open(ws_dir) as ws:
+    with open_store() as ws:
         for i in range(30):
             pid = i % 7
             if i % 3 == 2:
@@ -31,7 +35,7 @@ def test_thirty_actions_undone_in_order_after_reopen(tmp_path):
         final_edits = ws.edits()
     assert len(final_decisions) == 7
 
-    with Workspace.open(ws_dir) as ws:
+    with open_store() as ws:
         assert ws.decisions() == final_decisions
         assert ws.edits() == final_edits
         assert len(ws.history()) == 30
@@ -47,13 +51,13 @@ def test_thirty_actions_undone_in_order_after_reopen(tmp_path):
         assert ws.history() == []
         assert len(ws.history(include_undone=True)) == 30
 
-    with Workspace.open(ws_dir) as ws:  # the undos are persisted too
+    with open_store() as ws:  # the undos are persisted too
         assert ws.undo() is None
         assert ws.decisions() == {}
 
 
-def test_undo_restores_the_previous_state_not_just_undecided(tmp_path):
-    with Workspace.open(tmp_path / "ws") as ws:
+def test_undo_restores_the_previous_state_not_just_undecided(open_store):
+    with open_store() as ws:
         ws.decide(3, "rejected", "trivial")
         ws.decide(3, "accepted")
         ws.edit(3, {"answer": "first"})
@@ -69,16 +73,16 @@ def test_undo_restores_the_previous_state_not_just_undecided(tmp_path):
         assert ws.decisions() == {}
 
 
-def test_edits_with_lone_surrogates_and_markup_survive(tmp_path):
+def test_edits_with_lone_surrogates_and_markup_survive(open_store):
     weird = {
         "question": "Is [bold red]this[/] markup? \x1b[31mESC\x1b[0m \ud800 lone high",
         "answer": "lone low \udfff and \U0001F600 and [link=file:///etc/passwd]x[/link]",
         "supporting_passage": "tab\tnull\x00nbsp\u00a0end\r\n",
     }
-    with Workspace.open(tmp_path / "ws") as ws:
+    with open_store() as ws:
         ws.edit(0, weird)
         ws.decide(0, "rejected", "other: [b]why[/b]")
-    with Workspace.open(tmp_path / "ws") as ws:
+    with open_store() as ws:
         assert ws.edits() == {0: weird}
         assert ws.decisions()[0].reason == "other: [b]why[/b]"
         [edit, decide] = ws.history()
@@ -88,8 +92,8 @@ def test_edits_with_lone_surrogates_and_markup_survive(tmp_path):
         assert ws.edits() == {}
 
 
-def test_edit_with_none_restores_the_source_text(tmp_path):
-    with Workspace.open(tmp_path / "ws") as ws:
+def test_edit_with_none_restores_the_source_text(open_store):
+    with open_store() as ws:
         ws.edit(1, {"question": "q", "answer": "a"})
         ws.edit(1, {"question": None})
         assert ws.edits() == {1: {"answer": "a"}}
@@ -97,11 +101,10 @@ def test_edit_with_none_restores_the_source_text(tmp_path):
         assert ws.edits() == {1: {"question": "q", "answer": "a"}}
 
 
-def test_read_only_refuses_writes(tmp_path):
-    ws_dir = tmp_path / "ws"
-    with Workspace.open(ws_dir) as ws:
+def test_read_only_refuses_writes(open_store):
+    with open_store() as ws:
         ws.decide(0, "accepted")
-    ro = Workspace.open(ws_dir, read_only=True)
+    ro = open_store(read_only=True)
     try:
         assert ro.read_only
         assert ro.decisions()[0].status == "accepted"
@@ -112,72 +115,71 @@ def test_read_only_refuses_writes(tmp_path):
         assert ro.decisions().keys() == {0}
     finally:
         ro.close()
-    with Workspace.open(ws_dir) as ws:
+    with open_store() as ws:
         assert ws.decisions().keys() == {0}
         assert len(ws.history()) == 1
 
 
-def test_read_only_open_needs_an_existing_workspace(tmp_path):
+def test_read_only_open_needs_an_existing_workspace(open_store):
     with pytest.raises(WorkspaceError, match="no workspace here"):
-        Workspace.open(tmp_path / "nothing", read_only=True)
-    assert not (tmp_path / "nothing").exists()
+        open_store(read_only=True)
+    if not is_database_url(open_store.target):
+        assert not open_store.target.exists()
 
 
-def test_read_only_open_while_a_writer_holds_it(tmp_path):
-    ws_dir = tmp_path / "ws"
-    with Workspace.open(ws_dir) as writer:
+def test_read_only_open_while_a_writer_holds_it(open_store):
+    with open_store() as writer:
         writer.decide(2, "flagged")
-        with Workspace.open(ws_dir, read_only=True) as reader:
+        with open_store(read_only=True) as reader:
             assert reader.decisions()[2].status == "flagged"
             writer.decide(3, "accepted")
             assert set(reader.decisions()) == {2, 3}
 
 
-def test_closed_workspace_refuses_writes(tmp_path):
-    ws = Workspace.open(tmp_path / "ws")
+def test_closed_workspace_refuses_writes(open_store):
+    ws = open_store()
     ws.close()
     ws.close()  # twice is fine
     with pytest.raises(WorkspaceError, match="closed"):
         ws.decide(0, "accepted")
 
 
-def test_bind_refuses_other_questions_and_other_datasets(tmp_path):
-    ws_dir = tmp_path / "ws"
+def test_bind_refuses_other_questions_and_other_datasets(open_store):
     fp = questions_fingerprint([("q", "a", "p", "AAA")])
     other_fp = questions_fingerprint([("q", "a", "p", "BBB")])
     assert fp != other_fp
-    with Workspace.open(ws_dir) as ws:
+    with open_store() as ws:
         ws.bind("ficha", ["/data/ficha"], fp)
         ws.bind("ficha", ["/data/ficha"], fp)  # same data: fine
-    with Workspace.open(ws_dir) as ws:
+    with open_store() as ws:
         with pytest.raises(WorkspaceError) as info:
             ws.bind("ficha", ["/data/other"], other_fp)
         msg = str(info.value)
-        assert str(ws_dir) in msg and "other questions" in msg and "--workspace" in msg
+        assert describe(open_store.target) in msg and "other questions" in msg and "--workspace" in msg
         assert "\n" not in msg
         with pytest.raises(WorkspaceError) as info:
             ws.bind("gacha", ["/data/ficha"], fp)
         msg = str(info.value)
-        assert "'ficha'" in msg and "'gacha'" in msg and str(ws_dir) in msg
+        assert "'ficha'" in msg and "'gacha'" in msg and describe(open_store.target) in msg
         assert ws.source_spec() == ["/data/ficha"]  # refused binds change nothing
         assert ws.get_meta("fingerprint") == fp
 
 
-def test_bind_with_same_questions_from_another_source_updates_the_spec(tmp_path):
+def test_bind_with_same_questions_from_another_source_updates_the_spec(open_store):
     fp = questions_fingerprint([("q", "a", "p", "AAA")])
-    with Workspace.open(tmp_path / "ws") as ws:
+    with open_store() as ws:
         ws.bind("ficha", ["/a"], fp)
         ws.bind("ficha", ["chonkie-ai/ficha"], fp)
         assert ws.source_spec() == ["chonkie-ai/ficha"]
 
 
-def test_source_spec_is_stored(tmp_path):
+def test_source_spec_is_stored(open_store):
     spec = ["/data/corpus.parquet", "/data/questions.parquet"]
-    with Workspace.open(tmp_path / "ws") as ws:
+    with open_store() as ws:
         assert ws.source_spec() is None
         ws.bind("ficha", spec, "f" * 64)
         assert ws.source_spec() == spec
-    with Workspace.open(tmp_path / "ws") as ws:
+    with open_store() as ws:
         assert ws.source_spec() == spec
         assert ws.get_meta("dataset") == "ficha"
 
@@ -225,8 +227,8 @@ def test_second_writer_in_the_same_process_is_refused(tmp_path):
     Workspace.open(tmp_path / "ws").close()
 
 
-def test_history_values_are_json(tmp_path):
-    with Workspace.open(tmp_path / "ws") as ws:
+def test_history_values_are_json(open_store):
+    with open_store() as ws:
         ws.decide(5, "rejected", "yes/no", at=12.5)
         [entry] = ws.history()
         assert (entry.seq, entry.at, entry.pair_id, entry.kind) == (1, 12.5, 5, "decide")

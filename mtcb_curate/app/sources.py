@@ -13,7 +13,9 @@ Order for ``mtcb-curate NAME`` (first that applies):
 
 The reason is kept in ``Dataset.source.reason`` and shown on screen.
 
-Which workspace (``Options.workspace_dir``; ``--workspace DIR`` always wins), so that one
+Which workspace (``Options.workspace_dir``; ``--workspace DIR|URL`` always wins, then the
+``MTCB_CURATE_DATABASE_URL`` environment variable: a ``postgresql://`` URL is the shared
+workspace of a team, ``store.postgres``), so that one
 source's decisions never land on another's questions and no source is refused because another
 was opened first:
 
@@ -48,6 +50,9 @@ from mtcb_curate.config import hub_organisations
 from mtcb_curate.errors import InputError, WorkspaceError
 from mtcb_curate.dataset.model import Dataset, SourceInfo
 from mtcb_curate.dataset.profiles import Profile, get_profile
+from mtcb_curate.store.base import Store
+from mtcb_curate.store.opening import describe, open_workspace, workspace_exists
+from mtcb_curate.store.postgres import DATABASE_URL_ENV, is_database_url
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.store.sqlite import Workspace, dataset_workspaces, default_workspace_dir, questions_fingerprint
 
@@ -62,32 +67,39 @@ class Options:
         name: dataset name (``ficha``) or Hub id.
         source: explicit source (one folder or repo id, or two files), or None.
         sample: open the bundled sample.
-        workspace: workspace folder, or None for the default one.
+        workspace: workspace folder or ``postgresql://`` URL, or None for the default one.
         read_only: open the workspace without writing.
         columns: column overrides for ``Profile.with_overrides``.
         strict: row-level input problems refuse the input (``--strict``).
         organisations: Hub owners tried for the dataset name, or None for the config file's
             ``[hub] organisations``.
+        curator: who the changes are recorded under, or None for ``curators.default_curator()``.
     """
 
     name: str
     source: list[str] | None = None
     sample: bool = False
-    workspace: Path | None = None
+    workspace: Path | str | None = None
     read_only: bool = False
     columns: dict[str, str | None] = field(default_factory=dict)
     strict: bool = False
     organisations: tuple[str, ...] | None = None
+    curator: str | None = None
 
     def profile(self) -> Profile:
         """The dataset profile with the column overrides applied."""
         return get_profile(self.name).with_overrides(**self.columns)
 
-    def workspace_dir(self) -> Path:
-        """The workspace folder: ``--workspace``, else the default one of this source, or to
-        resume the dataset's latest (the rule is in the module docstring)."""
+    def workspace_dir(self) -> Path | str:
+        """The workspace folder (or database URL): ``--workspace``, else
+        ``$MTCB_CURATE_DATABASE_URL``, else the default one of this source, or to resume the
+        dataset's latest (the rule is in the module docstring)."""
+        import os
+
         if self.workspace is not None:
             return self.workspace
+        if os.environ.get(DATABASE_URL_ENV):
+            return os.environ[DATABASE_URL_ENV]
         name = self.profile().name
         if not (self.sample or self.source):
             found = dataset_workspaces(name)
@@ -159,7 +171,8 @@ def choose_and_load(opts: Options, stored: list[str] | None) -> tuple[Dataset, l
     if opts.source:
         return load_spec(opts.name, profile, opts.source, "given with --source"), list(opts.source)
     if stored:
-        return load_spec(opts.name, profile, stored, f"resumed from the workspace {opts.workspace_dir()}"), stored
+        return load_spec(opts.name, profile, stored,
+                         f"resumed from the workspace {describe(opts.workspace_dir())}"), stored
     orgs = opts.organisations if opts.organisations is not None else hub_organisations()
     candidates = profile.hub_candidates(orgs)
     why = loading.hub_unreachable()
@@ -216,16 +229,16 @@ def open_session(opts: Options) -> ReviewSession:
         InputError: the source is unusable (or, with ``strict``, has row problems).
     """
     ws_dir = opts.workspace_dir()
-    exists = Workspace.exists(ws_dir)
+    exists = workspace_exists(ws_dir)
     if opts.read_only and not exists:
-        raise WorkspaceError(f"{ws_dir}: no workspace here to open read-only")
+        raise WorkspaceError(f"{describe(ws_dir)}: no workspace here to open read-only")
     stored = None
     if exists and not (opts.source or opts.sample):
-        with Workspace.open(ws_dir, read_only=True) as peek:
+        with open_workspace(ws_dir, read_only=True, curator=opts.curator) as peek:
             stored = peek.source_spec()
     dataset, spec = choose_and_load(opts, stored)
     _refuse_row_problems(opts, dataset)
-    ws = Workspace.open(ws_dir, read_only=opts.read_only)
+    ws = open_workspace(ws_dir, read_only=opts.read_only, curator=opts.curator)
     try:
         # Refuses when another instance bound it to other data since the stored source was read.
         _bind(ws, dataset, spec)
@@ -235,7 +248,7 @@ def open_session(opts: Options) -> ReviewSession:
     return ReviewSession(dataset, ws)
 
 
-def _bind(ws: Workspace, dataset: Dataset, spec: list[str]) -> None:
+def _bind(ws: Store, dataset: Dataset, spec: list[str]) -> None:
     fp = questions_fingerprint((p.question, p.answer, p.passage, p.doc_key) for p in dataset.pairs)
     ws.bind(dataset.name, spec, fp)
 
@@ -255,10 +268,11 @@ def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[Rev
         WorkspaceError, InputError: as ``open_session``.
     """
     explicit = opts.workspace is not None
-    default_used = not (opts.source or opts.sample) and Workspace.exists(opts.workspace_dir())
+    explicit = explicit or is_database_url(opts.workspace_dir())
+    default_used = not (opts.source or opts.sample) and workspace_exists(opts.workspace_dir())
     if explicit or default_used:
-        if not write and not Workspace.exists(opts.workspace_dir()):
-            raise WorkspaceError(f"{opts.workspace_dir()}: no workspace here")
+        if not write and not workspace_exists(opts.workspace_dir()):
+            raise WorkspaceError(f"{describe(opts.workspace_dir())}: no workspace here")
         session = open_session(Options(**{**opts.__dict__, "read_only": not write}))
         try:
             yield session, True

@@ -37,6 +37,8 @@ id                 worst   what fails or warns
                            or type above its share, documents under the minimum of pairs
                            (``stats.targets``)
 ``reviewed``       fail    a pair is undecided, skipped or flagged (skipped without workspace)
+``conflicts``      fail    curators of a team disagree on a pair two of them decided blind and
+                           no lead has decided it (passes with one curator)
 ``loads``          fail    the publish layout, written to a temporary folder, does not load
                            with ``datasets.load_dataset`` with the expected rows, columns, types
 =================  ======  ==================================================================
@@ -51,7 +53,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mtcb_curate.checks import balance, findable, links, loads, passages, questions
+from mtcb_curate.checks import balance, findable, links, loads, passages, questions, team
 from mtcb_curate.checks.base import Check, CheckContext, ChecklistReport, CheckResult, Judge, Limits
 from mtcb_curate import neardup
 from mtcb_curate.store.session import ReviewSession
@@ -63,7 +65,8 @@ if TYPE_CHECKING:
 CHECKS: tuple[Check, ...] = (
     passages.verbatim, passages.unique_passage, questions.duplicates, passages.shared_passage,
     passages.passage_length, findable.findable,
-    questions.answerable, questions.question_form, links.links, links.corpus, balance.balance, links.reviewed, loads.loads,
+    questions.answerable, questions.question_form, links.links, links.corpus, balance.balance, links.reviewed,
+    team.conflicts, loads.loads,
 )
 
 #: Check ids, in the order they run and are shown.

@@ -12,7 +12,10 @@ run headless, for scripts and CI:
 - ``publish``: both configs to the Hugging Face Hub in one verified commit, behind the gate;
 - ``repair``: ``--chunk-index`` sets every chunk_index to the MTCB window holding its passage (one
   undoable step); ``--chunk-index-meaning ignore|mtcb`` says what the dataset's chunk_index means;
-- ``preview``: MTCB's own scoring (chonkie chunkers, BM25) on the pairs: recall@k, MRR@k, ceiling.
+- ``preview``: MTCB's own scoring (chonkie chunkers, BM25) on the pairs: recall@k, MRR@k, ceiling;
+- ``team``: a team's shared workspace: work split, each curator's counts and pace, agreement,
+  conflicts and a lead's decisions on them;
+- ``merge``: several SQLite workspaces of one source folded into a new one, with the same rules.
 
 Bad input prints one line naming the file, row and field, and exits with code 2.
 """
@@ -43,6 +46,8 @@ COMMANDS = {
     "repair": "repair",
     "preview": "preview",
     "stats": "stats",
+    "team": "team",
+    "merge": "merge",
 }
 
 
@@ -150,6 +155,21 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--checklist", action="store_true", help="also run the checklist (without 'loads') "
                                                                 "and count its results")
     stats.add_argument("--config", type=Path, help="config file with [checklist], [stats] and [llm] tables")
+
+    team = sub.add_parser("team", help="a team's shared workspace: work split, counts and pace of each curator, "
+                                       "agreement (Cohen's kappa, Krippendorff's alpha), conflicts")
+    data_options(team)
+    from mtcb_curate.cli.team import add_arguments as team_arguments
+
+    team_arguments(team)
+
+    merge = sub.add_parser("merge", help="fold several SQLite workspaces of one source into a new one (--workspace "
+                                         "OUT): agreeing decisions decide, disagreeing ones are conflicts")
+    data_options(merge)
+    from mtcb_curate.cli.merge import add_arguments as merge_arguments
+
+    merge_arguments(merge)
+    merge.add_argument("--json", metavar="FILE", help="write the team report as JSON ('-': standard output)")
     return parser
 
 

@@ -21,8 +21,12 @@ def data_options(p: argparse.ArgumentParser) -> None:
     src.add_argument("--source", nargs="+", metavar="SRC",
                      help="a folder in Hub layout, a Hub repo id, or two files: CORPUS QUESTIONS")
     src.add_argument("--sample", action="store_true", help="open the bundled sample of this dataset")
-    p.add_argument("--workspace", type=Path, metavar="DIR",
-                   help="workspace folder (default: one per dataset in the user data directory)")
+    p.add_argument("--workspace", type=workspace_target, metavar="DIR|URL",
+                   help="workspace folder (default: one per dataset in the user data directory), or a "
+                        "postgresql:// URL: a team's shared workspace (default: $MTCB_CURATE_DATABASE_URL)")
+    p.add_argument("--curator", type=curator_name, metavar="NAME",
+                   help="who the changes are recorded under (default: [team] curator in the config file, "
+                        "else the login name)")
     p.add_argument("--strict", action="store_true", help="treat row-level input problems as errors (exit 2)")
     cols = p.add_argument_group("columns (defaults from the dataset profile, else detected)")
     cols.add_argument("--doc-key", help="question column holding the document key")
@@ -31,6 +35,24 @@ def data_options(p: argparse.ArgumentParser) -> None:
     cols.add_argument("--text-column", help="corpus column holding the document text")
     cols.add_argument("--question-column", help="question column holding the question")
     cols.add_argument("--answer-column", help="question column holding the answer")
+
+
+def workspace_target(value: str) -> Path | str:
+    """A ``--workspace`` value: a ``postgresql://`` URL stays text, anything else is a folder."""
+    from mtcb_curate.store.postgres import is_database_url
+
+    return value if is_database_url(value) else Path(value)
+
+
+def curator_name(value: str) -> str:
+    """A ``--curator`` value, checked (``argparse`` reports a bad one as a usage error)."""
+    from mtcb_curate.errors import CurateError
+    from mtcb_curate.store.curators import check_curator
+
+    try:
+        return check_curator(value)
+    except CurateError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def llm_options(p: argparse.ArgumentParser) -> None:
@@ -45,7 +67,7 @@ def options(args: argparse.Namespace, read_only: bool = False) -> Options:
     """The ``sources.Options`` the parsed arguments describe."""
     return Options(
         name=args.dataset, source=args.source, sample=args.sample, workspace=args.workspace,
-        read_only=read_only, strict=args.strict,
+        read_only=read_only, strict=args.strict, curator=getattr(args, "curator", None),
         columns=dict(doc_key=args.doc_key, corpus_key=args.corpus_key, passage_column=args.passage_column,
                      text_column=args.text_column, question_column=args.question_column,
                      answer_column=args.answer_column))

@@ -8,14 +8,14 @@ import sys
 
 from mtcb_curate.cli.common import note, options, report_problems
 from mtcb_curate.app.sources import command_session, open_session
-from mtcb_curate.store.sqlite import Workspace
+from mtcb_curate.store.opening import workspace_exists
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the export; 0 on success, 2 on bad input or an unwritable file. The source's
     workspace when it has one (read-only), else the source alone (every pair undecided)."""
     opts = options(args, read_only=True)
-    if not Workspace.exists(opts.workspace_dir()):  # no workspace of this source: the source alone
+    if not workspace_exists(opts.workspace_dir()):  # no workspace of this source: the source alone
         with command_session(options(args)) as (session, _has_ws):
             return _write(args, session)
     session = open_session(opts)

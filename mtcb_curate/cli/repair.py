@@ -31,10 +31,10 @@ def _session(args: argparse.Namespace, dry_run: bool) -> Iterator:
     """The workspace's session (written to unless ``dry_run``); a dry run without a workspace
     runs on the source alone."""
     from mtcb_curate.app.sources import command_session, open_session
-    from mtcb_curate.store.sqlite import Workspace
+    from mtcb_curate.store.opening import workspace_exists
 
     opts = options(args)
-    if dry_run and not Workspace.exists(opts.workspace_dir()):
+    if dry_run and not workspace_exists(opts.workspace_dir()):
         with command_session(replace(opts, workspace=None), write=False) as (session, _):
             yield session
         return

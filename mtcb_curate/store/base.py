@@ -1,8 +1,9 @@
 """What a review session needs from a store: the ``Store`` protocol.
 
 ``ReviewSession`` and the application layer use a workspace only through these members, so a
-second backend (a later issue adds PostgreSQL) implements this and nothing else changes.
-``store.sqlite.Workspace`` is the SQLite one.
+second backend implements this and nothing else changes. ``store.sqlite.Workspace`` is the
+SQLite one (one curator), ``store.postgres.PgWorkspace`` the shared PostgreSQL one (a team);
+``store.opening.open_workspace`` picks one by its target.
 
 Contract for every backend:
 
@@ -33,10 +34,12 @@ class Store(Protocol):
         path: a local folder for the store's side files: the LLM reply cache
             (``llm.cache``) lives there, and messages name it.
         read_only: True when nothing can be written (every write raises ``WorkspaceError``).
+        curator: the name every change is recorded under (``history_curators``).
     """
 
     path: Path
     read_only: bool
+    curator: str
 
     # -- binding to a source ----------------------------------------------------------------
 
@@ -66,6 +69,10 @@ class Store(Protocol):
 
     def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
         """The action history, oldest first."""
+
+    def history_curators(self) -> dict[int, str]:
+        """Who made each history entry: seq -> curator name (entries from before curators were
+        recorded are absent)."""
 
     def decision_times(self) -> list[float]:
         """Unix times (seconds) of the live decisions, oldest first (the review rate)."""
@@ -123,7 +130,7 @@ class Store(Protocol):
 
 
 #: The member names of ``Store`` (for a backend's conformance test).
-STORE_MEMBERS = ("path", "read_only", "bind", "source_spec", "get_meta", "set_meta", "close", "decisions",
+STORE_MEMBERS = ("path", "read_only", "curator", "history_curators", "bind", "source_spec", "get_meta", "set_meta", "close", "decisions",
                  "edits", "history", "decision_times", "added_pairs", "not_duplicates", "shared_evidence",
                  "decide", "decide_many", "edit", "edit_many", "add_pair", "mark_not_duplicates",
                  "mark_shared_evidence", "notes", "set_note", "undo")

@@ -238,18 +238,7 @@ class ReviewSession:
         Gaps between consecutive decisions are capped at ``IDLE_CAP_SECONDS`` so a lunch break
         does not sink the rate; the time since the last decision counts too (also capped).
         """
-        times = self._times
-        if len(times) < 2:
-            return None
-        now = time.time() if now is None else now
-        active = min(max(0.0, now - times[-1]), IDLE_CAP_SECONDS)
-        count = 0
-        for a, b in zip(reversed(times[:-1]), reversed(times)):
-            count += 1
-            active += min(max(0.0, b - a), IDLE_CAP_SECONDS)
-            if active >= RATE_WINDOW_SECONDS:
-                break
-        return count / active * 3600.0 if active >= MIN_RATE_SECONDS else None
+        return pace_per_hour(self._times, now)
 
     # -- writing (each call commits before returning) -----------------------------------------
 
@@ -576,6 +565,17 @@ class ReviewSession:
         else:
             self.pairs[pair_id] = loaded
 
+    def reload_decisions(self) -> set[int]:
+        """Read the decisions from the workspace again (on a shared one, other curators and a
+        lead decide too); returns the ids whose decision changed."""
+        fresh = self.workspace.decisions()
+        changed = {pid for pid in set(fresh) | set(self._decisions)
+                   if (fresh.get(pid) and (fresh[pid].status, fresh[pid].reason))
+                   != (self._decisions.get(pid) and (self._decisions[pid].status, self._decisions[pid].reason))}
+        for pid in changed:
+            self._set_decision(pid, fresh.get(pid))
+        return changed
+
     def _set_decision(self, pair_id: int, d: Decision | None) -> None:
         old = self._decisions.pop(pair_id, None)
         if old is not None:
@@ -583,6 +583,23 @@ class ReviewSession:
         if d is not None:
             self._decisions[pair_id] = d
             self._counts[Status(d.status)] += 1
+
+
+def pace_per_hour(times: list[float], now: float | None = None) -> float | None:
+    """Decisions per hour over the last hour of active review, from decision times (Unix
+    seconds, oldest first); None before two decisions or ``MIN_RATE_SECONDS`` of active time.
+    Gaps are capped at ``IDLE_CAP_SECONDS``, the time since the last decision counts too."""
+    if len(times) < 2:
+        return None
+    now = time.time() if now is None else now
+    active = min(max(0.0, now - times[-1]), IDLE_CAP_SECONDS)
+    count = 0
+    for a, b in zip(reversed(times[:-1]), reversed(times)):
+        count += 1
+        active += min(max(0.0, b - a), IDLE_CAP_SECONDS)
+        if active >= RATE_WINDOW_SECONDS:
+            break
+    return count / active * 3600.0 if active >= MIN_RATE_SECONDS else None
 
 
 def _added_pair(pid: int, value: dict) -> QAPair:

@@ -101,12 +101,28 @@ CREATE TABLE IF NOT EXISTS notes (  -- the curator's free-text note on a pair
     text TEXT NOT NULL,  -- never empty: an empty note is no row
     noted_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS votes (  -- merged workspaces: each curator's own decision on a pair
+    pair_id INTEGER NOT NULL,
+    curator TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    at REAL NOT NULL,
+    PRIMARY KEY (pair_id, curator)
+);
+CREATE TABLE IF NOT EXISTS resolutions (  -- a lead's decision on a conflict between votes
+    pair_id INTEGER PRIMARY KEY,
+    status TEXT NOT NULL,
+    reason TEXT,
+    at REAL NOT NULL,
+    curator TEXT
+);
 """
 
 #: Columns added to tables of schema 1, applied when an older workspace is opened.
 _MIGRATIONS = (
     ("history", "via", "ALTER TABLE history ADD COLUMN via TEXT"),
     ("history", "grp", "ALTER TABLE history ADD COLUMN grp INTEGER"),
+    ("history", "curator", "ALTER TABLE history ADD COLUMN curator TEXT"),  # who made the change
 )
 
 
@@ -233,8 +249,9 @@ class Workspace:
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock_fds: tuple[int, ...], read_only: bool,
-                 snapshot_dir: Path | None = None):
+                 snapshot_dir: Path | None = None, curator: str | None = None):
         self.path = path
+        self.curator = curator
         self._conn = conn
         self._lock_fds = lock_fds
         self._snapshot_dir = snapshot_dir
@@ -243,7 +260,8 @@ class Workspace:
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, *, read_only: bool = False, durable: bool = False) -> "Workspace":
+    def open(cls, path: Path, *, read_only: bool = False, durable: bool = False,
+             curator: str | None = None) -> "Workspace":
         """Open (creating when needed) the workspace in folder ``path``.
 
         Args:
@@ -251,6 +269,8 @@ class Workspace:
             read_only: open without taking the lock; nothing can be written. Works on read-only
                 storage too (see the module docstring).
             durable: ``synchronous=FULL`` (fsync per decision) instead of ``NORMAL``.
+            curator: the name every change is recorded under in the history (default
+                ``curators.default_curator()``: the config's ``[team] curator`` or the login name).
 
         Raises:
             WorkspaceLocked: another process holds the workspace.
@@ -258,13 +278,16 @@ class Workspace:
             WorkspaceFull: a writer on a full disk (nothing is lost).
             WorkspaceError: the folder cannot be created or the file is not a workspace.
         """
+        from mtcb_curate.store.curators import default_curator
+
         path = Path(path)
+        curator = curator or default_curator()
         db = path / DB_NAME
         if read_only:
             if not db.exists():
                 raise WorkspaceError(f"{path}: no workspace here to open read-only")
             conn, snapshot = _open_reader(path, db)
-            return cls(path, conn, (), True, snapshot)
+            return cls(path, conn, (), True, snapshot, curator)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -280,7 +303,7 @@ class Workspace:
             conn.execute("PRAGMA busy_timeout=2000")
             have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if not {"meta", "decisions", "edits", "history", "history_live", "added_pairs",
-                    "not_duplicates", "shared_evidence", "notes"} <= have:
+                    "not_duplicates", "shared_evidence", "notes", "votes", "resolutions"} <= have:
                 conn.executescript(_SCHEMA)
             for table, column, sql in _MIGRATIONS:
                 if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
@@ -306,7 +329,7 @@ class Workspace:
             _close_quietly(conn)
             _release(lock_fds)
             raise
-        return cls(path, conn, lock_fds, False)
+        return cls(path, conn, lock_fds, False, curator=curator)
 
     @staticmethod
     def exists(path: Path) -> bool:
@@ -398,6 +421,12 @@ class Workspace:
             sql += " WHERE undone=0"
         return [HistoryEntry(s, at, p, k, _load(b), _load(a), v, g)
                 for s, at, p, k, b, a, v, g in self._conn.execute(sql + " ORDER BY seq")]
+
+    @_storage_boundary
+    def history_curators(self) -> dict[int, str]:
+        """Who made each history entry: seq -> curator name (undone entries included; entries
+        written before curators were recorded are absent)."""
+        return {s: c for s, c in self._conn.execute("SELECT seq, curator FROM history WHERE curator IS NOT NULL")}
 
     @_storage_boundary
     def added_pairs(self) -> dict[int, dict[str, Any]]:
@@ -589,6 +618,8 @@ class Workspace:
             now = time.time()
             for entry in entries:
                 if entry.kind == "decide":
+                    if entry.via == "resolve":
+                        self._conn.execute("DELETE FROM resolutions WHERE pair_id=?", (entry.pair_id,))
                     self._apply_decision(entry.pair_id, entry.before, now)
                 elif entry.kind == "edit":
                     self._apply_edits(entry.pair_id, entry.before or {}, now)
@@ -602,6 +633,86 @@ class Workspace:
                 self._conn.execute("UPDATE history SET undone=1 WHERE seq=?", (entry.seq,))
             e = entries[0]
             return HistoryEntry(e.seq, e.at, e.pair_id, e.kind, e.before, e.after, e.via, e.group, tuple(entries))
+
+    # -- merged workspaces: votes, conflicts (see ``app.merge``) ------------------------------
+
+    @_storage_boundary
+    def votes(self) -> dict[int, dict[str, tuple[str, str | None]]]:
+        """Each curator's own decision on pairs several merged workspaces decided: pair id ->
+        {curator: (status, reason)} (empty unless ``add_votes`` was used)."""
+        out: dict[int, dict[str, tuple[str, str | None]]] = {}
+        for pid, name, status, reason in self._conn.execute("SELECT pair_id, curator, status, reason FROM votes"):
+            out.setdefault(pid, {})[name] = (status, reason)
+        return out
+
+    @_storage_boundary
+    def overlap_pairs(self) -> set[int]:
+        """Pairs with votes of two curators or more (decided in several merged workspaces)."""
+        return {r[0] for r in self._conn.execute("SELECT pair_id FROM votes GROUP BY pair_id HAVING count(*) > 1")}
+
+    @_storage_boundary
+    def conflicts(self) -> dict[int, dict[str, tuple[str, str | None]]]:
+        """Pairs whose curators' votes disagree (``postgres.votes_agree``) and that no lead has
+        decided; pair id -> {curator: (status, reason)}."""
+        from mtcb_curate.store.postgres import votes_agree
+
+        resolved = {r[0] for r in self._conn.execute("SELECT pair_id FROM resolutions")}
+        return {pid: v for pid, v in self.votes().items()
+                if pid not in resolved and len(v) > 1 and not votes_agree(list(v.values()))}
+
+    @_storage_boundary
+    def team_activity(self) -> dict[str, list[float]]:
+        """Each curator's decision times from the votes (Unix seconds, oldest first)."""
+        out: dict[str, list[float]] = {}
+        for name, at in self._conn.execute("SELECT curator, at FROM votes ORDER BY at"):
+            out.setdefault(name, []).append(at)
+        return out
+
+    @_storage_boundary
+    def add_votes(self, votes: dict[int, dict[str, tuple[str, str | None, float]]], *, at: float | None = None) -> list[int]:
+        """Record curators' decisions from merged workspaces in ONE transaction and one undo
+        step: every vote is kept; a pair decided by one curator, or by several who agree
+        (``votes_agree``), gets that decision (history kind ``decide``, via ``merge``, under the
+        curator who made it); disagreeing votes leave the pair undecided, a conflict. Returns
+        the history seqs."""
+        from mtcb_curate.store.postgres import votes_agree
+
+        self._writable()
+        at = time.time() if at is None else at
+        seqs: list[int] = []
+        saved = self.curator
+        with self._tx():
+            try:
+                for pid, by in sorted(votes.items()):
+                    self._conn.executemany("INSERT OR REPLACE INTO votes VALUES (?, ?, ?, ?, ?)",
+                                           [(pid, name, s, r, t) for name, (s, r, t) in by.items()])
+                    if not votes_agree([(s, r) for s, r, _t in by.values()]):
+                        continue
+                    name, (status, reason, t) = min(by.items(), key=lambda kv: kv[1][2])
+                    before = self._decision_json(pid)
+                    after = {"status": status, "reason": reason}
+                    self._apply_decision(pid, after, t)
+                    self.curator = name
+                    seqs.append(self._log(at, pid, "decide", before, after, "merge", seqs[0] if seqs else None))
+                if seqs:
+                    self._conn.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
+            finally:
+                self.curator = saved
+        return seqs
+
+    @_storage_boundary
+    def resolve(self, pair_id: int, status: str, reason: str | None = None, *, at: float | None = None) -> int:
+        """A lead decides a conflict; recorded under this curator (history kind ``decide``, via
+        ``resolve``; undoable). Returns the seq."""
+        self._writable()
+        at = time.time() if at is None else at
+        with self._tx():
+            before = self._decision_json(pair_id)
+            after = {"status": status, "reason": reason}
+            self._conn.execute("INSERT OR REPLACE INTO resolutions VALUES (?, ?, ?, ?, ?)",
+                               (pair_id, status, reason, at, self.curator))
+            self._apply_decision(pair_id, after, at)
+            return self._log(at, pair_id, "decide", before, after, "resolve")
 
     # -- internals -------------------------------------------------------------------------
 
@@ -617,8 +728,8 @@ class Workspace:
     def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None,
              group: int | None = None) -> int:
         cur = self._conn.execute(
-            "INSERT INTO history (at, pair_id, kind, before, after, via, grp) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (at, pair_id, kind, _dump(before), _dump(after), via, group))
+            "INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (at, pair_id, kind, _dump(before), _dump(after), via, group, self.curator))
         return int(cur.lastrowid)
 
     def _decision_json(self, pair_id: int) -> dict[str, Any] | None:
@@ -806,11 +917,13 @@ def _connect_reader(uri: str) -> sqlite3.Connection:
         for table, columns in (("added_pairs", "pair_id INTEGER, value TEXT, added_at REAL"),
                                ("not_duplicates", "a INTEGER, b INTEGER, marked_at REAL"),
                                ("shared_evidence", "a INTEGER, b INTEGER, marked_at REAL"),
-                               ("notes", "pair_id INTEGER, text TEXT, noted_at REAL")):
+                               ("notes", "pair_id INTEGER, text TEXT, noted_at REAL"),
+                               ("votes", "pair_id INTEGER, curator TEXT, status TEXT, reason TEXT, at REAL"),
+                               ("resolutions", "pair_id INTEGER, status TEXT, reason TEXT, at REAL, curator TEXT")):
             if table not in tables:
                 conn.execute(f"CREATE TEMP TABLE {table} ({columns})")
         have = {r[1] for r in conn.execute("PRAGMA table_info(history)")}
-        missing = [c for c in ("via", "grp") if c not in have]
+        missing = [c for c in ("via", "grp", "curator") if c not in have]
         if missing:
             extra = ", ".join(f"NULL AS {c}" for c in missing)
             conn.execute(f"CREATE TEMP VIEW history AS SELECT *, {extra} FROM main.history")

@@ -153,6 +153,19 @@ class StatsComputed(Message, bubble=False):
     error: str | None = None
 
 
+# -- the team screen -----------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class TeamComputed(Message, bubble=False):
+    """The team worker finished: ``report`` (``app.team.report``) and ``conflicts`` (pair id ->
+    {curator: (status, reason)}), or ``error`` (one line)."""
+
+    report: Any
+    conflicts: Any = None
+    error: str | None = None
+
+
 # -- the review screen's findability line ----------------------------------------------------------
 
 

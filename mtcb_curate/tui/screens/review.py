@@ -162,6 +162,7 @@ BINDINGS = [
     Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index"),
     Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
     Binding("T", "stats", "statistics", show=False, id="stats"),
+    Binding("C", "team", "team", show=False, id="team"),
     Binding("F", "findability", "findability", show=False, id="findability"),
     Binding("N", "note", "note", show=False, id="note"),
     Binding("H", "hand_pair", "new pair by hand", show=False, id="hand_pair"),
@@ -247,6 +248,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self.notify(f"Config: {exc}; the defaults apply.", severity="warning", timeout=10, markup=False)
         self._refresh_source_bar()
         self._fit_layout()
+        if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
+            self.session.workspace.on_reconnect = self._reconnected
         start = self.session.first_undecided()
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
@@ -950,11 +953,19 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._show_current()
 
     def action_next_undecided(self) -> None:
-        """Go to the next undecided pair (switching the view to show it if needed)."""
+        """Go to the next undecided pair (switching the view to show it if needed); in a team's
+        work split, the next pair handed to this curator (``app.team.next_pair``)."""
+        from mtcb_curate.app import team
+
         current = self.queue.current
-        pid = self.session.next_undecided(-1 if current is None else current)
+        try:
+            pid = team.next_pair(self.session, -1 if current is None else current)
+        except CurateError as exc:
+            self.notify(str(exc), severity="error", timeout=8, markup=False)
+            return
         if pid is None:
-            self.notify("Every pair has a decision.", timeout=3)
+            self.notify("Every pair has a decision." if not team.is_team(self.session) else
+                        "Nothing left to hand you: every pair is decided or held by another curator.", timeout=3)
             return
         if not self.queue.move_to(pid):
             self._apply_filter(None, keep=pid)
@@ -1561,6 +1572,38 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             return out
 
         self.app.push_screen(StatsScreen(self.session, ids, scope=scope, results=results))
+
+    def _reconnected(self, message: str) -> None:
+        """The shared workspace lost its connection and made a new one (the write went through)."""
+        import threading
+
+        if threading.get_ident() == getattr(self.app, "_thread_id", None):
+            self.notify(message, severity="warning", timeout=8, markup=False)
+        else:
+            self.app.call_from_thread(self.notify, message, severity="warning", timeout=8, markup=False)
+
+    def action_team(self) -> None:
+        """The team screen (a shared workspace): counts, pace, agreement, and the conflicts a
+        lead decides; enter on a conflict shows that pair here."""
+        from mtcb_curate.app import team
+        from mtcb_curate.tui.screens.team import TeamScreen
+
+        if not team.is_team(self.session):
+            self.notify("One curator here: a team shares a PostgreSQL workspace (--workspace postgresql://...).",
+                        timeout=5, markup=False)
+            return
+
+        def shown(pid: int | None) -> None:
+            self._reload_decisions()
+            keep = self.queue.current if pid is None else pid
+            # The queue is built again: the lead's decisions and other curators' change its marks.
+            self._apply_filter(self.filter if pid is None or pid in self._view_ids() else None, keep=keep)
+
+        self.app.push_screen(TeamScreen(self.session), shown)
+
+    def _reload_decisions(self) -> None:
+        """Take the store's decisions again (a lead's decision, other curators' settled pairs)."""
+        self.session.reload_decisions()
 
     def action_gate(self) -> None:
         """Run the quality checklist; a pair picked there is shown here."""

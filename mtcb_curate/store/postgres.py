@@ -1,0 +1,957 @@
+"""The shared workspace: a PostgreSQL database holding a team's decisions, edits and history.
+
+Selected with ``--workspace postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE`` or the
+``MTCB_CURATE_DATABASE_URL`` environment variable (any libpq connection URI; a password is
+better kept in ``PGPASSWORD`` or ``~/.pgpass`` than in the URL). One database (or one schema,
+with libpq's ``?options=-csearch_path%3DNAME``) holds one workspace. Several curators write to it
+at once; every change records its ``curator``.
+
+It implements ``store.base.Store`` like ``store.sqlite.Workspace`` and keeps the same rules:
+
+- every write is one transaction committed before the call returns, and lands in the history
+  so that ``undo`` takes it back. ``undo`` takes back the latest live action of THIS curator
+  (a group written by ``edit_many`` / ``decide_many(group=True)`` as one step);
+- every driver fault becomes a one-line ``WorkspaceError`` naming the database with its
+  password removed (``redact``), never a psycopg exception;
+- a dropped connection or a server restart during a write is retried on a new connection
+  (for up to ``RECONNECT_SECONDS``): each write carries a client-made action id, stored with
+  its history entries, so a write whose COMMIT reached the server before the connection broke
+  is recognised and not applied twice. ``reconnects`` counts the reconnections and
+  ``on_reconnect`` (when set) is called with a one-line message, for the screen.
+
+Free text (edits, notes, meta values, reasons, history values) is stored as ASCII-escaped JSON
+in ``text`` columns, so lone surrogates and NUL characters from a dataset round-trip unchanged
+(PostgreSQL's ``text`` cannot hold NUL; its ``jsonb`` refuses lone surrogates).
+
+Work split (``plan_work``, ``claim_next``): the pairs to review are listed once in ``work``;
+a share of them (``overlap``) needs two curators. ``claim_next`` hands a curator the next pair
+that has fewer live claims than it needs copies, taken with ``SELECT ... FOR UPDATE SKIP
+LOCKED`` (two curators asking at once never get the same single pair), with a lease: a claim
+not decided within its lease goes to the next curator who asks. A decision on a pair of the
+split records the curator's own vote (``votes``) and marks the claim done; it is refused when
+the pair is held (or was decided) by as many other curators as it needs. On a pair of the
+overlap each curator sees only their own vote (blind); when both voted the same the pair is
+decided, when they disagree it is a conflict (``conflicts``) until a lead decides it
+(``resolve``). Outside a split (no ``plan_work``), decisions are shared as on SQLite.
+
+The side folder ``path`` (the LLM reply cache, exports) is local to each machine:
+``<user data dir>/team/<12 hex digits of the sha256 of the redacted URL>``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from mtcb_curate.errors import WorkspaceError, WorkspaceReadOnly
+from mtcb_curate.store.sqlite import Decision, HistoryEntry
+
+SCHEMA_VERSION = 1
+#: How long (seconds) a write keeps trying to reconnect after the connection broke.
+RECONNECT_SECONDS = 30.0
+#: The environment variable naming the shared workspace when ``--workspace`` is not given.
+DATABASE_URL_ENV = "MTCB_CURATE_DATABASE_URL"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    pair_id BIGINT PRIMARY KEY,
+    status TEXT NOT NULL,
+    reason TEXT,              -- JSON string
+    decided_at DOUBLE PRECISION NOT NULL,
+    curator TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS edits (
+    pair_id BIGINT NOT NULL,
+    field TEXT NOT NULL,
+    value TEXT NOT NULL,      -- JSON value
+    edited_at DOUBLE PRECISION NOT NULL,
+    curator TEXT NOT NULL,
+    PRIMARY KEY (pair_id, field)
+);
+CREATE TABLE IF NOT EXISTS history (
+    seq BIGSERIAL PRIMARY KEY,
+    at DOUBLE PRECISION NOT NULL,
+    pair_id BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    before TEXT,
+    after TEXT,
+    via TEXT,
+    grp BIGINT,
+    undone BOOLEAN NOT NULL DEFAULT FALSE,
+    curator TEXT NOT NULL,
+    action TEXT NOT NULL,     -- the client-made id of the write (retries are recognised by it)
+    undone_by TEXT            -- the action id of the undo that took this entry back
+);
+CREATE INDEX IF NOT EXISTS history_live ON history (curator, undone, seq);
+CREATE INDEX IF NOT EXISTS history_action ON history (action);
+CREATE INDEX IF NOT EXISTS history_undone_by ON history (undone_by);
+CREATE TABLE IF NOT EXISTS added_pairs (
+    pair_id BIGINT PRIMARY KEY,
+    value TEXT NOT NULL,      -- JSON
+    added_at DOUBLE PRECISION NOT NULL,
+    curator TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS not_duplicates (
+    a BIGINT NOT NULL, b BIGINT NOT NULL, marked_at DOUBLE PRECISION NOT NULL, curator TEXT NOT NULL,
+    PRIMARY KEY (a, b)
+);
+CREATE TABLE IF NOT EXISTS shared_evidence (
+    a BIGINT NOT NULL, b BIGINT NOT NULL, marked_at DOUBLE PRECISION NOT NULL, curator TEXT NOT NULL,
+    PRIMARY KEY (a, b)
+);
+CREATE TABLE IF NOT EXISTS notes (
+    pair_id BIGINT PRIMARY KEY,
+    text TEXT NOT NULL,       -- JSON string, never empty
+    noted_at DOUBLE PRECISION NOT NULL,
+    curator TEXT NOT NULL
+);
+-- The work split (see "Work split" in the module docstring).
+CREATE TABLE IF NOT EXISTS work (
+    pair_id BIGINT PRIMARY KEY,
+    copies SMALLINT NOT NULL  -- 1, or 2 for a pair of the overlap (decided blind by two curators)
+);
+CREATE TABLE IF NOT EXISTS claims (
+    pair_id BIGINT NOT NULL,
+    curator TEXT NOT NULL,
+    claimed_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    done BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (pair_id, curator)
+);
+CREATE TABLE IF NOT EXISTS votes (  -- each curator's own decision on a pair of the work split
+    pair_id BIGINT NOT NULL,
+    curator TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,              -- JSON string
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (pair_id, curator)
+);
+CREATE TABLE IF NOT EXISTS resolutions (  -- a lead's decision on a conflict of the overlap
+    pair_id BIGINT PRIMARY KEY,
+    status TEXT NOT NULL,
+    reason TEXT,              -- JSON string
+    at DOUBLE PRECISION NOT NULL,
+    curator TEXT NOT NULL
+);
+"""
+
+_TABLES = ("meta", "decisions", "edits", "history", "added_pairs", "not_duplicates", "shared_evidence", "notes",
+           "work", "claims", "votes", "resolutions")
+#: How long (seconds) a claim is held when none is given: a killed curator's pairs go back to
+#: the others after this.
+DEFAULT_LEASE_SECONDS = 600.0
+
+
+def is_database_url(target: object) -> bool:
+    """True when ``target`` (a ``--workspace`` value) names a PostgreSQL database
+    (``postgresql://`` or ``postgres://``) rather than a folder."""
+    return isinstance(target, str) and re.match(r"(?i)postgres(ql)?://", target) is not None
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, for messages: ``postgresql://ann@db:5432/team``.
+    A ``password=`` parameter in the query is removed too."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            netloc = userinfo.split(":", 1)[0] + "@" + host
+        query = "&".join(q for q in parts.query.split("&") if q and not q.lower().startswith("password="))
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return "the PostgreSQL workspace"
+
+
+def side_folder(url: str) -> Path:
+    """The local folder of a shared workspace's side files (see the module docstring)."""
+    from platformdirs import user_data_dir
+
+    digest = hashlib.sha256(redact(url).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return Path(user_data_dir("mtcb-curate", appauthor=False)) / "team" / digest
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _boundary(method: _F) -> _F:
+    """Every public method raises ``WorkspaceError``, never a psycopg exception (and never the
+    URL's password); a closed workspace says so."""
+
+    @functools.wraps(method)
+    def wrapper(self: "PgWorkspace", *args: Any, **kwargs: Any) -> Any:
+        import psycopg
+
+        if self._closed:
+            raise WorkspaceError(f"{self.label}: the workspace is closed")
+        try:
+            return method(self, *args, **kwargs)
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class PgWorkspace:
+    """An open shared workspace. Use ``PgWorkspace.open``; close with ``close()`` or ``with``.
+
+    Attributes:
+        path: the local side folder (see the module docstring).
+        read_only: True when opened read-only; every write raises ``WorkspaceError``.
+        curator: the name every change is recorded under.
+        label: the database URL without its password (for messages).
+        reconnects: how many times a broken connection was replaced.
+        on_reconnect: called with a one-line message after a reconnection (or None).
+    """
+
+    def __init__(self, url: str, conn: Any, *, read_only: bool, curator: str):
+        self._url = url
+        self._conn = conn
+        self._closed = False
+        self.label = redact(url)
+        self.path = side_folder(url)
+        self.read_only = read_only
+        self.curator = curator
+        self.reconnects = 0
+        self.on_reconnect: Callable[[str], None] | None = None
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, url: str, *, read_only: bool = False, curator: str | None = None) -> "PgWorkspace":
+        """Connect to the database ``url`` and create the tables when needed.
+
+        Args:
+            url: a libpq connection URI (``postgresql://...``).
+            read_only: nothing can be written (the tables must exist).
+            curator: the name changes are recorded under (default ``default_curator()``).
+
+        Raises:
+            WorkspaceError: the server cannot be reached, refuses the login, or the database
+                was made by a newer mtcb-curate; the message never holds the password.
+        """
+        import psycopg
+
+        from mtcb_curate.store.curators import default_curator
+
+        curator = curator or default_curator()
+        label = redact(url)
+        try:
+            conn = _connect(url)
+        except psycopg.Error as exc:
+            raise WorkspaceError(f"{label}: cannot connect to the shared workspace ({_one_line(exc, url)})") from None
+        ws = cls(url, conn, read_only=read_only, curator=curator)
+        try:
+            ws._prepare()
+        except psycopg.Error as exc:
+            ws.close()
+            raise ws._error(exc) from None
+        except WorkspaceError:
+            ws.close()
+            raise
+        return ws
+
+    def _prepare(self) -> None:
+        have = {r[0] for r in self._conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+        if self.read_only:
+            if "meta" not in have:
+                raise WorkspaceError(f"{self.label}: no workspace here to open read-only")
+        elif not set(_TABLES) <= have:
+            with self._conn.transaction():
+                # One creator at a time when several curators open a new database together.
+                self._conn.execute("SELECT pg_advisory_xact_lock(77301917)")
+                self._conn.execute(_SCHEMA)
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is not None and int(json.loads(row[0])) > SCHEMA_VERSION:
+            raise WorkspaceError(f"{self.label}: made by a newer mtcb-curate (schema {json.loads(row[0])}); "
+                                 f"upgrade to open it")
+        if row is None and not self.read_only:
+            self._conn.execute("INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
+                               (json.dumps(str(SCHEMA_VERSION)),))
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # the side folder only holds caches; commands that need it say so
+
+    @staticmethod
+    def exists(url: str) -> bool:
+        """True when the database ``url`` holds a workspace bound to a dataset.
+
+        Raises:
+            WorkspaceError: the server cannot be reached or refuses the login (the message
+                never holds the password).
+        """
+        import psycopg
+
+        try:
+            with _connect(url) as conn:
+                have = conn.execute("SELECT to_regclass('meta')").fetchone()[0]
+                if have is None:
+                    return False
+                return conn.execute("SELECT 1 FROM meta WHERE key='fingerprint'").fetchone() is not None
+        except psycopg.Error as exc:
+            raise WorkspaceError(f"{redact(url)}: cannot connect to the shared workspace "
+                                 f"({_one_line(exc, url)})") from None
+
+    def close(self) -> None:
+        """Close the connection. Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001 - a broken connection closes anyway
+                pass
+
+    def __enter__(self) -> "PgWorkspace":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- metadata --------------------------------------------------------------------------
+
+    @_boundary
+    def get_meta(self, key: str) -> str | None:
+        """A metadata value (``dataset``, ``source``, ``fingerprint`` ...), or None."""
+        row = self._read("SELECT value FROM meta WHERE key=%s", (key,))
+        return json.loads(row[0][0]) if row else None
+
+    @_boundary
+    def set_meta(self, **values: str) -> None:
+        """Store metadata values, in one transaction."""
+        def work(cur: Any, action: str) -> None:
+            cur.executemany("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
+                            [(k, json.dumps(v)) for k, v in values.items()])
+
+        self._write(work, idempotent=True)
+
+    @_boundary
+    def bind(self, dataset: str, source_spec: list[str], fingerprint: str) -> None:
+        """Tie the workspace to a dataset and its questions, or check that it already is.
+
+        Raises:
+            WorkspaceError: the workspace was made for another dataset or other questions.
+        """
+        have = self.get_meta("fingerprint")
+        if have is None:
+            if not self.read_only:
+                self.set_meta(dataset=dataset, source=json.dumps(source_spec), fingerprint=fingerprint,
+                              created=str(time.time()))
+            return
+        if self.get_meta("dataset") != dataset:
+            raise WorkspaceError(f"{self.label}: this workspace belongs to dataset '{self.get_meta('dataset')}', "
+                                 f"not '{dataset}'")
+        if have != fingerprint:
+            raise WorkspaceError(
+                f"{self.label}: this workspace was made for other questions (source {self.source_spec()}); "
+                f"its decisions would land on the wrong pairs. Open that source, or pass --workspace with another "
+                f"database")
+        if json.loads(self.get_meta("source") or "[]") != source_spec and not self.read_only:
+            self.set_meta(source=json.dumps(source_spec))
+
+    @_boundary
+    def source_spec(self) -> list[str] | None:
+        """The source the workspace was last opened with, as ``load_source`` takes it."""
+        raw = self.get_meta("source")
+        return json.loads(raw) if raw else None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @_boundary
+    def decisions(self) -> dict[int, Decision]:
+        """Every current decision, by pair id (undecided pairs are absent)."""
+        out = {pid: Decision(s, _load(r), at) for pid, s, r, at in
+               self._read("SELECT pair_id, status, reason, decided_at FROM decisions")}
+        for pid, s, r, at in self._read(  # the overlap: this curator's own vote, blind to the other's
+                "SELECT v.pair_id, v.status, v.reason, v.at FROM votes v JOIN work w USING (pair_id) "
+                "WHERE w.copies > 1 AND v.curator=%s", (self.curator,)):
+            out.setdefault(pid, Decision(s, _load(r), at))
+        return out
+
+    @_boundary
+    def edits(self) -> dict[int, dict[str, Any]]:
+        """Every current edit: pair id -> {field: edited text}."""
+        out: dict[int, dict[str, Any]] = {}
+        for pid, f, v in self._read("SELECT pair_id, field, value FROM edits"):
+            out.setdefault(pid, {})[f] = json.loads(v)
+        return out
+
+    @_boundary
+    def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
+        """The action history of every curator, oldest first."""
+        sql = "SELECT seq, at, pair_id, kind, before, after, via, grp FROM history"
+        if not include_undone:
+            sql += " WHERE NOT undone"
+        return [HistoryEntry(s, at, p, k, _load(b), _load(a), v, g)
+                for s, at, p, k, b, a, v, g in self._read(sql + " ORDER BY seq")]
+
+    @_boundary
+    def history_curators(self) -> dict[int, str]:
+        """Who made each history entry: seq -> curator name (undone entries included)."""
+        return dict(self._read("SELECT seq, curator FROM history"))
+
+    @_boundary
+    def added_pairs(self) -> dict[int, dict[str, Any]]:
+        """Pairs added in this workspace: pair id -> value, ids ascending."""
+        return {pid: json.loads(v) for pid, v in self._read("SELECT pair_id, value FROM added_pairs ORDER BY pair_id")}
+
+    @_boundary
+    def not_duplicates(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) marked as not duplicates."""
+        return {(a, b) for a, b in self._read("SELECT a, b FROM not_duplicates")}
+
+    @_boundary
+    def shared_evidence(self) -> set[tuple[int, int]]:
+        """Id pairs (a < b) marked "distinct questions on shared evidence"."""
+        return {(a, b) for a, b in self._read("SELECT a, b FROM shared_evidence")}
+
+    @_boundary
+    def notes(self) -> dict[int, str]:
+        """Every current note: pair id -> its text."""
+        return {pid: json.loads(t) for pid, t in self._read("SELECT pair_id, text FROM notes")}
+
+    @_boundary
+    def decision_times(self) -> list[float]:
+        """Unix times (seconds) of THIS curator's live ``decide`` actions, oldest first (their pace)."""
+        return [r[0] for r in self._read(
+            "SELECT at FROM history WHERE curator=%s AND NOT undone AND kind='decide' ORDER BY seq", (self.curator,))]
+
+    # -- writing ---------------------------------------------------------------------------
+
+    @_boundary
+    def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
+               via: str | None = None) -> int:
+        """Record a decision (None: undecided again); returns the history seq. Committed before
+        returning."""
+        at = time.time() if at is None else at
+
+        def work(cur: Any, action: str) -> int:
+            before = self._decision_json(cur, pair_id)
+            after = None if status is None else {"status": status, "reason": reason}
+            self._apply_decision(cur, pair_id, after, at)
+            return self._log(cur, action, at, pair_id, "decide", before, after, via)
+
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    @_boundary
+    def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
+                    at: float | None = None, group: bool = False) -> list[int]:
+        """Several decisions in ONE transaction, each its own history entry; with ``group`` one
+        undo step. Returns the history seqs."""
+        at = time.time() if at is None else at
+        if not decisions:
+            self._writable()
+            return []
+
+        def work(cur: Any, action: str) -> list[int]:
+            seqs: list[int] = []
+            for pair_id, (status, reason) in decisions.items():
+                before = self._decision_json(cur, pair_id)
+                after = None if status is None else {"status": status, "reason": reason}
+                self._apply_decision(cur, pair_id, after, at)
+                seqs.append(self._log(cur, action, at, pair_id, "decide", before, after, via,
+                                      seqs[0] if group and seqs else None))
+            if group:
+                cur.execute("UPDATE history SET grp=%s WHERE seq=%s", (seqs[0], seqs[0]))
+            return seqs
+
+        return self._write(work, done=lambda seqs: seqs)
+
+    @_boundary
+    def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
+             via: str | None = None) -> int:
+        """Record field edits (None restores the source's text); returns the history seq."""
+        at = time.time() if at is None else at
+
+        def work(cur: Any, action: str) -> int:
+            before = self._edit_before(cur, pair_id, changes)
+            self._apply_edits(cur, pair_id, changes, at)
+            return self._log(cur, action, at, pair_id, "edit", before, changes, via)
+
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    @_boundary
+    def edit_many(self, changes: dict[int, dict[str, Any]], *, via: str | None = None,
+                  at: float | None = None) -> list[int]:
+        """Edits to several pairs in ONE transaction and ONE undo step; the seqs."""
+        at = time.time() if at is None else at
+        if not changes:
+            self._writable()
+            return []
+
+        def work(cur: Any, action: str) -> list[int]:
+            seqs: list[int] = []
+            for pair_id, delta in changes.items():
+                before = self._edit_before(cur, pair_id, delta)
+                self._apply_edits(cur, pair_id, delta, at)
+                seqs.append(self._log(cur, action, at, pair_id, "edit", before, delta, via,
+                                      seqs[0] if seqs else None))
+            cur.execute("UPDATE history SET grp=%s WHERE seq=%s", (seqs[0], seqs[0]))
+            return seqs
+
+        return self._write(work, done=lambda seqs: seqs)
+
+    @_boundary
+    def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
+                 at: float | None = None) -> int:
+        """Store a new pair under ``pair_id``; the history seq.
+
+        Raises:
+            WorkspaceError: ``pair_id`` is already used.
+        """
+        at = time.time() if at is None else at
+
+        def work(cur: Any, action: str) -> int:
+            cur.execute("INSERT INTO added_pairs VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        (pair_id, _dump(value), at, self.curator))
+            if cur.rowcount == 0:
+                raise WorkspaceError(f"{self.label}: pair id {pair_id} is already in use")
+            return self._log(cur, action, at, pair_id, "add", None, value, via)
+
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    @_boundary
+    def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
+        """Remember id pairs as not duplicates; the seq, or None when all already were."""
+        return self._mark("not_duplicates", pairs, at)
+
+    @_boundary
+    def mark_shared_evidence(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
+        """Remember id pairs as distinct questions on shared evidence; the seq, or None when all
+        already were."""
+        return self._mark("shared_evidence", pairs, at)
+
+    @_boundary
+    def set_note(self, pair_id: int, text: str | None, *, at: float | None = None) -> int | None:
+        """Set a pair's note (None or '' removes it), undoable; the seq, or None when unchanged."""
+        at = time.time() if at is None else at
+        text = text or None
+
+        def work(cur: Any, action: str) -> int | None:
+            row = cur.execute("SELECT text FROM notes WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchone()
+            before = json.loads(row[0]) if row else None
+            if before == text:
+                return None
+            self._apply_note(cur, pair_id, text, at)
+            return self._log(cur, action, at, pair_id, "note", before, text, None)
+
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    @_boundary
+    def undo(self) -> HistoryEntry | None:
+        """Undo THIS curator's latest live action (a group whole); None when none is left. The
+        returned entry is the latest one, its ``members`` every entry undone (latest first)."""
+        cols = "seq, at, pair_id, kind, before, after, via, grp"
+
+        def entries_of(rows: list[tuple]) -> HistoryEntry | None:
+            if not rows:
+                return None
+            entries = [HistoryEntry(r[0], r[1], r[2], r[3], _load(r[4]), _load(r[5]), r[6], r[7]) for r in rows]
+            e = entries[0]
+            return HistoryEntry(e.seq, e.at, e.pair_id, e.kind, e.before, e.after, e.via, e.group, tuple(entries))
+
+        def work(cur: Any, action: str) -> HistoryEntry | None:
+            row = cur.execute(f"SELECT {cols} FROM history WHERE curator=%s AND NOT undone "
+                              f"ORDER BY seq DESC LIMIT 1 FOR UPDATE", (self.curator,)).fetchone()
+            if row is None:
+                return None
+            rows = [row]
+            if row[7] is not None:
+                rows = cur.execute(f"SELECT {cols} FROM history WHERE NOT undone AND (grp=%s OR seq=%s) "
+                                   f"ORDER BY seq DESC FOR UPDATE", (row[7], row[7])).fetchall()
+            now = time.time()
+            for r in rows:
+                pair_id, kind, before, after = r[2], r[3], _load(r[4]), _load(r[5])
+                if kind == "decide" and r[6] == "resolve":
+                    self._apply_resolution(cur, pair_id, before, now)
+                elif kind == "decide":
+                    self._apply_decision(cur, pair_id, before, now)
+                elif kind == "edit":
+                    self._apply_edits(cur, pair_id, before or {}, now)
+                elif kind == "add":
+                    cur.execute("DELETE FROM added_pairs WHERE pair_id=%s", (pair_id,))
+                elif kind == "note":
+                    self._apply_note(cur, pair_id, before, now)
+                elif kind in ("not_duplicates", "shared_evidence"):
+                    cur.executemany(f"DELETE FROM {kind} WHERE a=%s AND b=%s", [tuple(p) for p in after["pairs"]])
+            cur.execute("UPDATE history SET undone=TRUE, undone_by=%s WHERE seq = ANY(%s)",
+                        (action, [r[0] for r in rows]))
+            return entries_of(rows)
+
+        def done(action: str) -> HistoryEntry | None:  # the undo committed before the connection broke
+            return entries_of(self._read(f"SELECT {cols} FROM history WHERE undone_by=%s ORDER BY seq DESC",
+                                         (action,)))
+
+        return self._write(work, done_undo=done)
+
+    # -- the team: work split, claims, conflicts ---------------------------------------------
+
+    @_boundary
+    def plan_work(self, pair_ids: Iterable[int], overlap: float, *, seed: str = "") -> dict[str, int]:
+        """List the pairs to review, once: ``round(overlap * n)`` of them (chosen by the sha256
+        of ``seed`` and the id, so the choice is reproducible) need two curators. Calling it
+        again adds only new ids (e.g. added pairs). Returns ``{"pairs", "overlap"}``, the counts.
+
+        Raises:
+            WorkspaceError: ``overlap`` is not within [0, 1].
+        """
+        if not 0.0 <= overlap <= 1.0:
+            raise WorkspaceError(f"{self.label}: the overlap share must be between 0 and 1, not {overlap}")
+        ids = sorted(set(pair_ids))
+        ranked = sorted(ids, key=lambda p: hashlib.sha256(f"{seed}:{p}".encode()).digest())
+        double = set(ranked[:round(overlap * len(ids))])
+
+        def work(cur: Any, action: str) -> None:
+            cur.executemany("INSERT INTO work VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                            [(p, 2 if p in double else 1) for p in ids])
+            cur.execute("INSERT INTO meta VALUES ('team_overlap', %s) ON CONFLICT (key) DO NOTHING",
+                        (json.dumps(str(overlap)),))
+
+        self._write(work, idempotent=True)
+        (n, o), = self._read("SELECT count(*), count(*) FILTER (WHERE copies > 1) FROM work")
+        return {"pairs": int(n), "overlap": int(o)}
+
+    @_boundary
+    def claim_next(self, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> int | None:
+        """The next pair for this curator: their own live undecided claim first, else a pair
+        with fewer live claims than it needs copies that they have not claimed, lowest id
+        first; the claim holds for ``lease_seconds``. None when nothing is left for them."""
+        self._writable()
+        now = time.time()
+        own = self._read("SELECT pair_id FROM claims WHERE curator=%s AND NOT done AND expires_at>%s "
+                         "ORDER BY pair_id LIMIT 1", (self.curator, now))
+        if own:
+            return int(own[0][0])
+
+        def work(cur: Any, action: str) -> int | None:
+            while True:
+                row = cur.execute(
+                    "SELECT w.pair_id, w.copies FROM work w WHERE "
+                    "NOT EXISTS (SELECT 1 FROM claims c WHERE c.pair_id=w.pair_id AND c.curator=%(me)s AND c.done) "
+                    "AND (SELECT count(*) FROM claims c WHERE c.pair_id=w.pair_id AND c.curator<>%(me)s "
+                    "     AND (c.done OR c.expires_at>%(now)s)) < w.copies "
+                    "ORDER BY w.pair_id LIMIT 1 FOR UPDATE OF w SKIP LOCKED", {"me": self.curator, "now": now}
+                ).fetchone()
+                if row is None:
+                    return None
+                pair_id, copies = int(row[0]), int(row[1])
+                # Re-counted under the row lock (a claim committed since the query began counts).
+                live = cur.execute("SELECT count(*) FROM claims WHERE pair_id=%s AND curator<>%s "
+                                   "AND (done OR expires_at>%s)", (pair_id, self.curator, now)).fetchone()[0]
+                if live >= copies:
+                    continue  # the next statement sees it held; the loop moves on
+                cur.execute("DELETE FROM claims WHERE pair_id=%s AND NOT done AND expires_at<=%s", (pair_id, now))
+                cur.execute("INSERT INTO claims VALUES (%s, %s, %s, %s, FALSE) ON CONFLICT (pair_id, curator) "
+                            "DO UPDATE SET claimed_at=EXCLUDED.claimed_at, expires_at=EXCLUDED.expires_at",
+                            (pair_id, self.curator, now, now + lease_seconds))
+                return pair_id
+
+        return self._write(work, idempotent=True)
+
+    @_boundary
+    def votes(self) -> dict[int, dict[str, tuple[str, str | None]]]:
+        """Every curator's own decision on the pairs of the split: pair id -> {curator:
+        (status, reason)}."""
+        out: dict[int, dict[str, tuple[str, str | None]]] = {}
+        for pid, cur_name, status, reason in self._read("SELECT pair_id, curator, status, reason FROM votes"):
+            out.setdefault(pid, {})[cur_name] = (status, _load(reason))
+        return out
+
+    @_boundary
+    def overlap_pairs(self) -> set[int]:
+        """The pair ids of the split that two curators decide."""
+        return {r[0] for r in self._read("SELECT pair_id FROM work WHERE copies > 1")}
+
+    @_boundary
+    def conflicts(self) -> dict[int, dict[str, tuple[str, str | None]]]:
+        """Open conflicts: pairs whose curators' votes disagree (``votes_agree``) and that no
+        lead has decided; pair id -> {curator: (status, reason)}."""
+        resolved = {r[0] for r in self._read("SELECT pair_id FROM resolutions")}
+        return {pid: v for pid, v in self.votes().items()
+                if pid not in resolved and len(v) > 1 and not votes_agree(list(v.values()))}
+
+    @_boundary
+    def resolve(self, pair_id: int, status: str, reason: str | None = None, *, at: float | None = None) -> int:
+        """A lead decides a pair of the overlap (a conflict); recorded under this curator, in
+        the history (kind ``decide``, via ``resolve``; undoable). Returns the seq."""
+        at = time.time() if at is None else at
+
+        def work(cur: Any, action: str) -> int:
+            row = cur.execute("SELECT status, reason FROM resolutions WHERE pair_id=%s FOR UPDATE",
+                              (pair_id,)).fetchone()
+            before = None if row is None else {"status": row[0], "reason": _load(row[1])}
+            after = {"status": status, "reason": reason}
+            self._apply_resolution(cur, pair_id, after, at)
+            return self._log(cur, action, at, pair_id, "decide", before, after, "resolve")
+
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    def _apply_resolution(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        if value is None:
+            cur.execute("DELETE FROM resolutions WHERE pair_id=%s", (pair_id,))
+        else:
+            cur.execute("INSERT INTO resolutions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                        "status=EXCLUDED.status, reason=EXCLUDED.reason, at=EXCLUDED.at, curator=EXCLUDED.curator",
+                        (pair_id, value["status"], _dump(value.get("reason")), at, self.curator))
+        copies = self._copies(cur, pair_id)
+        self._settle(cur, pair_id, copies or 1, at)
+
+    @_boundary
+    def team_activity(self) -> dict[str, list[float]]:
+        """Each curator's live decision times (Unix seconds, oldest first), lead resolutions
+        excluded: the counts and pace of the team screen."""
+        out: dict[str, list[float]] = {}
+        for name, at in self._read("SELECT curator, at FROM history WHERE kind='decide' AND NOT undone "
+                                   "AND via IS DISTINCT FROM 'resolve' ORDER BY seq"):
+            out.setdefault(name, []).append(at)
+        return out
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise WorkspaceError(f"{self.label}: the workspace is open read-only")
+
+    def _error(self, exc: Exception) -> WorkspaceError:
+        import psycopg
+
+        detail = _one_line(exc, self._url)
+        if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction | psycopg.errors.InsufficientPrivilege):
+            return WorkspaceReadOnly(f"{self.label}: the shared workspace cannot be written ({detail}): this "
+                                     f"change was not saved, every earlier one is")
+        if isinstance(exc, psycopg.OperationalError):
+            return WorkspaceError(f"{self.label}: the database server cannot be reached ({detail}): this change "
+                                  f"was not saved, every earlier one is")
+        return WorkspaceError(f"{self.label}: the shared workspace cannot be used ({detail})")
+
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Run a query, reconnecting once when the connection broke (reads are safe to repeat)."""
+        import psycopg
+
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except psycopg.OperationalError:
+            if not self._conn.broken and not self._conn.closed:
+                raise
+            self._reconnect()
+            return self._conn.execute(sql, params).fetchall()
+
+    def _write(self, work: Callable[[Any, str], Any], *, done: Callable[[list[int]], Any] | None = None,
+               done_undo: Callable[[str], Any] | None = None, idempotent: bool = False) -> Any:
+        """Run ``work(cursor, action_id)`` in one transaction; on a broken connection reconnect
+        and, unless the action's history entries show it committed, run it again."""
+        import psycopg
+
+        self._writable()
+        action = uuid.uuid4().hex
+        while True:
+            try:
+                with self._conn.transaction():
+                    with self._conn.cursor() as cur:
+                        return work(cur, action)
+            except psycopg.OperationalError:
+                if not self._conn.broken and not self._conn.closed:
+                    raise
+            self._reconnect()
+            if idempotent:
+                continue
+            if done_undo is not None:
+                result = done_undo(action)
+                if result is not None:
+                    return result
+                continue
+            seqs = [r[0] for r in self._read("SELECT seq FROM history WHERE action=%s ORDER BY seq", (action,))]
+            if seqs and done is not None:
+                return done(seqs)
+
+    def _reconnect(self) -> None:
+        """Replace the broken connection, trying for ``RECONNECT_SECONDS``.
+
+        Raises:
+            psycopg.OperationalError: the server did not come back in time.
+        """
+        import psycopg
+
+        try:
+            self._conn.close()
+        except Exception:  # noqa: BLE001
+            pass
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        delay = 0.1
+        while True:
+            try:
+                self._conn = _connect(self._url)
+                break
+            except psycopg.OperationalError:
+                if time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        self.reconnects += 1
+        if self.on_reconnect is not None:
+            self.on_reconnect(f"reconnected to {self.label} (connection lost; nothing was lost)")
+
+    def _log(self, cur: Any, action: str, at: float, pair_id: int, kind: str, before: Any, after: Any,
+             via: str | None, group: int | None = None) -> int:
+        cur.execute("INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator, action) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq",
+                    (at, pair_id, kind, _dump(before), _dump(after), via, group, self.curator, action))
+        return int(cur.fetchone()[0])
+
+    def _mark(self, table: str, pairs: Iterable[tuple[int, int]], at: float | None) -> int | None:
+        at = time.time() if at is None else at
+        wanted = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b})
+
+        def work(cur: Any, action: str) -> int | None:
+            new = []
+            for a, b in wanted:
+                cur.execute(f"INSERT INTO {table} VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            (a, b, at, self.curator))
+                if cur.rowcount:
+                    new.append((a, b))
+            if not new:
+                return None
+            return self._log(cur, action, at, new[0][0], table, None, {"pairs": [list(p) for p in new]}, None)
+
+        self._writable()
+        if not wanted:
+            return None
+        return self._write(work, done=lambda seqs: seqs[0])
+
+    def _decision_json(self, cur: Any, pair_id: int) -> dict[str, Any] | None:
+        copies = self._copies(cur, pair_id)
+        if copies is not None:  # a pair of the split: this curator's own vote
+            row = cur.execute("SELECT status, reason FROM votes WHERE pair_id=%s AND curator=%s",
+                              (pair_id, self.curator)).fetchone()
+            return None if row is None else {"status": row[0], "reason": _load(row[1])}
+        row = cur.execute("SELECT status, reason FROM decisions WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchone()
+        return None if row is None else {"status": row[0], "reason": _load(row[1])}
+
+    def _copies(self, cur: Any, pair_id: int) -> int | None:
+        """How many curators pair ``pair_id`` needs (locking its work row), or None outside a split."""
+        row = cur.execute("SELECT copies FROM work WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _vote(self, cur: Any, pair_id: int, copies: int, value: dict[str, Any] | None, at: float) -> None:
+        """Record this curator's vote on a pair of the split (None: take it back), keep the claims
+        in step, and settle the pair's shared decision."""
+        others = cur.execute("SELECT curator FROM claims WHERE pair_id=%s AND curator<>%s AND (done OR expires_at>%s)",
+                             (pair_id, self.curator, time.time())).fetchall()
+        mine = cur.execute("SELECT 1 FROM claims WHERE pair_id=%s AND curator=%s",
+                           (pair_id, self.curator)).fetchone()
+        if value is not None and mine is None and len(others) >= copies:
+            names = ", ".join(sorted(o[0] for o in others))
+            raise WorkspaceError(f"{self.label}: pair {pair_id} is in the hands of {names}; "
+                                 f"take the next pair handed to you")
+        if value is None:
+            cur.execute("DELETE FROM votes WHERE pair_id=%s AND curator=%s", (pair_id, self.curator))
+            cur.execute("UPDATE claims SET done=FALSE, expires_at=%s WHERE pair_id=%s AND curator=%s",
+                        (time.time() + DEFAULT_LEASE_SECONDS, pair_id, self.curator))
+        else:
+            cur.execute("INSERT INTO votes VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id, curator) DO UPDATE "
+                        "SET status=EXCLUDED.status, reason=EXCLUDED.reason, at=EXCLUDED.at",
+                        (pair_id, self.curator, value["status"], _dump(value.get("reason")), at))
+            cur.execute("INSERT INTO claims VALUES (%s, %s, %s, %s, TRUE) ON CONFLICT (pair_id, curator) "
+                        "DO UPDATE SET done=TRUE", (pair_id, self.curator, at, at))
+        self._settle(cur, pair_id, copies, at)
+
+    def _settle(self, cur: Any, pair_id: int, copies: int, at: float) -> None:
+        """The shared decision of a pair of the split: a lead's resolution, else the votes when
+        there are as many as it needs and they agree (``votes_agree``), else none."""
+        res = cur.execute("SELECT status, reason, curator FROM resolutions WHERE pair_id=%s", (pair_id,)).fetchone()
+        votes = cur.execute("SELECT status, reason, curator FROM votes WHERE pair_id=%s ORDER BY at, curator",
+                            (pair_id,)).fetchall()
+        chosen = res if res is not None else (
+            votes[0] if len(votes) >= copies and votes_agree([(v[0], _load(v[1])) for v in votes]) else None)
+        if chosen is None:
+            cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
+        else:
+            cur.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                        "status=EXCLUDED.status, reason=EXCLUDED.reason, decided_at=EXCLUDED.decided_at, "
+                        "curator=EXCLUDED.curator", (pair_id, chosen[0], chosen[1], at, chosen[2]))
+
+    def _apply_decision(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        copies = self._copies(cur, pair_id)
+        if copies is not None:
+            self._vote(cur, pair_id, copies, value, at)
+            return
+        if value is None:
+            cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
+        else:
+            cur.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                        "status=EXCLUDED.status, reason=EXCLUDED.reason, decided_at=EXCLUDED.decided_at, "
+                        "curator=EXCLUDED.curator",
+                        (pair_id, value["status"], _dump(value.get("reason")), at, self.curator))
+
+    def _edit_before(self, cur: Any, pair_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        current = {f: json.loads(v) for f, v in cur.execute(
+            "SELECT field, value FROM edits WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchall()}
+        return {f: current.get(f) for f in changes}
+
+    def _apply_edits(self, cur: Any, pair_id: int, changes: dict[str, Any], at: float) -> None:
+        for f, v in changes.items():
+            if v is None:
+                cur.execute("DELETE FROM edits WHERE pair_id=%s AND field=%s", (pair_id, f))
+            else:
+                cur.execute("INSERT INTO edits VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id, field) DO UPDATE "
+                            "SET value=EXCLUDED.value, edited_at=EXCLUDED.edited_at, curator=EXCLUDED.curator",
+                            (pair_id, f, json.dumps(v), at, self.curator))
+
+    def _apply_note(self, cur: Any, pair_id: int, text: str | None, at: float) -> None:
+        if text:
+            cur.execute("INSERT INTO notes VALUES (%s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                        "text=EXCLUDED.text, noted_at=EXCLUDED.noted_at, curator=EXCLUDED.curator",
+                        (pair_id, json.dumps(text), at, self.curator))
+        else:
+            cur.execute("DELETE FROM notes WHERE pair_id=%s", (pair_id,))
+
+
+def votes_agree(votes: list[tuple[str, str | None]]) -> bool:
+    """True when curators' decisions on a pair agree: the same status and, for rejections,
+    the same reason (its text before any ``:`` or `` of #``, so ``duplicate of #3`` and
+    ``duplicate of #7`` agree)."""
+    return len({(s, reason_category(r) if s == "rejected" else None) for s, r in votes}) <= 1
+
+
+def reason_category(reason: str | None) -> str | None:
+    """A rejection reason without its detail: ``duplicate of #12`` -> ``duplicate``,
+    ``other: why`` -> ``other``."""
+    if reason is None:
+        return None
+    return reason.split(":", 1)[0].split(" of #", 1)[0].strip() or None
+
+
+def _connect(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True, connect_timeout=5, application_name="mtcb-curate")
+
+
+def _one_line(exc: Exception, url: str) -> str:
+    """The driver's message on one line, with any password of ``url`` removed."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    if password:
+        text = text.replace(password, "***")
+    return text
+
+
+def _dump(v: Any) -> str | None:
+    return None if v is None else json.dumps(v)
+
+
+def _load(s: str | None) -> Any:
+    return None if s is None else json.loads(s)

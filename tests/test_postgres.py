@@ -1,0 +1,159 @@
+"""The shared PostgreSQL workspace beyond the store contract (which test_workspace.py and
+test_session.py run on both backends): selecting it, curators, secrets, and the SQLite
+curator migration. Against a real server (conftest.pg_server)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from mtcb_curate.errors import WorkspaceError
+from mtcb_curate.store.opening import open_workspace
+from mtcb_curate.store.postgres import PgWorkspace, is_database_url, redact
+
+
+def test_the_postgres_workspace_is_a_store_with_the_same_signatures():
+    import inspect
+
+    from mtcb_curate.store.base import STORE_MEMBERS, Store
+    from mtcb_curate.store.sqlite import Workspace
+
+    for name in STORE_MEMBERS:
+        if callable(getattr(Store, name, None)):
+            assert (list(inspect.signature(getattr(PgWorkspace, name)).parameters)
+                    == list(inspect.signature(getattr(Workspace, name)).parameters)), name
+
+
+def test_urls_are_told_from_folders_and_redacted():
+    assert is_database_url("postgresql://a@h/db") and is_database_url("POSTGRES://h/db")
+    assert not is_database_url("postgresql-folder") and not is_database_url(None)
+    assert redact("postgresql://ann:s3cret@db.example:5433/team?sslmode=require&password=x") == \
+        "postgresql://ann@db.example:5433/team?sslmode=require"
+
+
+def test_a_password_is_never_in_a_message(pg_server, tmp_path):
+    from conftest import fake_secret
+
+    secret = fake_secret("pgpass")
+    # a port where nothing listens
+    url = f"postgresql://ann:{secret}@127.0.0.1:1/team?connect_timeout=2"
+    with pytest.raises(WorkspaceError) as info:
+        PgWorkspace.open(url)
+    assert secret not in str(info.value) and "postgresql://ann@127.0.0.1:1/team" in str(info.value)
+
+
+def test_a_password_is_not_printed_by_the_command_line(cli, tiny):
+    from conftest import fake_secret
+
+    secret = fake_secret("pgpass")
+    code, out, err = cli("verify", "ficha", "--workspace",
+                          f"postgresql://ann:{secret}@127.0.0.1:1/team?connect_timeout=2", "--source", str(tiny))
+    assert code == 2 and secret not in out + err and "127.0.0.1:1/team" in err
+    assert "cannot connect to the shared workspace" in err
+
+
+def test_the_command_line_reviews_into_a_database_given_by_flag_or_environment(pg_server, cli, tiny, monkeypatch):
+    from mtcb_curate.app.sources import Options, open_session
+    from mtcb_curate.dataset.model import Status
+
+    url = pg_server.url()
+    s = open_session(Options("ficha", source=[str(tiny)], workspace=url, curator="ann"))
+    try:
+        s.decide(0, Status.REJECTED, "trivial")
+        assert s.workspace.curator == "ann" and isinstance(s.workspace, PgWorkspace)
+    finally:
+        s.workspace.close()
+    monkeypatch.setenv("MTCB_CURATE_DATABASE_URL", url)
+    # no --workspace and no --source: the database's own source is resumed
+    s = open_session(Options("ficha"))
+    try:
+        assert s.status(0) is Status.REJECTED and "resumed" in s.dataset.source.reason
+        assert "postgresql://" in s.dataset.source.reason
+    finally:
+        s.workspace.close()
+    code, out, err = cli("stats", "ficha")
+    assert code == 0, err
+
+
+def test_every_change_records_its_curator_and_undo_takes_back_ones_own(store_target):
+    ann = open_workspace(store_target, curator="ann")
+    try:
+        ann.decide(0, "accepted")
+        ann.edit(1, {"question": "Q?"})
+        ann.set_note(2, "look again")
+        seqs = ann.decide_many({3: ("rejected", "trivial"), 4: ("rejected", "trivial")}, group=True)
+    finally:
+        ann.close()
+    bob = open_workspace(store_target, curator="bob")
+    try:
+        if is_database_url(store_target):
+            bob.decide(5, "flagged")
+            assert bob.undo().pair_id == 5  # bob's own latest, not ann's
+            assert set(bob.decisions()) == {0, 3, 4}
+        who = bob.history_curators()
+        assert [who[e.seq] for e in bob.history()] == ["ann"] * 5
+        assert seqs[1] in who
+    finally:
+        bob.close()
+
+
+def test_undo_of_a_curator_leaves_anothers_changes(pg_server):
+    url = pg_server.url()
+    with open_workspace(url, curator="ann") as ann, open_workspace(url, curator="bob") as bob:
+        ann.decide(0, "accepted")
+        bob.decide(1, "rejected", "trivial")
+        ann.edit(2, {"answer": "A"})
+        assert bob.undo().pair_id == 1
+        assert bob.undo() is None
+        assert set(ann.decisions()) == {0} and ann.edits() == {2: {"answer": "A"}}
+        assert ann.decision_times() and not bob.decision_times()
+
+
+def test_an_old_sqlite_workspace_opens_and_records_curators_from_then_on(tmp_path):
+    from mtcb_curate.store.sqlite import _SCHEMA, Workspace
+
+    c = sqlite3.connect(tmp_path / "workspace.sqlite")
+    c.executescript(_SCHEMA)
+    c.execute("ALTER TABLE history ADD COLUMN via TEXT")
+    c.execute("ALTER TABLE history ADD COLUMN grp INTEGER")
+    c.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    c.execute("INSERT INTO history (at, pair_id, kind, before, after) "
+              "VALUES (1, 0, 'decide', NULL, '{\"status\": \"accepted\", \"reason\": null}')")
+    c.commit()
+    c.close()
+    with Workspace.open(tmp_path, read_only=True) as ws:  # read-only: nothing migrated, still readable
+        assert len(ws.history()) == 1 and ws.history_curators() == {}
+    with Workspace.open(tmp_path, curator="cleo") as ws:
+        ws.decide(1, "flagged")
+        assert ws.history_curators() == {2: "cleo"}
+
+
+def test_the_curator_defaults_to_the_config_then_the_login_name(tmp_path, monkeypatch):
+    import getpass
+
+    from mtcb_curate.errors import CurateError
+    from mtcb_curate.store.curators import check_curator, default_curator
+
+    monkeypatch.setattr(getpass, "getuser", lambda: "loginname")
+    assert default_curator() == "loginname"
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[team]\ncurator = "Ann [bold]B[/]"\n', encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(cfg))
+    assert default_curator() == "Ann [bold]B[/]"
+    with Workspace_open(tmp_path / "ws") as ws:
+        assert ws.curator == "Ann [bold]B[/]"
+    for bad in ("", "   ", "a\nb", "x" * 65):
+        with pytest.raises(CurateError):
+            check_curator(bad)
+
+
+def Workspace_open(path):
+    from mtcb_curate.store.sqlite import Workspace
+
+    return Workspace.open(path)
+
+
+def test_curator_flag_is_checked_and_used(cli, tiny, tmp_path):
+    code, out, err = cli("verify", "ficha", "--curator", "a\x07b", "--source", str(tiny))
+    assert code == 2 and "curator" in err
