@@ -65,6 +65,8 @@ from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 #: Seconds a pair must stay on screen before its full check (fuzzy search, other documents,
 #: chunk window, tokens) starts in a worker: paging past pairs starts no work per key.
 LOCATE_DELAY_S = 0.15
+#: How many pairs after the cursor that worker completes as well (``ReviewScreen._ahead``).
+LOCATE_AHEAD = 2
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
@@ -598,10 +600,20 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
-        if pending:
+        ahead = self._ahead()
+        if pending or ahead:
             # Debounced: paging past pairs starts no search per key (the fuzzy search holds
-            # the GIL for up to tens of ms and would delay the next frame).
-            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid))
+            # the GIL for up to tens of ms and would delay the next frame). The next pairs of
+            # the queue are completed too, so that a decision shows a finished check at once
+            # instead of "checking…" and a second frame when the check lands.
+            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid, ahead))
+
+    def _ahead(self) -> tuple[int, ...]:
+        """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check
+        has not run (the pairs a decision or ``j`` shows next)."""
+        queue = self.queue
+        ids = queue.ids[queue.cursor + 1:queue.cursor + 1 + LOCATE_AHEAD] if queue.cursor >= 0 else []
+        return tuple(p for p in ids if not self.verdicts.is_complete(p))
 
     def _badges(self, pid: int) -> Text:
         """Badges for the head line: ``≈N similar`` when the pair is in a near-duplicate cluster,
@@ -660,11 +672,20 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._show_current()
 
     @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
-    def _complete_verdict(self, pid: int) -> None:
-        passage = self.session.view(pid).passage
-        self.verdicts.complete(pid)
-        if not get_current_worker().is_cancelled:
-            self.post_message(VerdictCompleted(pid, passage))
+    def _complete_verdict(self, pid: int, ahead: tuple[int, ...] = ()) -> None:
+        worker = get_current_worker()
+        for p in (pid, *ahead):
+            if worker.is_cancelled:
+                return
+            if self.verdicts.is_complete(p):
+                continue
+            passage = self.session.view(p).passage
+            before = self.verdicts.cached(p)
+            after = self.verdicts.complete(p)
+            # A pair ahead is announced only when its queue mark may change (the verdict
+            # itself): otherwise reading it later finds the cached result, and no frame is drawn.
+            if not worker.is_cancelled and (p == pid or before is None or before.verdict != after.verdict):
+                self.post_message(VerdictCompleted(p, passage))
 
     @on(VerdictCompleted)
     def _verdict_completed(self, message: VerdictCompleted) -> None:
