@@ -331,14 +331,14 @@ def anchor_argv() -> list[str]:
 
 
 def run_latency(label: str, argv: list[str], env: dict, sizes, presses: int, pace_s: float, burst_s: float,
-                pre_keys: bytes = b"") -> dict:
+                pre_keys: bytes = b"", quiet_timeout: float = 300.0) -> dict:
     out = {}
     child = PtyChild(argv, sizes[0], env)
     try:
         child.wait_head()
         if pre_keys:
             child.send(pre_keys)
-        child.wait_quiet()
+        out["quiet_s"] = child.wait_quiet(timeout=quiet_timeout)
         out["rss_mb"] = child.rss_mb()
         for size in sizes:
             if (child.cols, child.rows) != size:
@@ -370,8 +370,14 @@ def bench_latency(args, tmp: str) -> None:
                               args.pace_ms / 1000, args.burst_ms / 1000, pre)
             anchor = run_latency("anchor", anchor_argv(), env, sizes, args.presses, args.pace_ms / 1000,
                                  args.burst_ms / 1000)
-            print(f"round {rnd + 1} {scale}: {time.perf_counter() - t:.0f} s; load {os.getloadavg()[0]:.1f}",
-                  file=sys.stderr, flush=True)
+            print(f"round {rnd + 1} {scale}: {time.perf_counter() - t:.0f} s; load {os.getloadavg()[0]:.1f}; "
+                  f"app quiet after {app['quiet_s']:.0f} s", file=sys.stderr, flush=True)
+            for key in app:
+                if isinstance(app[key], dict):
+                    a, b = app[key], anchor[key]
+                    print(f"  {key}: app {a['median']:.1f}/{a['p99']:.1f} ms ({a['fpk']:.2f} frames/key), anchor "
+                          f"{b['median']:.1f}/{b['p99']:.1f} ms, ratio {a['median'] / b['median']:.2f}/"
+                          f"{a['p99'] / b['p99']:.2f}", file=sys.stderr, flush=True)
             rows.append((rnd + 1, scale, app, anchor))
     print(f"\nkey `a` -> first frame showing the next pair (ms); {args.presses} presses per mode; "
           f"paced {args.pace_ms:.0f} ms, burst {args.burst_ms:.0f} ms; load average now "
@@ -381,7 +387,7 @@ def bench_latency(args, tmp: str) -> None:
     ratios: dict[tuple, list] = {}
     for rnd, scale, app, anchor in rows:
         for key in app:
-            if key == "rss_mb":
+            if not isinstance(app[key], dict):
                 continue
             a, b = app[key], anchor[key]
             rm, rp = a["median"] / b["median"], a["p99"] / b["p99"]
