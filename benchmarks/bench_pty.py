@@ -265,6 +265,7 @@ def press_series(child: PtyChild, key: bytes, n: int, gap_s: float) -> dict:
     if start is None:
         raise RuntimeError("no head line on screen before the presses")
     times = []
+    cpu0 = child.cpu_seconds()
     next_t = time.perf_counter()
     for _ in range(n):
         now = time.perf_counter()
@@ -279,6 +280,7 @@ def press_series(child: PtyChild, key: bytes, n: int, gap_s: float) -> dict:
         hid = child.current_head()
         if hid is not None and hid >= start + n:
             break
+    cpu = child.cpu_seconds() - cpu0
     child.pump(max(0.5, gap_s))
     child.process()
     frames = child.frames
@@ -295,7 +297,7 @@ def press_series(child: PtyChild, key: bytes, n: int, gap_s: float) -> dict:
         empty.append(sum(1 for f in window if not f[2]))
     return {"lat": lat, "frames_per_key": statistics.fmean(per_key) if per_key else float("nan"),
             "empty_per_key": statistics.fmean(empty) if empty else float("nan"),
-            "missing": missing, "end_head": child.head_id(child.screen.display), "start_head": start}
+            "missing": missing, "cpu_ms_per_key": cpu * 1000 / n, "end_head": child.head_id(child.screen.display), "start_head": start}
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -307,7 +309,7 @@ def _summ(r: dict) -> dict:
     xs = r["lat"]
     return {"median": statistics.median(xs) if xs else float("nan"), "p99": _pct(xs, 0.99),
             "max": max(xs) if xs else float("nan"), "n": len(xs), "fpk": r["frames_per_key"],
-            "empty": r["empty_per_key"], "missing": r["missing"]}
+            "empty": r["empty_per_key"], "missing": r["missing"], "cpu": r["cpu_ms_per_key"]}
 
 
 def _dataset(name: str, pairs: int) -> str:
@@ -377,13 +379,14 @@ def bench_latency(args, tmp: str) -> None:
                     a, b = app[key], anchor[key]
                     print(f"  {key}: app {a['median']:.1f}/{a['p99']:.1f} ms ({a['fpk']:.2f} frames/key), anchor "
                           f"{b['median']:.1f}/{b['p99']:.1f} ms, ratio {a['median'] / b['median']:.2f}/"
-                          f"{a['p99'] / b['p99']:.2f}", file=sys.stderr, flush=True)
+                          f"{a['p99'] / b['p99']:.2f}; CPU {a['cpu']:.1f} vs {b['cpu']:.1f} ms/key",
+                          file=sys.stderr, flush=True)
             rows.append((rnd + 1, scale, app, anchor))
     print(f"\nkey `a` -> first frame showing the next pair (ms); {args.presses} presses per mode; "
           f"paced {args.pace_ms:.0f} ms, burst {args.burst_ms:.0f} ms; load average now "
           f"{os.getloadavg()[0]:.1f} (2 cores, shared)")
     print(f"{'round':>5} {'scale':>6} {'size/mode':>14} | {'app med':>7} {'p99':>6} {'fr/key':>6} {'empty':>5} | "
-          f"{'anchor med':>10} {'p99':>6} {'fr/key':>6} | {'ratio med':>9} {'p99':>6}")
+          f"{'anchor med':>10} {'p99':>6} {'fr/key':>6} | {'ratio med':>9} {'p99':>6} | {'CPU ms/key app':>14} {'anchor':>6}")
     ratios: dict[tuple, list] = {}
     for rnd, scale, app, anchor in rows:
         for key in app:
@@ -394,7 +397,7 @@ def bench_latency(args, tmp: str) -> None:
             ratios.setdefault((scale, key), []).append((rm, rp))
             miss = f" ({a['missing']} missed)" if a["missing"] else ""
             print(f"{rnd:>5} {scale:>6} {key:>14} | {a['median']:7.1f} {a['p99']:6.1f} {a['fpk']:6.2f} "
-                  f"{a['empty']:5.2f} | {b['median']:10.1f} {b['p99']:6.1f} {b['fpk']:6.2f} | {rm:9.2f} {rp:6.2f}{miss}")
+                  f"{a['empty']:5.2f} | {b['median']:10.1f} {b['p99']:6.1f} {b['fpk']:6.2f} | {rm:9.2f} {rp:6.2f} | {a['cpu']:14.1f} {b['cpu']:6.1f}{miss}")
     print("\nratio app/anchor, median over rounds (target <= %.1f at median and p99):" % TARGET_RATIO)
     for (scale, key), rs in ratios.items():
         rm = statistics.median(r[0] for r in rs)

@@ -8,6 +8,7 @@ of a passage that is not verbatim; checking every passage at start) runs in thre
 from __future__ import annotations
 
 
+import time
 from dataclasses import replace
 
 from rich.text import Text
@@ -65,8 +66,10 @@ from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 #: Seconds a pair must stay on screen before its full check (fuzzy search, other documents,
 #: chunk window, tokens) starts in a worker: paging past pairs starts no work per key.
 LOCATE_DELAY_S = 0.15
-#: How many pairs after the cursor that worker completes as well (``ReviewScreen._ahead``).
+#: How many pairs after the cursor that worker completes as well (``ReviewScreen._ahead``),
+#: once the pair has been on screen for ``AHEAD_DELAY_S`` seconds (a key sooner starts none).
 LOCATE_AHEAD = 2
+AHEAD_DELAY_S = 0.5
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
@@ -201,6 +204,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._last_query = ""
         self._bars: dict[str, Text] = {}
         self._locate_timer: Timer | None = None
+        #: (pair, pairs ahead) the locate timer or worker was last started for.
+        self._locate_for: tuple | None = None
         self._set_checks_timer: Timer | None = None
         #: The set-wide checks' latest results (``checks.pair.set_check_results``).
         self._set_results: dict = {}
@@ -597,16 +602,22 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
                    problems=self._problems_text(pid), findability=self._findability_text(pid),
                    matches=self._text_matches())
+        ahead = self._ahead()
+        if (pid, ahead) == self._locate_for and (pending or ahead):
+            return  # the same pair shown again (a worker's result): its check is under way
+        self._locate_for = (pid, ahead)
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
-        ahead = self._ahead()
         if pending or ahead:
             # Debounced: paging past pairs starts no search per key (the fuzzy search holds
-            # the GIL for up to tens of ms and would delay the next frame). The next pairs of
-            # the queue are completed too, so that a decision shows a finished check at once
-            # instead of "checking…" and a second frame when the check lands.
-            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid, ahead))
+            # the GIL for up to tens of ms and would delay the next frame). Once the pair has
+            # been on screen for AHEAD_DELAY_S, the next pairs of the queue are completed too,
+            # so that a decision shows a finished check at once instead of "checking…" and a
+            # second frame when the check lands.
+            ahead_at = time.monotonic() + AHEAD_DELAY_S
+            self._locate_timer = self._later(LOCATE_DELAY_S if pending else AHEAD_DELAY_S,
+                                             lambda: self._complete_verdict(pid, ahead, ahead_at))
 
     def _ahead(self) -> tuple[int, ...]:
         """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check
@@ -672,9 +683,11 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._show_current()
 
     @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
-    def _complete_verdict(self, pid: int, ahead: tuple[int, ...] = ()) -> None:
+    def _complete_verdict(self, pid: int, ahead: tuple[int, ...] = (), ahead_at: float = 0.0) -> None:
         worker = get_current_worker()
         for p in (pid, *ahead):
+            while p != pid and time.monotonic() < ahead_at and not worker.is_cancelled:
+                time.sleep(0.05)  # the look-ahead waits until the pair has been read a moment
             if worker.is_cancelled:
                 return
             if self.verdicts.is_complete(p):
