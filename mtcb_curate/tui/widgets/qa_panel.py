@@ -311,7 +311,9 @@ class QAPanel(ScrollView, can_focus=False):
         (``pending``: the full check is still running), an ``extra`` line of badges, the
         ``problems`` lines (``problems_text``: the checks it would fail or warn if accepted) and
         the ``findability`` lines (``findability_text``). ``matches``: text -> the queue
-        filter's match offsets in it, highlighted in the question, answer and passage."""
+        filter's match offsets in it, highlighted in the question, answer and passage.
+        Sections equal to those shown (text, spans and style) change nothing: no re-wrap, no
+        scroll to the top, no repaint."""
         if view is None:
             sections = {name: Text() for name, _ in SECTIONS}
             sections["head"] = Text("No pair in this view.", style="dim")
