@@ -204,7 +204,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._last_query = ""
         self._bars: dict[str, Text] = {}
         self._locate_timer: Timer | None = None
-        #: (pair, pairs ahead) the locate timer or worker was last started for.
+        #: (pair, passage, chunk_index, pairs ahead) the locate timer or worker was last started for.
         self._locate_for: tuple | None = None
         self._set_checks_timer: Timer | None = None
         #: The set-wide checks' latest results (``checks.pair.set_check_results``).
@@ -603,9 +603,10 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                    problems=self._problems_text(pid), findability=self._findability_text(pid),
                    matches=self._text_matches())
         ahead = self._ahead()
-        if (pid, ahead) == self._locate_for and (pending or ahead):
-            return  # the same pair shown again (a worker's result): its check is under way
-        self._locate_for = (pid, ahead)
+        key = (pid, view.passage, self.session.pairs[pid].chunk_index, ahead)
+        if key == self._locate_for and (pending or ahead):
+            return  # the same pair and texts shown again (a worker's result): its check is under way
+        self._locate_for = key
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
