@@ -1,5 +1,10 @@
 """Benchmark the review app on synthetic ficha-scale data: start-up, key latency, commit cost.
 
+Headless (``App.run_test``): frames are composited but never encoded or written. The key
+latency and start-up figures in the README come from ``bench_pty.py``, which runs the real app
+in a pseudo-terminal against a trivial Textual app; this script remains for the split of a
+key's cost (handler, commit, render) and the workspace commit figures.
+
 Run from the project root (the project installed in the current Python)::
 
     python benchmarks/bench_review.py            # full run (a few minutes on 2 cores)

@@ -516,3 +516,23 @@ async def test_text_selection_copies_document_text_across_wraps() -> None:
             if seg.style is not None and seg.style.bgcolor == selected
         )
         assert styled == WORDS_250[5:63]
+
+
+async def test_same_highlights_again_keep_the_scroll_and_draw_nothing() -> None:
+    text = "\n".join(f"line {i}" for i in range(1000))
+    span = Span(text.index("line 800\n"), text.index("line 800\n") + 8, "exact")
+    app = ViewerApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text, [span])
+        await pilot.pause()
+        viewer.scroll_to(y=10, animate=False, immediate=True)
+        await pilot.pause()
+        refreshed = []
+        original = viewer.refresh
+        viewer.refresh = lambda *a, **k: (refreshed.append(1), original(*a, **k))[1]
+        viewer.set_spans([span])  # unchanged: the curator's scroll stays, no repaint
+        assert viewer.scroll_offset.y == 10 and not refreshed
+        viewer.set_spans([span, Span(0, 4, "match")])  # changed: repainted and centred again
+        await pilot.pause()
+        assert refreshed and viewer.scroll_offset.y == 800 - viewer.size.height // 2

@@ -183,3 +183,21 @@ async def test_palette_scrolls_the_panel_and_shows_the_keys(tmp_path, ws):
         assert panel.scroll_offset.y > 0
         up.run(app.screen)
         assert panel.scroll_offset.y == 0
+
+
+async def test_pair_shown_again_unchanged_keeps_the_panel_scroll(tmp_path, ws):
+    # A worker's result that changes nothing on screen (the same pair shown again) neither
+    # scrolls the QA panel back to the top nor repaints it; a changed pair does both.
+    session = opened(long_answer_source(tmp_path), ws)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        panel = app.screen.query_one(QAPanel)
+        panel.scroll_page(1)
+        await pilot.pause()
+        scrolled = panel.scroll_offset.y
+        assert scrolled > 0
+        app.screen._show_current()
+        await pilot.pause()
+        assert panel.scroll_offset.y == scrolled
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert panel.scroll_offset.y == 0 and app.screen._shown_pair == 1

@@ -567,3 +567,17 @@ def test_verdict_enum_is_the_plain_string_in_reports_and_json():
     assert [row["verdict"] for row in data["pairs"]] == ["exact", "empty", "missing"]
     assert all(type(k) is str for k in report.summary)
     assert "exact  " in format_summary(report) and "Verdict." not in format_summary(report)
+
+
+def test_elsewhere_same_in_bytes_as_in_text():
+    from mtcb_curate.verify.search import CorpusIndex
+
+    docs = {"A": "Net revenue “rose” — 5% — “rose” again; “rose”", "B": "“rose” — 5% — “rose” — 5% — “rose”",
+            "C": "plain ascii rose rose", "D": "nothing here"}
+    for needle in ("“rose”", "— 5% —", "rose", "5%", "é"):
+        plain = CorpusIndex(docs).elsewhere(needle, "D")
+        built = CorpusIndex(docs)
+        for key in ("A", "B"):
+            built.skeleton(key)  # A and B are then searched in their UTF-8 bytes
+        assert built.elsewhere(needle, "D") == plain
+    assert CorpusIndex(docs).elsewhere("“rose”", "D") == (("A", 3), ("B", 3))

@@ -122,13 +122,24 @@ def _read_parquet(path: Path) -> Table:
             table = f.read()
     except Exception as exc:  # pyarrow raises several types for corrupt files
         raise InputError(str(path), f"not a readable parquet file ({_one_line(exc)})") from None
-    return _arrow_to_table(table, str(path))
+    out = _arrow_to_table(table, str(path))
+    del table
+    _release_arrow_memory()
+    return out
 
 
 def _arrow_to_table(table: Any, label: str) -> Table:
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
     types = {f.name: str(f.type) for f in table.schema}
     return Table(label, columns, types, table.num_rows, [(0, label)])
+
+
+def _release_arrow_memory() -> None:
+    """Hand the memory of dropped Arrow tables back to the system: pyarrow's default pool
+    (mimalloc or jemalloc) keeps freed pages, about 110 MB after a 48 MB corpus is read."""
+    import pyarrow
+
+    pyarrow.default_memory_pool().release_unused()
 
 
 def _read_jsonl(path: Path) -> Table:

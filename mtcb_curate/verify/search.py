@@ -91,15 +91,28 @@ class CorpusIndex:
     def elsewhere(self, passage: str, own_key: str) -> tuple[tuple[str, int], ...]:
         """Every other document holding ``passage`` verbatim, with its occurrence count.
 
-        One ``in`` test per document (C speed: about 20 ms for 48 MB), then a count where
-        found. An empty passage gives ``()``.
+        One search per document, then a count where found. An empty passage gives ``()``.
+        A document whose skeleton index is built is searched in its UTF-8 bytes (the same
+        occurrences: UTF-8 is self-synchronizing): ``bytes.find`` took 0.17 ms per 550 KB
+        document where ``str.find`` on the same text, stored two bytes a character when it
+        holds a curly quote, took 1.1 ms (about 100 ms a passage over 48 MB).
         """
         if not passage:
             return ()
         out = []
+        needle_bytes = None
         for key, text in self.documents.items():
-            if key != own_key and find(text, passage) >= 0:
-                out.append((key, _count(text, passage)))
+            if key == own_key:
+                continue
+            sk = self._skel.get(key)
+            if sk is not None:
+                if needle_bytes is None:
+                    needle_bytes = encode(passage)
+                hay, needle = sk.data, needle_bytes
+            else:
+                hay, needle = text, passage
+            if find(hay, needle) >= 0:
+                out.append((key, _count(hay, needle)))
         return tuple(out)
 
     def exact_occurrences_batch(self, passages: Mapping[int, str]) -> dict[int, dict[str, list[int]]]:
@@ -232,8 +245,8 @@ def _bucket(k: np.ndarray) -> np.ndarray:
         return ((k * _MIX) >> np.uint64(64 - _BITMAP_BITS)).view(np.int64)
 
 
-def _count(text: str, passage: str) -> int:
-    """Occurrences of ``passage`` in ``text``, overlapping ones included."""
+def _count(text, passage) -> int:
+    """Occurrences of ``passage`` in ``text`` (both ``str`` or both ``bytes``), overlapping ones included."""
     n = 0
     i = find(text, passage)
     while i >= 0:

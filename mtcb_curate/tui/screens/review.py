@@ -8,6 +8,7 @@ of a passage that is not verbatim; checking every passage at start) runs in thre
 from __future__ import annotations
 
 
+import time
 from dataclasses import replace
 
 from rich.text import Text
@@ -65,6 +66,10 @@ from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 #: Seconds a pair must stay on screen before its full check (fuzzy search, other documents,
 #: chunk window, tokens) starts in a worker: paging past pairs starts no work per key.
 LOCATE_DELAY_S = 0.15
+#: How many pairs after the cursor that worker completes as well (``ReviewScreen._ahead``),
+#: once the pair has been on screen for ``AHEAD_DELAY_S`` seconds (a key sooner starts none).
+LOCATE_AHEAD = 2
+AHEAD_DELAY_S = 0.5
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
@@ -200,6 +205,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._last_query = ""
         self._bars: dict[str, Text] = {}
         self._locate_timer: Timer | None = None
+        #: (pair, passage, chunk_index, pairs ahead) the locate timer or worker was last started for.
+        self._locate_for: tuple | None = None
         self._set_checks_timer: Timer | None = None
         #: The set-wide checks' latest results (``checks.pair.set_check_results``).
         self._set_results: dict = {}
@@ -601,13 +608,30 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
                    problems=self._problems_text(pid), findability=self._findability_text(pid),
                    matches=self._text_matches())
+        ahead = self._ahead()
+        key = (pid, view.passage, self.session.pairs[pid].chunk_index, ahead)
+        if key == self._locate_for and (pending or ahead):
+            return  # the same pair and texts shown again (a worker's result): its check is under way
+        self._locate_for = key
         if self._locate_timer is not None:
             self._locate_timer.stop()
             self._locate_timer = None
-        if pending:
+        if pending or ahead:
             # Debounced: paging past pairs starts no search per key (the fuzzy search holds
-            # the GIL for up to tens of ms and would delay the next frame).
-            self._locate_timer = self._later(LOCATE_DELAY_S, lambda: self._complete_verdict(pid))
+            # the GIL for up to tens of ms and would delay the next frame). Once the pair has
+            # been on screen for AHEAD_DELAY_S, the next pairs of the queue are completed too,
+            # so that a decision shows a finished check at once instead of "checking…" and a
+            # second frame when the check lands.
+            ahead_at = time.monotonic() + AHEAD_DELAY_S
+            self._locate_timer = self._later(LOCATE_DELAY_S if pending else AHEAD_DELAY_S,
+                                             lambda: self._complete_verdict(pid, ahead, ahead_at))
+
+    def _ahead(self) -> tuple[int, ...]:
+        """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check
+        has not run (the pairs a decision or ``j`` shows next)."""
+        queue = self.queue
+        ids = queue.ids[queue.cursor + 1:queue.cursor + 1 + LOCATE_AHEAD] if queue.cursor >= 0 else []
+        return tuple(p for p in ids if not self.verdicts.is_complete(p))
 
     def _badges(self, pid: int) -> Text:
         """Badges for the head line: ``≈N similar`` when the pair is in a near-duplicate cluster,
@@ -666,11 +690,22 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._show_current()
 
     @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
-    def _complete_verdict(self, pid: int) -> None:
-        passage = self.session.view(pid).passage
-        self.verdicts.complete(pid)
-        if not get_current_worker().is_cancelled:
-            self.post_message(VerdictCompleted(pid, passage))
+    def _complete_verdict(self, pid: int, ahead: tuple[int, ...] = (), ahead_at: float = 0.0) -> None:
+        worker = get_current_worker()
+        for p in (pid, *ahead):
+            while p != pid and time.monotonic() < ahead_at and not worker.is_cancelled:
+                time.sleep(0.05)  # the look-ahead waits until the pair has been read a moment
+            if worker.is_cancelled:
+                return
+            if self.verdicts.is_complete(p):
+                continue
+            passage = self.session.view(p).passage
+            before = self.verdicts.cached(p)
+            after = self.verdicts.complete(p)
+            # A pair ahead is announced only when its queue mark may change (the verdict
+            # itself): otherwise reading it later finds the cached result, and no frame is drawn.
+            if not worker.is_cancelled and (p == pid or before is None or before.verdict != after.verdict):
+                self.post_message(VerdictCompleted(p, passage))
 
     @on(VerdictCompleted)
     def _verdict_completed(self, message: VerdictCompleted) -> None:

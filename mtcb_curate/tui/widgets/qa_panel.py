@@ -83,6 +83,14 @@ _LEVEL_WORDS = {
 }
 
 
+def _same_sections(a: dict[str, Text], b: dict[str, Text]) -> bool:
+    """Whether two section maps would draw the same rows: same names, and per section the same
+    plain text, spans and base style."""
+    return a.keys() == b.keys() and all(
+        x.plain == y.plain and x.spans == y.spans and x.style == y.style
+        for x, y in ((a[k], b[k]) for k in a))
+
+
 def verdict_text(r: PairResult | None, pending: bool) -> Text:
     """The verdict badge and what it means for MTCB's evaluator (``passage in chunk``).
 
@@ -303,7 +311,9 @@ class QAPanel(ScrollView, can_focus=False):
         (``pending``: the full check is still running), an ``extra`` line of badges, the
         ``problems`` lines (``problems_text``: the checks it would fail or warn if accepted) and
         the ``findability`` lines (``findability_text``). ``matches``: text -> the queue
-        filter's match offsets in it, highlighted in the question, answer and passage."""
+        filter's match offsets in it, highlighted in the question, answer and passage.
+        Sections equal to those shown (text, spans and style) change nothing: no re-wrap, no
+        scroll to the top, no repaint."""
         if view is None:
             sections = {name: Text() for name, _ in SECTIONS}
             sections["head"] = Text("No pair in this view.", style="dim")
@@ -324,6 +334,10 @@ class QAPanel(ScrollView, can_focus=False):
                     text = sections[name]
                     for start, end in matches(text.plain):
                         text.stylize("reverse bold", start, end)
+        if _same_sections(sections, self._sections):
+            # Shown again unchanged (a worker's result that changes nothing on screen): no
+            # re-wrap, no scroll back to the top, no repaint, so no second frame for the key.
+            return
         self._sections = sections
         self._wrap()
         self.scroll_to(0, 0, animate=False, immediate=True)

@@ -538,8 +538,14 @@ class SourceViewer(ScrollView, can_focus=True):
             spans: the new highlights (character offsets into the current document).
             focus: range to bring into view as in `show`; defaults to `spans[0]`. With
                 neither, the scroll position is kept.
+
+        The same highlights again with no ``focus`` change nothing (no scroll, no repaint):
+        a worker's result that leaves the highlights as they are draws no second frame.
         """
+        before = self._spans
         self._store_spans(spans)
+        if focus is None and self._spans == before:
+            return
         self._line_cache.clear()
         if focus is None and self._spans:
             focus = spans[0]

@@ -1,0 +1,553 @@
+"""Measure the review app as a person sees it: in a pseudo-terminal, frame by frame.
+
+Run from the project root (the project and ``pyte`` installed: ``pip install -e '.[bench]'``)::
+
+    python benchmarks/bench_pty.py                       # latency at ficha scale and 20,000 pairs
+    python benchmarks/bench_pty.py --rounds 3 --presses 200
+    python benchmarks/bench_pty.py --only memory,startup
+    python benchmarks/bench_pty.py --only background     # 100,000 pairs: CPU and key stalls
+
+Method. Each program runs as a child of this process with a pseudo-terminal (``os.openpty``) as
+its stdin, stdout and stderr, ``TERM=xterm-256color``, the size set with ``TIOCSWINSZ`` (changed
+during a run with ``TIOCSWINSZ`` + ``SIGWINCH``). Textual asks the terminal whether it supports
+synchronized output (DECRQM ``ESC[?2026$p``); this process answers ``ESC[?2026;2$y`` (supported,
+currently reset), so Textual brackets every frame with ``ESC[?2026h`` ... ``ESC[?2026l``. Every
+read from the pty is timestamped (``time.perf_counter``) as it arrives; after a run the bytes
+are replayed through ``pyte`` (a VT100 emulator), frame by frame, and each frame end is stamped
+with the arrival time of the read that held its ``ESC[?2026l``. The screen after each frame
+tells which pair the QA panel's head line (``#ID  STATUS``) shows.
+
+A key's latency is the time from writing the key to the pty until the end of the first frame
+whose head line shows the pair that key leads to (accept, ``a``, moves to the next pair: the
+id after ``k`` presses is the start id + ``k`` on a fresh workspace). Frames per key: every
+frame that ends between a key and the next one (paced mode); "empty" frames are those after
+which the emulated screen is unchanged.
+
+The anchor is a trivial full-screen Textual app (one ``Static`` filling the screen, replaced by
+a new full screen of text with the counter on its first line on every ``a``), measured the same
+way in the same run. Rounds interleave app and anchor, and every ratio is per round.
+
+Modes: ``paced`` (keys ``--pace-ms`` apart, 150 ms by default) and ``burst`` (keys
+``--burst-ms`` apart, 20 ms by default: a held key). Keys are sent only once the child has been
+quiet (under 5 % of a core for 1 s), so the start-up work (passage scan, findability) is over,
+except in ``background``, which presses ``j`` every 100 ms from the first frame at 100,000
+pairs and reports every key slower than 50 ms while the background work runs, and the CPU time
+the app used from its first frame until it was quiet.
+
+``memory`` reports the resident set (``VmRSS``) of the app once quiet against the anchor's, and
+the corpus text size (characters of the ``text`` column, as UTF-8 bytes). ``startup`` times,
+in fresh processes, the resumed app from spawn to its first frame showing a pair, against a
+fresh Python that runs ``datasets.load_dataset`` on the same folder's two configs (warm cache:
+one untimed load first), interleaved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import math
+import os
+import re
+import select
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_OUT = os.path.join(HERE, "out")
+SIZES = [(80, 24), (120, 30), (160, 48)]
+END = b"\x1b[?2026l"
+QUERY_2026 = b"\x1b[?2026$p"
+HEAD_RE = re.compile(r"#(\d+)  (UNDECIDED|ACCEPTED|REJECTED|SKIPPED|FLAGGED|ANCHOR)")
+TARGET_RATIO = 1.5
+STALL_MS = 50.0
+
+ANCHOR_SRC = r'''
+import sys
+from textual.app import App
+from textual.widgets import Static
+from rich.text import Text
+
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+
+class Anchor(App):
+    CSS = "Static { width: 1fr; height: 1fr; }"
+    def compose(self):
+        self.n = 0
+        yield Static(self.page(), id="s")
+    def page(self):
+        w, h = self.size
+        first = f"#{self.n}  ANCHOR"
+        rows = [first] + [" ".join(WORDS[(self.n + r + i) % len(WORDS)] for i in range(w // 6))[:w]
+                          for r in range(1, max(1, h))]
+        return Text("\n".join(rows))
+    def on_key(self, event):
+        if event.key == "a":
+            self.n += 1
+            self.query_one("#s", Static).update(self.page())
+
+Anchor().run()
+'''
+
+
+def _env(config: str | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(TERM="xterm-256color", HF_HUB_OFFLINE="1", TEXTUAL_ANIMATIONS="none", COLORTERM="truecolor")
+    env.pop("TEXTUAL", None)
+    env.pop("TMUX", None)
+    if config:
+        env["MTCB_CURATE_CONFIG"] = config
+    return env
+
+
+def _config(tmp: str) -> str:
+    # Every `a` decides at once: accepting a failing pair asks first by default.
+    path = os.path.join(tmp, "bench-config.toml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("[review]\nconfirm_failing_accept = false\n")
+    return path
+
+
+class PtyChild:
+    """A program on a pseudo-terminal; reads are timestamped and replayed through pyte."""
+
+    def __init__(self, argv: list[str], size: tuple[int, int], env: dict[str, str]):
+        import pyte
+
+        self.cols, self.rows = size
+        self.master, slave = os.openpty()
+        self._winsize(slave)
+        self.t_spawn = time.perf_counter()
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                     start_new_session=True, cwd=ROOT)
+        os.close(slave)
+        self.chunks: list[tuple[float, bytes]] = []  # everything read, not yet replayed
+        self.screen = pyte.Screen(self.cols, self.rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self._buf = b""
+        self._scan = b""
+        self.frames: list[tuple[float, int | None, bool]] = []  # (end time, head id, screen changed)
+        self._last_display: list[str] | None = None
+
+    def _winsize(self, fd: int) -> None:
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", self.rows, self.cols, 0, 0))
+
+    def resize(self, size: tuple[int, int]) -> None:
+        self.process()
+        self.cols, self.rows = size
+        self._winsize(self.master)
+        self.screen.resize(self.rows, self.cols)
+        os.kill(self.proc.pid, signal.SIGWINCH)
+
+    def pump(self, timeout: float) -> None:
+        """Read whatever arrives within ``timeout`` seconds; answer the synchronized-output query."""
+        end = time.perf_counter() + timeout
+        while True:
+            left = end - time.perf_counter()
+            r, _, _ = select.select([self.master], [], [], max(0.0, left))
+            if r:
+                try:
+                    data = os.read(self.master, 1 << 16)
+                except OSError:
+                    return
+                t = time.perf_counter()
+                if not data:
+                    return
+                self.chunks.append((t, data))
+                scan = self._scan + data
+                if QUERY_2026 in scan:
+                    os.write(self.master, b"\x1b[?2026;2$y")
+                    scan = scan.replace(QUERY_2026, b"")
+                self._scan = scan[-16:]
+            if left <= 0:
+                return
+
+    def send(self, key: bytes) -> float:
+        t = time.perf_counter()
+        os.write(self.master, key)
+        return t
+
+    def process(self) -> None:
+        """Replay the reads so far through pyte, frame by frame."""
+        for t, data in self.chunks:
+            buf = self._buf + data
+            while True:
+                i = buf.find(END)
+                if i < 0:
+                    break
+                self.stream.feed(buf[: i + len(END)])
+                buf = buf[i + len(END):]
+                display = self.screen.display
+                changed = display != self._last_display
+                self._last_display = display
+                self.frames.append((t, self.head_id(display), changed))
+            keep = len(END) - 1
+            if len(buf) > keep:
+                self.stream.feed(buf[:-keep])
+                buf = buf[-keep:]
+            self._buf = buf
+        self.chunks = []
+
+    @staticmethod
+    def head_id(display: list[str]) -> int | None:
+        for line in display:
+            m = HEAD_RE.search(line)
+            if m:
+                return int(m.group(1))
+        return None
+
+    def current_head(self) -> int | None:
+        self.process()
+        return self.head_id(self.screen.display)
+
+    def cpu_seconds(self) -> float:
+        with open(f"/proc/{self.proc.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def wait_head(self, timeout: float = 120.0) -> float:
+        """Wait for a frame showing a head line; return its time."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            self.pump(0.02)
+            self.process()
+            for t, hid, _ in self.frames:
+                if hid is not None:
+                    return t
+            if self.proc.poll() is not None:
+                break
+        tail = b"".join(c for _, c in self.chunks)[-2000:]
+        raise RuntimeError(f"no head line within {timeout} s: {self.screen.display[:5]} {tail!r}")
+
+    def wait_quiet(self, timeout: float = 300.0, window: float = 1.0, share: float = 0.05) -> float:
+        """Wait until the child uses under ``share`` of a core for ``window`` seconds."""
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < timeout:
+            c0 = self.cpu_seconds()
+            self.pump(window)
+            if self.cpu_seconds() - c0 < share * window:
+                break
+        self.process()
+        return time.perf_counter() - t0
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        os.close(self.master)
+
+
+def press_series(child: PtyChild, key: bytes, n: int, gap_s: float) -> dict:
+    """Press ``key`` ``n`` times ``gap_s`` apart; latency of each to the frame with the next pair."""
+    child.process()
+    child.frames.clear()
+    start = child.current_head()
+    if start is None:
+        raise RuntimeError("no head line on screen before the presses")
+    times = []
+    cpu0 = child.cpu_seconds()
+    next_t = time.perf_counter()
+    for _ in range(n):
+        now = time.perf_counter()
+        if next_t > now:
+            child.pump(next_t - now)
+        times.append(child.send(key))
+        next_t = times[-1] + gap_s
+    # Until the last key's pair is shown (or 30 s), then 0.5 s more for any late frame.
+    deadline = time.perf_counter() + 30
+    while time.perf_counter() < deadline:
+        child.pump(0.1)
+        hid = child.current_head()
+        if hid is not None and hid >= start + n:
+            break
+    cpu = child.cpu_seconds() - cpu0
+    child.pump(max(0.5, gap_s))
+    child.process()
+    frames = child.frames
+    lat, per_key, empty, missing = [], [], [], 0
+    for k, tk in enumerate(times, 1):
+        hit = next((t for t, hid, _ in frames if t >= tk and hid is not None and hid >= start + k), None)
+        if hit is None:
+            missing += 1
+        else:
+            lat.append((hit - tk) * 1000)
+        t_next = times[k] if k < len(times) else tk + gap_s
+        window = [f for f in frames if tk <= f[0] < t_next]
+        per_key.append(len(window))
+        empty.append(sum(1 for f in window if not f[2]))
+    return {"lat": lat, "frames_per_key": statistics.fmean(per_key) if per_key else float("nan"),
+            "empty_per_key": statistics.fmean(empty) if empty else float("nan"),
+            "missing": missing, "cpu_ms_per_key": cpu * 1000 / n, "end_head": child.head_id(child.screen.display), "start_head": start}
+
+
+def _pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[max(0, math.ceil(q * len(s)) - 1)] if s else float("nan")
+
+
+def _summ(r: dict) -> dict:
+    xs = r["lat"]
+    return {"median": statistics.median(xs) if xs else float("nan"), "p99": _pct(xs, 0.99),
+            "max": max(xs) if xs else float("nan"), "n": len(xs), "fpk": r["frames_per_key"],
+            "empty": r["empty_per_key"], "missing": r["missing"], "cpu": r["cpu_ms_per_key"]}
+
+
+def _dataset(name: str, pairs: int) -> str:
+    folder = os.path.join(DEFAULT_OUT, name)
+    if not os.path.isfile(os.path.join(folder, "README.md")):
+        sys.path.insert(0, HERE)
+        from make_synthetic import make_dataset
+        from pathlib import Path
+
+        print(f"generating {folder} ({pairs:,} pairs) ...", file=sys.stderr, flush=True)
+        make_dataset(Path(folder), docs=88, pairs=pairs, mean_chars=550_000, seed=0)
+    return folder
+
+
+def app_argv(data: str, ws: str) -> list[str]:
+    return [sys.executable, "-m", "mtcb_curate", "ficha", "--source", data, "--workspace", ws]
+
+
+def anchor_argv() -> list[str]:
+    return [sys.executable, "-c", ANCHOR_SRC]
+
+
+def run_latency(label: str, argv: list[str], env: dict, sizes, presses: int, pace_s: float, burst_s: float,
+                pre_keys: bytes = b"", quiet_timeout: float = 300.0) -> dict:
+    out = {}
+    child = PtyChild(argv, sizes[0], env)
+    try:
+        child.wait_head()
+        if pre_keys:
+            child.send(pre_keys)
+        out["quiet_s"] = child.wait_quiet(timeout=quiet_timeout)
+        out["rss_mb"] = child.rss_mb()
+        for size in sizes:
+            if (child.cols, child.rows) != size:
+                child.resize(size)
+                child.pump(0.5)
+                child.wait_quiet()
+            for mode, gap in (("paced", pace_s), ("burst", burst_s)):
+                r = press_series(child, b"a", presses, gap)
+                child.wait_quiet(window=0.5)
+                out[f"{size[0]}x{size[1]} {mode}"] = _summ(r)
+    finally:
+        child.close()
+    return out
+
+
+def bench_latency(args, tmp: str) -> None:
+    config = _config(tmp)
+    env = _env(config)
+    scales = [("ficha", _dataset("ficha", 1331), b""), ("20k", _dataset("pairs20k", 20_000), b"")]
+    if args.scales:
+        scales = [s for s in scales if s[0] in args.scales.split(",")]
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    rows = []
+    for rnd in range(args.rounds):
+        for scale, data, pre in scales:
+            ws = tempfile.mkdtemp(prefix="ws-", dir=tmp)
+            t = time.perf_counter()
+            app = run_latency("app", app_argv(data, os.path.join(ws, "ws")), env, sizes, args.presses,
+                              args.pace_ms / 1000, args.burst_ms / 1000, pre)
+            anchor = run_latency("anchor", anchor_argv(), env, sizes, args.presses, args.pace_ms / 1000,
+                                 args.burst_ms / 1000)
+            print(f"round {rnd + 1} {scale}: {time.perf_counter() - t:.0f} s; load {os.getloadavg()[0]:.1f}; "
+                  f"app quiet after {app['quiet_s']:.0f} s", file=sys.stderr, flush=True)
+            for key in app:
+                if isinstance(app[key], dict):
+                    a, b = app[key], anchor[key]
+                    print(f"  {key}: app {a['median']:.1f}/{a['p99']:.1f} ms ({a['fpk']:.2f} frames/key), anchor "
+                          f"{b['median']:.1f}/{b['p99']:.1f} ms, ratio {a['median'] / b['median']:.2f}/"
+                          f"{a['p99'] / b['p99']:.2f}; CPU {a['cpu']:.1f} vs {b['cpu']:.1f} ms/key",
+                          file=sys.stderr, flush=True)
+            rows.append((rnd + 1, scale, app, anchor))
+    print(f"\nkey `a` -> first frame showing the next pair (ms); {args.presses} presses per mode; "
+          f"paced {args.pace_ms:.0f} ms, burst {args.burst_ms:.0f} ms; load average now "
+          f"{os.getloadavg()[0]:.1f} (2 cores, shared)")
+    print(f"{'round':>5} {'scale':>6} {'size/mode':>14} | {'app med':>7} {'p99':>6} {'fr/key':>6} {'empty':>5} | "
+          f"{'anchor med':>10} {'p99':>6} {'fr/key':>6} | {'ratio med':>9} {'p99':>6} | {'CPU ms/key app':>14} {'anchor':>6}")
+    ratios: dict[tuple, list] = {}
+    for rnd, scale, app, anchor in rows:
+        for key in app:
+            if not isinstance(app[key], dict):
+                continue
+            a, b = app[key], anchor[key]
+            rm, rp = a["median"] / b["median"], a["p99"] / b["p99"]
+            ratios.setdefault((scale, key), []).append((rm, rp))
+            miss = f" ({a['missing']} missed)" if a["missing"] else ""
+            print(f"{rnd:>5} {scale:>6} {key:>14} | {a['median']:7.1f} {a['p99']:6.1f} {a['fpk']:6.2f} "
+                  f"{a['empty']:5.2f} | {b['median']:10.1f} {b['p99']:6.1f} {b['fpk']:6.2f} | {rm:9.2f} {rp:6.2f} | {a['cpu']:14.1f} {b['cpu']:6.1f}{miss}")
+    print("\nratio app/anchor, median over rounds (target <= %.1f at median and p99):" % TARGET_RATIO)
+    for (scale, key), rs in ratios.items():
+        rm = statistics.median(r[0] for r in rs)
+        rp = statistics.median(r[1] for r in rs)
+        ok = "ok" if rm <= TARGET_RATIO and rp <= TARGET_RATIO else "MISSED"
+        print(f"  {scale:>6} {key:>14}: median {rm:.2f}x, p99 {rp:.2f}x  {ok}")
+    for rnd, scale, app, anchor in rows:
+        print(f"  RSS once quiet, round {rnd} {scale}: app {app['rss_mb']:.0f} MB, anchor {anchor['rss_mb']:.0f} MB")
+
+
+def corpus_bytes(data: str) -> int:
+    import pyarrow.parquet as pq
+
+    total = 0
+    folder = os.path.join(data, "corpus")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".parquet"):
+            col = pq.read_table(os.path.join(folder, name), columns=["text"]).column("text")
+            total += sum(len(s.encode("utf-8")) for s in col.to_pylist())
+    return total
+
+
+def bench_memory(args, tmp: str) -> None:
+    env = _env(_config(tmp))
+    data = _dataset("ficha", 1331)
+    text = corpus_bytes(data) / 2**20
+    size = (120, 30)
+    rows = []
+    for rnd in range(args.rounds):
+        for label, argv in (("app", app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws"))),
+                            ("anchor", anchor_argv())):
+            child = PtyChild(argv, size, env)
+            try:
+                child.wait_head()
+                first = child.rss_mb()
+                child.wait_quiet()
+                rows.append((rnd + 1, label, first, child.rss_mb()))
+            finally:
+                child.close()
+    print(f"\nmemory (VmRSS, MB) at ficha scale; corpus text {text:.1f} MB (UTF-8); target: app <= "
+          f"{3 * text:.0f} MB (3x) and <= anchor + 150 MB")
+    by_round: dict[int, dict] = {}
+    for rnd, label, first, quiet in rows:
+        by_round.setdefault(rnd, {})[label] = (first, quiet)
+        print(f"  round {rnd} {label:>6}: first frame {first:6.0f}, quiet {quiet:6.0f}")
+    for rnd, d in by_round.items():
+        app, anc = d["app"][1], d["anchor"][1]
+        print(f"  round {rnd}: app {app:.0f} MB = {app / text:.2f}x the text, {app - anc:+.0f} MB over the anchor "
+              f"({'ok' if app <= 3 * text and app - anc <= 150 else 'MISSED'})")
+
+
+def bench_background(args, tmp: str) -> None:
+    env = _env(_config(tmp))
+    data = _dataset("ficha", 1331) if args.background_scale == "ficha" else _dataset("pairs100k", 100_000)
+    size = (120, 30)
+    # Run 1, no keys: the app's CPU from its first frame until it is quiet (its start-up work).
+    child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, env)
+    try:
+        t_first = child.wait_head(300)
+        cpu0 = child.cpu_seconds()
+        wall = child.wait_quiet(timeout=args.background_s)
+        cpu = child.cpu_seconds() - cpu0
+        quiet = wall < args.background_s
+    finally:
+        child.close()
+    print(f"\nbackground work at {args.background_scale} ({size[0]}x{size[1]}), no keys: {cpu:.1f} s of CPU from the first "
+          f"frame {'until quiet' if quiet else 'and still busy'} after {wall:.0f} s wall (target <= 30 s CPU)", flush=True)
+    # Run 2: j every 100 ms from the first frame, for as long as run 1 was busy (at most 120 s).
+    child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, env)
+    try:
+        child.wait_head(300)
+        start = child.current_head()
+        child.frames.clear()
+        times = []
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < min(wall, 120.0):
+            times.append(child.send(b"j"))
+            child.pump(0.1)
+        child.pump(2.0)
+        child.process()
+        lat = []
+        for k, tk in enumerate(times, 1):
+            hit = next((t for t, hid, _ in child.frames if t >= tk and hid is not None and hid >= start + k), None)
+            lat.append((hit - tk) * 1000 if hit is not None else float("inf"))
+    finally:
+        child.close()
+    stalls = sorted(x for x in lat if x > STALL_MS)
+    shown = [x for x in lat if x != float("inf")]
+    print(f"  j every 100 ms for {min(wall, 120.0):.0f} s from the first frame: {len(lat)} keys, median "
+          f"{statistics.median(shown):.1f} ms, p99 {_pct(lat, 0.99):.1f} ms; {len(stalls)} over {STALL_MS:.0f} ms "
+          f"(largest: {[round(x) if x != float('inf') else 'never' for x in stalls[-8:]]}; target: none)", flush=True)
+
+
+LOAD_SRC = r'''
+import os, sys, time
+os.environ["HF_HUB_OFFLINE"] = "1"
+import datasets
+for c in ("corpus", "questions"):
+    datasets.load_dataset(sys.argv[1], c, split="train")
+'''
+
+
+def bench_startup(args, tmp: str) -> None:
+    env = _env(_config(tmp))
+    data = _dataset("ficha", 1331)
+    ws = os.path.join(tempfile.mkdtemp(dir=tmp), "ws")
+    size = (120, 30)
+    # Warm up: the workspace exists (resumed) and datasets' cache holds both configs.
+    child = PtyChild(app_argv(data, ws), size, env)
+    child.wait_head()
+    child.close()
+    subprocess.run([sys.executable, "-c", LOAD_SRC, data], env=env, check=True, capture_output=True)
+    rows = []
+    for rnd in range(args.rounds * 2 + 1):
+        child = PtyChild(app_argv(data, ws), size, env)
+        try:
+            app_s = child.wait_head() - child.t_spawn
+        finally:
+            child.close()
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", LOAD_SRC, data], env=env, check=True, capture_output=True)
+        load_s = time.perf_counter() - t
+        rows.append((app_s, load_s))
+        print(f"  startup round {rnd + 1}: app to first pair frame {app_s:.2f} s, load_dataset x2 {load_s:.2f} s, "
+              f"ratio {app_s / load_s:.2f}", flush=True)
+    med_ratio = statistics.median(a / b for a, b in rows)
+    print(f"\nstart-up resumed at ficha scale: app {statistics.median(a for a, _ in rows):.2f} s median, "
+          f"load_dataset {statistics.median(b for _, b in rows):.2f} s; ratio per round median {med_ratio:.2f} "
+          f"(target <= 1.1: {'ok' if med_ratio <= 1.1 else 'MISSED'})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="The review app in a pseudo-terminal, against a trivial Textual app.")
+    ap.add_argument("--only", default="latency", help="comma list of latency, memory, background, startup")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--presses", type=int, default=100)
+    ap.add_argument("--pace-ms", type=float, default=150)
+    ap.add_argument("--burst-ms", type=float, default=20)
+    ap.add_argument("--sizes", default=",".join(f"{c}x{r}" for c, r in SIZES))
+    ap.add_argument("--scales", default="", help="comma list of ficha, 20k (default both)")
+    ap.add_argument("--tmp", help="parent folder for the workspaces")
+    ap.add_argument("--background-scale", choices=("100k", "ficha"), default="100k")
+    ap.add_argument("--background-s", type=float, default=400.0, help="longest wait for the 100k app to be quiet")
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="bench-pty-", dir=args.tmp)
+    for part in args.only.split(","):
+        {"latency": bench_latency, "memory": bench_memory, "background": bench_background,
+         "startup": bench_startup}[part](args, tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
