@@ -65,8 +65,15 @@ def opened(source: Path | None, ws: Path | None, name: str = "ficha", **kw) -> R
 async def settle(app, pilot) -> None:
     """Let timers due now (the passage scan) start their workers, wait for every worker, and
     let the app process what they posted."""
+    from textual.worker import WorkerCancelled
+
     await pilot.pause()
-    await app.workers.wait_for_complete()
+    for _ in range(5):  # an exclusive worker replaced by a newer one is cancelled: wait again
+        try:
+            await app.workers.wait_for_complete()
+            break
+        except WorkerCancelled:
+            await pilot.pause()
     await pilot.pause()
 
 

@@ -175,6 +175,41 @@ class Attempt:
         return value if isinstance(value, str) else ""
 
 
+class AttemptLog:
+    """Every generation attempt of a session, for the curator to read (thread-safe).
+
+    ``add`` is an :data:`AttemptCallback`; the latest :data:`MAX_LOGGED` are kept. ``refused()``
+    gives the replies that were not used, oldest first, with their full reasons and quotes.
+    """
+
+    #: Attempts kept (the oldest are dropped first).
+    MAX_LOGGED = 2000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Attempt] = []
+
+    def add(self, attempt: "Attempt") -> None:
+        """Record one attempt (from any thread)."""
+        with self._lock:
+            self._items.append(attempt)
+            if len(self._items) > self.MAX_LOGGED:
+                del self._items[: len(self._items) - self.MAX_LOGGED]
+
+    def all(self) -> list["Attempt"]:
+        """Every attempt kept, oldest first."""
+        with self._lock:
+            return list(self._items)
+
+    def refused(self) -> list["Attempt"]:
+        """The attempts not used, oldest first."""
+        return [a for a in self.all() if not a.accepted]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+
 @dataclass
 class GenerationResult:
     """The outcome of a generation run.
