@@ -179,3 +179,19 @@ async def test_generate_for_the_view_cancelled_keeps_its_plan_for_the_next_run(t
     plan = json.loads((tmp_path / "ws" / PLAN_FILE).read_text(encoding="utf-8"))
     assert plan["options"]["docs"] == ["AAA", "BBB"] and len(plan["committed"]) == 1
     session.workspace.close()
+
+
+def test_the_viewer_shows_hostile_replies_literally_and_newest_first():
+    import json as _json
+
+    from mtcb_curate.llm.generate import Attempt
+    from mtcb_curate.tui.screens.attempts import attempts_text
+
+    hostile = "[bold]x[/bold] [@click=app.quit]y[/] [$var]"
+    older = Attempt("AAA", 0, 0, 1, ("first reason",), False, "not json", False)
+    newer = Attempt("BBB", 2, 1, 3, (f"reason with {hostile}",), False,
+                    _json.dumps({"question": "Q?", "answer": "A", "supporting_passage": hostile}), True)
+    text = attempts_text([older, newer]).plain
+    assert text.index("BBB · chunk 2 · sample 1 · attempt 3 · from the cache") < text.index("AAA · chunk 0")
+    assert f"the model quoted: {hostile}" in text and f"reason with {hostile}" in text
+    assert "the reply: not json" in text
