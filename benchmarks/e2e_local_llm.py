@@ -118,6 +118,12 @@ def main() -> None:
     from mtcb_curate.llm.generate import generate_for_window
     from mtcb_curate.llm.prompts import domain_hint
 
+    import signal
+
+    def stop(signum, frame):  # a timeout's SIGTERM: stop the server we started (the finally below)
+        raise SystemExit(f"stopped by signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
     proc = None
     if args.base_url:
         base_url = args.base_url
