@@ -178,7 +178,11 @@ def main() -> None:
         wall = time.perf_counter() - t_all
         if proc is not None:
             proc.terminate()
-            proc.wait(10)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:  # it waits for the request in flight: stop it now
+                proc.kill()
+                proc.wait(10)
     if not rows:
         raise SystemExit("no call was made")
     log = args.server_log.read_text(encoding="utf-8", errors="replace")[log_start:] if args.server_log.is_file() else ""
