@@ -20,6 +20,10 @@ Tables::
     [review]          # accepting a pair that fails a check asks once first (default true)
     confirm_failing_accept = true
 
+    [generate]        # steering LLM generation (mtcb_curate.llm.steering; [generate.NAME] per profile)
+    examples = ["What was the company's revenue in fiscal 2023?"]
+    forms = { "how much" = 0.3, when = 0.2 }
+
     [stats]           # target distributions: the balance check warns outside them
     max_form_share = 0.8          # (mtcb_curate.stats.targets; [stats.NAME] per dataset profile)
     min_pairs_per_document = 1

@@ -68,12 +68,12 @@ async def settle(app, pilot) -> None:
     from textual.worker import WorkerCancelled
 
     await pilot.pause()
-    for _ in range(20):
+    for _ in range(20):  # an exclusive worker replaced by a newer one is cancelled: wait again
         try:
             await app.workers.wait_for_complete()
             break
         except WorkerCancelled:
-            continue  # superseded by a newer worker of its exclusive group: wait for that one
+            await pilot.pause()  # superseded by a newer worker of its exclusive group: wait for that one
     await pilot.pause()
 
 

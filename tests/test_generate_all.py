@@ -106,3 +106,76 @@ def test_all_refuses_both_sizes_and_an_unknown_document(tmp_path, fake_llm, monk
     assert run_all(args_for(tmp_path, "--per-doc", "1", "--per-window", "1")) == 2
     assert run_all(args_for(tmp_path, "--docs", "NOPE")) == 2
     assert fake_llm.requests == []
+
+
+def test_a_kill_between_adding_pairs_and_saving_the_plan_adds_nothing_twice(tmp_path, fake_llm, monkeypatch):
+    from mtcb_curate.app import generation
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    fake_llm.default = reply
+    real_save = generation.CorpusRun.save
+    saves = []
+
+    def killed_after_adding(self):
+        # The plan is saved before the calls (1st save) and after the pairs are added (2nd): die there.
+        saves.append(1)
+        if len(saves) == 2:
+            raise KeyboardInterrupt("killed")
+        real_save(self)
+
+    monkeypatch.setattr(generation.CorpusRun, "save", killed_after_adding)
+    monkeypatch.setattr(generation.Path, "unlink", lambda self, missing_ok=False: killed_after_adding(None))
+    try:
+        run_all(args_for(tmp_path, "--docs", "GAM,BET"))
+    except KeyboardInterrupt:
+        pass
+    s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
+    assert len(s) == 2 + 2  # both pairs were added before the kill
+    s.workspace.close()
+    monkeypatch.undo()
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    sent = len(fake_llm.requests)
+    assert run_all(args_for(tmp_path, "--docs", "GAM,BET")) == 0
+    assert len(fake_llm.requests) == sent  # the resumed run is answered by the cache
+    s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
+    assert len(s) == 2 + 2  # and adds nothing twice
+    details = [v["details"] for v in s.workspace.added_pairs().values()]
+    assert sorted(tuple(d["job"]) for d in details) == [("BET", 0, 0), ("GAM", 0, 0)]
+    assert len({d["run"] for d in details}) == 1
+    s.workspace.close()
+    assert not (tmp_path / "ws" / PLAN_FILE).exists()
+
+
+def test_examples_and_form_shares_go_in_the_prompt_tail(tmp_path, fake_llm, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    fake_llm.default = reply
+    examples = tmp_path / "examples.txt"
+    examples.write_text("# seed questions\nHow many stores did Omega open in 2021?\n\nWhen did Omega list?\n",
+                        encoding="utf-8")
+    args = args_for(tmp_path, "--docs", "GAM,BET,DEL", "--examples", str(examples))
+    args.config.write_text('[llm]\nconcurrency = 3\n[generate]\nforms = { "how much" = 0.5, when = 0.5 }\n',
+                           encoding="utf-8")
+    assert run_all(args) == 0
+    users = sorted((b["messages"][1]["content"] for b in fake_llm.requests), key=lambda u: u[u.index("(chunk"):])
+    for user in users:
+        window_end = user.index("DOCUMENT WINDOW>>>")
+        assert user.index("- How many stores did Omega open in 2021?") > window_end
+        assert "seed questions" not in user
+    asked = sorted(re.search(r"Ask (a \"\w+)", u).group(1) for u in users)
+    # 2 existing questions are "where" (form other): 3 new ones are planned towards 50/50.
+    assert asked == ['a "How', 'a "How', 'a "When'] or asked == ['a "How', 'a "When', 'a "When']
+
+
+def test_a_bad_examples_file_is_refused_naming_the_line(tmp_path, fake_llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("ok question?\n" + "x" * 600 + "\n", encoding="utf-8")
+    assert run_all(args_for(tmp_path, "--examples", str(bad))) == 2
+    assert "line 2" in capsys.readouterr().err and fake_llm.requests == []

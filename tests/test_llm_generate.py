@@ -53,10 +53,18 @@ def listed_questions(body: dict) -> list[str]:
     return [line[2:] for line in block.splitlines()[1:]]
 
 
+def sample_of_request(body: dict) -> int:
+    """The sample number the prompt asks for (0 when it does not say)."""
+    m = re.search(r"This is candidate (\d+) for this window", body["messages"][1]["content"])
+    return int(m.group(1)) - 1 if m else 0
+
+
 def quoting_model(body: dict) -> dict:
-    """A well-behaved fake model: quotes the (k+1)-th line of its window, k = questions listed."""
-    lines = [ln for ln in window_of_request(body).splitlines() if ln.strip()]
-    line = lines[len(listed_questions(body)) % len(lines)]
+    """A well-behaved fake model: quotes the (k+s+1)-th line of its window, k = questions
+    listed, s = the sample asked for."""
+    lines = [ln for ln in window_of_request(body).splitlines() if ln.startswith("Line ")] or \
+        [ln for ln in window_of_request(body).splitlines() if ln.strip()]  # whole lines, not a window's cut edge
+    line = lines[(len(listed_questions(body)) + sample_of_request(body)) % len(lines)]
     return pair_json(f"What does the filing state in line {line[:24]}?", "It states a figure.", line)
 
 
@@ -398,8 +406,8 @@ def test_generate_more_fills_the_windows_with_fewest_pairs_and_does_not_repeat(f
     for c in res.candidates:
         assert ws[c.chunk_index].start <= c.start and c.end <= ws[c.chunk_index].end
         assert doc.text[c.start:c.end] == c.passage
-    # The second request lists the first new question too, and the ficha hint.
-    assert listed_questions(fake_llm.requests[1])[-1] == res.candidates[0].question
+    # Every request lists the questions of the start (the jobs are independent), and the ficha hint.
+    assert all(listed_questions(b) == [p.question for p in existing] for b in fake_llm.requests)
     assert "financial filing" in fake_llm.requests[0]["messages"][1]["content"]
     assert progress == [(1, 2), (2, 2)] and res.paid_calls == 2
 
@@ -444,7 +452,8 @@ def test_regenerate_uses_the_pairs_window_and_the_cache_until_fresh_samples_are_
         assert [chunk_of_request(b) for b in fake_llm.requests] == [1, 1]
         assert len(res.candidates) == 2 and res.candidates[0].question != res.candidates[1].question
         assert listed_questions(fake_llm.requests[0]) == ["What is another?"]  # not the pair's own
-        assert listed_questions(fake_llm.requests[1]) == ["What is another?", res.candidates[0].question]
+        assert listed_questions(fake_llm.requests[1]) == ["What is another?"]
+        assert [sample_of_request(b) for b in fake_llm.requests] == [0, 1]  # the second asks for another fact
         again = gen.regenerate(client, pair, doc, other_questions=["What is another?"], n_candidates=2)
         assert len(fake_llm.requests) == 2 and again.paid_calls == 0
         assert [c.question for c in again.candidates] == [c.question for c in res.candidates]
@@ -459,3 +468,65 @@ def test_estimate_before_generate_more_counts_calls_tokens_and_retries():
     assert est.calls == 12 and est.max_calls == 12 * (1 + gen.RETRIES) and est.needs_confirmation
     assert est.input_tokens > 12 * 7000  # each request carries a window of up to 8,192 tokens
     assert est.cost_usd is None
+
+
+# --- concurrency (issue 18: regenerate and generate more at [llm] concurrency) -----------------
+
+def test_generate_more_at_concurrency_4_matches_a_serial_run_with_replies_out_of_order(fake_llm, tmp_path):
+    import time
+
+    doc = long_document(lines=2400)  # 6 windows
+    in_flight = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def slow_first_windows(body):
+        # Earlier windows answer later: the replies arrive out of order.
+        with lock:
+            in_flight["now"] += 1
+            in_flight["most"] = max(in_flight["most"], in_flight["now"])
+        time.sleep(0.05 * (6 - chunk_of_request(body)))
+        with lock:
+            in_flight["now"] -= 1
+        return quoting_model(body)
+
+    fake_llm.default = slow_first_windows
+    serial = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 6, concurrency=1)
+    assert in_flight["most"] == 1
+    serial_requests = list(fake_llm.requests)
+    fake_llm.requests.clear()
+    progress: list[tuple[int, int]] = []
+    with ResponseCache(tmp_path / "llm.sqlite") as cache:
+        pooled = gen.generate_more(ChatClient(make_config(fake_llm), cache), doc, [], 6, concurrency=4,
+                                   on_progress=lambda d, t: progress.append((d, t)))
+        assert in_flight["most"] > 1  # calls really overlapped
+        # Same requests (as a set: they were sent in another order), same candidates in window order.
+        assert sorted(json.dumps(b, sort_keys=True) for b in fake_llm.requests) == \
+            sorted(json.dumps(b, sort_keys=True) for b in serial_requests)
+        assert [c.fields() for c in pooled.candidates] == [c.fields() for c in serial.candidates]
+        assert [c.chunk_index for c in pooled.candidates] == [0, 1, 2, 3, 4, 5]
+        assert progress[-1] == (6, 6) and len(progress) == 6
+        # A rerun is answered by the cache: no paid call.
+        sent = len(fake_llm.requests)
+        again = gen.generate_more(ChatClient(make_config(fake_llm), cache), doc, [], 6, concurrency=4)
+        assert len(fake_llm.requests) == sent and again.paid_calls == 0
+        assert [c.fields() for c in again.candidates] == [c.fields() for c in pooled.candidates]
+
+
+def test_regenerate_at_concurrency_drops_a_candidate_repeating_an_earlier_one(fake_llm):
+    doc = long_document()
+    pair = QAPair(5, "What is the bad question?", "x", doc.text[100:160], doc.key, None)
+    fake_llm.default = pair_json("What does the filing state in line 3?", "It states a figure.",
+                                 doc.text.splitlines()[0])
+    attempts: list = []
+    res = gen.regenerate(ChatClient(make_config(fake_llm)), pair, doc, n_candidates=3, concurrency=3,
+                         on_attempt=attempts.append)
+    assert len(fake_llm.requests) == 3 and len(res.candidates) == 1
+    assert len(res.failures) == 2 and all("repeats an earlier candidate" in f for f in res.failures)
+    assert sorted(a.sample for a in attempts) == [0, 1, 2] and all(a.accepted for a in attempts)
+
+
+def test_attempt_quote_is_the_passage_the_reply_quoted():
+    a = gen.Attempt("K", 0, 0, 1, ("not verbatim",), False, json.dumps({"question": "Q?", "answer": "A",
+                                                                       "supporting_passage": "the quote"}), False)
+    assert a.quote == "the quote"
+    assert gen.Attempt("K", 0, 0, 1, (), False, "not json at all", False).quote == ""

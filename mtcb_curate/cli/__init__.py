@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--docs", metavar="KEY,...", help="with --all: only these documents")
     generate.add_argument("--n", type=int, default=1, metavar="N", help="how many pairs (default 1)")
     generate.add_argument("--json", type=Path, metavar="FILE", help="write the candidates and failures as JSON")
+    generate.add_argument("--examples", type=Path, metavar="FILE",
+                          help="example questions, one a line: the kind wanted (replaces [generate] examples)")
     generate.add_argument("--config", type=Path, help="config file with an [llm] table")
     llm_options(generate)
 

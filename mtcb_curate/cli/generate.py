@@ -31,11 +31,20 @@ def llm_client(args: argparse.Namespace, workspace_dir=None):
                              config_path=getattr(args, "config", None))
 
 
+def _steering(args: argparse.Namespace, profile):
+    """The run's ``SteeringConfig``: ``[generate]`` of the config file, ``--examples``."""
+    from mtcb_curate.llm.steering import SteeringConfig
+
+    return SteeringConfig.resolve(profile, getattr(args, "config", None), getattr(args, "examples", None))
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
     from mtcb_curate.checks import Limits
+    from mtcb_curate.errors import CurateError
     from mtcb_curate.llm.estimate import estimate_generate_more
     from mtcb_curate.llm.generate import generate_more
+    from mtcb_curate.llm.pool import read_concurrency
 
     if getattr(args, "all", False):
         return run_all(args)
@@ -49,16 +58,23 @@ def run(args: argparse.Namespace) -> int:
         if doc is None:
             note(f"error: no document '{args.doc}' in the corpus ({session.dataset.columns.get('doc_key', 'key')})")
             return 2
+        try:
+            steering = _steering(args, session.dataset.profile)
+        except CurateError as exc:
+            note(f"error: {exc}")
+            return 2
         existing = [session.view(p.id) for p in session.pairs if p.doc_key == doc.key]
         client = llm_client(args, session.workspace.path if has_ws else None)
-        estimate = estimate_generate_more(doc, existing, args.n, client.config, client=client)
-        note(estimate.summary())
+        concurrency = read_concurrency(getattr(args, "config", None))
+        estimate = estimate_generate_more(doc, existing, args.n, client.config, client=client,
+                                          profile=session.dataset.profile, steering=steering)
+        note(f"{estimate.summary()}; {concurrency} at once")
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
         limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
         result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
-                               cancel=threading.Event(),
+                               cancel=threading.Event(), concurrency=concurrency, steering=steering,
                                on_retry=lambda notice: note(str(notice)),
                                on_progress=lambda done, total: note(f"window {done}/{total}"))
         added = []
@@ -91,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return 0 if result.candidates else 1
 
 
-#: The plan of an unfinished ``--all`` run, in the workspace folder (deleted when it finishes).
-PLAN_FILE = "generate-all.json"
+from mtcb_curate.app.generation import PLAN_FILE  # noqa: E402  (the plan file's name, for callers)
 
 
 def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> int:
@@ -100,26 +115,17 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
     ``[llm] concurrency`` calls at once; the estimate is confirmed first. Candidates are added
     in plan order as undecided pairs (a question repeating one of its document's is dropped).
 
-    Resumable: the plan (jobs and each document's questions when it was made) is kept in the
-    workspace (:data:`PLAN_FILE`) with the jobs already committed; a rerun with the same options
-    resumes it, and its requests are byte-identical, so finished calls come from the cache.
+    The workflow is ``app.generation`` (shared with the app): resumable after a kill (the plan
+    is kept in the workspace folder, finished calls are in the cache) and idempotent (a job
+    whose pair was added before a kill is not added again).
     Returns 0 when the run finished, 1 when it was cancelled or a call failed, 2 on bad input.
     """
-    import json
-
+    from mtcb_curate.app.generation import (commit_corpus_run, estimate_corpus_run, execute_corpus_run,
+                                            prepare_corpus_run)
     from mtcb_curate.checks import Limits
-    from mtcb_curate.files import atomic_write_bytes
-    from mtcb_curate.llm.corpus import Job, job_requests, plan_corpus, run_jobs
-    from mtcb_curate.llm.estimate import GENERATION_OUTPUT_TOKENS, estimate_run
-    from mtcb_curate.llm.generate import RETRIES, find_repeat
+    from mtcb_curate.errors import CurateError
     from mtcb_curate.llm.pool import read_concurrency
 
-    if args.per_doc is not None and args.per_window is not None:
-        note("error: pass --per-doc or --per-window, not both")
-        return 2
-    if any(v is not None and v < 1 for v in (args.per_doc, args.per_window)):
-        note("error: --per-doc and --per-window take a number of at least 1")
-        return 2
     only = [k.strip() for k in args.docs.split(",") if k.strip()] if args.docs else None
     with command_session(options(args), write=True) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
@@ -127,84 +133,47 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
         if not has_ws:
             note("error: --all needs a workspace (--workspace) to keep the pairs and resume")
             return 2
-        docs = session.dataset.documents
-        unknown = [k for k in only or () if k not in docs]
-        if unknown:
-            note(f"error: no document '{unknown[0]}' in the corpus")
+        try:
+            steering = _steering(args, session.dataset.profile)
+            corpus = prepare_corpus_run(session, per_doc=args.per_doc, per_window=args.per_window, docs=only,
+                                        steering=steering)
+        except CurateError as exc:
+            note(f"error: {exc}")
             return 2
-        wanted = {"per_doc": args.per_doc, "per_window": args.per_window, "docs": only}
-        plan_path = session.workspace.path / PLAN_FILE
-        plan = None
-        if plan_path.is_file():
-            try:
-                plan = json.loads(plan_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                plan = None
-            if plan is not None and plan.get("options") != wanted:
-                note(f"an unfinished --all run with other options is replaced ({plan.get('options')})")
-                plan = None
-            elif plan is not None:
-                note(f"resuming the unfinished run: {len(plan['committed'])} of {len(plan['jobs'])} jobs done")
-        if plan is None:
-            by_doc: dict[str, list] = {}
-            for p in session.pairs:
-                by_doc.setdefault(p.doc_key, []).append(session.view(p.id))
-            jobs = plan_corpus(docs, by_doc, per_doc=args.per_doc, per_window=args.per_window, only=only)
-            keys = {j.doc_key for j in jobs}
-            plan = {"options": wanted, "jobs": [j.as_json() for j in jobs], "committed": [],
-                    "questions": {k: [v.question for v in by_doc.get(k, [])] for k in sorted(keys)}}
-
-        def save() -> None:
-            atomic_write_bytes(plan_path, json.dumps(plan, ensure_ascii=False).encode("utf-8"))
-
-        jobs = [Job(*j) for j in plan["jobs"]]
-        todo = [j for i, j in enumerate(jobs) if i not in set(plan["committed"])]
-        index = {j: i for i, j in enumerate(jobs)}
+        if corpus.replaced is not None:
+            note(f"an unfinished --all run with other options is replaced ({corpus.replaced})")
+        if corpus.resumed:
+            note(f"resuming the unfinished run: {len(corpus.plan['committed'])} of {len(corpus.jobs)} jobs done")
+        todo = corpus.todo
         client = llm_client(args, session.workspace.path)
         concurrency = read_concurrency(getattr(args, "config", None))
-        estimate = estimate_run(job_requests(docs, todo, plan["questions"], profile=session.dataset.profile),
-                                client.config, output_tokens=GENERATION_OUTPUT_TOKENS, retries_per_call=RETRIES,
-                                client=client)
-        n_docs = len({j.doc_key for j in todo})
+        estimate = estimate_corpus_run(corpus, client)
+        n_docs = len(corpus.documents)
         note(f"{len(todo)} jobs over {n_docs} documents, {concurrency} at once: {estimate.summary()}")
         if not todo:
-            plan_path.unlink(missing_ok=True)
+            corpus.plan_path.unlink(missing_ok=True)
             print("nothing to generate")
             return 0
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
-        save()
         limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
-        result = run_jobs(client, docs, todo, plan["questions"], profile=session.dataset.profile, limits=limits,
-                          concurrency=concurrency, cancel=cancel or threading.Event(),
-                          on_retry=lambda notice: note(str(notice)),
-                          on_progress=lambda done, total: note(f"call {done}/{total}"))
-        per_doc: dict[str, list[int]] = {}
-        jobs_left: dict[str, int] = {}
-        for j in todo:
-            jobs_left[j.doc_key] = jobs_left.get(j.doc_key, 0) + 1
-        for job, cand, attempts in result.results:
-            added = None
-            if cand is not None:
-                current = [session.view(p.id).question for p in session.pairs if p.doc_key == job.doc_key]
-                if find_repeat(cand.question, current) is None:
-                    added = session.add_pair(job.doc_key, cand.question, cand.answer, cand.passage, cand.chunk_index,
-                                             details={"model": cand.model, "request": cand.cache_key})
-            plan["committed"].append(index[job])
-            save()
-            per_doc.setdefault(job.doc_key, []).extend([added] if added is not None else [])
-            jobs_left[job.doc_key] -= 1
-            if jobs_left[job.doc_key] == 0:
-                got = per_doc[job.doc_key]
-                note(f"document {job.doc_key}: {len(got)} pair(s) added"
-                     + (f" ({', '.join(f'#{i}' for i in got)})" if got else ""))
-        total_added = sum(len(v) for v in per_doc.values())
-        if result.error is not None or result.cancelled:
-            why = "cancelled" if result.cancelled else f"stopped: {result.error}"
-            print(f"{total_added} pairs added as undecided; {why}; "
-                  f"{len(plan['committed'])} of {len(jobs)} jobs done: rerun the same command to resume")
+        pooled = execute_corpus_run(corpus, client, limits=limits, concurrency=concurrency,
+                                    cancel=cancel or threading.Event(),
+                                    on_retry=lambda notice: note(str(notice)),
+                                    on_progress=lambda done, total: note(f"calls finished for {done} of "
+                                                                         f"{total} documents"))
+        outcome = commit_corpus_run(corpus, pooled)
+        for key, got in outcome.added.items():
+            note(f"document {key}: {len(got)} pair(s) added" + (f" ({', '.join(f'#{i}' for i in got)})" if got else ""))
+        for line in outcome.dropped:
+            note(line)
+        if outcome.already:
+            note(f"{outcome.already} pair(s) were already added by the interrupted run: not added again")
+        if not outcome.finished:
+            why = "cancelled" if outcome.cancelled else f"stopped: {outcome.error}" if outcome.error else "stopped"
+            print(f"{outcome.total_added} pairs added as undecided; {why}; "
+                  f"{len(corpus.plan['committed'])} of {len(corpus.jobs)} jobs done: rerun the same command to resume")
             return 1
-        plan_path.unlink(missing_ok=True)
-        print(f"{total_added} pairs added as undecided from {len(todo)} jobs over {n_docs} documents")
+        print(f"{outcome.total_added} pairs added as undecided from {len(todo)} jobs over {n_docs} documents")
         return 0

@@ -219,6 +219,10 @@ class ChatClient:
         rng: the random source of the backoff jitter (seeded in tests), or None.
 
     Thread-safe: one client may serve several worker threads.
+
+    Attributes:
+        streamed_chunks: chunks (about one token each) received by all streamed requests of
+            this client so far, for a progress line that polls it (0 without streaming).
     """
 
     def __init__(self, config: LLMConfig, cache: ResponseCache | None = None, *,
@@ -226,6 +230,8 @@ class ChatClient:
         import openai
 
         self.config = config
+        self.streamed_chunks = 0
+        self._count_lock = threading.Lock()
         self.cache = cache
         self._http_client = http_client
         self._rng = rng or random.Random()
@@ -453,6 +459,8 @@ class ChatClient:
                 if stop.is_set():
                     raise LLMCancelled("cancelled")
                 chunks += 1
+                with self._count_lock:
+                    self.streamed_chunks += 1
                 out["id"] = getattr(chunk, "id", None) or out.get("id")
                 out["model"] = getattr(chunk, "model", None) or out["model"]
                 usage = getattr(chunk, "usage", None)

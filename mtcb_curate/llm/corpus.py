@@ -80,10 +80,11 @@ def plan_corpus(documents: Mapping[str, Document], pairs_by_doc: Mapping[str, Se
 
 
 def job_requests(documents: Mapping[str, Document], jobs: Sequence[Job], questions: Mapping[str, Sequence[str]],
-                 *, profile: Any = None) -> list[ChatRequest]:
-    """The first-attempt request of each job (for the estimate)."""
+                 *, profile: Any = None, steering: Any = None) -> list[ChatRequest]:
+    """The first-attempt request of each job (for the estimate); ``steering`` maps a job to
+    its ``prompts.Steering`` (absent: none), or is one for all."""
     from mtcb_curate.llm.generate import TEMPERATURE, _hint
-    from mtcb_curate.llm.prompts import generation_messages
+    from mtcb_curate.llm.prompts import GENERATION_SCHEMA, generation_messages
 
     hint = _hint(profile)
     params = {} if TEMPERATURE is None else {"temperature": TEMPERATURE}
@@ -95,17 +96,27 @@ def job_requests(documents: Mapping[str, Document], jobs: Sequence[Job], questio
         w = ws[j.window]
         out.append(ChatRequest.of(generation_messages(doc.text[w.start:w.end], doc_key=doc.key, chunk_index=w.index,
                                                       existing_questions=list(questions.get(j.doc_key, ())),
-                                                      hint=hint),
-                                  params, f"sample={j.sample}" if j.sample else ""))
+                                                      hint=hint, sample=j.sample,
+                                                      steering=_steering(steering, j)),
+                                  params, f"sample={j.sample}" if j.sample else "", GENERATION_SCHEMA))
     return out
+
+
+def _steering(steering: Any, job: Job) -> Any:
+    """The steering of one job: ``steering.get(job)`` for a mapping, else ``steering``."""
+    return steering.get(job) if isinstance(steering, Mapping) else steering
 
 
 def run_jobs(client: ChatClient, documents: Mapping[str, Document], jobs: Sequence[Job],
              questions: Mapping[str, Sequence[str]], *, profile: Any = None, limits: Any = None,
              concurrency: int = 1, cancel: threading.Event | None = None, on_retry: RetryCallback | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> PoolResult:
+             on_progress: Callable[[int, int], None] | None = None, steering: Any = None,
+             on_attempt: Callable[[Any], None] | None = None,
+             on_job_done: Callable[[Job], None] | None = None) -> PoolResult:
     """Run every job (``generate.generate_for_window`` with the document's planned questions),
-    up to ``concurrency`` at once.
+    up to ``concurrency`` at once. ``steering``: see :func:`job_requests`; ``on_attempt``: see
+    ``generate.generate_for_window``; ``on_job_done``: called with each job that finished
+    (from the thread that ran it).
 
     Returns:
         A :class:`~mtcb_curate.llm.pool.PoolResult` of ``(job, candidate or None, attempts)`` in
@@ -122,7 +133,9 @@ def run_jobs(client: ChatClient, documents: Mapping[str, Document], jobs: Sequen
         cand, attempts = generate_for_window(
             client, doc_key=doc.key, doc_text=doc.text, window=cut[job.doc_key][job.window],
             existing_questions=list(questions.get(job.doc_key, ())), hint=hint, limits=lim, sample=job.sample,
-            cancel=cancel, on_retry=on_retry)
+            cancel=cancel, on_retry=on_retry, steering=_steering(steering, job), on_attempt=on_attempt)
+        if on_job_done is not None:
+            on_job_done(job)
         return job, cand, attempts
 
     return run_ordered(one, list(jobs), concurrency=concurrency, cancel=cancel, on_progress=on_progress)

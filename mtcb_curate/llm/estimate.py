@@ -129,12 +129,13 @@ def estimate_run(
 
 
 def estimate_generate_more(document: Any, existing: Sequence[Any], n: int, config: LLMConfig, *,
-                           profile: Any = None, client: ChatClient | None = None) -> RunEstimate:
+                           profile: Any = None, client: ChatClient | None = None,
+                           steering: Any = None) -> RunEstimate:
     """Estimate ``generate.generate_more(client, document, existing, n, profile=...)``: n first
     attempts of :data:`GENERATION_OUTPUT_TOKENS` each, up to ``generate.RETRIES`` resends each."""
     from mtcb_curate.llm.generate import RETRIES, plan_generate_more
 
-    reqs = plan_generate_more(document, existing, n, profile=profile)
+    reqs = plan_generate_more(document, existing, n, profile=profile, steering=steering)
     return estimate_run(reqs, config, output_tokens=GENERATION_OUTPUT_TOKENS, retries_per_call=RETRIES,
                         client=client)
 

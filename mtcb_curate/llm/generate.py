@@ -43,8 +43,8 @@ from mtcb_curate.checks import Limits, answer_length_problem, passage_length_pro
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
-from mtcb_curate.llm.prompts import (GENERATION_SCHEMA, WINDOW_OPEN, DomainHint, domain_hint, feedback_message,
-                                     generation_messages)
+from mtcb_curate.llm.prompts import (GENERATION_SCHEMA, WINDOW_OPEN, DomainHint, Steering, domain_hint,
+                                     feedback_message, generation_messages)
 from mtcb_curate.dataset.model import Document
 from mtcb_curate.neardup.similarity import SCORED_CHARS
 from mtcb_curate.dataset.question_form import form_problem, is_yes_no_question
@@ -81,6 +81,9 @@ _PASSAGE_KEYS = ("supporting_passage", "passage", "chunk_must_contain", "chunk-m
 _V = TypeVar("_V")
 
 ProgressCallback = Callable[[int, int], None]
+#: Called with each :class:`Attempt` as soon as its reply is judged (from the calling thread,
+#: which is a pool thread when calls run at once).
+AttemptCallback = Callable[["Attempt"], None]
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,53 @@ class Attempt:
     cached: bool
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    @property
+    def quote(self) -> str:
+        """The supporting passage the reply quoted ('' when the reply is not JSON or has none)."""
+        try:
+            data = extract_json(self.reply)
+        except (MalformedJSON, ReplyTooLong):
+            return ""
+        if not isinstance(data, dict):
+            return ""
+        value = next((data[k] for k in _PASSAGE_KEYS if k in data), "")
+        return value if isinstance(value, str) else ""
+
+
+class AttemptLog:
+    """Every generation attempt of a session, for the curator to read (thread-safe).
+
+    ``add`` is an :data:`AttemptCallback`; the latest :data:`MAX_LOGGED` are kept. ``refused()``
+    gives the replies that were not used, oldest first, with their full reasons and quotes.
+    """
+
+    #: Attempts kept (the oldest are dropped first).
+    MAX_LOGGED = 2000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Attempt] = []
+
+    def add(self, attempt: "Attempt") -> None:
+        """Record one attempt (from any thread)."""
+        with self._lock:
+            self._items.append(attempt)
+            if len(self._items) > self.MAX_LOGGED:
+                del self._items[: len(self._items) - self.MAX_LOGGED]
+
+    def all(self) -> list["Attempt"]:
+        """Every attempt kept, oldest first."""
+        with self._lock:
+            return list(self._items)
+
+    def refused(self) -> list["Attempt"]:
+        """The attempts not used, oldest first."""
+        return [a for a in self.all() if not a.accepted]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
 
 
 @dataclass
@@ -400,6 +450,8 @@ def generate_for_window(
     cancel: threading.Event | None = None,
     on_retry: RetryCallback | None = None,
     focus: tuple[int, int] | None = None,
+    steering: Steering | None = None,
+    on_attempt: AttemptCallback | None = None,
 ) -> tuple[Candidate | None, list[Attempt]]:
     """Ask for one QA pair from ``window`` of a document, retrying unusable replies.
 
@@ -418,6 +470,8 @@ def generate_for_window(
         focus: document character offsets to keep in the window when it must be cut to the
             client's ``[llm] context_tokens`` (:func:`fit_window`); the window is cut from its
             start otherwise.
+        steering: example questions and a question form for the prompt's tail, or None.
+        on_attempt: called with each :class:`Attempt` as soon as it is judged.
 
     Returns:
         ``(candidate or None, attempts)``; a candidate whose only faults are warnings on the
@@ -427,12 +481,14 @@ def generate_for_window(
         LLMCancelled, LLMUnavailable, LLMError: from the client.
     """
     budget = window_budget(client, generation_messages("", doc_key=doc_key, chunk_index=window.index,
-                                                       existing_questions=existing_questions, hint=hint))
+                                                       existing_questions=existing_questions, hint=hint,
+                                                       sample=sample, steering=steering))
     if budget is not None:
         window = fit_window(doc_text, window, budget, focus)
     window_text = doc_text[window.start:window.end]
     messages = generation_messages(window_text, doc_key=doc_key, chunk_index=window.index,
-                                   existing_questions=existing_questions, hint=hint)
+                                   existing_questions=existing_questions, hint=hint, sample=sample,
+                                   steering=steering)
     params = {} if temperature is None else {"temperature": temperature}
     tag = f"sample={sample}" if sample else ""
     attempts: list[Attempt] = []
@@ -448,6 +504,8 @@ def generate_for_window(
         attempts.append(Attempt(doc_key, window.index, sample, number, tuple(problems + warnings), accept,
                                 result.text[:MAX_REPLY_CHARS], result.cached, result.prompt_tokens,
                                 result.completion_tokens))
+        if on_attempt is not None:
+            on_attempt(attempts[-1])
         if accept:
             assert fields is not None
             return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result), attempts
@@ -719,20 +777,37 @@ def _limits(profile: str | Profile | DomainHint | None, limits: Limits | None) -
     return Limits.resolve(profile if isinstance(profile, Profile) else None, {})
 
 
+def _samples(picks: Sequence[int]) -> list[int]:
+    """The sample number of each pick: 0 for a window's first, 1 for its second ..."""
+    seen: dict[int, int] = {}
+    out = []
+    for i in picks:
+        out.append(seen.get(i, 0))
+        seen[i] = out[-1] + 1
+    return out
+
+
+def _plan_steering(steering: Any, questions: Sequence[str], n: int) -> list[Steering | None]:
+    """The steering of each of ``n`` jobs: ``SteeringConfig.plan``; None: nothing asked."""
+    return [None] * n if steering is None else list(steering.plan(list(questions), n))
+
+
 def plan_generate_more(document: Document, existing: Sequence[Any], n: int, *,
                        profile: str | Profile | DomainHint | None = None,
-                       temperature: float | None = TEMPERATURE) -> list[ChatRequest]:
-    """The first-attempt request of each of the ``n`` windows :func:`generate_more` would use,
-    for the estimate before a run (later requests also list the pairs generated before them,
-    so these are a close lower bound on the prompt tokens)."""
+                       temperature: float | None = TEMPERATURE,
+                       steering: Any = None) -> list[ChatRequest]:
+    """The first-attempt request of each of the ``n`` jobs :func:`generate_more` sends (for
+    the estimate before a run): the same requests, byte for byte."""
     ws = windows(document.text)
     picks = pick_windows(document.text, _Skeleton(document.text).windows_of(existing, ws), n, doc_windows=ws)
     hint = _hint(profile)
     questions = [p.question for p in existing]
     params = {} if temperature is None else {"temperature": temperature}
     return [ChatRequest.of(generation_messages(document.text[ws[i].start:ws[i].end], doc_key=document.key,
-                                               chunk_index=i, existing_questions=questions, hint=hint), params)
-            for i in picks]
+                                               chunk_index=i, existing_questions=questions, hint=hint,
+                                               sample=k, steering=st),
+                           params, f"sample={k}" if k else "", GENERATION_SCHEMA)
+            for i, k, st in zip(picks, _samples(picks), _plan_steering(steering, questions, len(picks)))]
 
 
 def generate_more(
@@ -748,6 +823,9 @@ def generate_more(
     cancel: threading.Event | None = None,
     on_retry: RetryCallback | None = None,
     on_progress: ProgressCallback | None = None,
+    concurrency: int = 1,
+    steering: Any = None,
+    on_attempt: AttemptCallback | None = None,
 ) -> GenerationResult:
     """Generate up to ``n`` new pairs for ``document``, in the windows with the fewest pairs.
 
@@ -761,12 +839,16 @@ def generate_more(
         limits: the checklist's passage length bounds a candidate must meet (default: the
             profile's, without the config file; pass ``Limits.resolve(profile, config_path)``
             to honour the config file's ``[checklist]`` table).
-        retries, temperature, cancel, on_retry: see :func:`generate_for_window`.
-        on_progress: called with ``(windows done, n)`` after each window.
+        retries, temperature, cancel, on_retry, on_attempt: see :func:`generate_for_window`.
+        on_progress: called with ``(windows done, n)`` as windows finish.
+        concurrency: calls at once (``[llm] concurrency``); the result does not depend on it.
+        steering: a ``steering.SteeringConfig`` (example questions, target form shares: the
+            form of each job is planned from ``existing``'s questions), or None.
 
     Returns:
-        The candidates (each new question is also listed to the following requests), the
-        attempts log, failures. On cancel the result holds what was done, ``cancelled=True``.
+        The candidates in window order (a candidate repeating an earlier one of the run is
+        dropped and listed in ``failures``), the attempts log, failures. On cancel the result
+        holds the finished prefix, ``cancelled=True``.
 
     Raises:
         LLMUnavailable, LLMError: from the client (replies so far stay in the cache, so a
@@ -774,9 +856,12 @@ def generate_more(
     """
     ws = windows(document.text)
     picks = pick_windows(document.text, _Skeleton(document.text).windows_of(existing, ws), n, doc_windows=ws)
-    result = _generate(client, document, [(ws[i], 0) for i in picks], [p.question for p in existing],
-                       _hint(profile), _limits(profile, limits), retries=retries, temperature=temperature,
-                       cancel=cancel, on_retry=on_retry, on_progress=on_progress)
+    questions = [p.question for p in existing]
+    result = _generate(client, document, list(zip((ws[i] for i in picks), _samples(picks))),
+                       questions, _hint(profile), _limits(profile, limits), retries=retries,
+                       temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress,
+                       concurrency=concurrency, steering=_plan_steering(steering, questions, len(picks)),
+                       on_attempt=on_attempt)
     if picks:
         used = ", ".join(str(i) for i in dict.fromkeys(picks))
         result.window_notes = [f"window{'s' if len(set(picks)) > 1 else ''} {used} of {len(ws)}: the fewest pairs "
@@ -800,6 +885,9 @@ def regenerate(
     on_retry: RetryCallback | None = None,
     on_progress: ProgressCallback | None = None,
     span: tuple[int, int, str] | None = None,
+    concurrency: int = 1,
+    steering: Any = None,
+    on_attempt: AttemptCallback | None = None,
 ) -> GenerationResult:
     """Candidates to replace ``pair``, from the window holding its located passage (see
     :func:`choose_pair_window`; the result's ``window_notes`` and each candidate's
@@ -810,11 +898,13 @@ def regenerate(
         document: its document.
         other_questions: the document's other questions, not to be repeated (the pair's own
             question is not among them: a fixed version of it is a fine candidate).
-        n_candidates: how many candidates to ask for; each later one is also told not to
-            repeat the earlier ones.
+        n_candidates: how many candidates to ask for (samples ``first_sample`` on; a sample
+            after the first is asked for a different fact; a candidate repeating an earlier
+            one is dropped).
         first_sample: the sample number of the first candidate; pass the number already
             shown to get fresh candidates instead of the cached ones.
-        profile, limits, retries, temperature, cancel, on_retry: see :func:`generate_more`.
+        profile, limits, retries, temperature, cancel, on_retry, concurrency, steering,
+            on_attempt: see :func:`generate_more`.
         on_progress: called with ``(candidates done, n_candidates)``.
         span: ``(start, end, verdict)`` of the pair's passage in the document when the caller
             has located it already (the session's verdicts); else it is located here.
@@ -829,7 +919,8 @@ def regenerate(
     result = _generate(client, document, [(choice.window, first_sample + k) for k in range(n_candidates)],
                        list(other_questions), _hint(profile), _limits(profile, limits), retries=retries,
                        temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress,
-                       focus=choice.span)
+                       focus=choice.span, concurrency=concurrency,
+                       steering=_plan_steering(steering, other_questions, n_candidates), on_attempt=on_attempt)
     result.window_notes = [choice.reason, *result.window_notes]
     result.candidates = [replace(c, window_note=choice.reason) for c in result.candidates]
     return result
@@ -838,14 +929,30 @@ def regenerate(
 def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],
               hint: DomainHint | None, limits: Limits, *, retries: int, temperature: float | None,
               cancel: threading.Event | None, on_retry: RetryCallback | None,
-              on_progress: ProgressCallback | None, focus: tuple[int, int] | None = None) -> GenerationResult:
-    """One candidate per ``(window, sample)`` job, in order; each new question is added to
-    ``questions`` so later requests do not repeat it. Stops at a cancel with what was done.
-    A window cut to the client's ``[llm] context_tokens`` is said in ``window_notes``."""
+              on_progress: ProgressCallback | None, focus: tuple[int, int] | None = None,
+              concurrency: int = 1, steering: Sequence[Steering | None] | None = None,
+              on_attempt: AttemptCallback | None = None) -> GenerationResult:
+    """One candidate per ``(window, sample)`` job, up to ``concurrency`` calls at once
+    (:func:`mtcb_curate.llm.pool.run_ordered`), committed in job order.
+
+    Every job lists the same ``questions`` (the document's, as they were at the start), so the
+    jobs are independent and a rerun sends byte-identical requests whatever the concurrency;
+    a candidate whose question repeats one committed before it in this run is dropped (listed
+    in ``failures``). Stops at a cancel with the finished prefix. A window cut to the client's
+    ``[llm] context_tokens`` is said in ``window_notes``. ``steering``: one per job, or None.
+
+    Raises:
+        LLMUnavailable, LLMError: the first failure in job order (the calls before it are cached).
+    """
+    from mtcb_curate.llm.pool import run_ordered
+
     out = GenerationResult()
-    for done, (window, sample) in enumerate(jobs, start=1):
+    fixed = list(questions)
+    steer = list(steering) if steering is not None else [None] * len(jobs)
+    for (window, sample), st in zip(jobs, steer):
         budget = window_budget(client, generation_messages("", doc_key=document.key, chunk_index=window.index,
-                                                           existing_questions=questions, hint=hint))
+                                                           existing_questions=fixed, hint=hint, sample=sample,
+                                                           steering=st))
         if budget is not None:
             cut = fit_window(document.text, window, budget, focus)
             note = (f"window {window.index} cut to {cut.end_token - cut.start_token:,} of "
@@ -853,23 +960,33 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
                     f"to fit [llm] context_tokens = {client.config.context_tokens:,}")
             if cut != window and note not in out.window_notes:
                 out.window_notes.append(note)
-        try:
-            cand, attempts = generate_for_window(
-                client, doc_key=document.key, doc_text=document.text, window=window, existing_questions=questions,
-                hint=hint, limits=limits, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
-                on_retry=on_retry, focus=focus)
-        except LLMCancelled:
-            out.cancelled = True
-            break
+
+    def one(k: int) -> tuple[Candidate | None, list[Attempt]]:
+        window, sample = jobs[k]
+        return generate_for_window(
+            client, doc_key=document.key, doc_text=document.text, window=window, existing_questions=fixed,
+            hint=hint, limits=limits, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
+            on_retry=on_retry, focus=focus, steering=steer[k], on_attempt=on_attempt)
+
+    pooled = run_ordered(one, list(range(len(jobs))), concurrency=concurrency, cancel=cancel,
+                         on_progress=on_progress)
+    if pooled.error is not None:
+        raise pooled.error
+    out.cancelled = pooled.cancelled
+    committed = list(questions)
+    for (window, sample), (cand, attempts) in zip(jobs, pooled.results):
         out.attempts.extend(attempts)
+        which = f"chunk {window.index}" + (f" sample {sample}" if sample else "")
         if cand is None:
-            which = f"chunk {window.index}" + (f" sample {sample}" if sample else "")
-            problem = "; ".join(attempts[-1].problems)
+            problem = "; ".join(attempts[-1].problems) if attempts else ""
             out.failures.append(f"{document.key} {which}: no usable pair after {len(attempts)} attempts"
                                 + (f" ({_short(problem, 240)})" if problem else ""))
-        else:
-            out.candidates.append(cand)
-            questions.append(cand.question)
-        if on_progress is not None:
-            on_progress(done, len(jobs))
+            continue
+        repeated = find_repeat(cand.question, committed[len(questions):])
+        if repeated is not None:
+            out.failures.append(f"{document.key} {which}: dropped, its question repeats an earlier candidate of "
+                                f"this run ({_short(repeated, 120)})")
+            continue
+        out.candidates.append(cand)
+        committed.append(cand.question)
     return out

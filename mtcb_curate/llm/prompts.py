@@ -42,6 +42,36 @@ WINDOW_OPEN = "<<<DOCUMENT WINDOW"
 WINDOW_CLOSE = "DOCUMENT WINDOW>>>"
 
 
+#: Most example questions listed in a generation prompt (``--examples``, ``[generate] examples``).
+MAX_EXAMPLES = 20
+
+#: How each question form (``stats.questions.FORMS``) is asked for when steering.
+FORM_REQUESTS: dict[str, str] = {
+    "what": 'a "What ..." question',
+    "which": 'a "Which ..." question',
+    "how much": 'a "How much ..." or "How many ..." question (a quantity)',
+    "when": 'a "When ..." question (a date or period)',
+    "who": 'a "Who ..." question (a person or organisation)',
+    "why": 'a "Why ..." question (a reason stated in the text)',
+    "list": 'a question asking to list or name several items ("List the ...")',
+    "other": 'a "Where ..." or "How ..." question',
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Steering:
+    """What a run asks for beyond the rules: example questions and a question form.
+
+    Attributes:
+        examples: example questions showing the kind wanted (style only, never to copy); the
+            first :data:`MAX_EXAMPLES` are listed.
+        form: a question form of :data:`FORM_REQUESTS` to ask for, or None.
+    """
+
+    examples: tuple[str, ...] = ()
+    form: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class DomainHint:
     """Per-dataset guidance added to the generation prompt.
@@ -177,6 +207,8 @@ def generation_messages(
     chunk_index: int,
     existing_questions: Sequence[str] = (),
     hint: DomainHint | None = None,
+    sample: int = 0,
+    steering: Steering | None = None,
 ) -> list[dict[str, str]]:
     """The chat messages asking for one QA pair from one window.
 
@@ -193,6 +225,10 @@ def generation_messages(
         existing_questions: the document's questions so far (the latest
             :data:`MAX_LISTED_QUESTIONS` are listed), which must not be repeated.
         hint: the dataset's domain hint, or None.
+        sample: 0 for the first candidate of this window in a run; a later one is asked for a
+            different fact (samples of one run are asked at once, so they cannot list each other).
+        steering: example questions and a question form to ask for (in the changing tail, after
+            the window, so the cached prefix is the same with or without them).
 
     Returns:
         ``[{"role": "system", ...}, {"role": "user", ...}]``.
@@ -209,6 +245,14 @@ def generation_messages(
                      + "\n".join(f"- {_listed(q)}" for q in listed))
     else:
         parts.append("Existing questions for this document: none.")
+    if steering is not None and steering.examples:
+        parts.append("Example questions of the kind wanted (their style only: do not copy them; ask about "
+                     "this window):\n" + "\n".join(f"- {_listed(q)}" for q in steering.examples[:MAX_EXAMPLES]))
+    if steering is not None and steering.form in FORM_REQUESTS:
+        parts.append(f"Ask {FORM_REQUESTS[steering.form]}, if this window supports one; otherwise any good question.")
+    if sample > 0:
+        parts.append(f"This is candidate {sample + 1} for this window: ask about a different fact than the most "
+                     "obvious one, with a different supporting passage.")
     parts.append("Write one new question-answer pair from this window, following every rule, "
                  "as one JSON object.")
     return [{"role": "system", "content": _GENERATION_SYSTEM},

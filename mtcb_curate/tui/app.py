@@ -38,6 +38,7 @@ class CurateApp(App[None]):
         self.keymap = dict(keymap or {})
         self.config_path = config_path
         self.collector = CollectorPolicy()
+        self._attempt_log = None
 
     def llm_client(self):
         """A ``ChatClient`` for the LLM actions: ``[llm]`` of the config file, then
@@ -52,6 +53,36 @@ class CurateApp(App[None]):
 
         folder = None if self.session.read_only else self.session.workspace.path
         return configured_client(folder, config_path=self.config_path)
+
+    def llm_concurrency(self) -> int:
+        """``[llm] concurrency`` of the config file (default 1). Call it in a worker.
+
+        Raises:
+            LLMConfigError: a bad value or an invalid file.
+        """
+        from mtcb_curate.llm.pool import read_concurrency
+
+        return read_concurrency(self.config_path)
+
+    def llm_steering(self):
+        """The ``llm.steering.SteeringConfig`` of ``[generate]`` for the session's profile.
+
+        Raises:
+            CurateError: a bad ``[generate]`` table or an invalid file.
+        """
+        from mtcb_curate.llm.steering import SteeringConfig
+
+        return SteeringConfig.resolve(self.session.dataset.profile, self.config_path)
+
+    @property
+    def attempt_log(self):
+        """Every generation attempt of this app session (``llm.generate.AttemptLog``): the
+        failed attempts viewer (palette, and ``v`` in the run dialog) lists its refusals."""
+        if self._attempt_log is None:
+            from mtcb_curate.llm.generate import AttemptLog
+
+            self._attempt_log = AttemptLog()
+        return self._attempt_log
 
     def on_mount(self) -> None:
         if self.keymap:

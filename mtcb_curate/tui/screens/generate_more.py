@@ -142,11 +142,13 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         existing = [self.session.view(p.id) for p in self.session.pairs if p.doc_key == doc.key]
         profile = self.session.dataset.profile
         config_path = self.curate_app.config_path
+        app = self.curate_app
 
         def estimator(client):
             from mtcb_curate.llm.estimate import estimate_generate_more
 
-            return estimate_generate_more(doc, existing, n, client.config, profile=profile, client=client)
+            return estimate_generate_more(doc, existing, n, client.config, profile=profile, client=client,
+                                          steering=app.llm_steering())
 
         def job(client, cancel, on_retry, on_progress):
             from mtcb_curate.checks import Limits
@@ -155,7 +157,8 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
             limits = Limits.resolve(profile, config_path)
             return generate_more(client, doc, existing, n, profile=profile, limits=limits, cancel=cancel,
-                                 on_retry=on_retry, on_progress=on_progress)
+                                 on_retry=on_retry, on_progress=on_progress, concurrency=app.llm_concurrency(),
+                                 steering=app.llm_steering(), on_attempt=app.attempt_log.add)
 
         self.phase = "running"
         self._note("asking the LLM…")

@@ -9,7 +9,10 @@ dialog:
 2. shows the estimate; a run of more than 10 paid calls waits for ``y``/``enter`` (issue 5),
    ``escape`` closes it without any call;
 3. runs the job in a thread worker with a progress bar and a status line for each retry
-   ("retry 2/5 in 4 s: 429 rate limited"); ``escape``/``c`` sets the job's
+   ("retry 2/5 in 4 s: 429 rate limited"), redrawn every second with the elapsed time and,
+   when the client streams, the tokens received so far; ``v`` opens the failed attempts
+   viewer (``screens.attempts``: every refused reply, its full reasons and its quote; the
+   keys line counts this run's); ``escape``/``c`` sets the job's
    ``threading.Event``: the client stops before its next attempt or during a backoff sleep
    (a request in flight is waited for; a second ``escape`` closes the dialog at once);
 4. dismisses with the job's return value (the domain functions return their partial result,
@@ -68,6 +71,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         estimator: ``estimator(client) -> RunEstimate`` or None (small runs: no estimate).
         total: the number of progress steps, when known before the run.
         unit: what one progress step is (``candidate``, ``window``, ``call``).
+        preparing: the line shown while the client and the estimate are made.
 
     Dismiss value: the job's result; None when closed before it finished, or after an error.
 
@@ -79,11 +83,16 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         Binding("y,enter", "run", "run", show=False),
         Binding("escape", "cancel", "cancel", show=False),
         Binding("c", "cancel_run", "cancel", show=False),
+        Binding("v", "attempts", "failed attempts", show=False),
     ]
 
+    #: Seconds between redraws of the elapsed time and tokens received while running.
+    TICK_S = 1.0
+
     def __init__(self, title: str, job: Job, estimator: Estimator | None = None, *,
-                 total: int | None = None, unit: str = "step") -> None:
+                 total: int | None = None, unit: str = "step", preparing: str = "connecting to the LLM…") -> None:
         super().__init__()
+        self.preparing_text = preparing
         self.title_text = title
         self.job = job
         self.estimator = estimator
@@ -98,13 +107,19 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         self._client_lock = threading.Lock()
         self._gone = False
         self._job_started = False
+        #: The client of the running job, for the tokens received (the job closes it).
+        self._run_client: Any = None
+        self._refused_before = 0
+        self._ticker: Any = None
+        #: The result of a run that finished while the viewer covered the dialog.
+        self._pending: tuple[Any] | None = None
 
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Vertical(id="llm-run-dialog", classes="dialog"):
             yield Static(Text(printable(self.title_text, keep_newlines=False), style="bold"), id="llm-run-title")
-            yield Static(Text("connecting to the LLM…", style="dim"), id="llm-run-config")
+            yield Static(Text(self.preparing_text, style="dim"), id="llm-run-config")
             yield Static(id="llm-run-estimate")
             yield ProgressBar(total=self.total, show_eta=False, id="llm-run-progress")
             yield LLMStatus(id="llm-run-status")
@@ -133,13 +148,19 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         """The status line: ``kind`` is '', ``warning`` (retries, cancel) or ``error``."""
         self.status.show(message, kind)
 
+    def _refused_count(self) -> int:
+        """Replies refused since this run started (the app's attempt log)."""
+        log = getattr(self.app, "attempt_log", None)
+        return 0 if log is None else max(len(log.refused()) - self._refused_before, 0)
+
     def _set_keys(self) -> None:
+        failed = [("v", f"failed attempts ({self._refused_count()})")] if self._job_started else []
         keys = {
             "preparing": [("esc", "close")],
             "confirm": [("y/enter", "run these calls"), ("esc", "cancel, no call")],
-            "running": [("esc/c", "cancel")],
-            "cancelling": [("esc", "close now")],
-            "failed": [("esc", "close")],
+            "running": [("esc/c", "cancel"), *failed],
+            "cancelling": [("esc", "close now"), *failed],
+            "failed": [("esc", "close"), *failed],
         }.get(self.phase, [])
         t = Text()
         for key, what in keys:
@@ -208,12 +229,40 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
 
     def _start(self) -> None:
         self.phase = "running"
+        log = getattr(self.app, "attempt_log", None)
+        self._refused_before = 0 if log is None else len(log.refused())
         self._job_started = True
+        self._run_client = self._client
         self.query_one(ProgressBar).display = True
         self.status.started()
-        self._status(f"asking the LLM ({self.unit} 1{f' of {self.total}' if self.total else ''})…")
+        self.status.waiting(f"asking the LLM ({self.unit} 1{f' of {self.total}' if self.total else ''})…")
         self._set_keys()
+        self._ticker = self.set_interval(self.TICK_S, self._tick)
         self._run_job()
+
+    def _tick(self) -> None:
+        """Every second while running: the elapsed time, the tokens received, the refusals."""
+        if not self._open or self.phase not in ("running", "cancelling"):
+            return
+        client = self._run_client
+        streaming = bool(getattr(getattr(client, "config", None), "stream", False))
+        self.status.tick(int(getattr(client, "streamed_chunks", 0)) if streaming else None)
+        self._set_keys()
+
+    def action_attempts(self) -> None:
+        """Open the failed attempts viewer (every refused reply of this session)."""
+        log = getattr(self.app, "attempt_log", None)
+        if log is None or not self._job_started:
+            return
+        from mtcb_curate.tui.screens.attempts import AttemptsScreen
+
+        self.app.push_screen(AttemptsScreen(log.refused()), self._viewer_closed)
+
+    def _viewer_closed(self, _: Any) -> None:
+        """Back from the viewer: close now if the run finished while it was open."""
+        if self._pending is not None:
+            (result,), self._pending = self._pending, None
+            self._close(result)
 
     @work(thread=True, exclusive=True, group="llm-run", exit_on_error=False)
     def _run_job(self) -> None:
@@ -257,13 +306,19 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
 
     @on(LLMFinished)
     def _finished(self, message: LLMFinished) -> None:
-        if self._open:
-            self._close(message.result)
+        if not self._open:
+            return
+        if self.app.screen is not self:  # the viewer is open: close when it closes
+            self._pending = (message.result,)
+            return
+        self._close(message.result)
 
     @on(LLMFailed)
     def _failed(self, message: LLMFailed) -> None:
         if not self._open:
             return
+        if self._ticker is not None:
+            self._ticker.stop()
         self.phase = "failed"
         self.error = message.line
         self.query_one(ProgressBar).display = False
@@ -287,7 +342,9 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             return
         self.phase = "cancelling"
         self.cancel_event.set()
-        self._status("cancelling: waiting for the request in flight (esc closes now)", "warning")
+        streaming = bool(getattr(getattr(self._run_client, "config", None), "stream", False))
+        self._status("cancelling: closing the request in flight (esc closes now)" if streaming else
+                     "cancelling: waiting for the request in flight (esc closes now)", "warning")
         self._set_keys()
 
     def _close(self, result: Any) -> None:

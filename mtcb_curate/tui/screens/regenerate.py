@@ -156,6 +156,7 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         profile = session.dataset.profile
         config_path = self.curate_app.config_path
         n = self.n_candidates
+        app = self.curate_app
 
         def job(client, cancel, on_retry, on_progress):
             from mtcb_curate.checks import Limits
@@ -165,7 +166,8 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
             limits = Limits.resolve(profile, config_path)
             return regenerate(client, pair, doc, other_questions=others, n_candidates=n, first_sample=first,
                               profile=profile, limits=limits, cancel=cancel, on_retry=on_retry,
-                              on_progress=on_progress)
+                              on_progress=on_progress, concurrency=app.llm_concurrency(),
+                              steering=app.llm_steering(), on_attempt=app.attempt_log.add)
 
         self.running = True
         self._show()

@@ -1665,6 +1665,23 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             return
         self.app.push_screen(GenerateMoreScreen(self.session, self.session.pairs[pid].doc_key), self._after_llm)
 
+    def action_generate_view(self) -> None:
+        """Ask the LLM for new pairs for every document of the current view (the palette's
+        entry; ``app.generation``, as ``generate --all --docs`` does)."""
+        from mtcb_curate.tui.screens.corpus_generate import CorpusGenerateScreen
+
+        if self.session.read_only:
+            self.notify("The workspace is open read-only.", severity="warning")
+            return
+        keys = list(dict.fromkeys(self.session.pairs[i].doc_key for i in self._view_ids()))
+        self.app.push_screen(CorpusGenerateScreen(self.session, keys), self._after_llm)
+
+    def action_llm_attempts(self) -> None:
+        """List every LLM reply refused this session, with its full reasons and quote."""
+        from mtcb_curate.tui.screens.attempts import AttemptsScreen
+
+        self.app.push_screen(AttemptsScreen(self.curate_app.attempt_log.refused()))
+
     def action_semantic_dedup(self) -> None:
         """Run the LLM's semantic dedup over every pair; its clusters join the near-duplicates."""
         if self.session.read_only:
