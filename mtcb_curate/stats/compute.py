@@ -7,7 +7,9 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 
 - ``scope``: ``{"dataset", "pairs", "subset"}`` (``subset``: True when ids were given);
 - ``coverage``: ``{"documents", "documents_without_pairs": [keys], "unlinked_pairs",
-  "windows", "windows_without_pairs", "unplaced_pairs", "window_tokens",
+  "windows", "windows_without_pairs", "unplaced_pairs", "window_tokens", "by_position":
+  [{"from", "windows", "without_pairs", "pairs"}] (ten parts along the documents, ``from`` 0.0,
+  0.1, ...: window i of n in part floor(10 i / n)),
   "per_document": [{"doc", "pairs", "windows", "per_window": [n, ...]}]}``; a pair is placed
   in the first 8,192-token window (``dataset.tokens``) holding the START of its located passage
   (character offset from the verification); ``windows`` is None for a document whose windows
@@ -104,6 +106,24 @@ def _histogram(values: np.ndarray, edges: tuple[int, ...], marks: Iterable[tuple
     return {"edges": e + [None], "counts": [int(c) for c in counts], "percentiles": pct,
             "marks": [{"value": v, "label": label, "bin": max(0, bisect_right(e, v) - 1)} for v, label in marks],
             "longer_than": {size: int((s > size).sum()) for size in CHUNK_SIZES}}
+
+
+#: Parts of a document in ``coverage.by_position`` (tenths).
+POSITION_BINS = 10
+
+
+def _by_position(per_document: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Windows, windows without pairs and pairs by where the window sits along its document:
+    window ``i`` of ``n`` falls in tenth ``floor(10 i / n)`` (its start's share of the windows)."""
+    out = [{"from": k / POSITION_BINS, "windows": 0, "without_pairs": 0, "pairs": 0} for k in range(POSITION_BINS)]
+    for d in per_document:
+        pw = d["per_window"]
+        for i, c in enumerate(pw or ()):
+            b = out[i * POSITION_BINS // len(pw)]
+            b["windows"] += 1
+            b["pairs"] += c
+            b["without_pairs"] += c == 0
+    return out
 
 
 def _place(spans: list[tuple[int, int]], starts: list[int], pos: int) -> int:
@@ -253,7 +273,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     unlinked = int(sum(n for k, n in per_doc_counts.items() if k not in documents))
     coverage = {"documents": len(documents), "documents_without_pairs": without, "unlinked_pairs": unlinked,
                 "windows": n_windows, "windows_without_pairs": windows_without, "unplaced_pairs": unplaced,
-                "window_tokens": WINDOW_TOKENS, "per_document": per_document}
+                "window_tokens": WINDOW_TOKENS, "by_position": _by_position(per_document),
+                "per_document": per_document}
 
     # -- lengths
     chunk_marks = [(size, f"chunk {size:,}") for size in CHUNK_SIZES]
