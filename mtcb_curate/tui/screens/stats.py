@@ -123,7 +123,12 @@ class Chart(PlotWidget):
 
     def on_mount(self) -> None:
         # After PlotWidget's own on_mount (Textual calls both; it clears the plot).
-        self.call_after_refresh(self._draw, self)
+        self.call_after_refresh(self._draw_now)
+
+    def _draw_now(self) -> None:
+        # Not when newer figures have replaced this chart in the meantime.
+        if self.is_attached and not self._closing and self.query("#legend"):
+            self._draw(self)
 
 
 def _windows_pending(stats) -> bool:
