@@ -154,16 +154,16 @@ def test_corpus_windows_on_threads_equal_one_by_one_and_fill_the_session_index(t
 
 
 def test_per_pair_figures_are_cached_on_disk_and_not_verified_again(session, tmp_path, monkeypatch):
-    first = compute_stats(session, located_cache=tmp_path / "located.json")
+    first = compute_stats(session, located_cache=tmp_path / "located.arrow")
     import mtcb_curate.verify as verify
 
     monkeypatch.setattr(verify, "verify_dataset", lambda *a, **k: (_ for _ in ()).throw(AssertionError("verified again")))
-    again = compute_stats(session, located_cache=tmp_path / "located.json")
+    again = compute_stats(session, located_cache=tmp_path / "located.arrow")
     assert (again.verdicts, again.length, again.forms, again.types) == (first.verdicts, first.length, first.forms,
                                                                         first.types)
     session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # an edited pair is verified again
     with pytest.raises(AssertionError, match="verified again"):
-        compute_stats(session, located_cache=tmp_path / "located.json")
+        compute_stats(session, located_cache=tmp_path / "located.arrow")
 
 
 def test_llm_usage_is_read_from_the_cache_with_prices(session):
@@ -449,3 +449,19 @@ async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session
                 break
         text = _screen_text(app)
         assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text
+
+
+def test_a_damaged_or_foreign_figures_cache_is_a_miss(session, tmp_path):
+    from mtcb_curate.stats import located as loc
+
+    path = tmp_path / "located.arrow"
+    path.write_bytes(b"not an arrow file")
+    first = compute_stats(session, located_cache=path)
+    assert first.verdicts["exact"] == 3
+    corpus = loc.corpus_digest(session.dataset.documents)
+    assert len(loc.load(path, corpus)) == 4 and len(loc.load(path, "another corpus")) == 0
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})
+    compute_stats(session, located_cache=path)  # the edited pair's row is added, the others kept
+    assert len(loc.load(path, corpus)) == 5
+    keys = loc.pair_keys(["A", "A"], [0, None], ["p", "p"], ["q", "q"], ["a", "a"])
+    assert keys[0] != keys[1] and loc.pair_keys(["A"], [0], ["p"], ["q"], ["a"])[0] == keys[0]

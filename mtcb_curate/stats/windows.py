@@ -11,7 +11,6 @@ several threads (tiktoken releases the GIL while it encodes).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -32,7 +31,9 @@ def default_cache_dir() -> Path:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    from mtcb_curate.stats.located import text_digest
+
+    return text_digest(text)
 
 
 def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Path | None = None,
