@@ -465,3 +465,13 @@ def test_a_damaged_or_foreign_figures_cache_is_a_miss(session, tmp_path):
     assert len(loc.load(path, corpus)) == 5
     keys = loc.pair_keys(["A", "A"], [0, None], ["p", "p"], ["q", "q"], ["a", "a"])
     assert keys[0] != keys[1] and loc.pair_keys(["A"], [0], ["p"], ["q"], ["a"])[0] == keys[0]
+
+
+def test_cached_many_gives_what_cached_gives(session):
+    from mtcb_curate.app.verdicts import Verdicts
+
+    v = Verdicts(session)
+    v.scan()
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # its result is now stale
+    many = v.cached_many(range(len(session)))
+    assert set(many) == {0, 2, 3} and all(many[i] is v.cached(i) for i in many) and v.cached(1) is None

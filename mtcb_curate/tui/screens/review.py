@@ -1552,12 +1552,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         verdicts = self.verdicts
 
         def results() -> dict:
-            out = {}
-            for pid in (range(len(self.session)) if ids is None else ids):
-                r = verdicts.cached(pid)
-                if r is not None:
-                    out[pid] = r
-            return out
+            return verdicts.cached_many(range(len(self.session)) if ids is None else ids)
 
         self.app.push_screen(StatsScreen(self.session, ids, scope=scope, results=results))
 
