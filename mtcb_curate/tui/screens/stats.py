@@ -273,6 +273,12 @@ class StatsScreen(ModalScreen[None]):
             rows = counts_rows(counts)
             out += self._section(title, _rows(rows, (22, 6, 5)) if rows else Text("none"),
                                  [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
+        if s.checklist is not None:
+            rows = [(c["id"], str(c["status"]), c["pairs"]) for c in s.checklist]
+            out += self._section("Checklist", _rows([("check", "status", "pairs")] + rows, (22, 6, 6)))
+        else:
+            out += self._section("Checklist", Text("not run with the statistics: g runs it (and `mtcb-curate stats "
+                                                   "--checklist` counts its results)"))
         pace = s.pace
         rate = pace["rate_per_hour"]
         out += self._section("Review pace", Text(
