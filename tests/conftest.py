@@ -35,6 +35,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("MTCB_CURATE_CONFIG", str(home / "config" / "none.toml"))
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     monkeypatch.delenv("MTCB_CURATE_DATABASE_URL", raising=False)

@@ -235,3 +235,32 @@ def test_smart_case_regex_matches_like_ignorecase(tmp_path_factory, texts, rx):
         assert apply(session, f) == want
     finally:
         session.workspace.close()
+
+
+def test_question_form_and_type_criteria_follow_the_rules_on_current_texts(tmp_path):
+    """``form:`` and ``type:`` (stats.questions' rules), parsed, described and applied to the
+    CURRENT question (an edit changes the form)."""
+    from support import opened, write_source
+
+    corpus = [{"ticker": "AAA", "company": "A", "text": "Revenue was $10 million. Bob Smith is CEO.\n"}]
+    qs = [{"question": "What was revenue?", "answer": "$10 million", "supporting_passage": "Revenue was $10 million.",
+           "ticker": "AAA", "company": "A", "chunk_index": 0},
+          {"question": "Who is the CEO?", "answer": "Bob Smith", "supporting_passage": "Bob Smith is CEO.",
+           "ticker": "AAA", "company": "A", "chunk_index": 0},
+          {"question": "How much was revenue?", "answer": "$10 million", "supporting_passage": "Revenue was $10 million.",
+           "ticker": "AAA", "company": "A", "chunk_index": 0}]
+    s = opened(write_source(tmp_path / "src", corpus, qs), tmp_path / "ws")
+    try:
+        f = filters.parse("form:what,how-much")
+        assert f.forms == {"what", "how much"} and filters.parse(f.describe()) == f
+        assert filters.apply(s, f) == [0, 2]
+        assert filters.apply(s, filters.parse("type:entity")) == [1]
+        assert filters.apply(s, filters.parse("form:what type:numeric")) == [0]
+        s.edit(0, {"question": "Who reported revenue?"})
+        assert filters.apply(s, filters.parse("form:who")) == [0, 1]
+        with pytest.raises(filters.FilterError, match="unknown question form"):
+            filters.parse("form:whence")
+        with pytest.raises(filters.FilterError, match="unknown question type"):
+            filters.parse("type:")
+    finally:
+        s.workspace.close()

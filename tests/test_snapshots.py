@@ -59,3 +59,40 @@ def test_review_screen_on_a_pair_with_problems(snap_compare, sample_app, size):
         await _settled(pilot)
 
     assert snap_compare(sample_app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_statistics_screen(snap_compare, sample_app, size, monkeypatch):
+    """``T`` on the sample: the coverage, the bar charts (textual-plot) and their numbers; the
+    seconds in the title fixed at 0 (the only figure that changes between runs)."""
+    from mtcb_curate.app import stats as app_stats
+
+    real = app_stats.compute_stats
+
+    def timeless(*args, **kwargs):
+        s = real(*args, **kwargs)
+        s.seconds = 0.0
+        return s
+
+    monkeypatch.setattr(app_stats, "compute_stats", timeless)
+
+    async def run_before(pilot) -> None:
+        from textual.worker import WorkerCancelled
+
+        from mtcb_curate.tui.screens.stats import StatsScreen
+
+        async def settled() -> None:
+            for _ in range(3):  # the review screen may cancel a locate worker (a newer one runs)
+                try:
+                    await _settled(pilot)
+                except WorkerCancelled:
+                    continue
+                return
+
+        await settled()
+        await pilot.press("T")
+        await settled()
+        assert isinstance(pilot.app.screen, StatsScreen) and pilot.app.screen.stats is not None
+        await pilot.pause()
+
+    assert snap_compare(sample_app, terminal_size=size, run_before=run_before)

@@ -81,6 +81,9 @@ def test_each_statistic_matches_the_hand_computed_fixture(session):
     assert by_doc["AAA"]["pairs"] == 2 and by_doc["AAA"]["per_window"] == [2]
     assert by_doc["BBB"]["per_window"] == [1] and by_doc["CCC"]["per_window"] == [0]
     assert cov["windows"] == 3 and cov["windows_without_pairs"] == 1
+    # one window per document: all in the first tenth; AAA's 2 and BBB's 1 pairs placed
+    assert cov["by_position"][0] == {"from": 0.0, "windows": 3, "without_pairs": 1, "pairs": 3}
+    assert all(p["windows"] == 0 for p in cov["by_position"][1:])
     chars = s.length["chars"]
     # passages: 19, 23 (trimmed), 17, 19 characters
     assert chars["percentiles"]["min"] == 17 and chars["percentiles"]["max"] == 23 and chars["percentiles"]["p50"] == 19
@@ -151,16 +154,16 @@ def test_corpus_windows_on_threads_equal_one_by_one_and_fill_the_session_index(t
 
 
 def test_per_pair_figures_are_cached_on_disk_and_not_verified_again(session, tmp_path, monkeypatch):
-    first = compute_stats(session, located_cache=tmp_path / "located.json")
+    first = compute_stats(session, located_cache=tmp_path / "located.arrow")
     import mtcb_curate.verify as verify
 
     monkeypatch.setattr(verify, "verify_dataset", lambda *a, **k: (_ for _ in ()).throw(AssertionError("verified again")))
-    again = compute_stats(session, located_cache=tmp_path / "located.json")
+    again = compute_stats(session, located_cache=tmp_path / "located.arrow")
     assert (again.verdicts, again.length, again.forms, again.types) == (first.verdicts, first.length, first.forms,
                                                                         first.types)
     session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # an edited pair is verified again
     with pytest.raises(AssertionError, match="verified again"):
-        compute_stats(session, located_cache=tmp_path / "located.json")
+        compute_stats(session, located_cache=tmp_path / "located.arrow")
 
 
 def test_llm_usage_is_read_from_the_cache_with_prices(session):
@@ -302,7 +305,64 @@ async def test_screen_follows_the_current_view(session):
         app.screen.show_view(Status.ACCEPTED)
         await pilot.press("T")
         await settle(app, pilot)
-        assert "accepted pairs, 1 pairs" in _screen_text(app)
+        assert "status:accepted, 1 pairs" in _screen_text(app)
+        assert app.screen.stats.scope == {"dataset": "ficha", "pairs": 1, "subset": True}
+
+
+async def test_screen_follows_the_filter_bar(session):
+    """The filter bar's view (here: the pairs of document AAA with "Alpha" in them), not only
+    the v status cycle."""
+    from mtcb_curate.app import filters
+
+    async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+        review = app.screen
+        review.view_filter = filters.parse("doc:AAA")
+        review._apply_filter(None, None)
+        await pilot.press("T")
+        await settle(app, pilot)
+        text = _screen_text(app)
+        assert "doc:AAA, 2 pairs" in text
+        s = app.screen.stats
+        assert s.scope["pairs"] == 2 and s.forms["what"] == 1 and s.forms["how much"] == 1
+
+
+def test_pairs_are_counted_along_the_documents_by_tenths():
+    from mtcb_curate.stats.compute import _by_position
+
+    parts = _by_position([{"per_window": [1, 0, 0, 2]}, {"per_window": [0]}, {"per_window": None}])
+    # 4 windows: tenths 0, 2, 5, 7 (floor(10 i / 4)); 1 window: tenth 0; None: not tokenized
+    got = {k: (p["windows"], p["without_pairs"], p["pairs"]) for k, p in enumerate(parts) if p["windows"]}
+    assert got == {0: (2, 1, 1), 2: (1, 1, 0), 5: (1, 1, 0), 7: (1, 0, 2)}
+    assert [p["from"] for p in parts][:3] == [0.0, 0.1, 0.2]
+
+
+def test_chart_positions_put_marks_inside_their_bins():
+    from mtcb_curate.tui.screens.stats import _x_of
+
+    edges = [0, 32, 64, 128, None]
+    assert _x_of(edges, 0) == 0 and _x_of(edges, 32) == 1 and _x_of(edges, 96) == 2.5
+    assert _x_of(edges, 5000) == 3.5  # the open last bin: its middle
+
+
+async def test_length_and_position_charts_are_drawn_with_their_numbers(session):
+    from textual_plot import PlotWidget
+
+    from mtcb_curate.tui.screens.stats import StatsScreen
+
+    async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+        await pilot.press("T")
+        await settle(app, pilot)
+        assert isinstance(app.screen, StatsScreen)
+        plots = list(app.screen.query(PlotWidget))
+        assert len(plots) == 3  # along the documents, characters, tokens
+        along, chars, tokens = plots
+        assert [d.y.tolist() for d in chars._datasets] == [app.screen.stats.length["chars"]["counts"]]
+        # the four chunk sizes as vertical lines
+        assert len(tokens._v_lines) == 4
+        assert along._datasets[0].y.tolist()[0] == pytest.approx(100 / 3)  # CCC's one window of 3
+        for plot in plots:  # each beside its numbers
+            numbers = plot.parent.query_one(".stats-numbers")
+            assert numbers.region.x > plot.region.x and numbers.region.y == plot.region.y
 
 
 async def test_hostile_labels_are_rendered_literally_at_80x24(tmp_path):
@@ -385,7 +445,33 @@ async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session
         release.set()
         for _ in range(200):
             await pilot.pause(0.02)
-            if "windows: being tokenized" not in _screen_text(app):
+            if "3 windows of 8,192 tokens" in _screen_text(app):
                 break
         text = _screen_text(app)
         assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text
+
+
+def test_a_damaged_or_foreign_figures_cache_is_a_miss(session, tmp_path):
+    from mtcb_curate.stats import located as loc
+
+    path = tmp_path / "located.arrow"
+    path.write_bytes(b"not an arrow file")
+    first = compute_stats(session, located_cache=path)
+    assert first.verdicts["exact"] == 3
+    corpus = loc.corpus_digest(session.dataset.documents)
+    assert len(loc.load(path, corpus)) == 4 and len(loc.load(path, "another corpus")) == 0
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})
+    compute_stats(session, located_cache=path)  # the edited pair's row is added, the others kept
+    assert len(loc.load(path, corpus)) == 5
+    keys = loc.pair_keys(["A", "A"], [0, None], ["p", "p"], ["q", "q"], ["a", "a"])
+    assert keys[0] != keys[1] and loc.pair_keys(["A"], [0], ["p"], ["q"], ["a"])[0] == keys[0]
+
+
+def test_cached_many_gives_what_cached_gives(session):
+    from mtcb_curate.app.verdicts import Verdicts
+
+    v = Verdicts(session)
+    v.scan()
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # its result is now stale
+    many = v.cached_many(range(len(session)))
+    assert set(many) == {0, 2, 3} and all(many[i] is v.cached(i) for i in many) and v.cached(1) is None

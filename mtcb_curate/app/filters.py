@@ -2,10 +2,11 @@
 
 A :class:`Filter` combines criteria (all must hold; an unset one holds for every pair): status,
 verdict, a check's failures or warnings, document key, edited, generated, added by hand, has a
-note, and text in the question, answer or passage (plain or a regular expression, smart case:
+note, question form and question type (``stats.questions``' rules, on the current texts), and text in the question, answer or passage (plain or a regular expression, smart case:
 case-insensitive unless the query has an upper-case letter). :func:`apply` returns the ids in
 queue order; :func:`parse` reads the filter bar's one line (``status:undecided verdict:fuzzy
-fails:verbatim doc:AAPL is:edited -is:generated has:note /regex/ plain words``).
+fails:verbatim doc:AAPL is:edited -is:generated has:note form:what,which type:numeric /regex/
+plain words``).
 
 Cost: :func:`apply` reads the session's texts without building a ``PairView`` per pair, and runs
 the cheap criteria first; about 10-20 ms over 20,000 pairs with a text query
@@ -24,6 +25,8 @@ from typing import Any
 
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Status
 from mtcb_curate.errors import CurateError
+from mtcb_curate.stats.questions import FORMS as _FORMS
+from mtcb_curate.stats.questions import TYPES as _TYPES
 
 #: The text fields a text query searches, by their short names in the filter bar.
 TEXT_FIELDS: dict[str, str] = {"q": "question", "a": "answer", "p": PASSAGE_FIELD}
@@ -51,6 +54,8 @@ class Filter:
         level: ``fail``, ``warn`` or ``any`` for ``check``.
         doc_key: the pair's document key (case-insensitive, whole key).
         edited, generated, by_hand, has_note: True only those, False only the others, None any.
+        forms: one of these question forms (``stats.questions.FORMS``; empty: any).
+        types: one of these question types (``stats.questions.TYPES``; empty: any).
         text: the text query ('' none); ``regex``: it is a regular expression.
         fields: the text fields searched (``question``, ``answer``, ``supporting_passage``).
     """
@@ -64,6 +69,8 @@ class Filter:
     generated: bool | None = None
     by_hand: bool | None = None
     has_note: bool | None = None
+    forms: frozenset[str] = frozenset()
+    types: frozenset[str] = frozenset()
     text: str = ""
     regex: bool = False
     fields: tuple[str, ...] = ("question", "answer", PASSAGE_FIELD)
@@ -103,11 +110,25 @@ class Filter:
                             ("note", self.has_note)):
             if value is not None:
                 out.append(("" if value else "-") + ("has:" if name == "note" else "is:") + name)
+        if self.forms:
+            out.append("form:" + _quote(",".join(f for f in _FORMS if f in self.forms)))
+        if self.types:
+            out.append("type:" + ",".join(t for t in _TYPES if t in self.types))
         if tuple(self.fields) != Filter.fields:
             out.append("in:" + ",".join(k for k, f in TEXT_FIELDS.items() if f in self.fields))
         if self.text:
             out.append("re:" + _quote(self.text) if self.regex else _quote(self.text))
         return " ".join(out)
+
+
+def _names(word: str, value: str, known: tuple[str, ...], what: str) -> set[str]:
+    """The comma-separated names in ``value`` (``how-much``/``how_much`` for ``how much``)."""
+    got = {v.strip().lower().replace("_", " ") for v in value.split(",") if v.strip()}
+    got = {"how much" if v == "how-much" else v for v in got}
+    bad = got - set(known)
+    if bad or not got:
+        raise FilterError(f"unknown {what} in {word!r}: use {', '.join(k.replace(' ', '-') for k in known)}")
+    return got
 
 
 def _quote(s: str) -> str:
@@ -120,6 +141,7 @@ def parse(line: str) -> Filter:
     - ``status:undecided,flagged`` (or ``is:accepted`` ...), ``verdict:fuzzy,missing``;
     - ``fails:CHECK``, ``warns:CHECK``, ``check:CHECK`` (fails or warns);
     - ``doc:KEY``; ``is:edited``, ``is:generated``, ``is:hand``, ``has:note``;
+    - ``form:what,how-much`` (question forms), ``type:numeric,date`` (question types);
     - ``in:q,a,p`` (which texts a query searches); ``re:PATTERN`` or ``/PATTERN/`` a regular
       expression; any other words: plain text (joined by one space; quotes keep spaces).
 
@@ -144,7 +166,8 @@ def parse(line: str) -> Filter:
         name = name.lower()
         if len(word) >= 2 and word.startswith("/") and word.endswith("/"):
             f = replace(f, text=word[1:-1], regex=True)
-        elif not sep or name not in ("status", "verdict", "fails", "warns", "check", "doc", "is", "has", "in", "re"):
+        elif not sep or name not in ("status", "verdict", "fails", "warns", "check", "doc", "is", "has", "in", "re",
+                                                     "form", "type"):
             plain.append(word)
         elif name == "status" or (name == "is" and value.lower() in {s.value for s in Status}):
             try:
@@ -163,6 +186,10 @@ def parse(line: str) -> Filter:
             f = replace(f, check=value, level={"fails": "fail", "warns": "warn", "check": "any"}[name])
         elif name == "doc":
             f = replace(f, doc_key=value)
+        elif name == "form":
+            f = replace(f, forms=f.forms | _names(word, value, _FORMS, "question form"))
+        elif name == "type":
+            f = replace(f, types=f.types | _names(word, value, _TYPES, "question type"))
         elif name in ("is", "has"):
             flag = {"edited": "edited", "generated": "generated", "hand": "by_hand", "note": "has_note",
                     "notes": "has_note"}.get(value.lower())
@@ -240,6 +267,8 @@ def apply(session, f: Filter, *, verdict_of: Callable[[int], str | None] | None 
         wanted = f.verdicts
         get = verdict_of or (lambda _pid: None)
         out = [i for i in out if (get(i) or "unverified") in wanted]
+    if f.forms or f.types:
+        out = _by_question(session, f, out)
     if pattern is not None:
         out = _by_text(session, f, pattern, out)
     if f.check:
@@ -388,6 +417,24 @@ def _all_lower(tree) -> bool:
                 if isinstance(part, list) and part and isinstance(part[0], tuple) and not _all_lower(part):
                     return False
     return True
+
+
+def _by_question(session, f: Filter, out: list[int]) -> list[int]:
+    """The ids in ``out`` whose question form / type (``stats.questions``, current texts) is
+    among ``f.forms`` / ``f.types``."""
+    from mtcb_curate.stats.questions import question_form, question_type
+
+    q, a, p = _texts(session, "question"), _texts(session, "answer"), _texts(session, PASSAGE_FIELD)
+    keep = []
+    for i in out:
+        form = question_form(q(i))
+        if f.forms and form not in f.forms:
+            continue
+        if f.types:
+            if question_type(q(i), a(i), p(i), form) not in f.types:
+                continue
+        keep.append(i)
+    return keep
 
 
 def _edited(session) -> set[int]:

@@ -2,8 +2,9 @@
 
 ``mtcb-curate stats``, the statistics screen and the dataset card compute them through
 :func:`session_stats`: the passage limits (``checks.Limits.resolve``), the targets
-(``stats.Targets.resolve``: the ``[stats]`` table), the on-disk window cache and per-pair cache
-(``stats.located``; both in the workspace's ``stats-windows/``, else the user cache directory),
+(``stats.Targets.resolve``: the ``[stats]`` table), the on-disk window cache (``stats.windows``, in the user
+cache directory: keyed by document text, shared by every workspace) and per-pair cache
+(``stats.located``, in the workspace's ``stats-windows/``, else the user cache directory),
 the LLM cache and the ``[llm]`` prices.
 """
 
@@ -75,10 +76,13 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
     profile = session.dataset.profile
     folder = Path(session.workspace.path)
     limits = Limits.resolve(profile, config)
-    windows = folder / CACHE_FOLDER if has_workspace else default_cache_dir()
+    # The windows depend only on a document's text (files named by its sha1): one cache for
+    # every workspace, so a new workspace over a corpus seen before does not tokenize it again.
+    windows = default_cache_dir()
+    figures = folder / CACHE_FOLDER if has_workspace else windows
     return compute_stats(
         session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
         targets=Targets.resolve(profile, config), report=report,
-        windows_cache=windows, located_cache=windows / LOCATED_NAME,
+        windows_cache=windows, located_cache=figures / LOCATED_NAME,
         build_windows=build_windows, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))

@@ -59,6 +59,24 @@ class Verdicts:
                 return r
         return None
 
+    def cached_many(self, ids) -> dict[int, PairResult]:
+        """``cached(pid)`` for each of ``ids`` that has a result (one pass over the edited
+        passages, no ``PairView`` per pair: the statistics of 100,000 pairs ask for all)."""
+        from mtcb_curate.dataset.model import PASSAGE_FIELD
+
+        edited = self.session.edited_texts(PASSAGE_FIELD)
+        pairs = self.session.pairs
+        out: dict[int, PairResult] = {}
+        for pid in ids:
+            pair = pairs[pid]
+            passage = edited.get(pid, pair.passage)
+            for store in (self._complete, self._quick):
+                r = store.get(pid)
+                if r is not None and r.passage == passage and r.chunk_index == pair.chunk_index:
+                    out[pid] = r
+                    break
+        return out
+
     def is_complete(self, pid: int) -> bool:
         """True when ``complete(pid)`` has run for the current passage."""
         r = self._complete.get(pid)

@@ -7,7 +7,9 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 
 - ``scope``: ``{"dataset", "pairs", "subset"}`` (``subset``: True when ids were given);
 - ``coverage``: ``{"documents", "documents_without_pairs": [keys], "unlinked_pairs",
-  "windows", "windows_without_pairs", "unplaced_pairs", "window_tokens",
+  "windows", "windows_without_pairs", "unplaced_pairs", "window_tokens", "by_position":
+  [{"from", "windows", "without_pairs", "pairs"}] (ten parts along the documents, ``from`` 0.0,
+  0.1, ...: window i of n in part floor(10 i / n)),
   "per_document": [{"doc", "pairs", "windows", "per_window": [n, ...]}]}``; a pair is placed
   in the first 8,192-token window (``dataset.tokens``) holding the START of its located passage
   (character offset from the verification); ``windows`` is None for a document whose windows
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mtcb_curate.dataset.model import HistoryKind, Status
+from mtcb_curate.dataset.model import PASSAGE_FIELD, HistoryKind, Status
 from mtcb_curate.dataset.tokens import WINDOW_TOKENS
 from mtcb_curate.stats.questions import FORMS, TYPES, question_form, question_type
 from mtcb_curate.stats.targets import Targets, balance_problems
@@ -106,6 +108,24 @@ def _histogram(values: np.ndarray, edges: tuple[int, ...], marks: Iterable[tuple
             "longer_than": {size: int((s > size).sum()) for size in CHUNK_SIZES}}
 
 
+#: Parts of a document in ``coverage.by_position`` (tenths).
+POSITION_BINS = 10
+
+
+def _by_position(per_document: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Windows, windows without pairs and pairs by where the window sits along its document:
+    window ``i`` of ``n`` falls in tenth ``floor(10 i / n)`` (its start's share of the windows)."""
+    out = [{"from": k / POSITION_BINS, "windows": 0, "without_pairs": 0, "pairs": 0} for k in range(POSITION_BINS)]
+    for d in per_document:
+        pw = d["per_window"]
+        for i, c in enumerate(pw or ()):
+            b = out[i * POSITION_BINS // len(pw)]
+            b["windows"] += 1
+            b["pairs"] += c
+            b["without_pairs"] += c == 0
+    return out
+
+
 def _place(spans: list[tuple[int, int]], starts: list[int], pos: int) -> int:
     """Index of the first window holding character ``pos`` (windows overlap)."""
     i = max(0, bisect_right(starts, pos) - 1)
@@ -147,7 +167,19 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     n_all = len(session)
     subset = ids is not None
     id_list = sorted({i for i in ids if 0 <= i < n_all}) if subset else list(range(n_all))
-    views = [session.view(i) for i in id_list]
+    # The current texts (edits applied) as columns, without a PairView per pair.
+    pairs = session.pairs
+    edited = {name: session.edited_texts(name) for name in ("question", "answer", PASSAGE_FIELD)}
+
+    def current(name: str, attr: str) -> list[str]:
+        ed = edited[name]
+        if not ed:
+            return [getattr(pairs[i], attr) for i in id_list]
+        return [ed[i] if i in ed else getattr(pairs[i], attr) for i in id_list]
+
+    questions, answers = current("question", "question"), current("answer", "answer")
+    passages = current(PASSAGE_FIELD, "passage")
+    doc_keys = [pairs[i].doc_key for i in id_list]
     # The windows (tiktoken, which releases the GIL) are tokenized on other threads while the
     # pairs are verified here.
     from concurrent.futures import ThreadPoolExecutor
@@ -159,67 +191,76 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     spans_pool.shutdown(wait=False)
     from mtcb_curate.stats import located as loc
 
-    corpus = loc.corpus_digest(session.dataset.documents) if located_cache is not None else ""
-    cached = loc.load(located_cache, corpus)
-    digests = {v.pair.id: loc.pair_digest(v.pair.doc_key, v.pair.chunk_index, v.passage, v.question, v.answer)
-               for v in views} if located_cache is not None else {}
+    # Per pair (position j in id_list): verdict, start, tokens, form, type: from the results at
+    # hand (their verdict), the disk cache, else computed here (verification: exact and
+    # normalized, no fuzzy step).
+    corpus, keys = "", None
+    cached = loc.Cached()
+    if located_cache is not None:
+        corpus = loc.corpus_digest(documents)
+        cached = loc.load(located_cache, corpus)
+        keys = loc.pair_keys(doc_keys, [pairs[i].chunk_index for i in id_list], passages, questions, answers)
+    got = cached.lookup(keys) if keys is not None else {c: [None] * len(id_list) for c in loc.COLUMNS}
+
+    def column(name: str) -> list:
+        return got[name]
+
+    verdict, start, tokens = column("verdict"), column("start"), column("tokens")
+    form, qtype = column("form"), column("type")
     res: Mapping[int, PairResult] = results or {}
-    # pair id -> [verdict, start, tokens, form, type]: from the results at hand (their verdict),
-    # the disk cache, else verified here (exact and normalized, no fuzzy step).
-    rows: dict[int, list] = {}
-    fresh = False
-    for v in views:
-        pid = v.pair.id
-        entry = cached.get(digests[pid]) if digests else None
-        row = list(entry) if entry is not None else [None, -1, None, None, None]
-        r = res.get(pid)
-        if r is not None and r.passage == v.passage:
-            row[0], row[1] = str(r.verdict), r.start if r.start is not None else -1
-            if r.tokens is not None:
-                row[2] = r.tokens
-        rows[pid] = row
-    todo = [v for v in views if rows[v.pair.id][0] is None]
+    if res:
+        for j, pid in enumerate(id_list):
+            r = res.get(pid)
+            if r is not None and r.passage == passages[j]:
+                verdict[j], start[j] = str(r.verdict), r.start if r.start is not None else -1
+                if r.tokens is not None:
+                    tokens[j] = r.tokens
+    fresh = set()
+    todo = [j for j, v in enumerate(verdict) if v is None]
     if todo:
         # Tokens are counted below (one loop: tiktoken's encode_ordinary_batch spends more on
         # one thread-pool task per passage than on encoding 100,000 short passages).
-        rep = verify_dataset(session.dataset, {v.pair.id: v.passage for v in todo}, fuzzy=False,
-                             count_tokens=False, index=session.corpus_index, pairs=[v.pair for v in todo])
+        at = {id_list[j]: j for j in todo}
+        rep = verify_dataset(session.dataset, {id_list[j]: passages[j] for j in todo}, fuzzy=False,
+                             count_tokens=False, index=session.corpus_index, pairs=[pairs[id_list[j]] for j in todo])
         for r in rep.results:
-            rows[r.id][:2] = [str(r.verdict), r.start if r.start is not None else -1]
-        fresh = True
-    missing_tok = [v for v in views if rows[v.pair.id][2] is None]
-    if missing_tok:
+            j = at[r.id]
+            verdict[j], start[j] = str(r.verdict), r.start if r.start is not None else -1
+        fresh.update(todo)
+    todo = [j for j, n in enumerate(tokens) if n is None]
+    if todo:
         from mtcb_curate.dataset.tokens import encoding
 
         encode = encoding().encode_ordinary
         counted: dict[str, int] = {}
-        for v in missing_tok:
-            n = counted.get(v.passage)
+        for j in todo:
+            n = counted.get(passages[j])
             if n is None:
-                n = counted[v.passage] = len(encode(v.passage))
-            rows[v.pair.id][2] = n
-        fresh = True
-    for v in views:
-        row = rows[v.pair.id]
-        if row[3] is None:
-            row[3] = question_form(v.question)
-            row[4] = question_type(v.question, v.answer, v.passage, row[3])
-            fresh = True
-    if fresh and located_cache is not None:
-        keep = {} if len(cached) > 4 * max(n_all, 1) else dict(cached)
-        keep.update({digests[pid]: tuple(row) for pid, row in rows.items()})
-        loc.save(located_cache, corpus, keep)
+                n = counted[passages[j]] = len(encode(passages[j]))
+            tokens[j] = n
+        fresh.update(todo)
+    todo = [j for j, f in enumerate(form) if f is None or qtype[j] is None]
+    for j in todo:
+        form[j] = question_form(questions[j])
+        qtype[j] = question_type(questions[j], answers[j], passages[j], form[j])
+    fresh.update(todo)
+    if fresh and keys is not None:
+        rows = sorted(fresh)
+        values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
+        old = cached if len(cached) <= 4 * max(n_all, 1) else loc.Cached()
+        loc.save(located_cache, corpus, old, keys[rows], {c: [v[j] for j in rows] for c, v in values.items()})
+    rejected_reason = {i: session.view(i).reason for i in id_list if session.status(i) is Status.REJECTED}
     frame = pd.DataFrame({
         "id": id_list,
-        "doc": [v.pair.doc_key for v in views],
-        "status": [v.status.value for v in views],
-        "reason": [v.reason for v in views],
-        "chars": [len(v.passage) for v in views],
-        "tokens": [rows[i][2] for i in id_list],
-        "form": [rows[i][3] for i in id_list],
-        "type": [rows[i][4] for i in id_list],
-        "verdict": [rows[i][0] for i in id_list],
-        "start": [rows[i][1] for i in id_list],
+        "doc": doc_keys,
+        "status": [session.status(i).value for i in id_list],
+        "reason": [rejected_reason.get(i) for i in id_list],
+        "chars": [len(p) for p in passages],
+        "tokens": tokens,
+        "form": form,
+        "type": qtype,
+        "verdict": verdict,
+        "start": start,
     })
 
     # -- coverage
@@ -253,7 +294,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     unlinked = int(sum(n for k, n in per_doc_counts.items() if k not in documents))
     coverage = {"documents": len(documents), "documents_without_pairs": without, "unlinked_pairs": unlinked,
                 "windows": n_windows, "windows_without_pairs": windows_without, "unplaced_pairs": unplaced,
-                "window_tokens": WINDOW_TOKENS, "per_document": per_document}
+                "window_tokens": WINDOW_TOKENS, "by_position": _by_position(per_document),
+                "per_document": per_document}
 
     # -- lengths
     chunk_marks = [(size, f"chunk {size:,}") for size in CHUNK_SIZES]

@@ -2,16 +2,15 @@
 
 Tokenizing a corpus costs about 0.1 s per MB (about 5 s for ficha's 48 MB), too slow for a
 statistics screen that should open in a second. The windows' character offsets are kept in a
-JSON file per document text under a cache folder (the workspace's ``stats-windows/``, or the
-user cache directory), named by the sha1 of the UTF-8 text, so a changed text is never served
-stale windows. A file that cannot be read or written is ignored (the windows are computed).
+JSON file per document text under a cache folder (``app.stats`` uses the user cache directory,
+:func:`default_cache_dir`, for every workspace), named by the sha1 of the UTF-8 text, so a
+changed text is never served stale windows and any workspace over the same text reuses them. A file that cannot be read or written is ignored (the windows are computed).
 :func:`corpus_window_spans` does a whole corpus, tokenizing the documents not cached yet on
 several threads (tiktoken releases the GIL while it encodes).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -32,7 +31,9 @@ def default_cache_dir() -> Path:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    from mtcb_curate.stats.located import text_digest
+
+    return text_digest(text)
 
 
 def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Path | None = None,

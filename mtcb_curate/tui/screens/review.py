@@ -1591,20 +1591,17 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._show_current()
 
     def action_stats(self) -> None:
-        """The statistics screen over the pairs of the current view (all pairs, or one status)."""
+        """The statistics screen over the pairs of the current view: all pairs, or the ``v``
+        status and the filter bar's criteria (``_view_ids``, named by ``_view_scope``)."""
         from mtcb_curate.tui.screens.stats import StatsScreen
 
-        ids = None if self.filter is None else self.session.ids(self.filter)
-        scope = "all pairs" if self.filter is None else f"{self.filter.value} pairs"
+        whole = self.view_filter.empty and self.filter is None
+        ids = None if whole else self._view_ids()
+        scope = "all pairs" if whole else self._view_scope()
         verdicts = self.verdicts
 
         def results() -> dict:
-            out = {}
-            for pid in (range(len(self.session)) if ids is None else ids):
-                r = verdicts.cached(pid)
-                if r is not None:
-                    out[pid] = r
-            return out
+            return verdicts.cached_many(range(len(self.session)) if ids is None else ids)
 
         self.app.push_screen(StatsScreen(self.session, ids, scope=scope, results=results))
 

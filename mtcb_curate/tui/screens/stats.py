@@ -1,8 +1,11 @@
 """The statistics screen (``T``): the set's shape, over all pairs or the review screen's current
 view, computed in a worker (``app.stats.session_stats``).
 
-Each section has its plot (Textual's ``Sparkline`` for the histograms and series) with its
-numbers beside it as plain ``Text`` (every label from the data is plain text, never markup).
+Each section has its plot with its numbers beside it as plain ``Text`` (every label from the data
+is plain text, never markup): the passage-length histograms and the coverage along the documents
+are bar charts (``textual_plot.PlotWidget``; the chunk sizes and ``[checklist]`` limits drawn as
+vertical lines, their labels only on our own axis ticks and in the numbers), the small series
+(pairs per document, counts by name, review pace) Textual's ``Sparkline``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Sparkline, Static
+
+from textual_plot import NumericAxisFormatter, PlotWidget
+from textual_plot.axis_formatter import AxisFormatter
 
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.stats.render import bin_label, counts_rows, document_rows
@@ -31,6 +37,98 @@ def _rows(rows: list[tuple], widths: tuple[int, ...]) -> Text:
         line = "  ".join(str(c).rjust(w) if i else one_line(str(c), w).ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
         out.append(line.rstrip() + "\n")
     return out
+
+
+class _Ticks(AxisFormatter):
+    """Ticks at fixed positions with fixed labels (our own strings, never data)."""
+
+    def __init__(self, ticks: list[tuple[float, str]]):
+        self.ticks = ticks
+
+    def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
+        return [x for x, _ in self.ticks if min_ <= x <= max_]
+
+    def get_labels_for_ticks(self, ticks) -> list[str]:
+        names = dict(self.ticks)
+        return [names.get(x, "") for x in ticks]
+
+
+class _Counts(NumericAxisFormatter):
+    """Whole-number ticks with thousands separators (counts of pairs or windows)."""
+
+    def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
+        return [t for t in super().get_ticks(min_, max_, min(max_ticks, 4)) if float(t).is_integer()]
+
+    def get_labels_for_ticks(self, ticks) -> list[str]:
+        return [f"{t:,.0f}" for t in ticks]
+
+
+#: Bar and line styles of the charts.
+BAR_STYLE, CHUNK_STYLE, LIMIT_STYLE = "blue", "yellow", "red"
+
+
+def _short(n: int) -> str:
+    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
+
+
+def _x_of(edges: list, value: float) -> float:
+    """Where ``value`` sits on a histogram drawn with bin i over [i, i + 1) (``edges`` as in
+    ``stats.compute``: the last bin open)."""
+    for i in range(len(edges) - 1):
+        lo, hi = edges[i], edges[i + 1]
+        if hi is None or value < hi:
+            return i + (0.5 if hi is None else (value - lo) / (hi - lo))
+    return len(edges) - 1.5
+
+
+def draw_histogram(plot: PlotWidget, h: dict, chunk_sizes: list[int], limits: list[int]) -> None:
+    """Draw ``h`` (a ``stats.compute`` histogram) on ``plot``: one bar per bin; the chunk sizes
+    and ``limits`` as vertical lines; x ticks at the chunk sizes."""
+    edges, counts = h["edges"], h["counts"]
+    n = len(counts)
+    plot.clear()
+    plot.bar([i + 0.5 for i in range(n)], counts, width=0.8, bar_style=BAR_STYLE)
+    for size in chunk_sizes:
+        plot.add_v_line(_x_of(edges, size), CHUNK_STYLE)
+    for v in limits:
+        plot.add_v_line(_x_of(edges, v), LIMIT_STYLE)
+    plot.set_x_formatter(_Ticks([(0.0, "0")] + [(_x_of(edges, c), _short(c)) for c in chunk_sizes]))
+    plot.set_y_formatter(_Counts())
+    plot.set_xlimits(0, n)
+    plot.set_ylimits(0, max(counts + [1]) * 1.1)
+
+
+def draw_positions(plot: PlotWidget, parts: list[dict]) -> None:
+    """Draw ``coverage.by_position``: per tenth along the documents, the share (%) of its
+    windows without pairs."""
+    plot.clear()
+    shares = [100 * p["without_pairs"] / p["windows"] if p["windows"] else 0 for p in parts]
+    plot.bar([i + 0.5 for i in range(len(parts))], shares, width=0.8, bar_style=BAR_STYLE)
+    plot.set_x_formatter(_Ticks([(0.0, "start"), (len(parts) / 2, "middle"), (float(len(parts)), "end")]))
+    plot.set_y_formatter(_Counts())
+    plot.set_xlimits(0, len(parts))
+    plot.set_ylimits(0, 105)
+
+
+class Chart(PlotWidget):
+    """A ``PlotWidget`` that draws itself with ``draw(self)`` once mounted (no pan or zoom;
+    narrower margins than the widget's: no axis titles)."""
+
+    def __init__(self, draw: Callable[[PlotWidget], None], **kwargs):
+        super().__init__(allow_pan_and_zoom=False, **kwargs)
+        self._draw = draw
+        self.set_reactive(PlotWidget.margin_left, 7)
+        self.set_reactive(PlotWidget.margin_top, 1)
+        self.set_reactive(PlotWidget.margin_bottom, 2)
+
+    def on_mount(self) -> None:
+        # After PlotWidget's own on_mount (Textual calls both; it clears the plot).
+        self.call_after_refresh(self._draw_now)
+
+    def _draw_now(self) -> None:
+        # Not when newer figures have replaced this chart in the meantime.
+        if self.is_attached and not self._closing and self.query("#legend"):
+            self._draw(self)
 
 
 def _windows_pending(stats) -> bool:
@@ -98,7 +196,7 @@ class StatsScreen(ModalScreen[None]):
         self.post_message(StatsComputed(stats))
 
     @on(StatsComputed)
-    def _computed(self, message: StatsComputed) -> None:
+    async def _computed(self, message: StatsComputed) -> None:
         title = self.query_one("#stats-title", Static)
         if message.error is not None:
             title.update(Text(f"Statistics: {self.scope}: could not be computed: {one_line(message.error, 200)}",
@@ -109,12 +207,16 @@ class StatsScreen(ModalScreen[None]):
         title.update(Text(f"Statistics of {one_line(s.scope['dataset'], 40)}: {self.scope}, {s.scope['pairs']:,} pairs"
                           f" ({s.seconds:.1f} s)" + ("; windows: tokenizing…" if pending else "")))
         body = self.query_one("#stats-body", VerticalScroll)
-        body.remove_children()
-        body.mount_all(self._sections(s))
+        await body.remove_children()
+        await body.mount_all(self._sections(s))
 
-    def _section(self, title: str, numbers: Text, series: list[float] | None = None) -> list:
+    def _section(self, title: str, numbers: Text, series: list[float] | None = None,
+                 chart: Callable[[PlotWidget], None] | None = None) -> list:
         parts = [Static(Text(title, style="bold"), classes="stats-heading")]
-        if series:
+        if chart is not None:
+            plot = Chart(chart, classes="stats-plot stats-chart")
+            parts.append(Horizontal(plot, Static(numbers, classes="stats-numbers"), classes="stats-row"))
+        elif series:
             parts.append(Horizontal(Sparkline(series, classes="stats-plot"), Static(numbers, classes="stats-numbers"),
                                     classes="stats-row"))
         else:
@@ -138,6 +240,14 @@ class StatsScreen(ModalScreen[None]):
             head.append("without pairs: " + ", ".join(one_line(str(k), 30) for k in cov["documents_without_pairs"][:20]))
         out += self._section("Coverage (fewest pairs first)",
                              head, [float(d["pairs"]) for d in cov["per_document"]] or None)
+        parts = cov.get("by_position") or []
+        if not _windows_pending(s) and any(p["windows"] for p in parts):
+            rows = [(f"{p['from']:.0%}-{p['from'] + 0.1:.0%}", p["windows"], p["without_pairs"],
+                     f"{p['without_pairs'] / p['windows']:.0%}" if p["windows"] else "-", p["pairs"]) for p in parts]
+            out += self._section("Windows without pairs along the documents (% per tenth)",
+                                 _rows([("part", "windows", "without", "share", "pairs")] + rows, (9, 7, 7, 5, 6)),
+                                 chart=lambda plot, parts=parts: draw_positions(plot, parts))
+        limits = s.length.get("limits") or {}
         for unit, name in (("chars", "characters"), ("tokens", "tokens")):
             h = s.length[unit]
             marks: dict[int, list[str]] = {}
@@ -150,13 +260,25 @@ class StatsScreen(ModalScreen[None]):
             numbers = Text(" ".join(f"{k} {'-' if p[k] is None else f'{p[k]:,.0f}'}"
                                     for k in ("min", "p25", "p50", "p75", "p95", "max")) + "\n")
             numbers.append_text(_rows(rows, (11, 6, 5, 0)))
-            out += self._section(f"Passage length in {name}", numbers, [float(c) for c in h["counts"]])
+            lims = [v for v in (limits.get("min_chars"), limits.get("max_chars")) if v is not None] \
+                if unit == "chars" else []
+            numbers.append(f"lines: chunk sizes ({CHUNK_STYLE})" + (f", limits ({LIMIT_STYLE})" if lims else ""),
+                           style="dim")
+            out += self._section(f"Passage length in {name}", numbers,
+                                 chart=lambda plot, h=h, lims=lims: draw_histogram(
+                                     plot, h, list(s.length["chunk_sizes"]), lims))
         for title, counts in (("Question forms", s.forms), ("Question types", s.types), ("Verdicts", s.verdicts),
                               ("Statuses", s.statuses), ("Rejection reasons", s.rejection_reasons),
                               ("Edits by kind", s.edits)):
             rows = counts_rows(counts)
             out += self._section(title, _rows(rows, (22, 6, 5)) if rows else Text("none"),
                                  [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
+        if s.checklist is not None:
+            rows = [(c["id"], str(c["status"]), c["pairs"]) for c in s.checklist]
+            out += self._section("Checklist", _rows([("check", "status", "pairs")] + rows, (22, 6, 6)))
+        else:
+            out += self._section("Checklist", Text("not run with the statistics: g runs it (and `mtcb-curate stats "
+                                                   "--checklist` counts its results)"))
         pace = s.pace
         rate = pace["rate_per_hour"]
         out += self._section("Review pace", Text(

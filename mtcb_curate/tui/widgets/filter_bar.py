@@ -1,7 +1,8 @@
 """The filter bar: one line of input above the queue that sets the review screen's view.
 
 The line is read by ``app.filters.parse`` (``status:undecided verdict:fuzzy fails:verbatim
-doc:AAPL is:edited -is:generated is:hand has:note in:q,a,p /regex/ plain words``). Enter
+doc:AAPL is:edited -is:generated is:hand has:note form:what type:numeric in:q,a,p /regex/ plain
+words``). Enter
 applies it (posting :class:`FilterBar.Applied`), escape closes the bar and leaves the view as
 it is (posting :class:`FilterBar.Closed`). A bad line (a bad regular expression, an unknown
 word) is shown on the bar's second row, one line, and nothing is applied. The bar is hidden
@@ -22,7 +23,7 @@ from mtcb_curate.app.filters import Filter, FilterError, parse
 
 #: What the empty bar shows.
 PLACEHOLDER = ("filter: status:undecided verdict:fuzzy fails:verbatim doc:KEY is:edited is:generated is:hand "
-               "has:note in:q,a,p /regex/ words  (enter applies, empty clears, esc closes)")
+               "has:note form:what type:numeric in:q,a,p /regex/ words  (enter applies, empty clears, esc closes)")
 
 
 class FilterBar(Vertical):
