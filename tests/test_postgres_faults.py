@@ -57,8 +57,16 @@ def test_a_lost_acknowledgement_is_not_applied_twice(own_server, monkeypatch):
     url = own_server.url()
     with PgWorkspace.open(url, curator="ann") as ws:
         ws.decide(0, "accepted")
-        real = ws._conn.transaction
         broken = []
+        real_execute = ws._conn.execute
+
+        def execute_then_drop(query, *args, **kwargs):
+            cur = real_execute(query, *args, **kwargs)  # a decision is one statement, its own commit
+            if not broken and "INSERT INTO history" in str(query):  # committed; the answer is "lost"
+                broken.append(True)
+                ws._conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return cur
 
         @contextlib.contextmanager
         def commit_then_drop(*args, **kwargs):
@@ -69,13 +77,13 @@ def test_a_lost_acknowledgement_is_not_applied_twice(own_server, monkeypatch):
                 ws._conn.close()
                 raise psycopg.OperationalError("server closed the connection unexpectedly")
 
-        monkeypatch.setattr(ws._conn, "transaction", commit_then_drop)
+        monkeypatch.setattr(ws._conn, "execute", execute_then_drop)
         seq = ws.decide(0, "rejected", "trivial")
         assert broken and ws.reconnects == 1
         history = ws.history()
         assert [e.seq for e in history if e.pair_id == 0] == [history[0].seq, seq]
         assert len(history) == 2 and ws.decisions()[0].status == "rejected"
-        # the undo retried the same way is not applied twice either
+        # the undo (a transaction) retried the same way is not applied twice either
         real = ws._conn.transaction
         broken.clear()
         monkeypatch.setattr(ws._conn, "transaction", commit_then_drop)

@@ -144,6 +144,33 @@ CREATE TABLE IF NOT EXISTS resolutions (  -- a lead's decision on a conflict of 
 );
 """
 
+def _decide_sql(write: str) -> str:
+    """One decision outside the work split as ONE statement (data-modifying CTEs): lock and read
+    the previous decision, ``write`` it, log the history entry (with the action id); its result
+    is the history seq, or NULL (nothing written) when the pair is in the work split."""
+    return (
+        "WITH w AS (SELECT 1 FROM work WHERE pair_id=%(pid)s), "
+        "prev AS (SELECT status, reason FROM decisions WHERE pair_id=%(pid)s AND NOT EXISTS (SELECT 1 FROM w) "
+        "FOR UPDATE), "
+        f"up AS ({write}), "
+        "h AS (INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator, action) "
+        "SELECT %(at)s, %(pid)s, 'decide', "
+        """(SELECT '{"status": ' || to_json(status)::text || ', "reason": ' || coalesce(reason, 'null') || '}' """
+        "FROM prev), %(after)s, %(via)s, NULL, %(me)s, %(action)s "
+        "WHERE NOT EXISTS (SELECT 1 FROM w) AND (SELECT count(*) FROM up) >= 0 RETURNING seq) "
+        "SELECT (SELECT seq FROM h)")
+
+
+#: ``_decide_sql`` for a decision (index False) and for "undecided again" (index True).
+_DECIDE_SQL = (
+    _decide_sql("INSERT INTO decisions SELECT %(pid)s, %(status)s, %(reason)s, %(at)s, %(me)s "
+                "WHERE NOT EXISTS (SELECT 1 FROM w) AND (SELECT count(*) FROM prev) >= 0 "
+                "ON CONFLICT (pair_id) DO UPDATE SET status=EXCLUDED.status, reason=EXCLUDED.reason, "
+                "decided_at=EXCLUDED.decided_at, curator=EXCLUDED.curator RETURNING 1"),
+    _decide_sql("DELETE FROM decisions WHERE pair_id=%(pid)s AND NOT EXISTS (SELECT 1 FROM w) "
+                "AND (SELECT count(*) FROM prev) >= 0 RETURNING 1"),
+)
+
 _TABLES = ("meta", "decisions", "edits", "history", "added_pairs", "not_duplicates", "shared_evidence", "notes",
            "work", "claims", "votes", "resolutions")
 #: How long (seconds) a claim is held when none is given: a killed curator's pairs go back to
@@ -222,34 +249,47 @@ class PgWorkspace:
         self.read_only = read_only
         self.curator = curator
         self.reconnects = 0
+        self.synchronous_commit = "on"
         self.on_reconnect: Callable[[str], None] | None = None
 
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, url: str, *, read_only: bool = False, curator: str | None = None) -> "PgWorkspace":
+    def open(cls, url: str, *, read_only: bool = False, curator: str | None = None,
+             synchronous_commit: str | None = None) -> "PgWorkspace":
         """Connect to the database ``url`` and create the tables when needed.
 
         Args:
             url: a libpq connection URI (``postgresql://...``).
             read_only: nothing can be written (the tables must exist).
             curator: the name changes are recorded under (default ``default_curator()``).
+            synchronous_commit: ``"on"`` (PostgreSQL's default: a write returns once the
+                server flushed it to disk) or ``"off"`` (it returns before that flush, ~3x
+                faster on a disk with a slow fsync; a crash of the database server, not a clean
+                restart, can lose the last fraction of a second of acknowledged changes, never
+                corrupt the database). Default: ``configured_synchronous_commit()``. Set for
+                this workspace's connection (and its reconnections) only.
 
         Raises:
             WorkspaceError: the server cannot be reached, refuses the login, or the database
                 was made by a newer mtcb-curate; the message never holds the password.
+            CurateError: the configured ``synchronous_commit`` is neither "on" nor "off".
         """
         import psycopg
 
         from mtcb_curate.store.curators import default_curator
 
         curator = curator or default_curator()
+        synchronous_commit = synchronous_commit or configured_synchronous_commit()
+        if synchronous_commit not in ("on", "off"):
+            raise WorkspaceError(f"synchronous_commit must be 'on' or 'off', not {synchronous_commit!r}")
         label = redact(url)
         try:
-            conn = _connect(url)
+            conn = _connect(url, synchronous_commit)
         except psycopg.Error as exc:
             raise WorkspaceError(f"{label}: cannot connect to the shared workspace ({_one_line(exc, url)})") from None
         ws = cls(url, conn, read_only=read_only, curator=curator)
+        ws.synchronous_commit = synchronous_commit
         try:
             ws._prepare()
         except psycopg.Error as exc:
@@ -434,10 +474,19 @@ class PgWorkspace:
         """Record a decision (None: undecided again); returns the history seq. Committed before
         returning."""
         at = time.time() if at is None else at
+        after = None if status is None else {"status": status, "reason": reason}
+        # Outside the work split: one statement (its own transaction, one round trip, one
+        # commit). A pair of the split writes nothing there and takes the transaction below.
+        params = {"pid": pair_id, "status": status, "reason": _dump(reason), "at": at, "me": self.curator,
+                  "after": _dump(after), "via": via}
+        seq = self._write(lambda cur, action: cur.execute(
+            _DECIDE_SQL[status is None], {**params, "action": action}).fetchone()[0], done=lambda seqs: seqs[0],
+            one_statement=True)
+        if seq is not None:
+            return int(seq)
 
         def work(cur: Any, action: str) -> int:
             before = self._decision_json(cur, pair_id)
-            after = None if status is None else {"status": status, "reason": reason}
             self._apply_decision(cur, pair_id, after, at)
             return self._log(cur, action, at, pair_id, "decide", before, after, via)
 
@@ -747,15 +796,20 @@ class PgWorkspace:
             return self._conn.execute(sql, params).fetchall()
 
     def _write(self, work: Callable[[Any, str], Any], *, done: Callable[[list[int]], Any] | None = None,
-               done_undo: Callable[[str], Any] | None = None, idempotent: bool = False) -> Any:
+               done_undo: Callable[[str], Any] | None = None, idempotent: bool = False,
+               one_statement: bool = False) -> Any:
         """Run ``work(cursor, action_id)`` in one transaction; on a broken connection reconnect
-        and, unless the action's history entries show it committed, run it again."""
+        and, unless the action's history entries show it committed, run it again.
+        ``one_statement``: ``work`` runs a single statement, which is its own transaction (no
+        BEGIN/COMMIT round trips)."""
         import psycopg
 
         self._writable()
         action = uuid.uuid4().hex
         while True:
             try:
+                if one_statement:
+                    return work(self._conn, action)
                 with self._conn.transaction():
                     with self._conn.cursor() as cur:
                         return work(cur, action)
@@ -790,7 +844,7 @@ class PgWorkspace:
         delay = 0.1
         while True:
             try:
-                self._conn = _connect(self._url)
+                self._conn = _connect(self._url, self.synchronous_commit)
                 break
             except psycopg.OperationalError:
                 if time.monotonic() + delay > deadline:
@@ -931,10 +985,29 @@ def reason_category(reason: str | None) -> str | None:
     return reason.split(":", 1)[0].split(" of #", 1)[0].strip() or None
 
 
-def _connect(url: str) -> Any:
+def configured_synchronous_commit() -> str:
+    """The ``[team] synchronous_commit`` of the config file (``"on"`` or ``"off"``), else
+    ``"on"`` (see ``PgWorkspace.open``).
+
+    Raises:
+        CurateError: the value is neither "on" nor "off".
+    """
+    from mtcb_curate.config import default_config_path, read_table
+    from mtcb_curate.errors import CurateError
+
+    value = read_table("team").get("synchronous_commit", "on")
+    if value not in ("on", "off"):
+        raise CurateError(f'{default_config_path()}: [team] synchronous_commit must be "on" or "off", not {value!r}')
+    return value
+
+
+def _connect(url: str, synchronous_commit: str = "on") -> Any:
     import psycopg
 
-    return psycopg.connect(url, autocommit=True, connect_timeout=5, application_name="mtcb-curate")
+    conn = psycopg.connect(url, autocommit=True, connect_timeout=5, application_name="mtcb-curate")
+    if synchronous_commit == "off":  # this session only; the server's setting is left alone
+        conn.execute("SET synchronous_commit = off")
+    return conn
 
 
 def _one_line(exc: Exception, url: str) -> str:
