@@ -12,8 +12,9 @@ SQLite runs in WAL mode with synchronous=NORMAL, the app's default. What is meas
 clock, ``time.perf_counter``):
 
 - ``decide``: one ``Store.decide`` call, a committed transaction (read the previous decision,
-  write the decision and its history entry), ``--decisions`` times on random pairs; median
-  and p99 in milliseconds;
+  write the decision and its history entry; on PostgreSQL one statement, one round trip),
+  ``--decisions`` times on random pairs; median and p99 in milliseconds, and its ratio to the
+  one-row commit anchor;
 - ``session decide``: the same through ``ReviewSession.decide`` (what a key press runs);
 - ``open``: ``app.sources.open_session`` on a ``--pairs``-pair source (JSON Lines in a temporary
   folder) whose workspace holds a decision and a history entry for every pair; median of 3.
@@ -119,7 +120,7 @@ def _async_url(url: str, server) -> str:
     return url + ("&" if "?" in url else "?") + "options=-csynchronous_commit%3Doff"
 
 
-def anchors(url: str, n: int) -> None:
+def anchors(url: str, n: int) -> float:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -136,6 +137,7 @@ def anchors(url: str, n: int) -> None:
         conn.execute("DROP TABLE bench_anchor")
     print(f"anchor     one-row commit  {ms(commits)}")
     print(f"anchor     SELECT 1        {ms(trips)}")
+    return statistics.median(commits) * 1000
 
 
 def main() -> int:
@@ -168,13 +170,14 @@ def main() -> int:
             t0 = time.perf_counter()
             loading.load("ficha", opts.profile(), [str(source)], "bench")
             print(f"source alone: {args.pairs} pairs loaded in {time.perf_counter() - t0:.2f} s")
-            anchors(url, args.decisions)
+            commit_ms = anchors(url, args.decisions)
             sq = run(Path(tmp) / "ws", source, args.pairs, args.decisions, "sqlite")
             pg = run(url, source, args.pairs, args.decisions, "postgres")
             pg_async = run(_async_url(url, server), source, args.pairs, args.decisions, "pg async")
             print(f"ratio postgres/sqlite: decide {pg['decide_ms'] / sq['decide_ms']:.1f}x "
                   f"(synchronous_commit=off: {pg_async['decide_ms'] / sq['decide_ms']:.1f}x), "
                   f"open {pg['open_s'] / sq['open_s']:.2f}x")
+            print(f"ratio postgres decide / one-row commit: {pg['decide_ms'] / commit_ms:.2f}x")
     finally:
         if server is not None:
             server.cleanup()

@@ -92,6 +92,34 @@ def test_a_lost_acknowledgement_is_not_applied_twice(own_server, monkeypatch):
         assert len(ws.history()) == 1
 
 
+def test_a_lost_acknowledgement_in_the_work_split_is_not_applied_twice(own_server, monkeypatch):
+    """A decision on a pair of the work split (a pipeline: the reads, then the writes with the
+    COMMIT) whose answer is lost after the COMMIT: recognised by its action id, not voted twice."""
+    import psycopg
+
+    with PgWorkspace.open(own_server.url(), curator="ann") as ws:
+        ws.plan_work(range(4), 0.0)
+        pid = ws.claim_next()
+        real = ws._conn.pipeline
+        broken = []
+
+        @contextlib.contextmanager
+        def commit_then_drop(*args, **kwargs):
+            with real(*args, **kwargs) as p:
+                yield p
+            if not broken:
+                broken.append(True)
+                ws._conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+        monkeypatch.setattr(ws._conn, "pipeline", commit_then_drop)
+        seq = ws.decide(pid, "rejected", "trivial")
+        assert broken and ws.reconnects == 1
+        assert [e.seq for e in ws.history()] == [seq]
+        assert ws.votes() == {pid: {"ann": ("rejected", "trivial")}} and ws.decisions()[pid].status == "rejected"
+        assert ws.claim_next() != pid
+
+
 def test_a_server_that_stays_down_is_one_workspace_error(own_server, monkeypatch):
     from mtcb_curate.errors import WorkspaceError
     from mtcb_curate.store import postgres

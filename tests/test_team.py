@@ -55,6 +55,8 @@ def test_an_expired_claim_goes_to_the_next_curator_and_its_holder_is_refused(pg_
         with pytest.raises(WorkspaceError, match="in the hands of bob"):
             ann.decide(1, "rejected", "trivial")  # decided by bob: not twice
         assert ann.decisions() == bob.decisions() and set(bob.decisions()) == {1}
+        assert ann.claim_next() == 2 and ann.decide(2, "accepted")  # a refusal left nothing open behind
+        assert set(bob.decisions()) == {1, 2} and len(ann.history()) == 2
 
 
 def test_the_overlap_is_blind_and_a_disagreement_is_a_conflict_until_a_lead_decides(pg_server):

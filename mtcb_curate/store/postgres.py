@@ -484,8 +484,12 @@ class PgWorkspace:
             one_statement=True)
         if seq is not None:
             return int(seq)
+        seq = self._write(lambda conn, action: self._decide_in_split(conn, action, pair_id, after, at, via),
+                          done=lambda seqs: seqs[0], one_statement=True)
+        if seq is not None:
+            return int(seq)
 
-        def work(cur: Any, action: str) -> int:
+        def work(cur: Any, action: str) -> int:  # not reached while work rows are never deleted
             before = self._decision_json(cur, pair_id)
             self._apply_decision(cur, pair_id, after, at)
             return self._log(cur, action, at, pair_id, "decide", before, after, via)
@@ -800,8 +804,8 @@ class PgWorkspace:
                one_statement: bool = False) -> Any:
         """Run ``work(cursor, action_id)`` in one transaction; on a broken connection reconnect
         and, unless the action's history entries show it committed, run it again.
-        ``one_statement``: ``work`` runs a single statement, which is its own transaction (no
-        BEGIN/COMMIT round trips)."""
+        ``one_statement``: ``work(connection, action_id)`` makes its own transaction: a single
+        statement (no BEGIN/COMMIT round trips) or a pipeline."""
         import psycopg
 
         self._writable()
@@ -881,6 +885,70 @@ class PgWorkspace:
         if not wanted:
             return None
         return self._write(work, done=lambda seqs: seqs[0])
+
+    def _decide_in_split(self, conn: Any, action: str, pair_id: int, after: dict[str, Any] | None, at: float,
+                         via: str | None) -> int | None:
+        """``decide`` on a pair of the work split (the rules of ``_vote``) in a pipeline: BEGIN and
+        the reads in one round trip, the writes, the history entry and COMMIT in another; one
+        commit. The seq, or None when the pair is not in the split."""
+        from psycopg.pq import TransactionStatus
+
+        me = self.curator
+        try:
+            with conn.pipeline():
+                now = time.time()
+                conn.execute("BEGIN")  # not conn.transaction(): in a pipeline that waits for BEGIN's answer
+                q_copies = conn.execute("SELECT copies FROM work WHERE pair_id=%s FOR UPDATE", (pair_id,))
+                q_votes = conn.execute("SELECT status, reason, curator, at FROM votes WHERE pair_id=%s", (pair_id,))
+                q_others = conn.execute("SELECT curator FROM claims WHERE pair_id=%s AND curator<>%s "
+                                        "AND (done OR expires_at>%s)", (pair_id, me, now))
+                q_mine = conn.execute("SELECT 1 FROM claims WHERE pair_id=%s AND curator=%s", (pair_id, me))
+                q_res = conn.execute("SELECT status, reason, curator FROM resolutions WHERE pair_id=%s", (pair_id,))
+                row = q_copies.fetchone()  # sends BEGIN and the reads at once; the work row's lock first
+                if row is None:
+                    return None
+                copies = int(row[0])
+                votes = q_votes.fetchall()
+                mine_vote = next(((v[0], v[1]) for v in votes if v[2] == me), None)
+                before = None if mine_vote is None else {"status": mine_vote[0], "reason": _load(mine_vote[1])}
+                others = [r[0] for r in q_others.fetchall()]
+                mine, res = q_mine.fetchone(), q_res.fetchone()
+                if after is not None and mine is None and len(others) >= copies:
+                    raise WorkspaceError(f"{self.label}: pair {pair_id} is in the hands of "
+                                         f"{', '.join(sorted(others))}; take the next pair handed to you")
+                votes = [v for v in votes if v[2] != me]
+                if after is None:
+                    conn.execute("DELETE FROM votes WHERE pair_id=%s AND curator=%s", (pair_id, me))
+                    conn.execute("UPDATE claims SET done=FALSE, expires_at=%s WHERE pair_id=%s AND curator=%s",
+                                 (now + DEFAULT_LEASE_SECONDS, pair_id, me))
+                else:
+                    reason = _dump(after.get("reason"))
+                    conn.execute("INSERT INTO votes VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id, curator) "
+                                 "DO UPDATE SET status=EXCLUDED.status, reason=EXCLUDED.reason, at=EXCLUDED.at",
+                                 (pair_id, me, after["status"], reason, at))
+                    conn.execute("INSERT INTO claims VALUES (%s, %s, %s, %s, TRUE) ON CONFLICT (pair_id, curator) "
+                                 "DO UPDATE SET done=TRUE", (pair_id, me, at, at))
+                    votes.append((after["status"], reason, me, at))
+                votes.sort(key=lambda v: (v[3], v[2]))  # as _settle's ORDER BY at, curator
+                chosen = res if res is not None else (
+                    votes[0][:3] if len(votes) >= copies and votes_agree([(v[0], _load(v[1])) for v in votes])
+                    else None)
+                if chosen is None:
+                    conn.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
+                else:
+                    conn.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE "
+                                 "SET status=EXCLUDED.status, reason=EXCLUDED.reason, "
+                                 "decided_at=EXCLUDED.decided_at, curator=EXCLUDED.curator",
+                                 (pair_id, chosen[0], chosen[1], at, chosen[2]))
+                q_seq = conn.execute(
+                    "INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator, action) "
+                    "VALUES (%s, %s, 'decide', %s, %s, %s, NULL, %s, %s) RETURNING seq",
+                    (at, pair_id, _dump(before), _dump(after), via, me, action))
+                conn.execute("COMMIT")  # sent with the writes when the pipeline ends
+        finally:
+            if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")  # refused or failed: nothing of it stays
+        return int(q_seq.fetchone()[0])  # read once the pipeline sent the COMMIT and got its answer
 
     def _decision_json(self, cur: Any, pair_id: int) -> dict[str, Any] | None:
         copies = self._copies(cur, pair_id)
