@@ -16,6 +16,8 @@ clock, ``time.perf_counter``):
   ``--decisions`` times on random pairs; median and p99 in milliseconds, and its ratio to the
   one-row commit anchor;
 - ``session decide``: the same through ``ReviewSession.decide`` (what a key press runs);
+- ``split decide`` (throw-away server only): ``decide`` on a pair of a work split, claimed
+  first with ``claim_next`` (not timed), ``--decisions`` / 4 times;
 - ``open``: ``app.sources.open_session`` on a ``--pairs``-pair source (JSON Lines in a temporary
   folder) whose workspace holds a decision and a history entry for every pair; median of 3.
   The source's loading is the same for both backends; the open of the source alone is printed
@@ -120,6 +122,22 @@ def _async_url(url: str, server) -> str:
     return url + ("&" if "?" in url else "?") + "options=-csynchronous_commit%3Doff"
 
 
+def split_run(url: str, n: int) -> None:
+    """``decide`` on pairs of a work split (each claimed first with ``claim_next``; only the
+    decide is timed), in an empty workspace of its own."""
+    from mtcb_curate.store.postgres import PgWorkspace
+
+    with PgWorkspace.open(url, curator="bench") as ws:
+        ws.plan_work(range(n), 0.0)
+        times = []
+        for _ in range(n):
+            pid = ws.claim_next()
+            t0 = time.perf_counter()
+            ws.decide(pid, "accepted")
+            times.append(time.perf_counter() - t0)
+    print(f"postgres   split decide    {ms(times)}")
+
+
 def anchors(url: str, n: int) -> float:
     import psycopg
 
@@ -173,6 +191,8 @@ def main() -> int:
             commit_ms = anchors(url, args.decisions)
             sq = run(Path(tmp) / "ws", source, args.pairs, args.decisions, "sqlite")
             pg = run(url, source, args.pairs, args.decisions, "postgres")
+            if server is not None:
+                split_run(server.url("bench_split"), args.decisions // 4)
             pg_async = run(_async_url(url, server), source, args.pairs, args.decisions, "pg async")
             print(f"ratio postgres/sqlite: decide {pg['decide_ms'] / sq['decide_ms']:.1f}x "
                   f"(synchronous_commit=off: {pg_async['decide_ms'] / sq['decide_ms']:.1f}x), "

@@ -19,6 +19,15 @@ It implements ``store.base.Store`` like ``store.sqlite.Workspace`` and keeps the
   is recognised and not applied twice. ``reconnects`` counts the reconnections and
   ``on_reconnect`` (when set) is called with a one-line message, for the screen.
 
+A decision is one commit: outside a work split one round trip, a single statement
+(``_decide_sql``: data-modifying CTEs) that is its own transaction; on a pair of the split three
+(that statement finds the pair in the split and writes nothing, then a pipeline: BEGIN with the
+reads, then the writes with COMMIT). With the server's default durability the commit waits for the WAL flush (an fsync),
+which is most of a decision's time. ``[team] synchronous_commit = "off"`` in the config file
+(``SET synchronous_commit = off`` on this workspace's connections only) returns before that
+flush: a crash of the database server (not a clean restart, not a curator's machine) can then
+lose the last fraction of a second of acknowledged changes; it never corrupts the database.
+
 Free text (edits, notes, meta values, reasons, history values) is stored as ASCII-escaped JSON
 in ``text`` columns, so lone surrogates and NUL characters from a dataset round-trip unchanged
 (PostgreSQL's ``text`` cannot hold NUL; its ``jsonb`` refuses lone surrogates).
