@@ -12,9 +12,12 @@ SQLite runs in WAL mode with synchronous=NORMAL, the app's default. What is meas
 clock, ``time.perf_counter``):
 
 - ``decide``: one ``Store.decide`` call, a committed transaction (read the previous decision,
-  write the decision and its history entry), ``--decisions`` times on random pairs; median
-  and p99 in milliseconds;
+  write the decision and its history entry; on PostgreSQL one statement, one round trip),
+  ``--decisions`` times on random pairs; median and p99 in milliseconds, and its ratio to the
+  one-row commit anchor;
 - ``session decide``: the same through ``ReviewSession.decide`` (what a key press runs);
+- ``split decide`` (throw-away server only): ``decide`` on a pair of a work split, claimed
+  first with ``claim_next`` (not timed), ``--decisions`` / 4 times;
 - ``open``: ``app.sources.open_session`` on a ``--pairs``-pair source (JSON Lines in a temporary
   folder) whose workspace holds a decision and a history entry for every pair; median of 3.
   The source's loading is the same for both backends; the open of the source alone is printed
@@ -119,7 +122,23 @@ def _async_url(url: str, server) -> str:
     return url + ("&" if "?" in url else "?") + "options=-csynchronous_commit%3Doff"
 
 
-def anchors(url: str, n: int) -> None:
+def split_run(url: str, n: int) -> None:
+    """``decide`` on pairs of a work split (each claimed first with ``claim_next``; only the
+    decide is timed), in an empty workspace of its own."""
+    from mtcb_curate.store.postgres import PgWorkspace
+
+    with PgWorkspace.open(url, curator="bench") as ws:
+        ws.plan_work(range(n), 0.0)
+        times = []
+        for _ in range(n):
+            pid = ws.claim_next()
+            t0 = time.perf_counter()
+            ws.decide(pid, "accepted")
+            times.append(time.perf_counter() - t0)
+    print(f"postgres   split decide    {ms(times)}")
+
+
+def anchors(url: str, n: int) -> float:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -136,6 +155,7 @@ def anchors(url: str, n: int) -> None:
         conn.execute("DROP TABLE bench_anchor")
     print(f"anchor     one-row commit  {ms(commits)}")
     print(f"anchor     SELECT 1        {ms(trips)}")
+    return statistics.median(commits) * 1000
 
 
 def main() -> int:
@@ -168,13 +188,16 @@ def main() -> int:
             t0 = time.perf_counter()
             loading.load("ficha", opts.profile(), [str(source)], "bench")
             print(f"source alone: {args.pairs} pairs loaded in {time.perf_counter() - t0:.2f} s")
-            anchors(url, args.decisions)
+            commit_ms = anchors(url, args.decisions)
             sq = run(Path(tmp) / "ws", source, args.pairs, args.decisions, "sqlite")
             pg = run(url, source, args.pairs, args.decisions, "postgres")
+            if server is not None:
+                split_run(server.url("bench_split"), args.decisions // 4)
             pg_async = run(_async_url(url, server), source, args.pairs, args.decisions, "pg async")
             print(f"ratio postgres/sqlite: decide {pg['decide_ms'] / sq['decide_ms']:.1f}x "
                   f"(synchronous_commit=off: {pg_async['decide_ms'] / sq['decide_ms']:.1f}x), "
                   f"open {pg['open_s'] / sq['open_s']:.2f}x")
+            print(f"ratio postgres decide / one-row commit: {pg['decide_ms'] / commit_ms:.2f}x")
     finally:
         if server is not None:
             server.cleanup()

@@ -57,8 +57,16 @@ def test_a_lost_acknowledgement_is_not_applied_twice(own_server, monkeypatch):
     url = own_server.url()
     with PgWorkspace.open(url, curator="ann") as ws:
         ws.decide(0, "accepted")
-        real = ws._conn.transaction
         broken = []
+        real_execute = ws._conn.execute
+
+        def execute_then_drop(query, *args, **kwargs):
+            cur = real_execute(query, *args, **kwargs)  # a decision is one statement, its own commit
+            if not broken and "INSERT INTO history" in str(query):  # committed; the answer is "lost"
+                broken.append(True)
+                ws._conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return cur
 
         @contextlib.contextmanager
         def commit_then_drop(*args, **kwargs):
@@ -69,19 +77,47 @@ def test_a_lost_acknowledgement_is_not_applied_twice(own_server, monkeypatch):
                 ws._conn.close()
                 raise psycopg.OperationalError("server closed the connection unexpectedly")
 
-        monkeypatch.setattr(ws._conn, "transaction", commit_then_drop)
+        monkeypatch.setattr(ws._conn, "execute", execute_then_drop)
         seq = ws.decide(0, "rejected", "trivial")
         assert broken and ws.reconnects == 1
         history = ws.history()
         assert [e.seq for e in history if e.pair_id == 0] == [history[0].seq, seq]
         assert len(history) == 2 and ws.decisions()[0].status == "rejected"
-        # the undo retried the same way is not applied twice either
+        # the undo (a transaction) retried the same way is not applied twice either
         real = ws._conn.transaction
         broken.clear()
         monkeypatch.setattr(ws._conn, "transaction", commit_then_drop)
         entry = ws.undo()
         assert entry.seq == seq and ws.decisions()[0].status == "accepted"
         assert len(ws.history()) == 1
+
+
+def test_a_lost_acknowledgement_in_the_work_split_is_not_applied_twice(own_server, monkeypatch):
+    """A decision on a pair of the work split (a pipeline: the reads, then the writes with the
+    COMMIT) whose answer is lost after the COMMIT: recognised by its action id, not voted twice."""
+    import psycopg
+
+    with PgWorkspace.open(own_server.url(), curator="ann") as ws:
+        ws.plan_work(range(4), 0.0)
+        pid = ws.claim_next()
+        real = ws._conn.pipeline
+        broken = []
+
+        @contextlib.contextmanager
+        def commit_then_drop(*args, **kwargs):
+            with real(*args, **kwargs) as p:
+                yield p
+            if not broken:
+                broken.append(True)
+                ws._conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+        monkeypatch.setattr(ws._conn, "pipeline", commit_then_drop)
+        seq = ws.decide(pid, "rejected", "trivial")
+        assert broken and ws.reconnects == 1
+        assert [e.seq for e in ws.history()] == [seq]
+        assert ws.votes() == {pid: {"ann": ("rejected", "trivial")}} and ws.decisions()[pid].status == "rejected"
+        assert ws.claim_next() != pid
 
 
 def test_a_server_that_stays_down_is_one_workspace_error(own_server, monkeypatch):

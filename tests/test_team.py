@@ -55,6 +55,8 @@ def test_an_expired_claim_goes_to_the_next_curator_and_its_holder_is_refused(pg_
         with pytest.raises(WorkspaceError, match="in the hands of bob"):
             ann.decide(1, "rejected", "trivial")  # decided by bob: not twice
         assert ann.decisions() == bob.decisions() and set(bob.decisions()) == {1}
+        assert ann.claim_next() == 2 and ann.decide(2, "accepted")  # a refusal left nothing open behind
+        assert set(bob.decisions()) == {1, 2} and len(ann.history()) == 2
 
 
 def test_the_overlap_is_blind_and_a_disagreement_is_a_conflict_until_a_lead_decides(pg_server):
@@ -281,3 +283,51 @@ def test_eight_curators_at_once_lose_nothing_and_decide_nothing_twice(pg_server)
         assert len(stored) > 100, len(stored)
         print(f"8 curators, {seconds:.0f} s: {sum(len(v) for v in stored.values())} decisions on {len(stored)} pairs, "
               f"{sum(1 for p in stored if p in overlap and len(stored[p]) == 2)} overlap pairs decided twice")
+
+
+def test_a_decision_outside_the_split_is_one_statement_and_undoes_exactly(pg_server, monkeypatch):
+    """Outside a work split a decision is ONE statement (its own transaction: one round trip,
+    one commit); the previous decision it logs holds odd text byte for byte, so undo restores it."""
+    odd = 'other: "quoted" \\ back \ud800 lone \x00 nul [b]x[/b]'
+    with opened(pg_server.url(), "ann") as ws:
+        ws.decide(4, "rejected", odd)
+        sent, transactions = [], []
+        real_execute, real_transaction = ws._conn.execute, ws._conn.transaction
+        monkeypatch.setattr(ws._conn, "execute", lambda q, *a, **k: sent.append(q) or real_execute(q, *a, **k))
+        monkeypatch.setattr(ws._conn, "transaction",
+                            lambda *a, **k: transactions.append(1) or real_transaction(*a, **k))
+        seq = ws.decide(4, "accepted")
+        assert len(sent) == 1 and not transactions
+        entry = ws.history()[-1]
+        assert entry.seq == seq and entry.before == {"status": "rejected", "reason": odd}
+        assert entry.after == {"status": "accepted", "reason": None}
+        sent.clear()
+        ws.decide(4, None)  # undecided again, one statement too
+        assert len(sent) == 1 and not transactions and 4 not in ws.decisions()
+        assert ws.history()[-1].before == {"status": "accepted", "reason": None}
+        ws.undo()
+        ws.undo()
+        assert ws.decisions()[4].status == "rejected" and ws.decisions()[4].reason == odd
+
+
+def test_synchronous_commit_off_is_set_for_the_workspace_connection_only(pg_server, tmp_path, monkeypatch):
+    from mtcb_curate.errors import CurateError
+
+    url = pg_server.url() + "%20-csynchronous_commit%3Don"  # the server's test config has it off
+
+    def setting(ws):
+        return ws._conn.execute("SHOW synchronous_commit").fetchone()[0]
+
+    with opened(url, "ann") as ws:
+        assert setting(ws) == "on"  # the default leaves PostgreSQL's durability alone
+    config = tmp_path / "config.toml"
+    config.write_text('[team]\nsynchronous_commit = "off"\n', encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+    with opened(url, "ann") as ws:
+        assert setting(ws) == "off"
+        ws._conn.close()
+        ws.decide(1, "accepted")  # reconnects; the setting is applied again
+        assert ws.reconnects == 1 and setting(ws) == "off"
+    config.write_text('[team]\nsynchronous_commit = "maybe"\n', encoding="utf-8")
+    with pytest.raises(CurateError, match=r"\[team\] synchronous_commit"):
+        opened(url, "ann")
