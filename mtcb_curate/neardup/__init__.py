@@ -42,10 +42,12 @@ re-exported here. Why this scorer and these thresholds, and what the search cost
 
 from mtcb_curate.neardup.blocking import (
     _Prepared,
+    LinkSet,
     find_clusters,
     find_groups,
     find_shared_passages,
     screen_cutoff_for,
+    search_links,
 )
 from mtcb_curate.neardup.clusters import (
     Cluster,
@@ -98,9 +100,9 @@ __all__ = [
     "EXACT_MAX_PAIRS", "LLM_CLUSTERS_KEY", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PASSAGE_REASONS",
     "PREFILTER_MARGIN", "QUESTION_REASONS", "REASON_IDENTICAL",
     "REASON_IDENTICAL_ACROSS", "REASON_LLM", "REASON_OVERLAP", "REASON_SAME_ANSWER",
-    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link",
+    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link", "LinkSet",
     "cluster_index", "clusters_json", "duplicate_reason", "find_clusters", "find_groups",
     "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
     "llm_links", "normalize", "not_duplicate_pairs",
-    "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "unresolved",
+    "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
 ]

@@ -151,19 +151,82 @@ def find_groups(
     Raises:
         ValueError: as ``find_clusters``.
     """
-    found = _links(items, threshold, REASONS, spans, progress, workers, exact, extra_links)
+    search = search_links(items, threshold=threshold, spans=spans, progress=progress, workers=workers,
+                          exact=exact, extra_links=extra_links)
+    return search.groups(not_duplicates=not_duplicates, shared_marks=shared_marks)
+
+
+class LinkSet:
+    """Every link of one search over ``items`` (``search_links``), to be grouped again over a
+    subset of the pairs, or with other "not duplicates" / shared-evidence marks, without
+    searching again (a decision or a mark changes no text).
+
+    Attributes:
+        items: the searched items (``Item``s), in the order given.
+        threshold: the question similarity the search used.
+        extra_links: the extra (LLM) links it was given, as ``(a, b)`` id tuples.
+
+    Grouping a subset keeps the links found over all items: which words name a document
+    ("across documents" in ``docs/neardup.md``) was judged over all of them, and a group of
+    more than ``CLIQUE_MAX`` identical questions or passages is linked as a star on its lowest
+    id, so without that member its other members are not linked by that rule.
+    """
+
+    def __init__(self, items: list[Item], threshold: float, prep: _Prepared | None,
+                 a: np.ndarray, b: np.ndarray, bits: np.ndarray):
+        self.items, self.threshold = items, threshold
+        self.extra_links: tuple[tuple[int, int], ...] = ()
+        self._prep, self._a, self._b, self._bits = prep, a, b, bits
+
+    def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
+               shared_marks: Iterable[tuple[int, int]] = ()) -> tuple[list[Cluster], list[Cluster]]:
+        """``(clusters, shared)`` as ``find_groups`` gives them, over the pairs whose ids are in
+        ``keep`` (all by default), with these marks."""
+        prep = self._prep
+        if prep is None:
+            return [], []
+        a, b, bits = self._a, self._b, self._bits
+        if keep is not None:
+            inside = np.isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))
+            ok = inside[a] & inside[b]
+            a, b, bits = a[ok], b[ok], bits[ok]
+        if not_duplicates:
+            a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
+        question = (bits & _QUESTION_MASK) != 0
+        clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK, star=True)
+        shared = ~question & ((bits & _PASSAGE_MASK) != 0)
+        sa, sb, sbits = a[shared], b[shared], bits[shared] & _PASSAGE_MASK
+        if shared_marks:
+            sa, sb, sbits = _drop_excluded(sa, sb, sbits, prep.ids, shared_marks)
+        return clusters, _clusters(prep, sa, sb, sbits)
+
+
+def search_links(
+    items: Sequence[Item | tuple[int, str, str, str, str]],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    spans: Mapping[int, tuple[int, int]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = -1,
+    exact: bool | None = None,
+    extra_links: Iterable[tuple[int, int]] = (),
+) -> LinkSet:
+    """Every rule applied once over ``items`` (arguments as ``find_groups``), kept as a
+    ``LinkSet`` to group as many times as needed.
+
+    Raises:
+        ValueError: as ``find_clusters``.
+    """
+    rows = [Item(*it) for it in items]
+    extra = [(int(x), int(y)) for x, y in extra_links]
+    found = _links(rows, threshold, REASONS, spans, progress, workers, exact, extra)
     if found is None:
-        return [], []
-    prep, a, b, bits = found
-    if not_duplicates:
-        a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
-    question = (bits & _QUESTION_MASK) != 0
-    clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK, star=True)
-    shared = ~question & ((bits & _PASSAGE_MASK) != 0)
-    sa, sb, sbits = a[shared], b[shared], bits[shared] & _PASSAGE_MASK
-    if shared_marks:
-        sa, sb, sbits = _drop_excluded(sa, sb, sbits, prep.ids, shared_marks)
-    return clusters, _clusters(prep, sa, sb, sbits)
+        e = np.zeros(0, dtype=np.int64)
+        out = LinkSet(rows, threshold, None, e, e, e)
+    else:
+        out = LinkSet(rows, threshold, *found)
+    out.extra_links = tuple(extra)
+    return out
 
 
 def find_shared_passages(items: Sequence[Item | tuple[int, str, str, str, str]], **kwargs: Any) -> list[Cluster]:
