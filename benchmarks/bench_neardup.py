@@ -562,13 +562,13 @@ def child(n: int, mode: str, method: str = "ours") -> None:
     items, spans, planted, keys = synthetic_questions(n, name_share=0.0 if mode == "no-names" else 0.9,
                                                       one_document=mode == "one-document")
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if method == "minhash":
         pairs = minhash_pairs(items)
         clusters = []
     else:
         clusters = find_clusters(items, spans=spans)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if method != "minhash":
         # the pairs a curator is shown: every link inside a cluster, and every pair of members
@@ -578,7 +578,7 @@ def child(n: int, mode: str, method: str = "ours") -> None:
     else:
         in_cluster = None
     q = _quality(pairs, planted, keys)
-    print(json.dumps({"n": n, "mode": mode, "method": method, "seconds": dt, "rss_before_mb": rss_before,
+    print(json.dumps({"n": n, "mode": mode, "method": method, "seconds": dt, "cpu": cpu, "rss_before_mb": rss_before,
                       "peak_rss_mb": peak, "clusters": len(clusters),
                       "largest": max((c.size for c in clusters), default=0),
                       "planted": len(planted), "planted_in_cluster": in_cluster, **q}))
@@ -590,9 +590,10 @@ def speed(sizes: list[int], worst: bool, minhash: bool = True) -> None:
         cases += [(n, m) for n in sizes for m in ("one-document", "no-names")]
     print(f"\nSpeed on {os.cpu_count()} cores (wall time of find_clusters, or of MinHash LSH (datasketch, "
           f"{LSH_PERMUTATIONS} permutations, threshold {LSH_THRESHOLD}) on the same questions; peak RSS of the "
-          "whole process). 'true'/'false': raised pairs (links) that ask the same question or not, by the "
+          "whole process; CPU: process time, all threads, less sensitive to a loaded machine). 'true'/'false': raised pairs (links) that ask the same question or not, by the "
           "generator's templates; 'planted': planted rewordings raised as a link.")
-    print(f"{'questions':>10} {'case':>13} {'method':>8} {'time':>8} {'x LSH':>6} {'target':>7} {'peak RSS':>9} "
+    print(f"{'questions':>10} {'case':>13} {'method':>8} {'time':>8} {'x LSH':>6} {'CPU':>8} {'x LSH':>6} "
+          f"{'target':>7} {'peak RSS':>9} "
           f"{'clusters':>9} {'largest':>8} {'true':>8} {'false':>8} {'precision':>9} {'planted':>13}")
     for n, mode in cases:
         rows = {}
@@ -601,12 +602,14 @@ def speed(sizes: list[int], worst: bool, minhash: bool = True) -> None:
                                  text=True, check=True)
             rows[method] = json.loads(out.stdout.strip().splitlines()[-1])
         for method, r in rows.items():
+            sys.stdout.flush()
             target = TARGETS.get((n, mode)) if method == "ours" else None
             ok = "" if target is None else ("ok" if r["seconds"] <= target and r["peak_rss_mb"] <= MEMORY_TARGET_MB
                                             else "MISSED")
             ratio = r["seconds"] / rows["minhash"]["seconds"] if "minhash" in rows else float("nan")
+            cratio = r["cpu"] / rows["minhash"]["cpu"] if "minhash" in rows else float("nan")
             prec = r["true_pairs"] / r["pairs"] if r["pairs"] else float("nan")
-            print(f"{n:>10,} {mode:>13} {method:>8} {r['seconds']:>7.2f}s {ratio:>5.2f}x "
+            print(f"{n:>10,} {mode:>13} {method:>8} {r['seconds']:>7.2f}s {ratio:>5.2f}x {r['cpu']:>7.2f}s {cratio:>5.2f}x "
                   f"{'' if target is None else f'{target:g}s':>7} {r['peak_rss_mb']:>7.0f}MB "
                   f"{r['clusters']:>9,} {r['largest']:>8} {r['true_pairs']:>8,} {r['false_pairs']:>8,} "
                   f"{prec:>9.3f} {r['planted_found']:>6}/{r['planted']:<6} {ok}")

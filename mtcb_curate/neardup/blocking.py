@@ -299,6 +299,16 @@ def _codes(values: Sequence[Any]) -> np.ndarray:
     return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
 
 
+def _unique(values: np.ndarray, counts: bool = False):
+    """``np.unique`` by sorting (numpy's hash-based path was slower on these int64 keys)."""
+    v = np.sort(values)
+    first = np.r_[True, v[1:] != v[:-1]] if len(v) else np.zeros(0, dtype=bool)
+    if not counts:
+        return v[first]
+    starts = np.flatnonzero(first)
+    return v[starts], np.diff(np.r_[starts, len(v)])
+
+
 def _level2_fits(a: frozenset, b: frozenset) -> bool:
     """Two extra words count only when the longer set has at most ``_MAX_LEVEL2_WORDS``."""
     return abs(len(a) - len(b)) < 2 or max(len(a), len(b)) <= _MAX_LEVEL2_WORDS
@@ -371,7 +381,7 @@ class _Prepared:
             owner, word, _ = self.word_table
             doc = self.doc[owner]
             nw = int(word.max()) + 1 if len(word) else 1
-            dw, per = np.unique(doc * nw + word, return_counts=True)  # questions per (doc, word)
+            dw, per = _unique(doc * nw + word, counts=True)  # questions per (doc, word)
             df = np.bincount(dw % nw, minlength=nw)  # documents per word
             specific = dw[(per >= 2) & (df[dw % nw] == 1)]
             hit = np.isin(doc * nw + word, specific)
@@ -403,7 +413,7 @@ class _Prepared:
             cls_of = np.full(len(vocab), -1, dtype=np.int64)
             cls_of[~stop] = [cls[w] for w in content_vocab]
             owner, word = owner[keep], cls_of[word[keep]]
-            pair = np.unique(owner * (len(vocab) + 1) + word)  # a class once per question
+            pair = _unique(owner * (len(vocab) + 1) + word)  # a class once per question
             owner, word = pair // (len(vocab) + 1), pair % (len(vocab) + 1)
             self._flat = (owner, word)
             sizes = np.bincount(owner, minlength=self.n)
@@ -595,24 +605,27 @@ class _Passes:
         that do not name their document, across documents."""
         p = self.prep
         members = np.concatenate([g for g in self.by_doc.values()] + [self.cross_members])
-        members = np.unique(members)
+        members = _unique(members)
         if len(members) < 2:
             self._tick(self.total)
             return
         owner, key = p.content_keys(members)
-        order = np.argsort(key)
-        key, owner = key[order], owner[order]
+        # each index key looked up among the (fewer) probes: every question's whole set
         probe = p.set_hash[members]
-        lo = np.searchsorted(key, probe, side="left")
-        counts = np.searchsorted(key, probe, side="right") - lo
+        order = np.argsort(probe)
+        probe, probe_owner = probe[order], members[order]
+        lo = np.searchsorted(probe, key, side="left")
+        counts = np.searchsorted(probe, key, side="right") - lo
+        hit = counts > 0
+        owner, lo, counts = owner[hit], lo[hit], counts[hit]
         total = int(counts.sum())
         self._tick(self.total // 2)
         if total:
-            a = np.repeat(members, counts)
-            b = owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
+            b = np.repeat(owner, counts)
+            a = probe_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
             x, y = np.minimum(a, b), np.maximum(a, b)
             keep = x != y
-            pair = np.unique(x[keep] * p.n + y[keep])
+            pair = _unique(x[keep] * p.n + y[keep])
             a, b = pair // p.n, pair % p.n
             anchored = p.anchored
             same_doc = p.doc[a] == p.doc[b]
@@ -1009,7 +1022,7 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True])
     cluster_bits = np.bitwise_or.reduceat(table["bits"], cuts[:-1]).tolist() if len(a) else []
     # members of each component, ordered by id
-    nodes = np.unique(np.r_[a, b])
+    nodes = _unique(np.r_[a, b])
     nodes = nodes[np.lexsort((ids[nodes], root[nodes]))]
     node_root = root[nodes]
     ncuts = np.flatnonzero(np.r_[True, node_root[1:] != node_root[:-1], True]).tolist()
