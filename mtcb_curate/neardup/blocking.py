@@ -2,10 +2,11 @@
 :mod:`mtcb_curate.neardup` and groups them into clusters.
 
 Candidate generation ("blocking"): identical questions and passages by grouping equal keys;
-similar questions in row blocks of rapidfuzz ``process.cdist`` compared only with questions
-whose length can still reach the cutoff, screened first on a word-level code when a pass is
-large (:func:`screen_cutoff_for`); passages without a span through hashed 24-character
-windows. The design and the measured costs: ``docs/neardup.md``.
+similar questions through an index of content-word sets (each set and the set less one or two
+words, hashed), scored with rapidfuzz ``cpdist``; with ``exact=True``, in row blocks of
+``process.cdist`` compared only with questions whose length can still reach the cutoff,
+screened first on a word-level code when a pass is large (:func:`screen_cutoff_for`);
+passages without a span through hashed 24-character windows. Clusters: star clustering. The design and the measured costs: ``docs/neardup.md``.
 """
 
 from __future__ import annotations
@@ -93,8 +94,10 @@ def find_clusters(
             for similarity (counted in questions, the within-document and the
             across-document passes together); the last call has ``done == total``.
         workers: threads for rapidfuzz (``-1``: all cores).
-        exact: True scores every pair exactly, False always uses the word-level screen,
-            None (default) screens only passes of more than ``EXACT_MAX_PAIRS`` pairs.
+        exact: True compares every pair (then applies the content-word rule); None (default)
+            or False finds "similar question" pairs through the content-word index (the same
+            links); the same-answer rule screens groups of more than ``EXACT_MAX_PAIRS`` pairs
+            unless True.
         extra_links: id pairs judged duplicates elsewhere (the LLM's semantic dedup), linked
             with the reason ``REASON_LLM``; "not duplicates" marks still win over them.
 

@@ -1,8 +1,9 @@
 """Near-duplicate clusters: the compared items, the links between them, the clusters, and how
 a curator settles one (keep one, reject the others as duplicates; or "not duplicates").
 
-A :class:`Cluster` is a connected component of the links :func:`~mtcb_curate.neardup.blocking.find_clusters`
-found, minus the pairs a curator marked "not duplicates".
+A :class:`Cluster` is a star of the links :func:`~mtcb_curate.neardup.blocking.find_clusters`
+found (every member linked directly to its centre; shared-passage groups: a connected
+component), minus the pairs a curator marked "not duplicates".
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ _LINK_DTYPE = np.dtype([("a", np.int64), ("b", np.int64), ("bits", np.int64), ("
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Cluster:
-    """A group of near-duplicate QA pairs: a connected component of the links.
+    """A group of near-duplicate QA pairs: a star around a centre of the links (a shared-passage
+    group: a connected component).
 
     Two clusters are equal when they have the same members, reasons and document keys.
 
