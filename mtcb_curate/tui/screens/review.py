@@ -694,7 +694,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self.queue.refresh()
         self._update_progress()
         self._refreeze()
-        self._find_clusters()  # the set checks follow it, from its links
+        self._find_clusters()
+        self._schedule_set_checks(0)
 
     def _refreeze(self) -> None:
         """Keep the scan's and the search's results out of later full garbage collections."""
@@ -735,7 +736,6 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._clusters_ready = True
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
-        self._schedule_set_checks(0)  # grouped from this search's links, not searched again
 
     def action_cluster(self) -> None:
         """Open the current pair's near-duplicate cluster side by side."""
@@ -841,9 +841,12 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._recheck(pid)
             self._rescore_findability(pid)
         if clusters:
-            self._find_clusters()  # the set checks follow it, from its links
-        elif rebuild_queue or (advance and pid is not None and self.session.status(pid) == Status.REJECTED):
-            self._schedule_set_checks()  # the set of pairs changed: grouped again from the last search
+            self._find_clusters()
+        if clusters or rebuild_queue or (advance and pid is not None
+                                         and self.session.status(pid) == Status.REJECTED):
+            # the set of pairs or their texts changed: grouped again from the latest search's
+            # links when its texts are still the current ones, else searched
+            self._schedule_set_checks()
         queue = self.queue
         if rebuild_queue:
             valid = pid is not None and 0 <= pid < len(self.session)
