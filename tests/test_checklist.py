@@ -456,6 +456,32 @@ def test_loads_passes_without_workspace(tmp_path):
     assert report.passed
 
 
+def test_loads_writes_a_sample_of_a_large_corpus_and_says_so(tmp_path, monkeypatch):
+    from mtcb_curate.checks import loads as loads_check
+
+    monkeypatch.setattr(loads_check, "CORPUS_SAMPLE_ROWS", 1)
+    c = no_workspace_report(tmp_path, corpus(), questions(), loads=True).get("loads")
+    assert c.status == "pass", c.message
+    assert "questions 4 rows" in c.message and "1 of its 2 rows" in c.message
+
+
+def test_loads_still_fails_on_a_layout_datasets_cannot_load(tmp_path, monkeypatch):
+    from mtcb_curate.checks import loads as loads_check
+    from mtcb_curate.hub import layout
+
+    real = layout.write_hub_layout
+
+    def broken(folder, *args, **kwargs):
+        real(folder, *args, **kwargs)
+        for f in Path(folder).rglob("*.parquet"):
+            f.write_bytes(b"not parquet")
+
+    monkeypatch.setattr(loads_check, "CORPUS_SAMPLE_ROWS", 1)
+    monkeypatch.setattr(layout, "write_hub_layout", broken)
+    c = no_workspace_report(tmp_path, corpus(), questions(), loads=True).get("loads")
+    assert c.status == "fail" and "load_dataset failed" in c.message
+
+
 def test_loads_is_skipped_when_not_asked(open_ws):
     c = check(open_ws(), "loads", loads=False)
     assert (c.status, c.message) == ("skip", "not run")

@@ -119,6 +119,33 @@ def test_undecided_pairs_are_evaluated_as_if_accepted(fixture_session):
                                                                    set_results=set_check_results(fixture_session))}
 
 
+def test_set_checks_grouped_from_a_search_match_a_fresh_run(fixture_session, monkeypatch):
+    from mtcb_curate.app import clusters as app_clusters
+    from mtcb_curate.neardup import blocking
+
+    search = app_clusters.search(fixture_session)
+    calls = []
+    real = blocking._links
+    monkeypatch.setattr(blocking, "_links", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def same(a, b):
+        return {k: (r.status, r.reasons, r.message) for k, r in a.items()} == \
+            {k: (r.status, r.reasons, r.message) for k, r in b.items()}
+
+    derived = set_check_results(fixture_session, search=search)
+    assert calls == []  # grouped from the search's links: nothing searched again
+    assert "duplicates" in derived and same(derived, set_check_results(fixture_session))
+    fixture_session.decide(3, Status.REJECTED)  # a decision: the same links, grouped again
+    calls.clear()
+    derived = set_check_results(fixture_session, search=search)
+    assert calls == [] and same(derived, set_check_results(fixture_session))
+    assert 4 not in derived["duplicates"].reasons
+    fixture_session.edit_many({4: {"question": "A question edited since the search?"}})  # stale: searched again
+    calls.clear()
+    set_check_results(fixture_session, search=search)
+    assert calls
+
+
 def test_fix_keys_name_the_repair(fixture_session):
     ctx = CheckContext.build(fixture_session, loads=False, include_undecided=True)
     by_check = {p.check_id: p.fix_keys for pid in ctx.accepted for p in pair_problems(ctx, pid)}

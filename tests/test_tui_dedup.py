@@ -45,12 +45,12 @@ QUESTIONS = [
     # 3-4: an unrelated pair
     row("What was Alpha's revenue in 2022?", "$10 million", "$10 million in 2022.", "AAA"),
     row("Who runs Beta?", "Nobody", "Beta sells bells."),
-    # 5-6: similarity 86.1 (a cluster from 85 down, none at 90)
+    # 5-6: similarity 87.8 (a cluster from 85 down, none at 90)
     row("How many stores did Beta open in Europe?", "12", "Beta opened 12 stores in Europe."),
-    row("How many stores did Beta close in Europe?", "3", "Beta closed 3 stores in Europe."),
-    # 7-8: similarity 79.5 (a cluster from 75 down)
+    row("How many stores did Beta open across Europe?", "3", "Beta closed 3 stores in Europe."),
+    # 7-8: similarity 82.4 (a cluster from 75 down, none at 85)
     row("What bells does Beta sell to churches?", "big", "Beta sells big bells to churches."),
-    row("What bells does Beta sell to schools?", "small", "Beta sells small bells to schools."),
+    row("Which bells does Beta sell to churches in Europe?", "small", "Beta sells small bells to schools."),
 ]
 
 
@@ -299,7 +299,7 @@ def test_similar_badge_names_the_linked_pairs_and_why(data, ws):
     found = clusters.find(session, threshold=75)
     index = clusters.neardup.cluster_index(found)
     assert badges.similar_badge(index[1], 1).plain == "≈2 similar (#0 identical, #2 identical)"
-    assert badges.similar_badge(index[5], 5).plain == "≈1 similar (#6 similar 86)"
+    assert badges.similar_badge(index[5], 5).plain == "≈1 similar (#6 similar 88)"
     assert badges.similar_badge(index.get(3), 3).plain == ""
     assert badges.similar_badge(index[1], 1, k=1).plain == "≈2 similar (#0 identical, …)"
     assert badges.similar_badge(index[1], 1).spans  # styled, not markup

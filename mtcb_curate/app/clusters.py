@@ -63,15 +63,28 @@ def find(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD
                                  extra_links=extra)
 
 
+def search(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
+           ids: Iterable[int] | None = None) -> neardup.LinkSet:
+    """Every near-duplicate and shared-passage link among the session's pairs (or ``ids``),
+    current texts, with the stored LLM clusters as extra links: one search, to group with
+    ``groups`` (and, for the problems line, ``checks.pair.set_check_results(search=...)``)."""
+    items = session_items(session, ids)
+    extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
+    return neardup.search_links(items, threshold=threshold, extra_links=extra,
+                                spans=neardup.passage_spans(session.dataset, items))
+
+
+def groups(session: ReviewSession, found: neardup.LinkSet) -> tuple[list[Cluster], list[Cluster]]:
+    """``(clusters, shared)`` of a ``search`` with the curator's current "not duplicates" and
+    shared-evidence marks (each largest first)."""
+    return found.groups(not_duplicates=session.not_duplicates(), shared_marks=session.shared_evidence())
+
+
 def find_both(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
               ids: Iterable[int] | None = None) -> tuple[list[Cluster], list[Cluster]]:
     """``(clusters, shared)`` from one search: the clusters of ``find`` and the shared-passage
     groups of ``find_shared`` (each largest first)."""
-    items = session_items(session, ids)
-    extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
-    return neardup.find_groups(items, threshold=threshold, not_duplicates=session.not_duplicates(),
-                               shared_marks=session.shared_evidence(), extra_links=extra,
-                               spans=neardup.passage_spans(session.dataset, items))
+    return groups(session, search(session, threshold=threshold, ids=ids))
 
 
 def find_shared(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,

@@ -187,11 +187,34 @@ def failing(problems: list[PairProblem]) -> list[PairProblem]:
 
 
 def set_check_results(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
-                      limits: Limits | None = None) -> dict[str, CheckResult]:
+                      limits: Limits | None = None, search: neardup.LinkSet | None = None
+                      ) -> dict[str, CheckResult]:
     """Run the set-wide checks (``SET_CHECKS`` that exist) over every pair not rejected, as if
     accepted: check id -> result, for :func:`pair_problems`' ``set_results``. Near-duplicate
-    search over the whole set (about a second at thousands of pairs): call it in a worker."""
+    search over the whole set (about a second at thousands of pairs): call it in a worker.
+
+    ``search``: the links of a search over every pair of the session at ``threshold`` (e.g.
+    ``app.clusters.search``). When its texts are the session's current ones, ``duplicates``
+    and ``shared_passage`` are grouped from its links over the pairs not rejected, with the
+    current marks, and nothing is searched again (see ``neardup.LinkSet`` for how that can
+    differ from a search over those pairs alone); otherwise both checks run as usual.
+    """
     from mtcb_curate.checks.gate import CHECKS_BY_ID, run_check
+
+    if search is not None and search.threshold == threshold:
+        items = [neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage)
+                 for pid, v in ((pid, session.view(pid)) for pid in range(len(session)))]
+        if items == search.items:
+            from mtcb_curate.dataset.model import Status
+
+            live = [pid for pid in range(len(session)) if session.status(pid) is not Status.REJECTED]
+            extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
+            if tuple(extra) == search.extra_links:  # the LLM links it ran with are still the stored ones
+                clusters, shared = search.groups(keep=live, not_duplicates=session.not_duplicates(),
+                                                 shared_marks=session.shared_evidence())
+                out = {"duplicates": questions.duplicates_result(clusters, threshold),
+                       "shared_passage": passages.shared_passage_result(shared)}
+                return {cid: r for cid, r in out.items() if cid in SET_CHECKS and cid in CHECKS_BY_ID}
 
     ctx = CheckContext.build(session, limits=limits, threshold=threshold, loads=False, include_undecided=True)
     return {cid: run_check(CHECKS_BY_ID[cid], ctx) for cid in SET_CHECKS if cid in CHECKS_BY_ID}

@@ -89,6 +89,12 @@ def shared_passage(ctx: CheckContext) -> CheckResult:
     groups = neardup.find_shared_passages(items, threshold=ctx.threshold, spans=spans, extra_links=extra,
                                           not_duplicates=session.not_duplicates(),
                                           shared_marks=session.shared_evidence())
+    return shared_passage_result(groups)
+
+
+def shared_passage_result(groups: list) -> CheckResult:
+    """The ``shared_passage`` result for these shared-passage groups (``neardup.Cluster``s of
+    the pairs checked): every member warns, naming up to ``SHARED_IDS_SHOWN`` others."""
     reasons = {}
     for g in groups:
         for pid in g.ids:

@@ -68,6 +68,12 @@ def duplicates(ctx: CheckContext) -> CheckResult:
     extra = llm_links(ctx.session.workspace.get_meta(LLM_CLUSTERS_KEY), len(ctx.session))
     clusters = find_clusters(items, threshold=ctx.threshold, not_duplicates=ctx.session.not_duplicates(),
                              extra_links=extra)
+    return duplicates_result(clusters, ctx.threshold)
+
+
+def duplicates_result(clusters: list, threshold: float) -> CheckResult:
+    """The ``duplicates`` result for these near-duplicate clusters (``neardup.Cluster``s of the
+    pairs checked) at ``threshold``: every member fails, naming the others."""
     reasons = {}
     for c in clusters:
         for pid in c.ids:
@@ -75,7 +81,7 @@ def duplicates(ctx: CheckContext) -> CheckResult:
             reasons[pid] = f"{c.reason} with {others}"
     return result("duplicates", reasons, set(reasons),
                   f"{len(clusters)} unresolved near-duplicate cluster(s) among accepted pairs "
-                  f"(threshold {ctx.threshold:g})" if clusters else "no identical or near-duplicate questions "
+                  f"(threshold {threshold:g})" if clusters else "no identical or near-duplicate questions "
                   "among accepted pairs")
 
 

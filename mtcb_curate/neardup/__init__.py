@@ -8,7 +8,10 @@ reason                                      rule
 ``identical question``                      same document key, same normalized question
 ``identical question across documents``     different document keys, same normalized
                                             question (always raised, whatever the threshold)
-``similar question``                        question similarity >= ``threshold``, within a
+``similar question``                        question similarity >= ``threshold`` and
+                                            ``content_compatible`` content words (the same,
+                                            or one's within the other's with at most
+                                            ``MAX_EXTRA_WORDS`` more), within a
                                             document, or across documents between questions
                                             that do not name their document (none of their
                                             words is found in the questions of exactly one
@@ -26,9 +29,9 @@ reason                                      rule
 ==========================================  =================================================
 
 Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
-"similar". Clusters are the connected components of the links that say two pairs ask the same
-question (``QUESTION_REASONS``: the first five), minus the pairs a curator marked "not
-duplicates". Shared evidence is not a duplicate: several different questions may rest on one
+"similar". Clusters are stars around a centre (star clustering, every member linked directly
+to its centre) of the links that say two pairs ask the same question (``QUESTION_REASONS``:
+the first five), minus the pairs a curator marked "not duplicates". Shared evidence is not a duplicate: several different questions may rest on one
 sentence. The passage rules (``PASSAGE_REASONS``) give separate shared-passage groups
 (``find_groups``, ``find_shared_passages``: pairs linked only by their passages), which never
 glue clusters together; a curator marks a group "distinct questions on shared evidence".
@@ -42,10 +45,12 @@ re-exported here. Why this scorer and these thresholds, and what the search cost
 
 from mtcb_curate.neardup.blocking import (
     _Prepared,
+    LinkSet,
     find_clusters,
     find_groups,
     find_shared_passages,
     screen_cutoff_for,
+    search_links,
 )
 from mtcb_curate.neardup.clusters import (
     Cluster,
@@ -87,6 +92,10 @@ from mtcb_curate.neardup.similarity import (
     REASON_SIMILAR,
     REASONS,
     SCORED_CHARS,
+    FUNCTION_WORDS,
+    MAX_EXTRA_WORDS,
+    MIN_SHARED_WORDS,
+    content_compatible,
     fuzz,
     normalize,
     question_similarity,
@@ -95,12 +104,12 @@ from mtcb_curate.neardup.similarity import (
 
 __all__ = [
     "ANSWER_MARGIN", "BLOCK_CELLS", "CLIQUE_MAX", "DEFAULT_THRESHOLD", "DUPLICATE_REASON_FORMAT",
-    "EXACT_MAX_PAIRS", "LLM_CLUSTERS_KEY", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PASSAGE_REASONS",
+    "EXACT_MAX_PAIRS", "FUNCTION_WORDS", "LLM_CLUSTERS_KEY", "MAX_EXTRA_WORDS", "MIN_SHARED_WORDS", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PASSAGE_REASONS",
     "PREFILTER_MARGIN", "QUESTION_REASONS", "REASON_IDENTICAL",
     "REASON_IDENTICAL_ACROSS", "REASON_LLM", "REASON_OVERLAP", "REASON_SAME_ANSWER",
-    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link",
-    "cluster_index", "clusters_json", "duplicate_reason", "find_clusters", "find_groups",
+    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link", "LinkSet",
+    "cluster_index", "clusters_json", "content_compatible", "duplicate_reason", "find_clusters", "find_groups",
     "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
     "llm_links", "normalize", "not_duplicate_pairs",
-    "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "unresolved",
+    "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
 ]

@@ -2,10 +2,11 @@
 :mod:`mtcb_curate.neardup` and groups them into clusters.
 
 Candidate generation ("blocking"): identical questions and passages by grouping equal keys;
-similar questions in row blocks of rapidfuzz ``process.cdist`` compared only with questions
-whose length can still reach the cutoff, screened first on a word-level code when a pass is
-large (:func:`screen_cutoff_for`); passages without a span through hashed 24-character
-windows. The design and the measured costs: ``docs/neardup.md``.
+similar questions through an index of content-word sets (each set and the set less one or two
+words, hashed), scored with rapidfuzz ``cpdist``; with ``exact=True``, in row blocks of
+``process.cdist`` compared only with questions whose length can still reach the cutoff,
+screened first on a word-level code when a pass is large (:func:`screen_cutoff_for`);
+passages without a span through hashed 24-character windows. Clusters: star clustering. The design and the measured costs: ``docs/neardup.md``.
 """
 
 from __future__ import annotations
@@ -45,9 +46,19 @@ from mtcb_curate.neardup.similarity import (
     REASON_SAME_PASSAGE,
     REASON_SIMILAR,
     REASONS,
+    FUNCTION_WORDS,
+    MAX_EXTRA_WORDS,
+    MIN_SHARED_WORDS,
+    WORD_TYPO_MIN_CHARS,
+    WORD_TYPO_RATIO,
     _sorted_words,
+    content_compatible,
     scored_text,
 )
+
+#: Questions with more content words than this are indexed by their whole set and every set
+#: of one word fewer, not of two fewer (their keys grow as the square of the count).
+_MAX_LEVEL2_WORDS = 40
 
 # -- the search ----------------------------------------------------------------------------
 
@@ -83,8 +94,10 @@ def find_clusters(
             for similarity (counted in questions, the within-document and the
             across-document passes together); the last call has ``done == total``.
         workers: threads for rapidfuzz (``-1``: all cores).
-        exact: True scores every pair exactly, False always uses the word-level screen,
-            None (default) screens only passes of more than ``EXACT_MAX_PAIRS`` pairs.
+        exact: True compares every pair (then applies the content-word rule); None (default)
+            or False finds "similar question" pairs through the content-word index (the same
+            links); the same-answer rule screens groups of more than ``EXACT_MAX_PAIRS`` pairs
+            unless True.
         extra_links: id pairs judged duplicates elsewhere (the LLM's semantic dedup), linked
             with the reason ``REASON_LLM``; "not duplicates" marks still win over them.
 
@@ -100,7 +113,7 @@ def find_clusters(
     prep, a, b, bits = found
     if not_duplicates:
         a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
-    return _clusters(prep, a, b, bits)
+    return _clusters(prep, a, b, bits, star=bool(set(reasons) & set(QUESTION_REASONS)) or bool(extra_links))
 
 
 def find_groups(
@@ -141,19 +154,82 @@ def find_groups(
     Raises:
         ValueError: as ``find_clusters``.
     """
-    found = _links(items, threshold, REASONS, spans, progress, workers, exact, extra_links)
+    search = search_links(items, threshold=threshold, spans=spans, progress=progress, workers=workers,
+                          exact=exact, extra_links=extra_links)
+    return search.groups(not_duplicates=not_duplicates, shared_marks=shared_marks)
+
+
+class LinkSet:
+    """Every link of one search over ``items`` (``search_links``), to be grouped again over a
+    subset of the pairs, or with other "not duplicates" / shared-evidence marks, without
+    searching again (a decision or a mark changes no text).
+
+    Attributes:
+        items: the searched items (``Item``s), in the order given.
+        threshold: the question similarity the search used.
+        extra_links: the extra (LLM) links it was given, as ``(a, b)`` id tuples.
+
+    Grouping a subset keeps the links found over all items: which words name a document
+    ("across documents" in ``docs/neardup.md``) was judged over all of them, and a group of
+    more than ``CLIQUE_MAX`` identical questions or passages is linked as a star on its lowest
+    id, so without that member its other members are not linked by that rule.
+    """
+
+    def __init__(self, items: list[Item], threshold: float, prep: _Prepared | None,
+                 a: np.ndarray, b: np.ndarray, bits: np.ndarray):
+        self.items, self.threshold = items, threshold
+        self.extra_links: tuple[tuple[int, int], ...] = ()
+        self._prep, self._a, self._b, self._bits = prep, a, b, bits
+
+    def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
+               shared_marks: Iterable[tuple[int, int]] = ()) -> tuple[list[Cluster], list[Cluster]]:
+        """``(clusters, shared)`` as ``find_groups`` gives them, over the pairs whose ids are in
+        ``keep`` (all by default), with these marks."""
+        prep = self._prep
+        if prep is None:
+            return [], []
+        a, b, bits = self._a, self._b, self._bits
+        if keep is not None:
+            inside = np.isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))
+            ok = inside[a] & inside[b]
+            a, b, bits = a[ok], b[ok], bits[ok]
+        if not_duplicates:
+            a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
+        question = (bits & _QUESTION_MASK) != 0
+        clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK, star=True)
+        shared = ~question & ((bits & _PASSAGE_MASK) != 0)
+        sa, sb, sbits = a[shared], b[shared], bits[shared] & _PASSAGE_MASK
+        if shared_marks:
+            sa, sb, sbits = _drop_excluded(sa, sb, sbits, prep.ids, shared_marks)
+        return clusters, _clusters(prep, sa, sb, sbits)
+
+
+def search_links(
+    items: Sequence[Item | tuple[int, str, str, str, str]],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    spans: Mapping[int, tuple[int, int]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = -1,
+    exact: bool | None = None,
+    extra_links: Iterable[tuple[int, int]] = (),
+) -> LinkSet:
+    """Every rule applied once over ``items`` (arguments as ``find_groups``), kept as a
+    ``LinkSet`` to group as many times as needed.
+
+    Raises:
+        ValueError: as ``find_clusters``.
+    """
+    rows = [Item(*it) for it in items]
+    extra = [(int(x), int(y)) for x, y in extra_links]
+    found = _links(rows, threshold, REASONS, spans, progress, workers, exact, extra)
     if found is None:
-        return [], []
-    prep, a, b, bits = found
-    if not_duplicates:
-        a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
-    question = (bits & _QUESTION_MASK) != 0
-    clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK)
-    shared = ~question & ((bits & _PASSAGE_MASK) != 0)
-    sa, sb, sbits = a[shared], b[shared], bits[shared] & _PASSAGE_MASK
-    if shared_marks:
-        sa, sb, sbits = _drop_excluded(sa, sb, sbits, prep.ids, shared_marks)
-    return clusters, _clusters(prep, sa, sb, sbits)
+        e = np.zeros(0, dtype=np.int64)
+        out = LinkSet(rows, threshold, None, e, e, e)
+    else:
+        out = LinkSet(rows, threshold, *found)
+    out.extra_links = tuple(extra)
+    return out
 
 
 def find_shared_passages(items: Sequence[Item | tuple[int, str, str, str, str]], **kwargs: Any) -> list[Cluster]:
@@ -187,9 +263,11 @@ def _links(items: Sequence[Item | tuple[int, str, str, str, str]], threshold: fl
 
     similar = REASON_SIMILAR in want
     passes = _Passes(prep, threshold, workers, exact, progress, similar=similar)
-    if similar:
+    if similar and exact is True:
         passes.within_documents(edges)
         passes.across_documents(edges)
+    elif similar:
+        passes.similar_indexed(edges)
     if REASON_SAME_ANSWER in want:
         passes.same_answer(edges, max(threshold - ANSWER_MARGIN, 1.0))
     passes.finish()
@@ -224,6 +302,52 @@ def _codes(values: Sequence[Any]) -> np.ndarray:
     return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
 
 
+def _unique(values: np.ndarray, counts: bool = False):
+    """``np.unique`` by sorting (numpy's hash-based path was slower on these int64 keys)."""
+    v = np.sort(values)
+    first = np.r_[True, v[1:] != v[:-1]] if len(v) else np.zeros(0, dtype=bool)
+    if not counts:
+        return v[first]
+    starts = np.flatnonzero(first)
+    return v[starts], np.diff(np.r_[starts, len(v)])
+
+
+def _level2_fits(a: frozenset, b: frozenset) -> bool:
+    """Two extra words count only when the longer set has at most ``_MAX_LEVEL2_WORDS``."""
+    return abs(len(a) - len(b)) < 2 or max(len(a), len(b)) <= _MAX_LEVEL2_WORDS
+
+
+def _typo_classes(vocabulary: Sequence[str]) -> dict[str, int]:
+    """Word -> class id: words of at least ``WORD_TYPO_MIN_CHARS`` characters, without digits,
+    starting with the same character and of Indel similarity >= ``WORD_TYPO_RATIO`` (rapidfuzz
+    ``ratio``) share a class (connected components of those pairs); every other word is its own."""
+    words = list(vocabulary)
+    n = len(words)
+    pa, pb = [], []
+    by_first: dict[str, list[int]] = defaultdict(list)
+    for k, w in enumerate(words):
+        if len(w) >= WORD_TYPO_MIN_CHARS and not any(ch.isdigit() for ch in w):
+            by_first[w[0]].append(k)
+    for group in by_first.values():
+        if len(group) < 2:
+            continue
+        g = np.array(group)
+        strings = [words[k] for k in group]
+        for s0 in range(0, len(g), 2048):
+            block = process.cdist(strings[s0:s0 + 2048], strings, scorer=fuzz.ratio, dtype=np.uint8,
+                                  score_cutoff=WORD_TYPO_RATIO, workers=-1 if len(g) > 2000 else 1)
+            r, c = np.nonzero(block)
+            keep = c > r + s0
+            pa.append(g[r[keep] + s0])
+            pb.append(g[c[keep]])
+    root = np.arange(n)
+    if pa:
+        a, b = np.concatenate(pa), np.concatenate(pb)
+        if len(a):
+            root = _components(n, a, b)
+    return dict(zip(words, root.tolist()))
+
+
 class _Prepared:
     """Per-item arrays computed once (positions 0..n-1 in ``items`` order)."""
 
@@ -246,7 +370,10 @@ class _Prepared:
         empty = np.array([not a for a in answers])
         acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing
         self.acode = acode
+        self._content: list[frozenset] | None = None
+        self._set_hash: np.ndarray | None = None
         self._anchored: np.ndarray | None = None
+        self._word_table: tuple[np.ndarray, np.ndarray, list[str]] | None = None
         self._word_codes: list[str] | None = None
         self._word_code_array: np.ndarray | None = None
 
@@ -254,17 +381,100 @@ class _Prepared:
     def anchored(self) -> np.ndarray:
         """True where the question contains a document-specific word (module docstring)."""
         if self._anchored is None:
-            per_doc: dict[int, Counter] = defaultdict(Counter)
-            words = [set(q.split()) for q in self.normq]
-            for d, ws in zip(self.doc.tolist(), words):
-                per_doc[d].update(ws)
-            df = Counter()
-            for c in per_doc.values():
-                df.update(c.keys())
-            specific = {d: {w for w, k in c.items() if k >= 2 and df[w] == 1} for d, c in per_doc.items()}
-            self._anchored = np.fromiter(
-                (bool(ws & specific[d]) for d, ws in zip(self.doc.tolist(), words)), dtype=bool, count=self.n)
+            owner, word, _ = self.word_table
+            doc = self.doc[owner]
+            nw = int(word.max()) + 1 if len(word) else 1
+            dw, per = _unique(doc * nw + word, counts=True)  # questions per (doc, word)
+            df = np.bincount(dw % nw, minlength=nw)  # documents per word
+            specific = dw[(per >= 2) & (df[dw % nw] == 1)]
+            hit = np.isin(doc * nw + word, specific)
+            self._anchored = np.bincount(owner[hit], minlength=self.n) > 0
         return self._anchored
+
+    @property
+    def word_table(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Each question's distinct words: ``(owner positions, word ids, vocabulary)``."""
+        if self._word_table is None:
+            vocab: dict[str, int] = {}
+            sets = [set(q.split()) for q in self.normq]
+            sizes = np.fromiter(map(len, sets), dtype=np.int64, count=self.n)
+            word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in sets for w in ws), dtype=np.int64,
+                               count=int(sizes.sum()))
+            self._word_table = (np.repeat(np.arange(self.n), sizes), word, list(vocab))
+        return self._word_table
+
+    @property
+    def content(self) -> list[frozenset]:
+        """Each question's content words (not ``FUNCTION_WORDS``) as a frozenset of typo-class
+        ids (``_typo_classes``)."""
+        if self._content is None:
+            owner, word, vocab = self.word_table
+            stop = np.fromiter((w in FUNCTION_WORDS for w in vocab), dtype=bool, count=len(vocab))
+            keep = ~stop[word] if len(word) else np.zeros(0, dtype=bool)
+            content_vocab = [w for w, st in zip(vocab, stop.tolist()) if not st]
+            cls = _typo_classes(content_vocab)
+            cls_of = np.full(len(vocab), -1, dtype=np.int64)
+            cls_of[~stop] = [cls[w] for w in content_vocab]
+            owner, word = owner[keep], cls_of[word[keep]]
+            pair = _unique(owner * (len(vocab) + 1) + word)  # a class once per question
+            owner, word = pair // (len(vocab) + 1), pair % (len(vocab) + 1)
+            self._flat = (owner, word)
+            sizes = np.bincount(owner, minlength=self.n)
+            cuts = np.r_[0, np.cumsum(sizes)].tolist()
+            wl = word.tolist()
+            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in range(self.n)]
+            rng = np.random.default_rng(0x5EED)
+            word_hash = rng.integers(1, 2**62, size=len(vocab) + 1, dtype=np.int64)
+            word_hash = word_hash.astype(np.uint64) * np.uint64(2) + np.uint64(1)
+            self._class_hash = word_hash
+            self._sizes = sizes
+            self._set_hash = np.zeros(self.n, dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                np.add.at(self._set_hash, owner, word_hash[word])
+        return self._content
+
+    @property
+    def set_hash(self) -> np.ndarray:
+        """A 64-bit hash of each question's content-word set: the wrapping sum of one random
+        odd 64-bit value per typo class (so a set less some words hashes to the sum less theirs)."""
+        self.content
+        return self._set_hash
+
+    def compatible(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``content_compatible`` for each pair of positions (a, b)."""
+        h = self.set_hash
+        same = h[a] == h[b]
+        c = self.content
+        rest = np.flatnonzero(~same)
+        ok = same.copy()
+        ok[rest] = [content_compatible(c[x], c[y]) and _level2_fits(c[x], c[y])
+                    for x, y in zip(a[rest].tolist(), b[rest].tolist())]
+        return ok
+
+    def content_keys(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The index keys of ``members``: ``(owner positions, key hashes)``, each question's
+        content set with 0, 1 or 2 (``MAX_EXTRA_WORDS``) words left out, as long as
+        ``MIN_SHARED_WORDS`` are left (and at most ``_MAX_LEVEL2_WORDS`` for 2)."""
+        h = self.set_hash
+        owner, word = self._flat
+        starts = np.r_[0, np.cumsum(self._sizes)[:-1]]
+        owners, keys = [members], [h[members]]
+        sizes = self._sizes[members]
+        with np.errstate(over="ignore"):
+            for size in np.unique(sizes).tolist():
+                if size - 1 < MIN_SHARED_WORDS:
+                    continue
+                grp = members[sizes == size]
+                words = word[starts[grp][:, None] + np.arange(size)]
+                wh = self._class_hash[words]
+                full = h[grp][:, None]
+                owners.append(np.repeat(grp, size))
+                keys.append((full - wh).reshape(-1))
+                if MAX_EXTRA_WORDS >= 2 and size - 2 >= MIN_SHARED_WORDS and size <= _MAX_LEVEL2_WORDS:
+                    x, y = np.triu_indices(size, 1)
+                    owners.append(np.repeat(grp, len(x)))
+                    keys.append((full - wh[:, x] - wh[:, y]).reshape(-1))
+        return np.concatenate(owners), np.concatenate(keys)
 
     @property
     def word_code_array(self) -> np.ndarray:
@@ -363,6 +573,8 @@ class _Passes:
             a, b = _pairs_above(p, g, self.t, exact, self.workers, self._tick)
             ok = p.numbers[a] == p.numbers[b]
             a, b = a[ok], b[ok]
+            ok = p.compatible(a, b)
+            a, b = a[ok], b[ok]
             bits = np.where(p.qcode[a] == p.qcode[b], _BIT[REASON_IDENTICAL] | _BIT[REASON_SIMILAR],
                             _BIT[REASON_SIMILAR])
             edges.add(a, b, bits)
@@ -372,15 +584,69 @@ class _Passes:
         p = self.prep
         q = np.flatnonzero(p.has_q)
         key = _codes(list(zip(p.doc[q].tolist(), p.acode[q].tolist())))
-        groups = _groups(key, q)
-        exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in groups))
-        for g in groups:
-            a, b = _pairs_above(p, g, cutoff, exact, self.workers, None)
+        sa, sb, large = _small_group_pairs(key, q, CLIQUE_MAX)
+        exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in large))
+        found = []
+        if len(sa):
+            score = process.cpdist(p.sortq_array[sa], p.sortq_array[sb], scorer=fuzz.ratio, dtype=np.uint8,
+                                   score_cutoff=cutoff, workers=self.workers if len(sa) > 10_000 else 1)
+            found.append((sa[score > 0], sb[score > 0]))
+        found += [_pairs_above(p, g, cutoff, exact, self.workers, None) for g in large]
+        for a, b in found:
             ok = p.numbers[a] == p.numbers[b]
             a, b = a[ok], b[ok]
             bits = np.where(p.qcode[a] == p.qcode[b], _BIT[REASON_IDENTICAL] | _BIT[REASON_SAME_ANSWER],
                             _BIT[REASON_SAME_ANSWER])
             edges.add(a, b, bits)
+
+    def similar_indexed(self, edges: _Edges) -> None:
+        """The "similar question" links through the content-word index: each question's
+        content set is looked up among every question's sets with up to ``MAX_EXTRA_WORDS``
+        words left out (``_Prepared.content_keys``), which finds every pair the rule allows
+        (``content_compatible``) without comparing the others; those candidates are scored
+        with ``cpdist`` and kept from ``threshold``, within a document or, between questions
+        that do not name their document, across documents."""
+        p = self.prep
+        members = np.concatenate([g for g in self.by_doc.values()] + [self.cross_members])
+        members = _unique(members)
+        if len(members) < 2:
+            self._tick(self.total)
+            return
+        owner, key = p.content_keys(members)
+        # each index key looked up among the (fewer) probes: every question's whole set
+        probe = p.set_hash[members]
+        order = np.argsort(probe)
+        probe, probe_owner = probe[order], members[order]
+        lo = np.searchsorted(probe, key, side="left")
+        counts = np.searchsorted(probe, key, side="right") - lo
+        hit = counts > 0
+        owner, lo, counts = owner[hit], lo[hit], counts[hit]
+        total = int(counts.sum())
+        self._tick(self.total // 2)
+        if total:
+            b = np.repeat(owner, counts)
+            a = probe_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
+            x, y = np.minimum(a, b), np.maximum(a, b)
+            keep = x != y
+            pair = _unique(x[keep] * p.n + y[keep])
+            a, b = pair // p.n, pair % p.n
+            anchored = p.anchored
+            same_doc = p.doc[a] == p.doc[b]
+            scope = same_doc | (~anchored[a] & ~anchored[b])
+            ok = scope & (p.numbers[a] == p.numbers[b]) & p.has_q[a] & p.has_q[b]
+            a, b, same_doc = a[ok], b[ok], same_doc[ok]
+            # the set hashes matched: confirm the sets (a 64-bit collision is possible in principle)
+            ok = p.compatible(a, b)
+            a, b, same_doc = a[ok], b[ok], same_doc[ok]
+            score = process.cpdist(p.sortq_array[a], p.sortq_array[b], scorer=fuzz.ratio, dtype=np.uint8,
+                                   score_cutoff=self.t, workers=self.workers if len(a) > 10_000 else 1)
+            ok = score > 0 if self.t > 0 else np.ones(len(a), dtype=bool)
+            a, b, same_doc = a[ok], b[ok], same_doc[ok]
+            identical = p.qcode[a] == p.qcode[b]
+            bits = np.where(identical, np.where(same_doc, _BIT[REASON_IDENTICAL], _BIT[REASON_IDENTICAL_ACROSS]),
+                            0) | _BIT[REASON_SIMILAR]
+            edges.add(a, b, bits)
+        self._tick(self.total - self.total // 2)
 
     def across_documents(self, edges: _Edges) -> None:
         """Unanchored questions against each other across documents, at ``threshold``."""
@@ -391,6 +657,8 @@ class _Passes:
         exact = self._use_exact(len(g) * (len(g) - 1) // 2)
         a, b = _pairs_above(p, g, self.t, exact, self.workers, self._tick)
         ok = (p.doc[a] != p.doc[b]) & (p.numbers[a] == p.numbers[b])
+        a, b = a[ok], b[ok]
+        ok = p.compatible(a, b)
         a, b = a[ok], b[ok]
         bits = np.where(p.qcode[a] == p.qcode[b], _BIT[REASON_IDENTICAL_ACROSS] | _BIT[REASON_SIMILAR],
                         _BIT[REASON_SIMILAR])
@@ -485,10 +753,38 @@ def _nonzero(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _identical_questions(prep: _Prepared, edges: _Edges) -> None:
     """Identical normalized questions: within a document and across documents."""
     q = np.flatnonzero(prep.has_q)
-    for group in _groups(prep.qcode[q], q):
-        a, b = _group_links(group)
+    a, b, large = _small_group_pairs(prep.qcode[q], q, CLIQUE_MAX)
+    parts = [(a, b)] + [_group_links(g) for g in large]
+    for a, b in parts:
         same = prep.doc[a] == prep.doc[b]
         edges.add(a, b, np.where(same, _BIT[REASON_IDENTICAL], _BIT[REASON_IDENTICAL_ACROSS]))
+
+
+def _small_group_pairs(keys: np.ndarray, members: np.ndarray, max_size: int
+                       ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Every pair (a < b by position) within each group of members sharing a key, for the
+    groups of 2 to ``max_size`` members, built without a Python loop over groups; and the larger
+    groups, as arrays."""
+    none = np.zeros(0, dtype=np.int64)
+    if len(keys) < 2:
+        return none, none, []
+    order = np.argsort(keys, kind="stable")
+    k, m = keys[order], members[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    sizes = np.diff(np.r_[starts, len(k)])
+    out_a, out_b, large = [none], [none], []
+    for size in np.unique(sizes).tolist():
+        if size < 2:
+            continue
+        rows = starts[sizes == size]
+        if size > max_size:
+            large += [np.sort(m[r:r + size]) for r in rows.tolist()]
+            continue
+        grid = np.sort(m[rows[:, None] + np.arange(size)], axis=1)
+        x, y = np.triu_indices(size, 1)
+        out_a.append(grid[:, x].reshape(-1))
+        out_b.append(grid[:, y].reshape(-1))
+    return np.concatenate(out_a), np.concatenate(out_b), large
 
 
 def _groups(keys: np.ndarray, members: np.ndarray) -> list[np.ndarray]:
@@ -650,43 +946,102 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             parent = nxt
 
 
-def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray) -> list[Cluster]:
+def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Star clustering: the centre of each position (-1: in no cluster). Positions are taken
+    by decreasing number of links (then total score, then position); each one not yet placed
+    becomes a centre with every neighbour not yet placed. Every member of a star is linked
+    directly to its centre, so no cluster joins questions only through a chain of links.
+    After Aslam, Pelekhov and Rus, "The Star Clustering Algorithm for Static and Dynamic
+    Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star)."""
+    ends = np.concatenate([a, b])
+    other = np.concatenate([b, a])
+    weight = np.concatenate([score, score]).astype(np.float64)
+    degree = np.bincount(ends, minlength=n)
+    strength = np.bincount(ends, weights=weight, minlength=n)
+    nodes = np.flatnonzero(degree)
+    nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
+    order = np.argsort(ends, kind="stable")
+    other = other[order].tolist()
+    indptr = np.r_[0, np.cumsum(degree)].tolist()
+    centre = [-1] * n
+    size: dict[int, int] = {}
+    orphans = []
+    for u in nodes.tolist():
+        if centre[u] >= 0:
+            continue
+        free = [v for v in other[indptr[u]:indptr[u + 1]] if centre[v] < 0]
+        if not free:
+            orphans.append(u)
+            continue
+        centre[u] = u
+        for v in free:
+            centre[v] = u
+        size[u] = 1 + len(free)
+    # A position whose neighbours all went to other stars joins one of them: a neighbour that
+    # is a centre by now takes it; else the neighbour leaves its star (which keeps two members
+    # or more) to centre a new one; else that star of two is centred on the neighbour instead.
+    for u in orphans:
+        if centre[u] >= 0:
+            continue
+        near = other[indptr[u]:indptr[u + 1]]
+        v = next((x for x in near if centre[x] == x), near[0])
+        c = centre[v]
+        if c == v:
+            size[v] += 1
+        elif size[c] > 2:
+            size[c] -= 1
+            centre[v], size[v] = v, 2
+        else:
+            del size[c]
+            centre[c] = centre[v] = v
+            size[v] = 3
+        centre[u] = v
+    return np.array(centre, dtype=np.int64)
+
+
+def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, star: bool = False) -> list[Cluster]:
     if len(a) == 0:
         return []
-    root = _components(prep.n, a, b)
     identical = (bits & (_BIT[REASON_IDENTICAL] | _BIT[REASON_IDENTICAL_ACROSS])) != 0
     bits = np.where(identical, bits & ~_QUESTION_BITS, bits)  # "identical" says it all
+    score = _scores(prep, a, b)
+    if star:
+        root = _stars(prep.n, a, b, score)
+        inside = (root[a] >= 0) & (root[a] == root[b])
+        a, b, bits, score = a[inside], b[inside], bits[inside], score[inside]
+        if len(a) == 0:
+            return []
+    else:
+        root = _components(prep.n, a, b)
     ids = prep.ids
     table = np.empty(len(a), dtype=_LINK_DTYPE)
     table["a"] = np.minimum(ids[a], ids[b])
     table["b"] = np.maximum(ids[a], ids[b])
     table["bits"] = bits
-    table["score"] = np.round(_scores(prep, a, b).astype(np.float64), 1)
+    table["score"] = np.round(score.astype(np.float64), 1)
     # links grouped by component, then ordered by (a, b) id
     order = np.lexsort((table["b"], table["a"], root[a]))
     table, a, b, er = table[order], a[order], b[order], root[a][order]
-    cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True]).tolist()
+    cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True])
+    cluster_bits = np.bitwise_or.reduceat(table["bits"], cuts[:-1]).tolist() if len(a) else []
+    # members of each component, ordered by id
+    nodes = _unique(np.r_[a, b])
+    nodes = nodes[np.lexsort((ids[nodes], root[nodes]))]
+    node_root = root[nodes]
+    ncuts = np.flatnonzero(np.r_[True, node_root[1:] != node_root[:-1], True]).tolist()
+    node_ids = ids[nodes].tolist()
+    nodes_list = nodes.tolist()
+    doc_keys, sortq, has_q = prep.doc_keys, prep.sortq, prep.has_q
     out = []
-    for s, e in zip(cuts[:-1], cuts[1:]):
-        members = np.unique(np.r_[a[s:e], b[s:e]])
-        members = members[np.argsort(ids[members])]
-        member_ids = ids[members].tolist()
-        cluster_bits = int(np.bitwise_or.reduce(table["bits"][s:e]))
-        pairwise = None
-        if len(members) <= PAIRWISE_MAX:
-            q = prep.sortq_array[members]
-            matrix = process.cdist(q, q, scorer=fuzz.ratio, dtype=np.float32)
-            matrix[~prep.has_q[members]] = 0
-            matrix[:, ~prep.has_q[members]] = 0
-            x, y = np.triu_indices(len(members), 1)
-            pairwise = tuple(zip((member_ids[k] for k in x.tolist()), (member_ids[k] for k in y.tolist()),
-                                 np.round(matrix[x, y].astype(np.float64), 1).tolist()))
+    for k, (s, e) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())):
+        ms, me = ncuts[k], ncuts[k + 1]
+        members = nodes_list[ms:me]
         out.append(Cluster(
-            ids=tuple(member_ids),
-            reasons=_reason_names(cluster_bits),
-            doc_keys=tuple(sorted({prep.doc_keys[k] for k in members.tolist()})),
+            ids=tuple(node_ids[ms:me]),
+            reasons=_reason_names(cluster_bits[k]),
+            doc_keys=tuple(sorted({doc_keys[m] for m in members})),
             link_table=table[s:e],
-            pairwise=pairwise,
+            scored=tuple(sortq[m] if has_q[m] else "" for m in members) if me - ms <= PAIRWISE_MAX else None,
         ))
     out.sort(key=lambda c: (-c.size, c.ids[0]))
     return out

@@ -1,8 +1,9 @@
 """Near-duplicate clusters: the compared items, the links between them, the clusters, and how
 a curator settles one (keep one, reject the others as duplicates; or "not duplicates").
 
-A :class:`Cluster` is a connected component of the links :func:`~mtcb_curate.neardup.blocking.find_clusters`
-found, minus the pairs a curator marked "not duplicates".
+A :class:`Cluster` is a star of the links :func:`~mtcb_curate.neardup.blocking.find_clusters`
+found (every member linked directly to its centre; shared-passage groups: a connected
+component), minus the pairs a curator marked "not duplicates".
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ _LINK_DTYPE = np.dtype([("a", np.int64), ("b", np.int64), ("bits", np.int64), ("
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Cluster:
-    """A group of near-duplicate QA pairs: a connected component of the links.
+    """A group of near-duplicate QA pairs: a star around a centre of the links (a shared-passage
+    group: a connected component).
 
     Two clusters are equal when they have the same members, reasons and document keys.
 
@@ -76,6 +78,9 @@ class Cluster:
     doc_keys: tuple[str, ...]
     link_table: np.ndarray = field(repr=False)
     pairwise: tuple[tuple[int, int, float], ...] | None = field(default=None, repr=False)
+    #: The members' scored questions (words sorted, '' when empty), in ``ids`` order: with at
+    #: most ``PAIRWISE_MAX`` members, ``scores`` computes every pair from them on first use.
+    scored: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Cluster):
@@ -105,10 +110,27 @@ class Cluster:
     @property
     def scores(self) -> tuple[tuple[int, int, float], ...]:
         """``(a, b, score)``: every pair of members when ``PAIRWISE_MAX`` or fewer, else the links."""
-        if self.pairwise is not None:
-            return self.pairwise
+        pairwise = self._pairwise()
+        if pairwise is not None:
+            return pairwise
         t = self.link_table
         return tuple(zip(t["a"].tolist(), t["b"].tolist(), t["score"].tolist()))
+
+    def _pairwise(self) -> tuple[tuple[int, int, float], ...] | None:
+        if self.pairwise is not None or self.scored is None:
+            return self.pairwise
+        from rapidfuzz import fuzz, process
+
+        matrix = process.cdist(self.scored, self.scored, scorer=fuzz.ratio, dtype=np.float32)
+        empty = np.array([not q for q in self.scored])
+        matrix[empty] = 0
+        matrix[:, empty] = 0
+        x, y = np.triu_indices(len(self.ids), 1)
+        ids = self.ids
+        pairwise = tuple(zip((ids[k] for k in x.tolist()), (ids[k] for k in y.tolist()),
+                             np.round(matrix[x, y].astype(np.float64), 1).tolist()))
+        object.__setattr__(self, "pairwise", pairwise)
+        return pairwise
 
     @property
     def across_documents(self) -> bool:
@@ -129,8 +151,9 @@ class Cluster:
         """
         if pair_id not in self.ids:
             raise KeyError(pair_id)
-        if self.pairwise is not None:
-            rows = [(b if a == pair_id else a, sc) for a, b, sc in self.pairwise if pair_id in (a, b)]
+        pairwise = self._pairwise()
+        if pairwise is not None:
+            rows = [(b if a == pair_id else a, sc) for a, b, sc in pairwise if pair_id in (a, b)]
         else:
             t = self.link_table
             sel = t[(t["a"] == pair_id) | (t["b"] == pair_id)]

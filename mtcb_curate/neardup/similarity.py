@@ -53,6 +53,33 @@ _NEEDLE_CHUNK = 20_000
 #: Cells (bytes) of one ``cdist`` result block: 32 MiB.
 BLOCK_CELLS = 1 << 25
 
+#: Words that do not say what a question asks about: articles, pronouns, prepositions,
+#: auxiliaries, question words and the nouns of interrogative phrases ("in what year", "which
+#: person", "for what reason", "what number of"). Every other word of a normalized question is a
+#: content word; a rewording keeps the content words, two different questions differ in one.
+FUNCTION_WORDS = frozenset("""
+a an the this that these those there here it its it's itself they them their theirs he him his she her
+hers we us our ours you your yours i me my mine one ones
+what whats which who whom whose when where why how whether if than then
+is are was were be been being am do does did done doing have has had having will would shall should
+can could may might must get gets got
+of in on at to for from by with within without into onto upon about above below over under between
+among through during before after since until till against along across around as per via
+and or but nor so also too not no yes both either neither each every all any some such same other
+own more most much many few less least very just only even still yet again ever
+year years time times person people place places reason reasons number amount kind type way
+""".split())
+#: Content words of at least this many characters, starting with the same character and of
+#: Indel similarity >= ``WORD_TYPO_RATIO`` count as one word (a typo or an inflection:
+#: "charecterized"/"characterized", "revenue"/"revenues"); words with digits never do.
+WORD_TYPO_MIN_CHARS = 4
+WORD_TYPO_RATIO = 85.0
+#: How many content words a question may add to another and still ask the same question (the
+#: "similar question" rule; see ``docs/neardup.md``). The shorter question keeps at least
+#: ``MIN_SHARED_WORDS`` content words unless both have the same ones.
+MAX_EXTRA_WORDS = 2
+MIN_SHARED_WORDS = 1
+
 REASON_IDENTICAL = "identical question"
 REASON_IDENTICAL_ACROSS = "identical question across documents"
 REASON_SIMILAR = "similar question"
@@ -125,3 +152,15 @@ def question_similarity(a: str, b: str) -> float:
 
 def _sorted_words(normalized: str) -> str:
     return " ".join(sorted(normalized.split()))
+
+
+def content_compatible(a: frozenset, b: frozenset) -> bool:
+    """The content-word part of the "similar question" rule, on two questions' content-word
+    sets (typo classes): the same set, or one contains the other with at most
+    ``MAX_EXTRA_WORDS`` more and they share at least ``MIN_SHARED_WORDS``. A content word
+    replaced by another ("net income" / "operating income") is a different question."""
+    if a == b:
+        return True
+    small, big = (a, b) if len(a) <= len(b) else (b, a)
+    return (len(small) >= MIN_SHARED_WORDS and len(big) - len(small) <= MAX_EXTRA_WORDS
+            and small <= big)

@@ -210,6 +210,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._set_checks_timer: Timer | None = None
         #: The set-wide checks' latest results (``checks.pair.set_check_results``).
         self._set_results: dict = {}
+        #: The latest near-duplicate search's links (``app.clusters.search``), which the set
+        #: checks group again after a decision instead of searching; None while one runs.
+        self._search = None
         #: pid -> (what the evaluation read, whether a check fails): the queue's ▲ marks.
         self._fails: dict[int, tuple[tuple, bool]] = {}
         self._limits = Limits.resolve(session.dataset.profile, {})
@@ -513,7 +516,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """duplicates and shared_passage over every pair not rejected, for the problems line."""
         worker = get_current_worker()
         try:
-            results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits)
+            results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits,
+                                        search=self._search)
         except Exception:  # noqa: BLE001 - the problems line goes on without them
             return
         if not worker.is_cancelled:
@@ -745,13 +749,17 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """Near-duplicate clusters (rapidfuzz + stored LLM clusters) for the ≈N badge and ``d``,
         and the shared-passage groups for the ``shares its passage`` badge (one search)."""
         worker = get_current_worker()
+        self._search = None  # texts changed: the set checks wait for this search
+        threshold = self.dedup_threshold
         try:
-            found, shared = clusters.find_both(self.session, threshold=self.dedup_threshold)
+            search = clusters.search(self.session, threshold=threshold)
+            found, shared = clusters.groups(self.session, search)
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
                 self.post_message(ClusterSearchFailed(exc))
             return
         if not worker.is_cancelled:
+            self._search = search
             self.post_message(SharedIndexFound(neardup.cluster_index(shared)))
             self.post_message(ClustersFound(neardup.cluster_index(found)))
 
@@ -877,7 +885,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._find_clusters()
         if clusters or rebuild_queue or (advance and pid is not None
                                          and self.session.status(pid) == Status.REJECTED):
-            self._schedule_set_checks()  # the set of pairs or their texts changed
+            # the set of pairs or their texts changed: grouped again from the latest search's
+            # links when its texts are still the current ones, else searched
+            self._schedule_set_checks()
         queue = self.queue
         if rebuild_queue:
             valid = pid is not None and 0 <= pid < len(self.session)
