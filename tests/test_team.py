@@ -232,12 +232,12 @@ def test_the_team_command_needs_a_shared_workspace(cli, tiny, tmp_path):
 
 def test_eight_curators_at_once_lose_nothing_and_decide_nothing_twice(pg_server):
     """8 curators in threads, each on its own connection, claim and decide for a bounded time
-    (``MTCB_TEAM_SECONDS``, default 20 s; 60 s for the full run). Then: every acknowledged vote is
+    (``MTCB_TEAM_SECONDS``, default 60 s, as the issue asks). Then: every acknowledged vote is
     stored, no pair outside the overlap has two votes, an overlap pair at most two, and the
     report's agreement equals a hand computation over the acknowledged votes."""
     from mtcb_curate.stats.agreement import agreement
 
-    seconds = float(os.environ.get("MTCB_TEAM_SECONDS", "20"))
+    seconds = float(os.environ.get("MTCB_TEAM_SECONDS", "60"))
     url = pg_server.url()
     n_pairs = max(3000, int(150 * seconds))  # enough that the curators rarely run out
     with opened(url, "planner") as planner:
