@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from rich.text import Text
@@ -14,6 +13,7 @@ from textual.widgets import Label, Static, TextArea
 
 from mtcb_curate.errors import CurateError
 from mtcb_curate.store.session import PairView
+from mtcb_curate.tui.keys import KEYS_WAIT_S, keys_handled
 from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea, restore_line_breaks
 
 FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage", "Supporting passage"))
@@ -22,7 +22,6 @@ FIELDS = (("question", "Question"), ("answer", "Answer"), ("supporting_passage",
 # file system's, arrives as a ``WorkspaceError``) and an unknown field.
 SAVE_ERRORS = (CurateError, ValueError)
 # The longest ctrl+s waits for the keys typed before it to be handled, in seconds.
-KEYS_WAIT_S = 2.0
 #: At this many columns or more the dialog takes the left half of the terminal and the screen
 #: below shows its source document whole in the right half (``beside``/``editing`` classes,
 #: styles/app.tcss), so the passage can be read while it is edited.
@@ -107,24 +106,8 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
         return [self.query_one(f"#edit-{name}", TextArea) for name, _ in FIELDS]
 
     async def _typed_keys_done(self) -> None:
-        """Return once every key already handed to an area has been handled: a marker is queued
-        behind them in each area at once (at most ``KEYS_WAIT_S`` seconds)."""
-        areas = self._areas()
-        left = len(areas)
-        done = asyncio.Event()
-
-        def marker() -> None:
-            nonlocal left
-            left -= 1
-            if not left:
-                done.set()
-
-        for area in areas:
-            area.call_later(marker)
-        try:
-            await asyncio.wait_for(done.wait(), KEYS_WAIT_S)
-        except TimeoutError:
-            pass
+        """Return once every key already handed to a field has been handled (``keys_handled``)."""
+        await keys_handled(self._areas(), KEYS_WAIT_S)
 
     def action_next_field(self, direction: int) -> None:
         if direction > 0:

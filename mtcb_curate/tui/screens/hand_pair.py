@@ -3,8 +3,6 @@ screen runs the select-span screen first); the curator types the question and th
 
 from __future__ import annotations
 
-import asyncio
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,11 +11,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from mtcb_curate.plaintext import printable
+from mtcb_curate.tui.keys import KEYS_WAIT_S, keys_handled
 
 #: How much of the passage the dialog shows (characters).
 PASSAGE_SHOWN = 600
-#: The longest wait (seconds) for the fields to take the keys already handed to them.
-KEYS_WAIT_S = 2.0
 
 
 class HandPairScreen(ModalScreen[tuple[str, str] | None]):
@@ -70,24 +67,8 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
         return [self.query_one("#hand-question", Input), self.query_one("#hand-answer", Input)]
 
     async def _typed_keys_done(self) -> None:
-        """Return once every key already handed to a field has been handled (a marker queued
-        behind them in each field; at most ``KEYS_WAIT_S`` seconds)."""
-        inputs = self._inputs()
-        left = len(inputs)
-        done = asyncio.Event()
-
-        def marker() -> None:
-            nonlocal left
-            left -= 1
-            if not left:
-                done.set()
-
-        for field in inputs:
-            field.call_later(marker)
-        try:
-            await asyncio.wait_for(done.wait(), KEYS_WAIT_S)
-        except TimeoutError:
-            pass
+        """Return once every key already handed to a field has been handled (``keys_handled``)."""
+        await keys_handled(self._inputs(), KEYS_WAIT_S)
 
     async def action_enter(self) -> None:
         question, answer = self._inputs()
