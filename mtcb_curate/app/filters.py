@@ -321,6 +321,8 @@ def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, d
     plain_lower = not f.regex and pattern.flags & re.IGNORECASE
     q = f.text.lower()
     folded = None if plain_lower or not pattern.flags & re.IGNORECASE else folded_pattern(pattern)
+    searched = folded if folded is not None else pattern
+    search, lit = searched.search, ("" if plain_lower else required_literal(searched))  # parsed once, not per field
     for name in f.fields:
         ed = edited[name]
         if plain_lower:
@@ -328,11 +330,9 @@ def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, d
             found.update(i for i in range(n) if i not in found and q in (ed[i].lower() if i in ed else low[i]))
         elif folded is not None:  # smart case: the case-sensitive pattern over lower-cased texts
             low = _lowered(session, name)
-            search, lit = folded.search, required_literal(folded)
             found.update(i for i in range(n) if i not in found and _hit(
                 search, lit, ed[i].lower() if i in ed else low[i]))
         else:
-            search, lit = pattern.search, required_literal(pattern)
             texts = _texts(session, name)
             found.update(i for i in range(n) if i not in found and _hit(search, lit, texts(i)))
     return found
