@@ -96,14 +96,16 @@ async def review_app(session: ReviewSession, size: tuple[int, int] = SIZE, close
 
 
 def text_of(app, selector: str) -> str:
-    """Plain text of a Static, or of a QA panel section given as ``#qa-NAME``."""
+    """Plain text of a Static or a Bar, or of a QA panel section given as ``#qa-NAME``."""
     from textual.widgets import Static
 
     from mtcb_curate.tui.widgets.qa_panel import QAPanel
 
     if selector.startswith("#qa-"):
         return app.screen.query_one(QAPanel).section_text(selector.removeprefix("#qa-"))
-    return str(app.screen.query_one(selector, Static).content)
+    from mtcb_curate.tui.widgets.bar import Bar
+
+    return str(app.screen.query_one(selector, (Static, Bar)).content)
 
 
 def current(app) -> int | None:

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
@@ -60,6 +60,7 @@ from mtcb_curate.tui.widgets.filter_bar import FilterBar
 from mtcb_curate.tui.screens.bulk import BulkScreen
 from mtcb_curate.app import bulk as app_bulk
 from mtcb_curate.app import filters as app_filters
+from mtcb_curate.tui.widgets.bar import Bar
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 
@@ -70,6 +71,9 @@ LOCATE_DELAY_S = 0.15
 #: once the pair has been on screen for ``AHEAD_DELAY_S`` seconds (a key sooner starts none).
 LOCATE_AHEAD = 2
 AHEAD_DELAY_S = 0.5
+#: Seconds after a pair is shown before the texts of the pairs next to it are wrapped for the
+#: QA panel (``ReviewScreen._warm_next``): after that key's frame, before a person's next key.
+WARM_DELAY_S = 0.03
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
@@ -205,6 +209,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._last_query = ""
         self._bars: dict[str, Text] = {}
         self._locate_timer: Timer | None = None
+        #: A wrap of the next pairs' texts is scheduled (``_warm_next``).
+        self._warming = False
         #: (pair, passage, chunk_index, pairs ahead) the locate timer or worker was last started for.
         self._locate_for: tuple | None = None
         self._set_checks_timer: Timer | None = None
@@ -233,17 +239,17 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="source-bar")
+        yield Bar(id="source-bar")
         yield FilterBar(id="filter-bar")
         with Horizontal(id="main"):
             with Vertical(id="queue-pane"):
-                yield Static(id="queue-title")
+                yield Bar(id="queue-title")
                 yield PairList(self._row_text, self._row_class, id="queue")
             with Vertical(id="pair-pane"):
                 yield QAPanel(id="qa")
-                yield Static(id="doc-title")
+                yield Bar(id="doc-title")
                 yield SourceViewer(id="source")
-        yield Static(id="progress")
+        yield Bar(id="progress")
         yield Footer(compact=True)  # every key of the review screen fits a 150-column terminal
 
     def on_mount(self) -> None:
@@ -304,7 +310,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         stylesheet, so no layout pass is needed."""
         if self._bars.get(selector) != text:
             self._bars[selector] = text
-            self.query_one(selector, Static).update(text, layout=False)
+            self.query_one(selector, Bar).update(text)
 
     # -- queue rows -------------------------------------------------------------------------
 
@@ -612,6 +618,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
                    problems=self._problems_text(pid), findability=self._findability_text(pid),
                    matches=self._text_matches())
+        if not self._warming:
+            self._warming = True
+            self.set_timer(WARM_DELAY_S, self._warm_next)
         ahead = self._ahead()
         key = (pid, view.passage, self.session.pairs[pid].chunk_index, ahead)
         if key == self._locate_for and (pending or ahead):
@@ -629,6 +638,19 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             ahead_at = time.monotonic() + AHEAD_DELAY_S
             self._locate_timer = self._later(LOCATE_DELAY_S if pending else AHEAD_DELAY_S,
                                              lambda: self._complete_verdict(pid, ahead, ahead_at))
+
+    def _warm_next(self) -> None:
+        """Once the frame is out (``WARM_DELAY_S`` after the pair was shown): wrap the texts of the pairs a decision or ``j``/``k`` shows
+        next, so that key's frame wraps only the head and verdict lines."""
+        self._warming = False
+        queue = self.queue
+        if queue.cursor < 0 or not queue.ids:
+            return
+        panel = self.query_one(QAPanel)
+        matches = self._text_matches()
+        for row in (queue.cursor + 1, queue.cursor - 1):
+            if 0 <= row < len(queue.ids):
+                panel.warm(self.session.view(queue.ids[row]), matches)
 
     def _ahead(self) -> tuple[int, ...]:
         """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check

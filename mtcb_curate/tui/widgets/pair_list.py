@@ -162,12 +162,22 @@ class PairList(ScrollView, can_focus=False):
         self.refresh_lines(y, 1)
 
     def _show_cursor(self) -> None:
+        """Keep the cursor's row on screen with a row of context above and below. Stepping
+        past an edge moves the list by half a page, not a row: a scroll repaints every row
+        of the list, so walking the queue repaints it once every half page instead of on
+        every key (the way mutt's index pages)."""
         height = self.scrollable_content_region.height or 1
         top = self.scroll_offset.y
-        if self.cursor < top + 1:
-            self.scroll_to(y=max(0, self.cursor - 1), animate=False, immediate=True)
-        elif self.cursor >= top + height - 1:
-            self.scroll_to(y=self.cursor - height + 2, animate=False, immediate=True)
+        if top + 1 <= self.cursor < top + height - 1:
+            return
+        half = height // 2
+        if height <= 3:  # too short to page: one row of context, as far as it goes
+            y = self.cursor - 1 if self.cursor < top + 1 else self.cursor - height + 2
+        elif self.cursor < top + 1:  # up past the top edge: the cursor lands half a page from the bottom
+            y = min(self.cursor - (height - 1 - half), self.cursor - 1)
+        else:  # down past the bottom edge: the cursor lands half a page from the top
+            y = max(self.cursor - half, self.cursor - height + 2)
+        self.scroll_to(y=max(0, y), animate=False, immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, len(self._ids))

@@ -11,6 +11,7 @@ Every dataset string goes in as ``rich.text.Text`` made with ``printable``: mark
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -18,7 +19,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -30,6 +31,9 @@ from mtcb_curate.verify import PairResult
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.
 MAX_FIELD_CHARS = 4000
+
+#: Wrapped sections kept (``QAPanel._wrapped_rows``): the pairs on screen and those warmed ahead.
+_WRAP_CACHE_SIZE = 64
 
 #: Sections in display order: (name, label shown above it or None).
 SECTIONS: tuple[tuple[str, str | None], ...] = (
@@ -276,6 +280,13 @@ class QAPanel(ScrollView, can_focus=False):
         self._sections: dict[str, Text] = {name: Text() for name, _ in SECTIONS}
         self._rows: list[Strip] = []
         self._wrapped_for = -1
+        #: Wrapped rows per section, by what they were wrapped from (``_section_key``); the
+        #: screen warms it with the next pairs' texts while idle, so a decision wraps little.
+        self._wrapped: OrderedDict[tuple, tuple[Strip, ...]] = OrderedDict()
+        #: The panel's own Rich style (``rich_style`` walks every ancestor): resolved once per
+        #: style update, not once per row.
+        self._base: Style | None = None
+        self._paint: tuple[int, int, int, Style] | None = None
         #: The label style baked into ``_rows`` (wrapped again when the theme changes it).
         self._label_style: Style | None = None
         self._compact = False
@@ -356,28 +367,58 @@ class QAPanel(ScrollView, can_focus=False):
         if width <= 0:
             self._rows = []
             return
-        console = self.app.console
         label_style = self._label_style = self._component_style("qa-panel--label")
         rows: list[Strip] = []
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = self._sections[name]
             if not text.plain and label is None:
                 continue
-            if label is not None and self._compact:
-                text = Text.assemble(Text(label + ": ", style=label_style), text)
-            elif label is not None:
+            if label is not None and not self._compact:
                 if rows:
                     rows.append(Strip([]))
                 rows.append(Strip([Segment(label, label_style)]))
-            for line in text.wrap(console, width, overflow="fold", no_wrap=False):
-                line.rstrip()
-                line.end = ""
-                rows.append(Strip(list(line.render(console)), line.cell_len))
+            rows.extend(self._wrapped_rows(text, label if self._compact else None, width, label_style))
         self._rows = rows
         # Without the reactive's layout pass (``virtual_size`` asks for one): the panel's size
         # is fixed by the stylesheet, and that pass over the whole screen cost 10-15 ms on
         # every key. Scrolling reads ``virtual_size`` directly.
         self.set_reactive(QAPanel.virtual_size, Size(width, len(rows)))
+
+    def _wrapped_rows(self, text: Text, label: str | None, width: int, label_style: Style) -> tuple[Strip, ...]:
+        """``text`` (after ``label: `` in the compact layout) wrapped to ``width`` cells, one
+        ``Strip`` per row; cached by what it was wrapped from."""
+        key = (label, text.plain, tuple(text.spans), text.style, width, label_style)
+        rows = self._wrapped.get(key)
+        if rows is not None:
+            self._wrapped.move_to_end(key)
+            return rows
+        if label is not None:
+            text = Text.assemble(Text(label + ": ", style=label_style), text)
+        console = self.app.console
+        out = []
+        for line in text.wrap(console, width, overflow="fold", no_wrap=False):
+            line.rstrip()
+            line.end = ""
+            out.append(Strip(list(line.render(console)), line.cell_len))
+        rows = self._wrapped[key] = tuple(out)
+        while len(self._wrapped) > _WRAP_CACHE_SIZE:
+            self._wrapped.popitem(last=False)
+        return rows
+
+    def warm(self, view: PairView, matches: Callable[[str], list[tuple[int, int]]] | None = None) -> None:
+        """Wrap ``view``'s question, answer and passage ahead of time (the screen calls this for
+        the pairs a decision shows next, while idle), so that showing it wraps only the short
+        head and verdict lines. Changes nothing on screen."""
+        width = self.scrollable_content_region.width
+        if width <= 0 or self._label_style is None:
+            return
+        for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
+            if name in ("question", "answer", "passage"):
+                text = _field(getattr(view, name))
+                if matches is not None:
+                    for start, end in matches(text.plain):
+                        text.stylize("reverse bold", start, end)
+                self._wrapped_rows(text, label if self._compact else None, width, self._label_style)
 
     def _component_style(self, name: str) -> Style:
         """The Rich style of component class ``name``, its colours blended over the panel's
@@ -391,22 +432,37 @@ class QAPanel(ScrollView, can_focus=False):
 
     def notify_style_update(self) -> None:
         """Repaint when CSS (e.g. the theme) changes. The rows are wrapped again by
-        ``render_line`` when the label style baked into them differs: not here, where the
+        ``render_lines`` when the label style baked into them differs: not here, where the
         component styles may not be updated yet (reading them now cached the old theme's)."""
         super().notify_style_update()
+        self._base = None
         self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Resolve what every row needs once per paint (region, scroll, styles), then let
+        Textual call ``render_line`` for the rows in ``crop``."""
+        if self._label_style is not None and self._component_style("qa-panel--label") != self._label_style:
+            self._wrap()  # the theme changed after the last wrap (the styles are resolved late)
+        self._paint = self._paint_state()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
+
+    def _paint_state(self) -> tuple[int, int, int, Style]:
+        """(top row shown, content width, content height, base style) as of now."""
+        if self._base is None:
+            self._base = self.rich_style
+        region = self.scrollable_content_region
+        return self.scroll_offset.y, region.width, region.height, self._base
 
     def render_line(self, y: int) -> Strip:
         """Row ``y`` of the viewport (0 = top visible row), padded to the content width. When
         rows are hidden below, the last visible row says how many and names the keys that
         scroll it (``scroll_keys``; the panel has no scrollbar, and ``e`` shows every text whole)."""
-        if y == 0 and self._label_style is not None and self._component_style("qa-panel--label") != self._label_style:
-            self._wrap()  # the theme changed after the last wrap (the styles are resolved late)
-        row = self.scroll_offset.y + y
-        width = self.scrollable_content_region.width
-        base: Style = self.rich_style
-        height = self.scrollable_content_region.height
-        hidden = len(self._rows) - (self.scroll_offset.y + height)
+        top, width, height, base = self._paint or self._paint_state()
+        row = top + y
+        hidden = len(self._rows) - (top + height)
         if y == height - 1 and hidden > 0:
             style = self._component_style("qa-panel--more")
             note = f" ▼ {hidden + 1} more line{'s' if hidden else ''} ({self.scroll_keys} scroll; e shows the whole texts)"

@@ -43,7 +43,7 @@ from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
-from rich.cells import get_character_cell_size
+from rich.cells import cell_len, get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -754,8 +754,12 @@ class SourceViewer(ScrollView, can_focus=True):
         start, end = self.row_span(row)
         content_width = self._wrap_width
         segments = self._text_segments(row, start, end, base, selection)
-        content = Strip(segments).adjust_cell_length(content_width, base).apply_offsets(0, row)
-
+        cells = sum(cell_len(segment.text) for segment in segments)
+        if cells > content_width:  # a wide character at the wrap edge: let Strip cut it
+            segments = list(Strip(segments).adjust_cell_length(content_width, base))
+        elif cells < content_width:
+            segments.append(Segment(" " * (content_width - cells), base))
+        out: list[Segment] = []
         gutter_width = self._gutter_width()
         if gutter_width:
             line_index = bisect_right(self._line_starts, start) - 1
@@ -763,11 +767,21 @@ class SourceViewer(ScrollView, can_focus=True):
                 label = f" {line_index + 1:>{self._digits}} "
             else:
                 label = " " * gutter_width
-            gutter_style = self.get_component_rich_style("source-viewer--gutter")
-            strip = Strip.join([Strip([Segment(label, gutter_style)], gutter_width), content])
-        else:
-            strip = content
-        return strip.adjust_cell_length(width, base)
+            out.append(Segment(label, self.get_component_rich_style("source-viewer--gutter")))
+        # One Strip per row: each text cell carries its (column, row) offset, which Textual's
+        # text selection reads (what ``Strip.apply_offsets`` does, without three more strips).
+        x = 0
+        from_meta = Style.from_meta
+        for text, style, _ in segments:
+            offset = from_meta({"offset": (x, row)})
+            out.append(Segment(text, style + offset if style else offset))
+            x += len(text)
+        used = gutter_width + content_width
+        if used < width:
+            out.append(Segment(" " * (width - used), base))
+            used = width
+        strip = Strip(out, used)
+        return strip if used == width else strip.adjust_cell_length(width, base)
 
     def _text_segments(
         self, row: int, start: int, end: int, base: Style, selection: Selection | None

@@ -1,0 +1,97 @@
+"""A one-row bar (the review screen's source bar, titles and progress line), drawn with the Line API.
+
+A ``Static`` turns every update into a Textual visual and lays it out again: four of them
+cost about a millisecond each per decision. A ``Bar`` keeps the ``rich.text.Text`` it was
+given and renders its one row once per update (or width or style change), cut at the width
+with an ellipsis instead of wrapping to a hidden second row.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+class Bar(Widget):
+    """One row of plain ``Text`` (``update(text)``); ``content`` is the text last given.
+
+    Its height must be fixed by the stylesheet (1): ``update`` asks for no layout pass.
+    A ``str`` is shown literally; text from the data must come in as ``Text`` built with
+    ``plaintext.printable`` (control characters shown, never markup).
+    """
+
+    DEFAULT_CSS = "Bar { height: 1; }"
+
+    def __init__(self, content: Text | str = "", *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._content: Text | str = content
+        self._text = content if isinstance(content, Text) else Text(content)
+        self._row: Strip | None = None
+        self._row_for: tuple[int, Style] | None = None
+
+    @property
+    def content(self) -> Text | str:
+        """What was last given to ``update`` (or the constructor)."""
+        return self._content
+
+    def update(self, content: Text | str = "", *, layout: bool = False) -> None:
+        """Show ``content`` (a ``Text``, or a ``str`` shown literally); repaints one row."""
+        text = content if isinstance(content, Text) else Text(content)
+        self._content = content
+        if text == self._text and self._row is not None:
+            return
+        self._text = text
+        self._row = None
+        self.refresh(layout=layout)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._row = None
+
+    def render_line(self, y: int) -> Strip:
+        """The text on row 0, cut to the content width with "…" when longer; blank below."""
+        width = self.content_region.width
+        base = self.rich_style
+        if y > 0:
+            return Strip.blank(width, base)
+        if self._row is None or self._row_for != (width, base):
+            text = _cut(self._text, width)
+            console = self.app.console
+            segments = [s for s in text.render(console) if s.text != "\n"]
+            self._row = Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
+            self._row_for = (width, base)
+        return self._row
+
+
+#: A bar cut within this many cells of its end breaks after the last word that fits.
+_WORD_CUT_CELLS = 16
+
+
+def _cut(text: Text, width: int) -> Text:
+    """``text`` fitting ``width`` cells: whole when it fits; cut at a space that falls on the
+    edge; else after the last whole word (within ``_WORD_CUT_CELLS``), or at the edge, with "…"."""
+    plain = text.plain
+    if cell_len(plain) <= width:
+        return text
+    if width <= 1:
+        return Text("…"[:width])
+    out = text.copy()
+    if len(plain) == cell_len(plain):  # one cell per character: cut on characters
+        if plain[width].isspace():
+            out.truncate(width)
+            out.rstrip()
+            return out
+        space = plain.rfind(" ", 0, width - 1)
+        cut = space if space >= width - 1 - _WORD_CUT_CELLS and space > 0 else width - 1
+        out.truncate(cut)
+        dangling = len(out.plain) - len(out.plain.rstrip(" ·—"))  # no separator before the "…"
+        if dangling:  # (right_crop(0) would empty the text)
+            out.right_crop(dangling)
+    else:
+        out.truncate(width - 1)
+    out.append("…")
+    return out

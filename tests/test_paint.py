@@ -1,0 +1,151 @@
+"""What the cheaper per-key painting must keep: the same rows, the same selection offsets, a
+cursor always on screen, bars that say where they are cut (issue 16's frame cost)."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from mtcb_curate.tui.widgets.bar import Bar, _cut
+from mtcb_curate.tui.widgets.pair_list import PairList
+from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
+
+
+# -- bars ------------------------------------------------------------------------------------
+
+
+def test_a_bar_that_fits_is_whole_and_a_cut_one_says_so():
+    t = Text("Queue · all (23) · row 1/23 · v: change view")
+    assert _cut(t, 60) is t
+    # a space on the edge: cut there, no ellipsis (what word wrapping showed)
+    assert _cut(t, 27).plain == "Queue · all (23) · row 1/23"
+    # inside a word: after the last whole word, no dangling separator, then "…"
+    cut = _cut(Text("decided 0/23 (0%)  ✓ 0 accepted  — pairs/h"), 38).plain
+    assert cut == "decided 0/23 (0%)  ✓ 0 accepted…" and cell_len(cut) <= 38
+    # no space near the edge: a hard cut at the edge
+    assert _cut(Text("x" * 50), 10).plain == "x" * 9 + "…"
+    # wide characters: cut on cells
+    wide = _cut(Text("文字" * 20), 11)
+    assert cell_len(wide.plain) <= 11 and wide.plain.endswith("…")
+    assert _cut(Text("abc"), 1).plain == "…" and _cut(Text("abc"), 0).plain == ""
+
+
+def test_a_bar_keeps_its_styles_when_cut_and_shows_markup_literally():
+    t = Text.assemble(("view: ", "bold"), "[red]12[/red] of 20 · ", ("a long filter line here", "italic"))
+    cut = _cut(t, 30)
+    assert cut.plain.startswith("view: [red]12[/red]") and cut.plain.endswith("…")
+    assert any(str(span.style) == "bold" and span.end == 6 for span in cut.spans)
+
+
+class BarApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Bar(Text("first"), id="b")
+
+
+async def test_a_bar_paints_one_row_and_repaints_on_update():
+    app = BarApp()
+    async with app.run_test(size=(20, 3)) as pilot:
+        bar = app.query_one(Bar)
+        assert bar.render_line(0).text == "first".ljust(20)
+        bar.update(Text("[b]not markup[/b] and more words"))
+        await pilot.pause()
+        row = bar.render_line(0).text
+        assert row.startswith("[b]not markup[/b]") and row.rstrip().endswith("…") and len(row) == 20
+        assert str(bar.content).startswith("[b]not markup")
+
+
+# -- the queue -------------------------------------------------------------------------------
+
+
+class QueueApp(App[None]):
+    CSS = "PairList { height: 12; }"
+
+    def compose(self) -> ComposeResult:
+        yield PairList(lambda pid, width: f"pair {pid}", lambda pid: "undecided")
+
+
+async def test_walking_the_queue_scrolls_by_half_a_page_and_keeps_the_cursor_in_view():
+    app = QueueApp()
+    async with app.run_test(size=(30, 14)) as pilot:
+        queue = app.query_one(PairList)
+        queue.set_ids(list(range(200)), keep=0)
+        await pilot.pause()
+        height = queue.scrollable_content_region.height
+        tops = []
+        for _ in range(120):
+            queue.move_by(1)
+            top = queue.scroll_offset.y
+            assert top + 1 <= queue.cursor <= top + height - 2  # a row of context each side
+            tops.append(top)
+        scrolls = sum(1 for a, b in zip(tops, tops[1:]) if a != b)
+        assert 0 < scrolls <= 120 // (height // 2) + 1  # once per half page, not once per key
+        for _ in range(120):
+            queue.move_by(-1)
+            top = queue.scroll_offset.y
+            assert top <= queue.cursor and (queue.cursor >= top + 1 or top == 0)
+            assert queue.cursor <= top + height - 2
+        assert queue.cursor == 0 and queue.scroll_offset.y == 0
+        queue.move_to(150)  # a jump lands half a page from the top
+        assert queue.scroll_offset.y == 150 - height // 2
+
+
+# -- the source viewer -----------------------------------------------------------------------
+
+
+class ViewerApp(App[None]):
+    CSS = "SourceViewer { width: 1fr; height: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        yield SourceViewer()
+
+
+async def test_source_rows_carry_the_selection_offsets_of_every_cell():
+    text = "\n".join(f"line {i}: the Company’s net revenue — $1,234 million in fiscal 2023 and more words" for i in range(60))
+    app = ViewerApp()
+    async with app.run_test(size=(50, 12)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text, [Span(100, 180, "exact"), Span(150, 400, "window")])
+        await pilot.pause()
+        width = viewer.size.width
+        for row in range(viewer.scroll_offset.y, viewer.scroll_offset.y + viewer.size.height):
+            strip = viewer._render_row(row, width, None)
+            assert strip.cell_length == width
+            start, end = viewer.row_span(row)
+            x = 0
+            shown = ""
+            for seg in strip:
+                offset = seg.style.meta.get("offset") if seg.style else None
+                if offset is None:  # the line-number gutter, or the padding after the scrollbar's cells
+                    continue
+                assert offset == (x, row)
+                x += len(seg.text)
+                shown += seg.text
+            assert shown.startswith(text[start:end].replace("\n", ""))
+
+
+# -- the QA panel ----------------------------------------------------------------------------
+
+
+async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_spot(ws):
+    from support import opened, review_app, settle
+
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        panel = app.screen.query_one(QAPanel)
+        queue = app.screen.query_one(PairList)
+        await pilot.pause(0.1)  # the warm-up after the first frame (WARM_DELAY_S)
+        nxt = queue.ids[queue.cursor + 1]
+        warmed = len(panel._wrapped)
+        assert any(key[1] == session.view(nxt).question for key in panel._wrapped)  # wrapped ahead
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert queue.current == nxt and len(panel._wrapped) >= warmed
+        rows = [strip.text for strip in panel._rows]
+        panel._wrapped.clear()  # the same pair wrapped from nothing
+        panel._wrap()
+        assert [strip.text for strip in panel._rows] == rows
+        assert any(text.startswith(session.view(nxt).question[:20]) or session.view(nxt).question[:20] in text
+                   for text in rows)
