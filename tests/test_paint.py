@@ -149,3 +149,22 @@ async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_sp
         assert [strip.text for strip in panel._rows] == rows
         assert any(text.startswith(session.view(nxt).question[:20]) or session.view(nxt).question[:20] in text
                    for text in rows)
+
+
+async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config(ws, tmp_path):
+    """``--config`` sets [preview] reference_size for the review screen too, not only the
+    default config file (the problems line and the queue's ▲ mark read it, cached)."""
+    from support import opened, review_app
+
+    from mtcb_curate.checks.pair import failing
+
+    config = tmp_path / "own.toml"
+    config.write_text("[preview]\nreference_size = 20\n", encoding="utf-8")
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30), config_path=config) as (app, pilot):
+        screen = app.screen
+        pid = screen.queue.current
+        found = [p for p in screen.problems(pid) if p.check_id == "findable"]
+        assert found and found[0].status == "fail" and "reference chunk size 20" in found[0].reason
+        assert screen._pair_fails(pid) and failing(screen.problems(pid))
+        assert screen.problems(pid) == screen.problems(pid)  # the cached list, copied

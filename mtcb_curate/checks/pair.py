@@ -90,7 +90,8 @@ def _problem(check_id: str, status: CheckStatus | str, reason: str) -> PairProbl
 def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits | None = None, *,
                   result: PairResult | None = None, n_windows: Callable[[str], int | None] | None = None,
                   set_results: Mapping[str, CheckResult] | None = None,
-                  placements: Mapping[str, str | None] | None = None) -> list[PairProblem]:
+                  placements: Mapping[str, str | None] | None = None,
+                  reference_size: int | None = None) -> list[PairProblem]:
     """Every check pair ``pid`` would fail or warn if it were accepted, in the checklist's order.
 
     Args:
@@ -111,6 +112,8 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
         placements: with a session, the pair's current passage under each configured chunker
             (spec text -> ``preview.placement`` state; the app's findability worker) for
             ``findable``'s warning; a context reads the preview cache (``findable.placements``).
+        reference_size: ``[preview] reference_size`` in characters, as the caller resolved it
+            from its config file (default: ``findable.settings``, the default config file's).
 
     Returns:
         ``PairProblem``s; empty when the pair would pass every check evaluated.
@@ -151,7 +154,9 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
         out.append(_problem("passage_length", *length))
     if isinstance(source, CheckContext):
         placements = (findable.placements(source) or {}).get(pid)
-    found = findable.findable_problem(view.passage, findable.settings(source).reference_size, placements)
+    if reference_size is None:
+        reference_size = findable.settings(source).reference_size
+    found = findable.findable_problem(view.passage, reference_size, placements)
     if found is not None:
         out.append(_problem("findable", *found))
     why = questions.answerable_problem(view.answer, view.passage)

@@ -219,8 +219,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         #: The latest near-duplicate search's links (``app.clusters.search``), which the set
         #: checks group again after a decision instead of searching; None while one runs.
         self._search = None
-        #: pid -> (what the evaluation read, whether a check fails): the queue's ▲ marks.
-        self._fails: dict[int, tuple[tuple, bool]] = {}
+        #: pid -> (what the evaluation read, its problems, whether one fails): the queue's ▲ marks.
+        self._fails: dict[int, tuple[tuple, list[PairProblem], bool]] = {}
         self._limits = Limits.resolve(session.dataset.profile, {})
         self.confirm_failing_accept = True
         #: Findability (issue 14): the per-pair cache (``app.findability.Findability``, made on
@@ -231,6 +231,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._find_running = False
         self._find_pending: set[int] = set()
         self._find_failed: set[tuple[int, str, str]] = set()
+        #: ``[preview] reference_size`` of the app's config file (``findable``'s limit).
+        self._reference_size: int | None = None
         key_col = session.dataset.columns.get("doc_key", "document")
         self._key_column = key_col
         self._id_width = len(str(max(0, len(session) - 1)))
@@ -334,23 +336,26 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def problems(self, pid: int) -> list[PairProblem]:
         """The checks pair ``pid`` would fail or warn if accepted (``checks.pair``): the lexical
         ones now, the passage's from its cached verdict, the set-wide ones from the latest
-        worker run. Well under a millisecond for a pair already verified."""
-        lines = self._current_find_lines(pid)
-        return pair_problems(self.session, pid, self._limits, result=self.verdicts.cached(pid),
-                             set_results=self._set_results,
-                             placements=lines.placements() if lines is not None else None)
-
-    def _pair_fails(self, pid: int) -> bool:
-        """Whether ``pid`` would fail a check if accepted, cached per texts and verdict (the
-        queue paints every visible row on a scroll)."""
+        worker run. Cached per texts, verdict, set-wide results and findability (the queue's
+        marks, the panel and an accept all ask for the same pair)."""
         v = self.session.view(pid)
-        sig = (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self._set_results),
-               id(self._find_lines.get(pid)))
+        cached = self.verdicts.cached(pid)
+        lines = self._find_lines.get(pid)
+        sig = (v.question, v.answer, v.passage, id(cached), id(self._set_results), id(lines), self._limits)
         hit = self._fails.get(pid)
         if hit is None or hit[0] != sig:
-            hit = (sig, bool(failing(self.problems(pid))))
+            lines = self._current_find_lines(pid)
+            found = pair_problems(self.session, pid, self._limits, result=cached, set_results=self._set_results,
+                                  placements=lines.placements() if lines is not None else None,
+                                  reference_size=self._reference_size)
+            hit = (sig, found, bool(failing(found)))
             self._fails[pid] = hit
-        return hit[1]
+        return list(hit[1])
+
+    def _pair_fails(self, pid: int) -> bool:
+        """Whether ``pid`` would fail a check if accepted (``problems``, cached)."""
+        self.problems(pid)
+        return self._fails[pid][2]
 
     def _key_label(self, key: str) -> str:
         """A default key of this screen as bound now (the ``[keys]`` table may rebind it)."""
@@ -378,6 +383,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                         timeout=10, markup=False)
             settings = PreviewSettings(tuple(parse_spec(x) for x in DEFAULT_SPECS))
         self._findability = Findability(self.session, settings, getattr(self.session.workspace, "path", None))
+        self._reference_size = settings.reference_size
         self._later(SCAN_DELAY_S, self._load_findability)
 
     def _current_find_lines(self, pid: int):
