@@ -394,7 +394,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         v = self.session.view(pid)
         return lines if (lines.question, lines.passage) == (v.question, v.passage) else None
 
-    def _findability_text(self, pid: int) -> Text:
+    def _findability_text(self, pid: int, rescore: bool = True) -> Text:
+        """The panel's findability lines for ``pid``; ``rescore``: start scoring a pair edited
+        since the last run (not for a pair only wrapped ahead)."""
         lines = self._current_find_lines(pid)
         retriever = self._findability.settings.retriever if self._findability is not None else "bm25"
         if lines is not None:
@@ -403,7 +405,8 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             v = self.session.view(pid)
             if (pid, v.question, v.passage) in self._find_failed:
                 return findability_text(None, note="could not score this pair · F computes every pair again")
-            self._rescore_findability(pid)  # edited since (e.g. in another screen): score it
+            if rescore:
+                self._rescore_findability(pid)  # edited since (e.g. in another screen): score it
             return findability_text(None, note="scoring this pair…")
         return findability_text(None, note=self._find_note)
 
@@ -596,18 +599,14 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             return
         view = self.session.view(pid)
         doc = self.session.dataset.document_for(view.pair)
+        args = self._panel_args(pid, view, doc)
         if doc is None:
-            panel.show(view, self.verdicts.quick(pid), key_column=self._key_column, extra=self._badges(pid),
-                       problems=self._problems_text(pid), findability=self._findability_text(pid),
-                       matches=self._text_matches())
+            panel.show(**args)
             viewer.show_message(f"no document in the corpus for {self._key_column} '{printable(view.pair.doc_key)}'")
             self._shown_doc = None
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
             return
-        # None for an unverified pair of a very large document: its search (tens of ms per key
-        # on a 50 MB filing) waits for the worker below; the panel says "checking".
-        result = self.verdicts.quick_inline(pid)
-        pending = result is None or not self.verdicts.is_complete(pid)
+        result, pending = args["result"], args["pending"]
         spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
         spans += self._match_spans(doc)
         if self._shown_doc != doc.key:
@@ -621,9 +620,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                    if isinstance(v, (str, int)) and not isinstance(v, bool) and k not in ("text",) and str(v).strip()]
         fields.append(f"{len(doc.text):,} characters")
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), " · ".join(fields)))
-        panel.show(view, result, pending=pending, key_column=self._key_column, extra=self._badges(pid),
-                   problems=self._problems_text(pid), findability=self._findability_text(pid),
-                   matches=self._text_matches())
+        panel.show(**args)
         if not self._warming:
             self._warming = True
             self.set_timer(WARM_DELAY_S, self._warm_next)
@@ -645,6 +642,21 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._locate_timer = self._later(LOCATE_DELAY_S if pending else AHEAD_DELAY_S,
                                              lambda: self._complete_verdict(pid, ahead, ahead_at))
 
+    def _panel_args(self, pid: int, view, doc, shown: bool = True) -> dict:
+        """What ``QAPanel.show`` (or ``warm``) takes for pair ``pid``: its view, verdict (None
+        for an unverified pair of a very large document: its search, tens of ms per key on a
+        50 MB filing, waits for the locate worker and the panel says "checking"), badges,
+        problems, findability and the filter's matches. ``shown``: for the pair going on
+        screen (a pair only wrapped ahead starts no findability scoring)."""
+        if doc is None:
+            result, pending = self.verdicts.quick(pid), False
+        else:
+            result = self.verdicts.quick_inline(pid)
+            pending = result is None or not self.verdicts.is_complete(pid)
+        return dict(view=view, result=result, pending=pending, key_column=self._key_column,
+                    extra=self._badges(pid), problems=self._problems_text(pid),
+                    findability=self._findability_text(pid, rescore=shown), matches=self._text_matches())
+
     def _warm_next(self) -> None:
         """Once the frame is out (``WARM_DELAY_S`` after the pair was shown): wrap the texts of the pairs a decision or ``j``/``k`` shows
         next, so that key's frame wraps only the head and verdict lines."""
@@ -653,10 +665,11 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         if queue.cursor < 0 or not queue.ids:
             return
         panel = self.query_one(QAPanel)
-        matches = self._text_matches()
         for row in (queue.cursor + 1, queue.cursor - 1):
             if 0 <= row < len(queue.ids):
-                panel.warm(self.session.view(queue.ids[row]), matches)
+                pid = queue.ids[row]
+                view = self.session.view(pid)
+                panel.warm(**self._panel_args(pid, view, self.session.dataset.document_for(view.pair), shown=False))
 
     def _ahead(self) -> tuple[int, ...]:
         """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check

@@ -261,6 +261,33 @@ def findability_text(lines, retriever: str = "bm25", note: str | None = None) ->
     return out
 
 
+def _sections(view: PairView | None, result: PairResult | None, pending: bool, key_column: str,
+              extra: Text | None, problems: Text | None, findability: Text | None,
+              matches: Callable[[str], list[tuple[int, int]]] | None) -> dict[str, Text]:
+    """Section name -> its ``Text`` for ``QAPanel.show`` (same arguments)."""
+    if view is None:
+        sections = {name: Text() for name, _ in SECTIONS}
+        sections["head"] = Text("No pair in this view.", style="dim")
+        return sections
+    sections = {
+        "head": head_text(view, key_column, extra),
+        "verdict": verdict_text(result, pending),
+        "facts": facts_text(result, pending),
+        "flags": flags_text(view.pair.problems),
+        "problems": problems if problems is not None else Text(),
+        "findability": findability if findability is not None else Text(),
+        "question": _field(view.question),
+        "answer": _field(view.answer),
+        "passage": _field(view.passage),
+    }
+    if matches is not None:
+        for name in ("question", "answer", "passage"):
+            text = sections[name]
+            for start, end in matches(text.plain):
+                text.stylize("reverse bold", start, end)
+    return sections
+
+
 class QAPanel(ScrollView, can_focus=False):
     """Shows one ``PairView``; call ``show(view, result, pending, key_column)``.
 
@@ -325,26 +352,7 @@ class QAPanel(ScrollView, can_focus=False):
         filter's match offsets in it, highlighted in the question, answer and passage.
         Sections equal to those shown (text, spans and style) change nothing: no re-wrap, no
         scroll to the top, no repaint."""
-        if view is None:
-            sections = {name: Text() for name, _ in SECTIONS}
-            sections["head"] = Text("No pair in this view.", style="dim")
-        else:
-            sections = {
-                "head": head_text(view, key_column, extra),
-                "verdict": verdict_text(result, pending),
-                "facts": facts_text(result, pending),
-                "flags": flags_text(view.pair.problems),
-                "problems": problems if problems is not None else Text(),
-                "findability": findability if findability is not None else Text(),
-                "question": _field(view.question),
-                "answer": _field(view.answer),
-                "passage": _field(view.passage),
-            }
-            if matches is not None:
-                for name in ("question", "answer", "passage"):
-                    text = sections[name]
-                    for start, end in matches(text.plain):
-                        text.stylize("reverse bold", start, end)
+        sections = _sections(view, result, pending, key_column, extra, problems, findability, matches)
         if _same_sections(sections, self._sections):
             # Shown again unchanged (a worker's result that changes nothing on screen): no
             # re-wrap, no scroll back to the top, no repaint, so no second frame for the key.
@@ -405,19 +413,20 @@ class QAPanel(ScrollView, can_focus=False):
             self._wrapped.popitem(last=False)
         return rows
 
-    def warm(self, view: PairView, matches: Callable[[str], list[tuple[int, int]]] | None = None) -> None:
-        """Wrap ``view``'s question, answer and passage ahead of time (the screen calls this for
-        the pairs a decision shows next, while idle), so that showing it wraps only the short
-        head and verdict lines. Changes nothing on screen."""
+    def warm(self, view: PairView, result: PairResult | None = None, pending: bool = False,
+             key_column: str = "document", extra: Text | None = None, problems: Text | None = None,
+             findability: Text | None = None,
+             matches: Callable[[str], list[tuple[int, int]]] | None = None) -> None:
+        """Wrap what ``show`` with the same arguments would show, ahead of time (the screen
+        calls this for the pairs a decision or ``j``/``k`` shows next, while idle), so that
+        showing it wraps nothing. Changes nothing on screen."""
         width = self.scrollable_content_region.width
         if width <= 0 or self._label_style is None:
             return
+        sections = _sections(view, result, pending, key_column, extra, problems, findability, matches)
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
-            if name in ("question", "answer", "passage"):
-                text = _field(getattr(view, name))
-                if matches is not None:
-                    for start, end in matches(text.plain):
-                        text.stylize("reverse bold", start, end)
+            text = sections[name]
+            if text.plain or label is not None:
                 self._wrapped_rows(text, label if self._compact else None, width, self._label_style)
 
     def _component_style(self, name: str) -> Style:
