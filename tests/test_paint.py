@@ -168,3 +168,52 @@ async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config
         assert found and found[0].status == "fail" and "reference chunk size 20" in found[0].reason
         assert screen._pair_fails(pid) and failing(screen.problems(pid))
         assert screen.problems(pid) == screen.problems(pid)  # the cached list, copied
+
+
+async def test_painted_source_rows_skip_the_offsets_that_the_mouse_hit_test_reads_itself():
+    text = "\n".join(f"line {i}: net revenue of $1,234 million in fiscal 2023" for i in range(40))
+    app = ViewerApp()
+    async with app.run_test(size=(50, 12)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text, [Span(20, 90, "exact")])
+        await pilot.pause()
+        painted = viewer.render_lines(viewer.size.region)
+        assert all("offset" not in (seg.style.meta if seg.style else {}) for strip in painted for seg in strip)
+        assert [s.text for s in painted] == [viewer.render_line(y).text for y in range(viewer.size.height)]
+        # what Textual's text selection reads (Compositor.get_widget_and_offset_at -> render_line)
+        widget, offset = app.screen._compositor.get_widget_and_offset_at(12, 1)
+        assert widget is viewer and offset is not None and offset.y == viewer.scroll_offset.y + 1
+        # dragging the mouse selects the text under it, as before
+        await pilot.mouse_down(SourceViewer, offset=(viewer._gutter_width() + 5, 0))
+        await pilot.hover(SourceViewer, offset=(viewer._gutter_width() + 15, 0))
+        await pilot.mouse_up(SourceViewer, offset=(viewer._gutter_width() + 15, 0))
+        await pilot.pause()
+        got = viewer.selection_range()
+        assert got == (5, 16)  # from the cell pressed to the cell released, inclusive
+
+
+async def test_the_source_draws_its_own_scroll_thumb_where_the_view_is():
+    text = "\n".join(f"row {i}" for i in range(400))
+    app = ViewerApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text)
+        await pilot.pause()
+        height = viewer.size.height
+        thumb = viewer._thumb()
+        assert thumb == (0, max(1, round(height * height / 400)))  # at the top, its share of 400 rows
+
+        def column():  # the last cell of every painted row: the thumb's or the track's style
+            rows = viewer.render_lines(viewer.size.region)
+            return [list(strip)[-1].style for strip in rows]
+
+        thumb_style = viewer.get_component_rich_style("source-viewer--thumb")
+        track_style = viewer.get_component_rich_style("source-viewer--track")
+        styles = column()
+        assert styles[:thumb[1]] == [thumb_style] * thumb[1] and set(styles[thumb[1]:]) == {track_style}
+        viewer.scroll_to(y=400 - height, animate=False, immediate=True)
+        await pilot.pause()
+        assert viewer._thumb()[1] == height and column()[-1] == thumb_style and column()[0] == track_style
+        viewer.show("short document")  # it all fits: the whole column is the thumb
+        await pilot.pause()
+        assert viewer._thumb() == (0, height)

@@ -190,9 +190,9 @@ assert len(WORDS_250) == 250
 
 
 async def test_long_line_wraps_at_spaces_and_rewraps_on_resize() -> None:
-    # 62 columns = 60 for text + 2 for the vertical scrollbar; no gutter.
+    # 61 columns = 60 for text + 1 for the viewer's scroll thumb; no gutter.
     app = ViewerApp(show_line_numbers=False)
-    async with app.run_test(size=(62, 30)) as pilot:
+    async with app.run_test(size=(61, 30)) as pilot:
         viewer = app.query_one(SourceViewer)
         viewer.show(WORDS_250)
         await pilot.pause()
@@ -212,7 +212,7 @@ async def test_long_line_wraps_at_spaces_and_rewraps_on_resize() -> None:
         assert rendered[4].rstrip() == "abcdefghij"
         assert rendered[5].strip() == ""
 
-        await pilot.resize_terminal(42, 30)
+        await pilot.resize_terminal(41, 30)
         await pilot.pause()
         assert viewer.wrap_width == 40
         assert viewer.visual_line_count == 7  # ceil(250 / 40)
@@ -220,18 +220,18 @@ async def test_long_line_wraps_at_spaces_and_rewraps_on_resize() -> None:
         assert viewer.line_of_offset(249) == 6
         assert viewer.render_line(0).cell_length == viewer.size.width
 
-        await pilot.resize_terminal(62, 30)
+        await pilot.resize_terminal(61, 30)
         await pilot.pause()
         assert viewer.visual_line_count == 5
 
 
 async def test_hard_break_without_spaces_and_gutter_only_on_first_row() -> None:
     app = ViewerApp()
-    async with app.run_test(size=(66, 30)) as pilot:
+    async with app.run_test(size=(65, 30)) as pilot:
         viewer = app.query_one(SourceViewer)
         viewer.show("x" * 250 + "\nshort")
         await pilot.pause()
-        # 66 - 2 (scrollbar) - 3 (gutter " 2 ") = 61 cells of text.
+        # 65 - 1 (the scroll thumb) - 3 (gutter " 2 ") = 61 cells of text.
         assert viewer.wrap_width == 61
         assert viewer.visual_line_count == 5 + 1
         rows = [viewer.render_line(y).text for y in range(6)]
@@ -249,7 +249,7 @@ async def test_hard_break_without_spaces_and_gutter_only_on_first_row() -> None:
 async def test_wide_characters_do_not_break_layout() -> None:
     text = "中文字符" * 100 + "\n" + "ab中" * 50
     app = ViewerApp(show_line_numbers=False)
-    async with app.run_test(size=(41, 20)) as pilot:  # odd width: 39 text cells
+    async with app.run_test(size=(40, 20)) as pilot:  # odd width: 39 text cells and the thumb
         viewer = app.query_one(SourceViewer)
         viewer.show(text)
         await pilot.pause()

@@ -65,8 +65,9 @@ from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 
 #: Seconds a pair must stay on screen before its full check (fuzzy search, other documents,
-#: chunk window, tokens) starts in a worker: paging past pairs starts no work per key.
-LOCATE_DELAY_S = 0.15
+#: chunk window, tokens) starts in a worker: paging past pairs starts no work per key, and
+#: keys a skimming curator presses 150 ms apart never wait for that worker's hold on the GIL.
+LOCATE_DELAY_S = 0.3
 #: How many pairs after the cursor that worker completes as well (``ReviewScreen._ahead``),
 #: once the pair has been on screen for ``AHEAD_DELAY_S`` seconds (a key sooner starts none).
 LOCATE_AHEAD = 2
@@ -658,18 +659,18 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                     findability=self._findability_text(pid, rescore=shown), matches=self._text_matches())
 
     def _warm_next(self) -> None:
-        """Once the frame is out (``WARM_DELAY_S`` after the pair was shown): wrap the texts of the pairs a decision or ``j``/``k`` shows
-        next, so that key's frame wraps only the head and verdict lines."""
+        """Once the frame is out (``WARM_DELAY_S`` after the pair was shown): wrap what the
+        next pair of the queue shows, so that a decision's frame wraps nothing."""
         self._warming = False
         queue = self.queue
         if queue.cursor < 0 or not queue.ids:
             return
-        panel = self.query_one(QAPanel)
-        for row in (queue.cursor + 1, queue.cursor - 1):
-            if 0 <= row < len(queue.ids):
-                pid = queue.ids[row]
-                view = self.session.view(pid)
-                panel.warm(**self._panel_args(pid, view, self.session.dataset.document_for(view.pair), shown=False))
+        row = queue.cursor + 1  # what a decision or j shows next (k goes back to a pair just wrapped)
+        if row < len(queue.ids):
+            pid = queue.ids[row]
+            view = self.session.view(pid)
+            args = self._panel_args(pid, view, self.session.dataset.document_for(view.pair), shown=False)
+            self.query_one(QAPanel).warm(**args)
 
     def _ahead(self) -> tuple[int, ...]:
         """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check

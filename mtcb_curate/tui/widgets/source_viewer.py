@@ -48,7 +48,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
@@ -86,6 +86,9 @@ EMPTY_DOCUMENT_MESSAGE = "(empty document)"
 
 _FALLBACK_WIDTH = 80
 """Content width (cells) used to wrap a document before the widget has been laid out."""
+
+_THUMB_CELLS = 1
+"""Cells of the viewer's own scroll thumb column (``SourceViewer._thumb``)."""
 
 _WRAP_CACHE_SIZE = 4
 """How many widths' wraps are kept per document."""
@@ -356,6 +359,8 @@ class SourceViewer(ScrollView, can_focus=True):
         "source-viewer--match",
         "source-viewer--gutter",
         "source-viewer--message",
+        "source-viewer--thumb",
+        "source-viewer--track",
     }
     """
     | Class | Description |
@@ -368,6 +373,8 @@ class SourceViewer(ScrollView, can_focus=True):
     | `source-viewer--match` | A match of the queue filter's text query. |
     | `source-viewer--gutter` | The line-number gutter. |
     | `source-viewer--message` | The placeholder / message line. |
+    | `source-viewer--thumb` | The scroll thumb (the visible share of the document). |
+    | `source-viewer--track` | The rest of the thumb's column. |
     """
 
     DEFAULT_CSS = """
@@ -376,6 +383,7 @@ class SourceViewer(ScrollView, can_focus=True):
         color: $foreground;
         overflow-x: hidden;
         overflow-y: scroll;
+        scrollbar-size-vertical: 0;  /* the viewer draws its own one-cell thumb (_thumb) */
         &:focus {
             background-tint: $foreground 5%;
         }
@@ -408,6 +416,12 @@ class SourceViewer(ScrollView, can_focus=True):
         }
         & > .source-viewer--gutter {
             color: $text-muted;
+            background: $panel;
+        }
+        & > .source-viewer--thumb {
+            background: $foreground 35%;
+        }
+        & > .source-viewer--track {
             background: $panel;
         }
         & > .source-viewer--message {
@@ -455,7 +469,11 @@ class SourceViewer(ScrollView, can_focus=True):
         self._follow: tuple[int, int] | None = None
         self._follow_y: int | None = None
         self._pending_follow = False
-        self._line_cache: LRUCache[tuple[int, int], Strip] = LRUCache(1024)
+        self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
+        #: True while Textual paints the viewer (``render_lines``): rows without offsets.
+        self._painting = False
+        #: The thumb's rows during a paint (``_thumb``), worked out once per paint.
+        self._paint_thumb: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ public API
 
@@ -610,13 +628,31 @@ class SourceViewer(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ layout
 
     def _text_width(self) -> int:
-        """Cells available for gutter + text (widget content width minus the vertical scrollbar)."""
+        """Cells available for gutter + text (widget content width minus the vertical scrollbar,
+        or the viewer's own one-cell thumb when the stylesheet gives the scrollbar no cells)."""
         width = self.size.width
         if not width:
             return 0
         if self.styles.overflow_y != "hidden":
-            width -= self.styles.scrollbar_size_vertical
+            width -= self.styles.scrollbar_size_vertical or _THUMB_CELLS
         return max(1, width)
+
+    def _has_thumb(self) -> bool:
+        """Whether the last column is the viewer's own scroll thumb (see ``_thumb``)."""
+        return self.styles.overflow_y != "hidden" and not self.styles.scrollbar_size_vertical
+
+    def _thumb(self) -> tuple[int, int]:
+        """Viewport rows ``[first, last)`` of the scroll thumb: the visible share of the
+        document's rows at its position (a whole-height thumb when it all fits). Drawn in the
+        rows themselves: Textual's scrollbar widget repainted its every row on each scroll."""
+        height = self._viewport_height()
+        total = max(1, self.virtual_size.height)
+        if height <= 0 or total <= height:
+            return 0, height
+        size = max(1, round(height * height / total))
+        top = round(self.scroll_offset.y / (total - height) * (height - size))
+        top = min(max(0, top), height - size)
+        return top, top + size
 
     def _gutter_width(self) -> int:
         """Width in cells of the line-number gutter (0 if hidden or no document)."""
@@ -725,23 +761,44 @@ class SourceViewer(ScrollView, can_focus=True):
         super().notify_style_update()
         self._line_cache.clear()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Rows for the screen: without the per-cell selection offsets, which only Textual's
+        hit test reads, and it asks ``render_line`` for the row under the mouse itself. A
+        style per cell position would defeat the style caches of every later paint step."""
+        self._painting = True
+        self._paint_thumb = self._thumb() if self._has_thumb() else None
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._painting = False
+            self._paint_thumb = None
+
     def render_line(self, y: int) -> Strip:
-        """Render row `y` of the viewport (0 = top visible row) as a strip of widget width."""
+        """Render row `y` of the viewport (0 = top visible row) as a strip of widget width;
+        each text cell carries its (column, row) offset for text selection, except while
+        painting (``render_lines``)."""
         row = self.scroll_offset.y + y
         width = self.size.width
         selection = self.text_selection
-        key = (row, width)
+        offsets = not self._painting
+        thumb = self._paint_thumb or (self._thumb() if self._has_thumb() else None)
+        on_thumb = None if thumb is None else thumb[0] <= y < thumb[1]
+        key = (row, width, offsets, on_thumb)
         if selection is None:
             cached = self._line_cache.get(key)
             if cached is not None:
                 return cached
-        strip = self._render_row(row, width, selection)
+        strip = self._render_row(row, width, selection, offsets, on_thumb)
         if selection is None:
             self._line_cache[key] = strip
         return strip
 
-    def _render_row(self, row: int, width: int, selection: Selection | None) -> Strip:
-        """Build the strip for visual row `row` of the document (gutter + text + padding)."""
+    def _render_row(self, row: int, width: int, selection: Selection | None, offsets: bool = True,
+                    on_thumb: bool | None = None) -> Strip:
+        """Build the strip for visual row `row` of the document (gutter + text + padding, then
+        the thumb's cell: ``on_thumb`` True or False, None for no thumb column); ``offsets``:
+        each text segment carries its ``{"offset": (column, row)}`` meta (what
+        ``Strip.apply_offsets`` adds), which Textual's text selection reads."""
         base = self.visual_style.rich_style
         if self._message is not None:
             if row != 0:
@@ -770,16 +827,24 @@ class SourceViewer(ScrollView, can_focus=True):
             out.append(Segment(label, self.get_component_rich_style("source-viewer--gutter")))
         # One Strip per row: each text cell carries its (column, row) offset, which Textual's
         # text selection reads (what ``Strip.apply_offsets`` does, without three more strips).
-        x = 0
-        from_meta = Style.from_meta
-        for text, style, _ in segments:
-            offset = from_meta({"offset": (x, row)})
-            out.append(Segment(text, style + offset if style else offset))
-            x += len(text)
+        if offsets:
+            x = 0
+            from_meta = Style.from_meta
+            for text, style, _ in segments:
+                offset = from_meta({"offset": (x, row)})
+                out.append(Segment(text, style + offset if style else offset))
+                x += len(text)
+        else:
+            out.extend(segments)
         used = gutter_width + content_width
-        if used < width:
-            out.append(Segment(" " * (width - used), base))
-            used = width
+        end = width - (on_thumb is not None)
+        if used < end:
+            out.append(Segment(" " * (end - used), base))
+            used = end
+        if on_thumb is not None and used < width:
+            part = "source-viewer--thumb" if on_thumb else "source-viewer--track"
+            out.append(Segment(" ", self.get_component_rich_style(part)))
+            used += 1
         strip = Strip(out, used)
         return strip if used == width else strip.adjust_cell_length(width, base)
 
