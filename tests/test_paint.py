@@ -20,6 +20,7 @@ def test_a_bar_that_fits_is_whole_and_a_cut_one_says_so():
     assert _cut(t, 60) is t
     # a space on the edge: cut there, no ellipsis (what word wrapping showed)
     assert _cut(t, 27).plain == "Queue · all (23) · row 1/23"
+    assert _cut(Text("filing_date: 2023-02-08 · 928,066 characters"), 25).plain == "filing_date: 2023-02-08"
     # inside a word: after the last whole word, no dangling separator, then "…"
     cut = _cut(Text("decided 0/23 (0%)  ✓ 0 accepted  — pairs/h"), 38).plain
     assert cut == "decided 0/23 (0%)  ✓ 0 accepted…" and cell_len(cut) <= 38

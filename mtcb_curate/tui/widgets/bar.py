@@ -81,17 +81,22 @@ def _cut(text: Text, width: int) -> Text:
         return Text("…"[:width])
     out = text.copy()
     if len(plain) == cell_len(plain):  # one cell per character: cut on characters
-        if plain[width].isspace():
+        if plain[width].isspace():  # a word ends on the edge: cut there, as word wrap did
             out.truncate(width)
-            out.rstrip()
+            _drop_dangling(out)
             return out
         space = plain.rfind(" ", 0, width - 1)
         cut = space if space >= width - 1 - _WORD_CUT_CELLS and space > 0 else width - 1
         out.truncate(cut)
-        dangling = len(out.plain) - len(out.plain.rstrip(" ·—"))  # no separator before the "…"
-        if dangling:  # (right_crop(0) would empty the text)
-            out.right_crop(dangling)
+        _drop_dangling(out)
     else:
         out.truncate(width - 1)
     out.append("…")
     return out
+
+
+def _drop_dangling(text: Text) -> None:
+    """Drop trailing spaces and separators (" ·", " —") from a cut ``text``, in place."""
+    dangling = len(text.plain) - len(text.plain.rstrip(" ·—"))
+    if dangling:  # (right_crop(0) would empty the text)
+        text.right_crop(dangling)
