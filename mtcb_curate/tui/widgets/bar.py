@@ -1,9 +1,9 @@
 """A one-row bar (the review screen's source bar, titles and progress line), drawn with the Line API.
 
-A ``Static`` turns every update into a Textual visual and lays it out again: four of them
-cost about a millisecond each per decision. A ``Bar`` keeps the ``rich.text.Text`` it was
+A ``Static`` turns every update into a Textual visual and measures it again, on every
+decision for the titles and the progress line. A ``Bar`` keeps the ``rich.text.Text`` it was
 given and renders its one row once per update (or width or style change), cut at the width
-with an ellipsis instead of wrapping to a hidden second row.
+with an ellipsis instead of wrapping to a hidden second row (README, Performance).
 """
 
 from __future__ import annotations
