@@ -9,12 +9,13 @@ Figures: ``docs/verification.md`` and ``benchmarks/bench_verify.py``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import numpy as np
 
 from mtcb_curate.dataset import tokens as tok
-from mtcb_curate.dataset.model import Dataset
+from mtcb_curate.dataset.model import Dataset, document_text
 from mtcb_curate.verify.normalize import SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
 
 #: At most this many exact-occurrence offsets are kept per pair (all are counted).
@@ -33,6 +34,9 @@ _BITMAP_BITS = 22
 #: The packed bitmap has at least 16 bits per passage key, at most 2^27 bits (16 MB; 8 MB for
 #: the 3.2 million keys of 100,000 passages).
 _BITMAP_MAX_BITS = 27
+#: Skeleton indexes a :class:`CorpusIndex` keeps (least recently used dropped first): about
+#: 0.8 bytes a character each, rebuilt in 3-5 ms per MB when needed again.
+SKELETONS_KEPT = 8
 #: Document keys computed per numpy step in the batched pass (8 MB of text).
 _SLICE_WORDS = 1 << 20
 
@@ -41,38 +45,72 @@ class CorpusIndex:
     """Per-document caches for verification: skeleton indexes, generation windows.
 
     Args:
-        documents: document key -> document text, in corpus order.
+        documents: document key -> document text, or its UTF-8 bytes (``encode``; a
+            ``Document.data``, kept without a copy), in corpus order.
 
-    Everything is built lazily and kept: a document's :class:`SkeletonIndex` (about 3-5 ms per
-    MB; it keeps the UTF-8 bytes and the skeleton, about 1.8 bytes per character) when one of its passages needs it, its MTCB windows (tiktoken, about 0.1 s per MB) when
-    one of its pairs has a chunk_index. Thread-safe for reading in the sense that a race only
+    The index keeps each document's UTF-8 bytes; ``documents[key]`` and ``text(key)`` decode
+    them on access (the last few decoded texts are cached). Built lazily: a document's
+    :class:`SkeletonIndex` (about 3-5 ms per MB; it adds the skeleton, about 0.8 bytes per
+    character) when one of its passages needs it, the last :data:`SKELETONS_KEPT` kept; its
+    MTCB windows (tiktoken, about 0.1 s per MB), kept, when one of its pairs has a
+    chunk_index. Thread-safe for reading in the sense that a race only
     builds a cache entry twice.
     """
 
-    def __init__(self, documents: Mapping[str, str]):
-        self.documents: dict[str, str] = dict(documents)
-        self._skel: dict[str, SkeletonIndex] = {}
+    def __init__(self, documents: Mapping[str, str | bytes]):
+        self._bytes: dict[str, bytes] = {k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
+        self.documents: Mapping[str, str] = _Texts(self._bytes)
+        self._skel: OrderedDict[str, SkeletonIndex] = OrderedDict()
+        self._chars: dict[str, int] = {}
         self._windows: dict[str, list[tok.Window]] = {}
 
     @classmethod
     def from_dataset(cls, dataset: Dataset) -> "CorpusIndex":
-        """The index over ``dataset.documents``."""
-        return cls({k: d.text for k, d in dataset.documents.items()})
+        """The index over ``dataset.documents`` (their UTF-8 bytes, shared, not copied)."""
+        return cls({k: d.data for k, d in dataset.documents.items()})
 
     def text(self, key: str) -> str | None:
         """The document text for ``key``, or None."""
         return self.documents.get(key)
 
+    def has(self, key: str) -> bool:
+        """Whether a document has the key ``key`` (nothing decoded)."""
+        return key in self._bytes
+
+    def chars(self, key: str) -> int | None:
+        """The document's length in characters, or None when no document has ``key`` (counted
+        in its UTF-8 bytes once, nothing decoded)."""
+        n = self._chars.get(key)
+        if n is None:
+            data = self._bytes.get(key)
+            if data is None:
+                return None
+            n = len(data) if data.isascii() else len(data) - int(
+                np.count_nonzero((np.frombuffer(data, dtype=np.uint8) & 0xC0) == 0x80))
+            self._chars[key] = n
+        return n
+
     def skeleton(self, key: str) -> SkeletonIndex:
-        """The document's skeleton index (built on first use).
+        """The document's skeleton index (built on first use; the last :data:`SKELETONS_KEPT`
+        used are kept).
 
         Raises:
             KeyError: no document has that key.
         """
         sk = self._skel.get(key)
         if sk is None:
-            sk = SkeletonIndex(self.documents[key])
+            sk = SkeletonIndex(data=self._bytes[key])
             self._skel[key] = sk
+            while len(self._skel) > SKELETONS_KEPT:
+                try:
+                    self._skel.popitem(last=False)
+                except KeyError:  # another thread emptied it
+                    break
+        else:
+            try:
+                self._skel.move_to_end(key)
+            except KeyError:  # another thread dropped it meanwhile: it is still ours
+                pass
         return sk
 
     def windows(self, key: str) -> list[tok.Window]:
@@ -95,25 +133,18 @@ class CorpusIndex:
         """Every other document holding ``passage`` verbatim, with its occurrence count.
 
         One search per document, then a count where found. An empty passage gives ``()``.
-        A document whose skeleton index is built is searched in its UTF-8 bytes (the same
-        occurrences: UTF-8 is self-synchronizing): ``bytes.find`` took 0.17 ms per 550 KB
-        document where ``str.find`` on the same text, stored two bytes a character when it
-        holds a curly quote, took 1.1 ms (about 100 ms a passage over 48 MB).
+        Every document is searched in its UTF-8 bytes (the same occurrences: UTF-8 is
+        self-synchronizing): ``bytes.find`` took 0.17 ms per 550 KB document where
+        ``str.find`` on the same text, stored two bytes a character when it holds a curly
+        quote, took 1.1 ms (about 100 ms a passage over 48 MB).
         """
         if not passage:
             return ()
         out = []
-        needle_bytes = None
-        for key, text in self.documents.items():
+        needle = encode(passage)
+        for key, hay in self._bytes.items():
             if key == own_key:
                 continue
-            sk = self._skel.get(key)
-            if sk is not None:
-                if needle_bytes is None:
-                    needle_bytes = encode(passage)
-                hay, needle = sk.data, needle_bytes
-            else:
-                hay, needle = text, passage
             if find(hay, needle) >= 0:
                 out.append((key, _count(hay, needle)))
         return tuple(out)
@@ -245,10 +276,27 @@ class CorpusIndex:
         return out
 
     def _data(self, key: str) -> bytes:
-        sk = self._skel.get(key)
-        if sk is not None:
-            return sk.data
-        return self.skeleton(key).data
+        return self._bytes[key]
+
+
+class _Texts(Mapping):
+    """Document key -> text, decoded from the kept UTF-8 bytes on access
+    (``dataset.model.document_text``: the last few decoded are cached)."""
+
+    def __init__(self, data: dict[str, bytes]):
+        self._data = data
+
+    def __getitem__(self, key: str) -> str:
+        return document_text(self._data[key])
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
 
 def _mix(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

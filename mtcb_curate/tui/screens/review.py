@@ -31,6 +31,7 @@ from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
 from mtcb_curate.tui.badges import shared_badge, similar_badge
+from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
                                        FindabilityPairScored, FindabilityProgress, PassagesScanned,
                                        SetChecksDone, VerdictCompleted, WindowTokenized)
@@ -520,6 +521,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                                         search=self._search)
         except Exception:  # noqa: BLE001 - the problems line goes on without them
             return
+        trim_heap()
         if not worker.is_cancelled:
             self.post_message(SetChecksDone(results))
 
@@ -726,6 +728,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def _scan_passages(self) -> None:
         """Verify every passage (exact and normalized search) to mark the queue."""
         self.verdicts.scan()
+        trim_heap()
         if not get_current_worker().is_cancelled:
             self.post_message(PassagesScanned(self.verdicts.not_exact()))
 
@@ -754,6 +757,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         try:
             search = clusters.search(self.session, threshold=threshold)
             found, shared = clusters.groups(self.session, search)
+            trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
                 self.post_message(ClusterSearchFailed(exc))
