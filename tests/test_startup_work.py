@@ -52,3 +52,17 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
         assert len(searches) == 1
         assert set_runs and all(s is not None for s in set_runs)
         assert [p.check_id for p in app.screen.problems(0) if p.fails] == ["duplicates"]
+
+
+async def test_the_app_shortens_the_thread_switch_interval_while_it_runs(tmp_path, monkeypatch):
+    from mtcb_curate.tui import app as tui_app
+
+    review_at_once(monkeypatch)
+    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
+    write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
+    before = sys.getswitchinterval()
+    session = opened(tmp_path / "src", tmp_path / "ws")
+    async with review_app(session, size=(80, 24)) as (app, pilot):
+        await settle(app, pilot)
+        assert sys.getswitchinterval() == tui_app.SWITCH_INTERVAL_S
+    assert sys.getswitchinterval() == before
