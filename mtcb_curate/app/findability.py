@@ -81,8 +81,10 @@ class Findability:
 
     def _corpus(self) -> tuple[dict[str, str], str]:
         if self._documents is None:
-            self._documents = {k: d.text for k, d in self.session.dataset.documents.items()}
-            self._fp = pcache.corpus_fingerprint(self._documents)
+            # The index's texts, decoded per document when read: a dict of every text would
+            # hold the whole corpus as str (2-4 bytes a character) for as long as the app runs.
+            self._documents = self.session.corpus_index.documents  # type: ignore[assignment]
+            self._fp = pcache.corpus_fingerprint({k: d.data for k, d in self.session.dataset.documents.items()})
             self._occ = Occurrences(self._documents, self.session.corpus_index)
         return self._documents, self._fp  # type: ignore[return-value]
 

@@ -254,7 +254,7 @@ def chunk_index_fix(session: ReviewSession, pair_id: int, *, verdicts: Verdicts 
     from mtcb_curate.verify.chunk_index import propose_fix
 
     r = _chunk_result(session, pair_id, verdicts)
-    if r.start is None or session.corpus_index.text(r.doc_key) is None:
+    if r.start is None or not session.corpus_index.has(r.doc_key):
         return None
     return propose_fix(session.corpus_index.windows(r.doc_key), r)
 

@@ -103,8 +103,8 @@ class Verdicts:
         r = self.cached(pid)
         if r is not None:
             return r
-        text = self.index.text(self.session.pairs[pid].doc_key)
-        if text is not None and len(text) > INLINE_MAX_CHARS:
+        chars = self.index.chars(self.session.pairs[pid].doc_key)
+        if chars is not None and chars > INLINE_MAX_CHARS:
             return None
         return self.quick(pid)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from textual import events
@@ -12,6 +13,12 @@ from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
 from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
+
+
+#: The interpreter's thread switch interval while the app runs (``sys.setswitchinterval``;
+#: Python's default is 0.005 s): how long the app's thread waits at most for a busy worker
+#: thread to hand over the GIL.
+SWITCH_INTERVAL_S = 0.001
 
 
 class CurateApp(App[None]):
@@ -85,6 +92,12 @@ class CurateApp(App[None]):
         return self._attempt_log
 
     def on_mount(self) -> None:
+        # Worker threads (passage scan, near-duplicate search) hold the GIL for up to the switch
+        # interval each time the app's thread asks for it, and a key takes several hand-overs
+        # (handler, frame, the driver's writer thread): at the default 5 ms that made most keys
+        # take 50-100 ms while the start-up passes ran at 100,000 pairs.
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         if self.keymap:
             self.set_keymap(self.keymap)
         self.push_screen(ReviewScreen(self.session))
@@ -99,3 +112,4 @@ class CurateApp(App[None]):
 
     def on_unmount(self) -> None:
         self.collector.restore()
+        sys.setswitchinterval(self._switch_interval)

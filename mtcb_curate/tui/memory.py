@@ -21,6 +21,11 @@ The policy, started once the first screen is drawn:
    coming, as soon as ``FORCE_AFTER`` generation-1 collections went by without one, so each
    collection stays small (about 9 ms).
 
+``trim_heap()`` hands the C heap's free pages back to the system (glibc ``malloc_trim``): the
+loading's and the passage scan's temporaries are freed but glibc keeps their pages (50-60 MB
+at ficha scale) until asked; the app calls it once the first screen is drawn and at the end
+of each start-up pass, in its worker.
+
 ``refreeze()`` moves what is alive into the permanent generation again; the review screen
 calls it once its background passes (verdicts, clusters) have built their results.
 ``restore()`` puts the collector back as it was (the app calls it on exit).
@@ -28,6 +33,8 @@ calls it once its background passes (verdicts, clusters) have built their result
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import time
 
@@ -56,6 +63,7 @@ class CollectorPolicy:
             return
         self._saved = gc.get_threshold()
         gc.freeze()
+        trim_heap()  # what loading freed (the text column as str, pyarrow's buffers)
         first, second, _ = self._saved
         gc.set_threshold(first, second, _NEVER)
 
@@ -92,3 +100,23 @@ class CollectorPolicy:
         gc.set_threshold(*self._saved)
         gc.unfreeze()
         self._saved = None
+
+
+_libc: ctypes.CDLL | None | bool = None
+
+
+def trim_heap() -> bool:
+    """Return the C heap's free memory to the system: ``malloc_trim(0)`` of glibc, which
+    releases the free pages of every arena (a few ms). False where there is no glibc (macOS,
+    musl): nothing is done."""
+    global _libc
+    if _libc is None:
+        try:
+            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _libc = lib if hasattr(lib, "malloc_trim") else False
+        except OSError:
+            _libc = False
+    if not _libc:
+        return False
+    _libc.malloc_trim(0)  # type: ignore[union-attr]
+    return True

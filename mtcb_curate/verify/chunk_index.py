@@ -214,7 +214,7 @@ def propose_chunk_indexes(source: Any, results: Iterable[PairResult] | None = No
                                      index=index, pairs=list(source.pairs)).results
     fixes = []
     for r in results:
-        if r.start is None or index.text(r.doc_key) is None:
+        if r.start is None or not index.has(r.doc_key):
             continue
         fix = propose_fix(index.windows(r.doc_key), r)
         if fix is not None:

@@ -40,6 +40,7 @@ characters are data like any other character (surrogates are dropped at the ``as
 from __future__ import annotations
 
 import bisect
+from array import array
 import functools
 import re
 import unicodedata
@@ -473,6 +474,13 @@ def _block_sums(values, starts: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _int_array(values) -> array:
+    """``values`` (int64) as an ``array('q')``: searchable with ``bisect`` like a list."""
+    out = array("q")
+    out.frombytes(np.asarray(values, dtype=np.int64).tobytes())
+    return out
+
+
 class SkeletonIndex:
     """A document's ``ascii`` skeleton (:func:`skeleton`) with a block map back to characters.
 
@@ -484,21 +492,34 @@ class SkeletonIndex:
     for a skeleton range, a character region of the text that contains every original span
     whose skeleton is that range (see :meth:`region`).
 
+    Args:
+        text: the document text; or None when ``data`` is given.
+        data: the text's UTF-8 bytes (:func:`encode`) when the caller keeps them (a corpus
+            document's ``Document.data``): they are used as they are, not copied, and the text
+            is decoded from them when asked (``dataset.model.document_text``, cached).
+
     Attributes:
         text: the document text.
         skeleton: the skeleton bytes.
         data: the whole text's UTF-8 bytes (:func:`encode`), reused for exact byte search.
+
+    The block maps are ``array('q')`` (8 bytes an entry, not a Python ``int`` each).
     """
 
-    __slots__ = ("text", "skeleton", "data", "_ascii", "_char_starts", "_skel_starts", "_byte_starts")
+    __slots__ = ("_text", "_chars", "skeleton", "data", "_ascii", "_char_starts", "_skel_starts", "_byte_starts")
 
-    def __init__(self, text: str):
-        self.text = text
-        self._ascii = text.isascii()
-        data = text.encode("ascii") if self._ascii else encode(text)
+    def __init__(self, text: str | None = None, data: bytes | None = None):
+        if data is None:
+            if text is None:
+                raise TypeError("SkeletonIndex needs text or data")
+            data = text.encode("ascii") if text.isascii() else encode(text)
+        self._text = text
+        self._ascii = data.isascii()
         self.data = data
         n = len(data)
         arr = np.frombuffer(data, dtype=np.uint8)
+        self._chars = len(text) if text is not None else (
+            n if self._ascii else n - int(np.count_nonzero((arr & 0xC0) == 0x80)))
         starts = np.arange(0, n, BLOCK_BYTES, dtype=np.int64)
         if not self._ascii and n:
             for _ in range(3):  # a UTF-8 character has at most 3 continuation bytes
@@ -534,11 +555,18 @@ class SkeletonIndex:
             self.skeleton = np.compress(mask, arr).tobytes()
         else:
             self.skeleton = skel_data.translate(None, NON_ALNUM_BYTES)
-        self._byte_starts: list[int] = starts.tolist()
-        self._char_starts: list[int] = np.asarray(char_starts, dtype=np.int64).tolist()
-        self._skel_starts: list[int] = (
-            np.concatenate(([0], np.cumsum(skel_counts)[:-1])).tolist() if n else []
-        )
+        self._byte_starts = _int_array(starts)
+        self._char_starts = _int_array(char_starts)
+        self._skel_starts = _int_array(np.concatenate(([0], np.cumsum(skel_counts)[:-1])) if n else [])
+
+    @property
+    def text(self) -> str:
+        """The document text (decoded from ``data`` when built from bytes)."""
+        if self._text is not None:
+            return self._text
+        from mtcb_curate.dataset.model import document_text
+
+        return document_text(self.data)
 
     def _block_of_skel(self, i: int) -> int:
         """Index of the block holding skeleton character ``i``."""
@@ -554,7 +582,7 @@ class SkeletonIndex:
         holding the second, so those two alphanumeric characters are inside it, and whitespace
         runs and hyphenation inside it normalize exactly as in the whole text.
         """
-        n = len(self.text)
+        n = self._chars
         if not self._char_starts:
             return 0, n
         a = 0 if skel_start <= 0 else self._char_starts[self._block_of_skel(skel_start - 1)]

@@ -9,12 +9,13 @@ Figures: ``docs/verification.md`` and ``benchmarks/bench_verify.py``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import numpy as np
 
 from mtcb_curate.dataset import tokens as tok
-from mtcb_curate.dataset.model import Dataset
+from mtcb_curate.dataset.model import Dataset, document_text
 from mtcb_curate.verify.normalize import SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
 
 #: At most this many exact-occurrence offsets are kept per pair (all are counted).
@@ -30,6 +31,12 @@ _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
 _BITMAP_BITS = 22
+#: The packed bitmap has at least 16 bits per passage key, at most 2^27 bits (16 MB; 8 MB for
+#: the 3.2 million keys of 100,000 passages).
+_BITMAP_MAX_BITS = 27
+#: Skeleton indexes a :class:`CorpusIndex` keeps (least recently used dropped first): about
+#: 0.8 bytes a character each, rebuilt in 3-5 ms per MB when needed again.
+SKELETONS_KEPT = 8
 #: Document keys computed per numpy step in the batched pass (8 MB of text).
 _SLICE_WORDS = 1 << 20
 
@@ -38,38 +45,72 @@ class CorpusIndex:
     """Per-document caches for verification: skeleton indexes, generation windows.
 
     Args:
-        documents: document key -> document text, in corpus order.
+        documents: document key -> document text, or its UTF-8 bytes (``encode``; a
+            ``Document.data``, kept without a copy), in corpus order.
 
-    Everything is built lazily and kept: a document's :class:`SkeletonIndex` (about 3-5 ms per
-    MB; it keeps the UTF-8 bytes and the skeleton, about 1.8 bytes per character) when one of its passages needs it, its MTCB windows (tiktoken, about 0.1 s per MB) when
-    one of its pairs has a chunk_index. Thread-safe for reading in the sense that a race only
+    The index keeps each document's UTF-8 bytes; ``documents[key]`` and ``text(key)`` decode
+    them on access (the last few decoded texts are cached). Built lazily: a document's
+    :class:`SkeletonIndex` (about 3-5 ms per MB; it adds the skeleton, about 0.8 bytes per
+    character) when one of its passages needs it, the last :data:`SKELETONS_KEPT` kept; its
+    MTCB windows (tiktoken, about 0.1 s per MB), kept, when one of its pairs has a
+    chunk_index. Thread-safe for reading in the sense that a race only
     builds a cache entry twice.
     """
 
-    def __init__(self, documents: Mapping[str, str]):
-        self.documents: dict[str, str] = dict(documents)
-        self._skel: dict[str, SkeletonIndex] = {}
+    def __init__(self, documents: Mapping[str, str | bytes]):
+        self._bytes: dict[str, bytes] = {k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
+        self.documents: Mapping[str, str] = _Texts(self._bytes)
+        self._skel: OrderedDict[str, SkeletonIndex] = OrderedDict()
+        self._chars: dict[str, int] = {}
         self._windows: dict[str, list[tok.Window]] = {}
 
     @classmethod
     def from_dataset(cls, dataset: Dataset) -> "CorpusIndex":
-        """The index over ``dataset.documents``."""
-        return cls({k: d.text for k, d in dataset.documents.items()})
+        """The index over ``dataset.documents`` (their UTF-8 bytes, shared, not copied)."""
+        return cls({k: d.data for k, d in dataset.documents.items()})
 
     def text(self, key: str) -> str | None:
         """The document text for ``key``, or None."""
         return self.documents.get(key)
 
+    def has(self, key: str) -> bool:
+        """Whether a document has the key ``key`` (nothing decoded)."""
+        return key in self._bytes
+
+    def chars(self, key: str) -> int | None:
+        """The document's length in characters, or None when no document has ``key`` (counted
+        in its UTF-8 bytes once, nothing decoded)."""
+        n = self._chars.get(key)
+        if n is None:
+            data = self._bytes.get(key)
+            if data is None:
+                return None
+            n = len(data) if data.isascii() else len(data) - int(
+                np.count_nonzero((np.frombuffer(data, dtype=np.uint8) & 0xC0) == 0x80))
+            self._chars[key] = n
+        return n
+
     def skeleton(self, key: str) -> SkeletonIndex:
-        """The document's skeleton index (built on first use).
+        """The document's skeleton index (built on first use; the last :data:`SKELETONS_KEPT`
+        used are kept).
 
         Raises:
             KeyError: no document has that key.
         """
         sk = self._skel.get(key)
         if sk is None:
-            sk = SkeletonIndex(self.documents[key])
+            sk = SkeletonIndex(data=self._bytes[key])
             self._skel[key] = sk
+            while len(self._skel) > SKELETONS_KEPT:
+                try:
+                    self._skel.popitem(last=False)
+                except KeyError:  # another thread emptied it
+                    break
+        else:
+            try:
+                self._skel.move_to_end(key)
+            except KeyError:  # another thread dropped it meanwhile: it is still ours
+                pass
         return sk
 
     def windows(self, key: str) -> list[tok.Window]:
@@ -92,25 +133,18 @@ class CorpusIndex:
         """Every other document holding ``passage`` verbatim, with its occurrence count.
 
         One search per document, then a count where found. An empty passage gives ``()``.
-        A document whose skeleton index is built is searched in its UTF-8 bytes (the same
-        occurrences: UTF-8 is self-synchronizing): ``bytes.find`` took 0.17 ms per 550 KB
-        document where ``str.find`` on the same text, stored two bytes a character when it
-        holds a curly quote, took 1.1 ms (about 100 ms a passage over 48 MB).
+        Every document is searched in its UTF-8 bytes (the same occurrences: UTF-8 is
+        self-synchronizing): ``bytes.find`` took 0.17 ms per 550 KB document where
+        ``str.find`` on the same text, stored two bytes a character when it holds a curly
+        quote, took 1.1 ms (about 100 ms a passage over 48 MB).
         """
         if not passage:
             return ()
         out = []
-        needle_bytes = None
-        for key, text in self.documents.items():
+        needle = encode(passage)
+        for key, hay in self._bytes.items():
             if key == own_key:
                 continue
-            sk = self._skel.get(key)
-            if sk is not None:
-                if needle_bytes is None:
-                    needle_bytes = encode(passage)
-                hay, needle = sk.data, needle_bytes
-            else:
-                hay, needle = text, passage
             if find(hay, needle) >= 0:
                 out.append((key, _count(hay, needle)))
         return tuple(out)
@@ -133,8 +167,8 @@ class CorpusIndex:
         occurrence exactly once; each hit is confirmed with ``bytes.startswith``. Of 4 candidate
         offsets ``j`` per passage, the one whose keys are rarest in the corpus is used (stock
         phrases such as "Years Ended December 31" would otherwise give thousands of hits).
-        Membership is tested through a 2^22-entry bitmap, then exactly. Cost: a few numpy passes
-        over the corpus (about 0.1-0.2 s for 48 MB) plus the hits.
+        Membership is tested through a packed bitmap of 2^22 bits or more (16 per key), then
+        exactly. Cost: a few numpy passes over the corpus (about 0.1-0.2 s for 48 MB) plus the hits.
         """
         items = []
         for pid, p in passages.items():
@@ -145,22 +179,27 @@ class CorpusIndex:
             return {}
         m = len(items)
         # Window starts j (4 per passage), and the 8 shifted 24-byte keys of each.
-        starts = np.empty((m, _WINDOWS), dtype=np.int64)
-        wins = np.empty((m, _WINDOWS, 31), dtype=np.uint8)
-        for row, (_, pb) in enumerate(items):
-            span = len(pb) - 31
-            for w in range(_WINDOWS):
-                j = (span * (2 * w + 1)) // (2 * _WINDOWS)
-                starts[row, w] = j
-                wins[row, w] = np.frombuffer(pb, dtype=np.uint8, count=31, offset=j)
+        # All passages in one buffer; window w of a passage of n bytes starts at
+        # j = ((n - 31) * (2 w + 1)) // (2 W), gathered without a Python loop per window.
+        lengths = np.fromiter((len(pb) for _, pb in items), dtype=np.int64, count=m)
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        joined = np.frombuffer(b"".join(pb for _, pb in items), dtype=np.uint8)
+        starts = ((lengths - 31)[:, None] * (2 * np.arange(_WINDOWS) + 1)) // (2 * _WINDOWS)  # (m, W)
+        wins = joined[(offsets[:, None] + starts)[:, :, None] + np.arange(31)]  # (m, W, 31)
         qkeys = np.empty((m, _WINDOWS, 8), dtype=np.uint64)
         for r in range(8):
             words = np.ascontiguousarray(wins[:, :, r:r + 24]).view("<u8")  # (m, W, 3)
             qkeys[:, :, r] = _mix(words[..., 0], words[..., 1], words[..., 2])
         flat = qkeys.ravel()
-        uniq = np.unique(flat)
-        bitmap = np.zeros(1 << _BITMAP_BITS, dtype=bool)
-        bitmap[_bucket(uniq)] = True
+        uniq = np.sort(flat)  # sort-based unique: numpy's hash-based np.unique took 4.7 s for 3.2M keys
+        if uniq.size > 1:
+            uniq = uniq[np.concatenate(([True], uniq[1:] != uniq[:-1]))]
+        # A packed bitmap of at least 16 bits per key (about 6 % false candidates; a fixed
+        # 2^22 bits let through more than half of all corpus positions at 100,000 passages).
+        bits = max(_BITMAP_BITS, min(_BITMAP_MAX_BITS, int(uniq.size * 16).bit_length()))
+        bitmap = np.zeros(1 << (bits - 3), dtype=np.uint8)
+        b = _bucket(uniq, bits)
+        np.bitwise_or.at(bitmap, b >> 3, (np.uint8(1) << (b & 7).astype(np.uint8)))
 
         keys_list = list(self.documents)
         datas: list[bytes] = []
@@ -178,7 +217,8 @@ class CorpusIndex:
             for first in range(0, n8 - 2, _SLICE_WORDS):
                 w = v[first:first + _SLICE_WORDS + 2]
                 dk = _mix(w[:-2], w[1:-1], w[2:])
-                cand = np.flatnonzero(bitmap[_bucket(dk)])
+                bk = _bucket(dk, bits)
+                cand = np.flatnonzero((bitmap[bk >> 3] >> (bk & 7).astype(np.uint8)) & 1)
                 if cand.size == 0:
                     continue
                 ck = dk[cand]
@@ -197,8 +237,15 @@ class CorpusIndex:
         hk = hk[order]
         hd = np.concatenate(hit_doc)[order]
         hp = np.concatenate(hit_pos)[order]
-        lo = np.searchsorted(hk, flat, "left").reshape(m, _WINDOWS, 8)
-        hi = np.searchsorted(hk, flat, "right").reshape(m, _WINDOWS, 8)
+        # Looked up in sorted order (numpy's binary search narrows from the previous key: 4x
+        # faster than 3.2 million keys in passage order), then put back in passage order.
+        order_q = np.argsort(flat, kind="stable")
+        lo = np.empty(flat.size, dtype=np.int64)
+        hi = np.empty(flat.size, dtype=np.int64)
+        lo[order_q] = np.searchsorted(hk, flat[order_q], "left")
+        hi[order_q] = np.searchsorted(hk, flat[order_q], "right")
+        lo = lo.reshape(m, _WINDOWS, 8)
+        hi = hi.reshape(m, _WINDOWS, 8)
         counts = (hi - lo).sum(axis=2)  # (m, W)
         choice = counts.argmin(axis=1)
         rows = np.arange(m)
@@ -229,10 +276,27 @@ class CorpusIndex:
         return out
 
     def _data(self, key: str) -> bytes:
-        sk = self._skel.get(key)
-        if sk is not None:
-            return sk.data
-        return self.skeleton(key).data
+        return self._bytes[key]
+
+
+class _Texts(Mapping):
+    """Document key -> text, decoded from the kept UTF-8 bytes on access
+    (``dataset.model.document_text``: the last few decoded are cached)."""
+
+    def __init__(self, data: dict[str, bytes]):
+        self._data = data
+
+    def __getitem__(self, key: str) -> str:
+        return document_text(self._data[key])
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
 
 def _mix(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -240,9 +304,9 @@ def _mix(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         return (a * _K1) ^ (b * _K2) ^ c
 
 
-def _bucket(k: np.ndarray) -> np.ndarray:
+def _bucket(k: np.ndarray, bits: int = _BITMAP_BITS) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return ((k * _MIX) >> np.uint64(64 - _BITMAP_BITS)).view(np.int64)
+        return ((k * _MIX) >> np.uint64(64 - bits)).view(np.int64)
 
 
 def _count(text, passage) -> int:

@@ -364,15 +364,20 @@ def verify_dataset(
         ids = [p.id for p in pair_list]
         encoded = tok.encoding().encode_ordinary_batch([texts[i] for i in ids])
         ntok = {i: len(e) for i, e in zip(ids, encoded)}
-    results: list[PairResult] = []
+    results: list[PairResult | None] = [None] * total
     step = max(1, total // 100)
-    for n, pair in enumerate(pair_list):
+    # One document after another: the index decodes a document's text and builds its skeleton
+    # once for all its pairs (it keeps only the last few of either).
+    order = sorted(range(total), key=lambda i: pair_list[i].doc_key)
+    for n, i in enumerate(order):
+        pair = pair_list[i]
         t = texts[pair.id]
         hits = batch.get(pair.id, {}) if len(encode(t)) >= _BATCH_MIN_BYTES else None
         r = verify_pair(index, pair, t, fuzzy=fuzzy, count_tokens=False, exact_hits=hits)
         if count_tokens:
             r = replace(r, tokens=ntok.get(pair.id))
-        results.append(r)
+        results[i] = r
         if progress is not None and ((n + 1) % step == 0 or n + 1 == total):
             progress(n + 1, total)
-    return VerifyReport(dataset.name, results, summarize(results))
+    done: list[PairResult] = results  # type: ignore[assignment] - every slot is filled
+    return VerifyReport(dataset.name, done, summarize(done))

@@ -31,6 +31,7 @@ from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
 from mtcb_curate.tui.badges import shared_badge, similar_badge
+from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
                                        FindabilityPairScored, FindabilityProgress, PassagesScanned,
                                        SetChecksDone, VerdictCompleted, WindowTokenized)
@@ -220,6 +221,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         #: The latest near-duplicate search's links (``app.clusters.search``), which the set
         #: checks group again after a decision instead of searching; None while one runs.
         self._search = None
+        #: A near-duplicate search is running; the set checks wait for its links when asked then.
+        self._clusters_searching = False
+        self._set_checks_waiting = False
         #: pid -> (what the evaluation read, its problems, whether one fails): the queue's ▲ marks.
         self._fails: dict[int, tuple[tuple, list[PairProblem], bool]] = {}
         self._limits = Limits.resolve(session.dataset.profile, {})
@@ -525,7 +529,16 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         """Run the set-wide checks again after ``delay`` seconds without another change."""
         if self._set_checks_timer is not None:
             self._set_checks_timer.stop()
-        self._set_checks_timer = self._later(delay, self._run_set_checks)
+        self._set_checks_timer = self._later(delay, self._start_set_checks)
+
+    def _start_set_checks(self) -> None:
+        """Start the set checks, unless a near-duplicate search is running: they then wait for
+        its links (``_clusters_found``) instead of searching the whole set a second time."""
+        if self._clusters_searching:
+            self._set_checks_waiting = True
+            return
+        self._set_checks_waiting = False
+        self._run_set_checks()
 
     @work(thread=True, exclusive=True, group="set_checks", exit_on_error=False)
     def _run_set_checks(self) -> None:
@@ -536,6 +549,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
                                         search=self._search)
         except Exception:  # noqa: BLE001 - the problems line goes on without them
             return
+        trim_heap()
         if not worker.is_cancelled:
             self.post_message(SetChecksDone(results))
 
@@ -768,6 +782,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def _scan_passages(self) -> None:
         """Verify every passage (exact and normalized search) to mark the queue."""
         self.verdicts.scan()
+        trim_heap()
         if not get_current_worker().is_cancelled:
             self.post_message(PassagesScanned(self.verdicts.not_exact()))
 
@@ -786,8 +801,13 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     # -- near-duplicates ------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
     def _find_clusters(self) -> None:
+        """Start the near-duplicate search (``_search_clusters``); the set checks wait for it."""
+        self._clusters_searching = True
+        self._search_clusters()
+
+    @work(thread=True, exclusive=True, group="clusters", exit_on_error=False)
+    def _search_clusters(self) -> None:
         """Near-duplicate clusters (rapidfuzz + stored LLM clusters) for the ≈N badge and ``d``,
         and the shared-passage groups for the ``shares its passage`` badge (one search)."""
         worker = get_current_worker()
@@ -796,6 +816,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         try:
             search = clusters.search(self.session, threshold=threshold)
             found, shared = clusters.groups(self.session, search)
+            trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
                 self.post_message(ClusterSearchFailed(exc))
@@ -811,12 +832,18 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     @on(ClusterSearchFailed)
     def _clusters_failed(self, message: ClusterSearchFailed) -> None:
+        self._clusters_searching = False
+        if self._set_checks_waiting:
+            self._schedule_set_checks(0)
         self.notify(f"Near-duplicate search failed: {message.error}", severity="warning", markup=False)
 
     @on(ClustersFound)
     def _clusters_found(self, message: ClustersFound) -> None:
         self._cluster_index = message.index
         self._clusters_ready = True
+        self._clusters_searching = False
+        if self._set_checks_waiting:
+            self._schedule_set_checks(0)
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
 
