@@ -166,6 +166,39 @@ def test_per_pair_figures_are_cached_on_disk_and_not_verified_again(session, tmp
         compute_stats(session, located_cache=tmp_path / "located.arrow")
 
 
+def test_a_quick_pass_leaves_verdicts_and_tokens_pending_and_a_full_pass_fills_them(session, tmp_path, monkeypatch):
+    import mtcb_curate.verify as verify
+    from mtcb_curate.stats import compute
+
+    def boom(*a, **k):
+        raise AssertionError("verified or counted in the quick pass")
+
+    with monkeypatch.context() as m:
+        m.setattr(verify, "verify_dataset", boom)
+        m.setattr(compute, "count_passage_tokens", boom)
+        quick = compute_stats(session, located_cache=tmp_path / "located.arrow", verify=False, count_tokens=False)
+    assert quick.pending == {"verdicts": 4, "tokens": 4}
+    assert quick.length["tokens"] is None and sum(quick.verdicts.values()) == 0
+    # AAA's 2 and BBB's 1 pairs are not placed (no start yet); ZZZ's is on no document
+    assert quick.coverage["unplaced_pairs"] == 3 and quick.coverage["unlinked_pairs"] == 1
+    assert "passage length in tokens: not counted (4 passages)" in text_report(quick)
+    full = compute_stats(session, located_cache=tmp_path / "located.arrow")
+    plain = compute_stats(session)
+    assert full.pending == {"verdicts": 0, "tokens": 0}
+    assert (quick.forms, quick.types, quick.length["chars"]) == (full.forms, full.types, full.length["chars"])
+    assert {**full.to_json(), "seconds": 0} == {**plain.to_json(), "seconds": 0}
+    assert full.verdicts["exact"] == 3 and full.coverage["unplaced_pairs"] == 0
+
+
+def test_passage_tokens_are_counted_once_per_distinct_text():
+    from mtcb_curate.dataset.tokens import count_tokens
+    from mtcb_curate.stats.compute import count_passage_tokens
+
+    texts = ["hello world", "", "Revenue was $10 million in 2022.", "hello world", "café “q”"]
+    assert count_passage_tokens(texts) == [count_tokens(t) for t in texts]
+    assert count_passage_tokens(["hello world"]) == [2]
+
+
 def test_llm_usage_is_read_from_the_cache_with_prices(session):
     from mtcb_curate.llm.cache import ResponseCache
 

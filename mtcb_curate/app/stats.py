@@ -55,7 +55,8 @@ def llm_usage(path: Path) -> tuple[int, int, int] | None:
 
 def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
                   config: Path | None = None, results: Mapping | None = None,
-                  report: ChecklistReport | None = None, build_windows: bool = True) -> Stats:
+                  report: ChecklistReport | None = None, build_windows: bool = True, verify: bool = True,
+                  count_tokens: bool = True) -> Stats:
     """``stats.compute_stats`` of ``session`` over ``ids`` (None: every pair).
 
     Args:
@@ -67,6 +68,8 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
         results: pair id -> verification already at hand (the app's scan).
         report: a checklist report to summarize.
         build_windows: tokenize documents whose windows are not cached yet.
+        verify, count_tokens: verify the pairs, count the passage tokens not cached (else
+            left pending: ``compute_stats``).
 
     Raises:
         CurateError: the config file is not valid TOML, or a ``[stats]`` value is invalid.
@@ -84,5 +87,5 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
         session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
         targets=Targets.resolve(profile, config), report=report,
         windows_cache=windows, located_cache=figures / LOCATED_NAME,
-        build_windows=build_windows, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
+        build_windows=build_windows, verify=verify, count_tokens=count_tokens, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))

@@ -30,7 +30,10 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
   "rate_per_hour"}`` (days in UTC, empty days filled, at most the last 60);
 - ``llm``: ``{"recorded": False}`` or ``{"recorded": True, "calls", "prompt_tokens",
   "completion_tokens", "cost_usd"}`` (None without prices);
-- ``balance``: one line per target missed (``stats.targets``).
+- ``balance``: one line per target missed (``stats.targets``);
+- ``pending``: ``{"verdicts", "tokens"}``: pairs left unverified (``verify=False``: not in
+  ``verdicts``, not placed in a window) and passages left uncounted (``count_tokens=False``:
+  ``length.tokens`` is then None); both 0 otherwise.
 """
 
 from __future__ import annotations
@@ -84,14 +87,34 @@ class Stats:
     llm: dict[str, Any]
     balance: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    pending: dict[str, int] = field(default_factory=lambda: {"verdicts": 0, "tokens": 0})
 
     def to_json(self) -> dict[str, Any]:
         """All fields as JSON-ready values (``longer_than`` keys become strings)."""
         out = asdict(self)
         for unit in ("chars", "tokens"):
+            if out["length"][unit] is None:
+                continue
             lt = out["length"][unit]["longer_than"]
             out["length"][unit]["longer_than"] = {str(k): v for k, v in lt.items()}
         return out
+
+
+def count_passage_tokens(texts: list[str]) -> list[int]:
+    """``cl100k_base`` tokens of each of ``texts`` (``dataset.tokens``; each distinct text
+    encoded once, one ``encode_ordinary`` per text: the batch call's thread pool costs more
+    than it saves on short passages). Loads the tokenizer the first time in a process."""
+    from mtcb_curate.dataset.tokens import encoding
+
+    encode = encoding().encode_ordinary
+    counted: dict[str, int] = {}
+    out = []
+    for t in texts:
+        n = counted.get(t)
+        if n is None:
+            n = counted[t] = len(encode(t))
+        out.append(n)
+    return out
 
 
 def _histogram(values: np.ndarray, edges: tuple[int, ...], marks: Iterable[tuple[int, str]] = ()) -> dict[str, Any]:
@@ -139,7 +162,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                   passage_limits: tuple[int, int] | None = None, targets: Targets | None = None,
                   report: Any = None, windows_cache: Path | None = None, build_windows: bool = True,
                   llm_usage: tuple[int, int, int] | None = None,
-                  prices: tuple[float, float] | None = None, located_cache: Path | None = None) -> Stats:
+                  prices: tuple[float, float] | None = None, located_cache: Path | None = None,
+                  verify: bool = True, count_tokens: bool = True) -> Stats:
     """The statistics of ``session``'s pairs ``ids`` (default: every pair).
 
     Args:
@@ -159,6 +183,12 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         prices: (USD per 1M input tokens, per 1M output tokens) for the LLM cost, or None.
         located_cache: the on-disk cache file of per-pair figures (``stats.located``): read,
             and rewritten when pairs had to be verified or tokenized; None: no cache.
+        verify: verify the pairs whose verdict is neither in ``results`` nor cached; with
+            False they are left out of ``verdicts`` and of the windows (``pending.verdicts``
+            counts them): the statistics screen's first, quick pass.
+        count_tokens: count the passage tokens not cached (loads the tokenizer, about 0.3-1 s
+            the first time in a process); with False and some not cached, ``length.tokens`` is
+            None (``pending.tokens`` counts them).
     """
     t0 = time.perf_counter()
     from mtcb_curate.verify import verify_dataset
@@ -180,15 +210,14 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     questions, answers = current("question", "question"), current("answer", "answer")
     passages = current(PASSAGE_FIELD, "passage")
     doc_keys = [pairs[i].doc_key for i in id_list]
-    # The windows (tiktoken, which releases the GIL) are tokenized on other threads while the
-    # pairs are verified here.
+    # The windows and the passage tokens (tiktoken, which releases the GIL while it encodes)
+    # are done on other threads while the pairs are verified and the questions tagged here.
     from concurrent.futures import ThreadPoolExecutor
 
     documents = session.dataset.documents
-    spans_pool = ThreadPoolExecutor(1, thread_name_prefix="stats-corpus")
-    spans_future = spans_pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
-                                     index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
-    spans_pool.shutdown(wait=False)
+    pool = ThreadPoolExecutor(2, thread_name_prefix="stats")
+    spans_future = pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
+                               index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
     from mtcb_curate.stats import located as loc
 
     # Per pair (position j in id_list): verdict, start, tokens, form, type: from the results at
@@ -216,7 +245,11 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                 if r.tokens is not None:
                     tokens[j] = r.tokens
     fresh = set()
-    todo = [j for j, v in enumerate(verdict) if v is None]
+    todo = [j for j, n in enumerate(tokens) if n is None] if count_tokens else []
+    tokens_future = pool.submit(count_passage_tokens, [passages[j] for j in todo]) if todo else None
+    pool.shutdown(wait=False)
+    tokens_todo = todo
+    todo = [j for j, v in enumerate(verdict) if v is None] if verify else []
     if todo:
         # Tokens are counted below (one loop: tiktoken's encode_ordinary_batch spends more on
         # one thread-pool task per passage than on encoding 100,000 short passages).
@@ -227,23 +260,16 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
             j = at[r.id]
             verdict[j], start[j] = str(r.verdict), r.start if r.start is not None else -1
         fresh.update(todo)
-    todo = [j for j, n in enumerate(tokens) if n is None]
-    if todo:
-        from mtcb_curate.dataset.tokens import encoding
-
-        encode = encoding().encode_ordinary
-        counted: dict[str, int] = {}
-        for j in todo:
-            n = counted.get(passages[j])
-            if n is None:
-                n = counted[passages[j]] = len(encode(passages[j]))
-            tokens[j] = n
-        fresh.update(todo)
     todo = [j for j, f in enumerate(form) if f is None or qtype[j] is None]
     for j in todo:
         form[j] = question_form(questions[j])
         qtype[j] = question_type(questions[j], answers[j], passages[j], form[j])
     fresh.update(todo)
+    if tokens_future is not None:
+        for j, n in zip(tokens_todo, tokens_future.result()):
+            tokens[j] = n
+        fresh.update(tokens_todo)
+    pending = {"verdicts": sum(1 for v in verdict if v is None), "tokens": sum(1 for n in tokens if n is None)}
     if fresh and keys is not None:
         rows = sorted(fresh)
         values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
@@ -256,11 +282,10 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         "status": [session.status(i).value for i in id_list],
         "reason": [rejected_reason.get(i) for i in id_list],
         "chars": [len(p) for p in passages],
-        "tokens": tokens,
         "form": form,
         "type": qtype,
         "verdict": verdict,
-        "start": start,
+        "start": np.array([-1 if a is None else a for a in start], dtype=np.int64),
     })
 
     # -- coverage
@@ -302,7 +327,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     lo, hi = passage_limits if passage_limits is not None else (None, None)
     limit_marks = [] if passage_limits is None else [(lo, f"min {lo:,}"), (hi, f"max {hi:,}")]
     length = {"chars": _histogram(frame["chars"].to_numpy(), CHAR_EDGES, sorted(chunk_marks + limit_marks)),
-              "tokens": _histogram(frame["tokens"].to_numpy(), TOKEN_EDGES, chunk_marks),
+              "tokens": None if pending["tokens"] else _histogram(np.array(tokens, dtype=np.int64), TOKEN_EDGES,
+                                                                  chunk_marks),
               "chunk_sizes": list(CHUNK_SIZES),
               "limits": None if passage_limits is None else {"min_chars": lo, "max_chars": hi}}
 
@@ -366,4 +392,4 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         verdicts=counts("verdict", VERDICTS), statuses=counts("status", [s.value for s in Status]),
         rejection_reasons=reasons, checklist=checklist, edits=dict(sorted(edits.items())), pace=pace, llm=llm,
         balance=balance_problems(forms_c, types_c, per_doc_all, targets),
-        seconds=time.perf_counter() - t0)
+        seconds=time.perf_counter() - t0, pending=pending)

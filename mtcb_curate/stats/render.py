@@ -97,6 +97,9 @@ def text_report(stats: Stats) -> str:
         lines.append("without pairs: " + ", ".join(keys) + (f" and {more} more" if more > 0 else ""))
     for unit in ("chars", "tokens"):
         h = s.length[unit]
+        if h is None:  # left uncounted (compute_stats(count_tokens=False))
+            lines += ["", f"passage length in tokens: not counted ({s.pending['tokens']:,} passages)"]
+            continue
         p = h["percentiles"]
         lines += ["", f"passage length in {'characters' if unit == 'chars' else 'tokens'}: "
                   + ", ".join(f"{k} {_num(p[k])}" for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean"))]
@@ -158,6 +161,8 @@ def card_markdown(stats: Stats, heading: str = "###") -> str:
     lines += ["", "</details>", ""]
     prow = []
     for unit, name in (("chars", "characters"), ("tokens", "tokens (cl100k_base)")):
+        if s.length[unit] is None:
+            continue
         p = s.length[unit]["percentiles"]
         prow.append((name, *(_num(p[k]) for k in ("min", "p25", "p50", "p75", "p95", "max"))))
     lines += ["Passage length:", ""] + _md_table(("unit", "min", "p25", "median", "p75", "p95", "max"), prow)

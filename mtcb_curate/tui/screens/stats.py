@@ -163,33 +163,41 @@ class StatsScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def _compute(self) -> None:
+        """Up to three passes, each shown as soon as it is done: what is at hand (the scan's
+        verdicts so far, the on-disk caches; nothing verified, counted or tokenized), then, once
+        the start-up passage scan is done, with its verdicts and the passage tokens counted (the
+        rest verified), then with the windows of documents not cached yet tokenized."""
         from mtcb_curate.app.stats import session_stats
 
         import time
 
         from textual.worker import WorkerState, get_current_worker
 
-        # The start-up passage scan (the review screen's ``scan`` worker) verifies every pair:
-        # wait for it and reuse its verdicts rather than verify them all a second time.
         me = get_current_worker()
-        for w in list(self.app.workers):
-            while w.group == "scan" and w.state in (WorkerState.PENDING, WorkerState.RUNNING):
+        config = getattr(self.app, "config_path", None)
+
+        def run(**kwargs):
+            results = self._results() if self._results is not None else None
+            return session_stats(self.session, self.ids, results=results, config=config, **kwargs)
+
+        try:
+            stats = run(build_windows=False, verify=False, count_tokens=False)
+            self.post_message(StatsComputed(stats))
+            if stats.pending["verdicts"] or stats.pending["tokens"]:
+                # The start-up passage scan (the review screen's ``scan`` worker) verifies every
+                # pair: wait for it and reuse its verdicts rather than verify them a second time.
+                for w in list(self.app.workers):
+                    while w.group == "scan" and w.state in (WorkerState.PENDING, WorkerState.RUNNING):
+                        if me.is_cancelled:
+                            return
+                        time.sleep(0.02)
                 if me.is_cancelled:
                     return
-                time.sleep(0.02)
-        try:
-            results = self._results() if self._results is not None else None
-            config = getattr(self.app, "config_path", None)
-            # First without tokenizing documents whose windows are not cached (the first run over
-            # a corpus: about 0.1 s per MB), so the numbers show at once; then with them.
-            stats = session_stats(self.session, self.ids, results=results, config=config, build_windows=False)
-            if not _windows_pending(stats):
+                stats = run(build_windows=False)
                 self.post_message(StatsComputed(stats))
+            if not _windows_pending(stats) or me.is_cancelled:
                 return
-            self.post_message(StatsComputed(stats))
-            if me.is_cancelled:
-                return
-            stats = session_stats(self.session, self.ids, results=results, config=config)
+            stats = run()
         except Exception as exc:  # noqa: BLE001 - shown on the screen, one line
             self.post_message(StatsComputed(None, f"{type(exc).__name__}: {exc}"))
             return
@@ -203,9 +211,11 @@ class StatsScreen(ModalScreen[None]):
                               style="red"))
             return
         self.stats = s = message.stats
-        pending = _windows_pending(s)
+        waiting = [what for what, yes in (("verdicts: waiting for the passage scan", s.pending["verdicts"]),
+                                          ("tokens: counting…", s.pending["tokens"]),
+                                          ("windows: tokenizing…", _windows_pending(s))) if yes]
         title.update(Text(f"Statistics of {one_line(s.scope['dataset'], 40)}: {self.scope}, {s.scope['pairs']:,} pairs"
-                          f" ({s.seconds:.1f} s)" + ("; windows: tokenizing…" if pending else "")))
+                          f" ({s.seconds:.1f} s)" + "".join(f"; {w}" for w in waiting)))
         body = self.query_one("#stats-body", VerticalScroll)
         await body.remove_children()
         await body.mount_all(self._sections(s))
@@ -250,6 +260,10 @@ class StatsScreen(ModalScreen[None]):
         limits = s.length.get("limits") or {}
         for unit, name in (("chars", "characters"), ("tokens", "tokens")):
             h = s.length[unit]
+            if h is None:
+                out += self._section(f"Passage length in {name}",
+                                     Text(f"being counted ({s.pending['tokens']:,} passages)…"))
+                continue
             marks: dict[int, list[str]] = {}
             for m in h["marks"]:
                 marks.setdefault(m["bin"], []).append(m["label"])
@@ -271,8 +285,10 @@ class StatsScreen(ModalScreen[None]):
                               ("Statuses", s.statuses), ("Rejection reasons", s.rejection_reasons),
                               ("Edits by kind", s.edits)):
             rows = counts_rows(counts)
-            out += self._section(title, _rows(rows, (22, 6, 5)) if rows else Text("none"),
-                                 [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
+            numbers = _rows(rows, (22, 6, 5)) if rows else Text("none\n")
+            if title == "Verdicts" and s.pending["verdicts"]:
+                numbers.append(f"{s.pending['verdicts']:,} pairs waiting for the passage scan", style="dim")
+            out += self._section(title, numbers, [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
         if s.checklist is not None:
             rows = [(c["id"], str(c["status"]), c["pairs"]) for c in s.checklist]
             out += self._section("Checklist", _rows([("check", "status", "pairs")] + rows, (22, 6, 6)))
