@@ -190,6 +190,19 @@ def test_a_quick_pass_leaves_verdicts_and_tokens_pending_and_a_full_pass_fills_t
     assert full.verdicts["exact"] == 3 and full.coverage["unplaced_pairs"] == 0
 
 
+def test_pairs_are_placed_at_once_as_one_by_one():
+    import numpy as np
+
+    from mtcb_curate.stats.compute import _place, _place_all
+
+    spans = [(0, 100), (80, 200), (180, 300), (280, 350)]  # overlapping windows
+    starts = [a for a, _ in spans]
+    positions = np.array([0, 50, 79, 80, 99, 100, 150, 180, 199, 200, 279, 280, 299, 300, 349])
+    assert _place_all(spans, positions).tolist() == [_place(spans, starts, int(p)) for p in positions]
+    assert _place_all(spans, positions).tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3]
+    assert _place_all([(0, 0)], np.array([0])).tolist() == [0]
+
+
 def test_passage_tokens_are_counted_once_per_distinct_text():
     from mtcb_curate.dataset.tokens import count_tokens
     from mtcb_curate.stats.compute import count_passage_tokens

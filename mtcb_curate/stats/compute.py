@@ -157,6 +157,15 @@ def _place(spans: list[tuple[int, int]], starts: list[int], pos: int) -> int:
     return i
 
 
+def _place_all(spans: list[tuple[int, int]], positions: np.ndarray) -> np.ndarray:
+    """:func:`_place` of each of ``positions`` at once: the first window holding a position is
+    the first one ending after it (window ends never decrease), unless that one starts after it."""
+    starts = np.fromiter((a for a, _ in spans), dtype=np.int64, count=len(spans))
+    ends = np.fromiter((b for _, b in spans), dtype=np.int64, count=len(spans))
+    last_starting = np.maximum(np.searchsorted(starts, positions, side="right") - 1, 0)
+    return np.minimum(last_starting, np.searchsorted(ends, positions, side="right"))
+
+
 def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                   results: Mapping[int, PairResult] | None = None,
                   passage_limits: tuple[int, int] | None = None, targets: Targets | None = None,
@@ -275,16 +284,23 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
         old = cached if len(cached) <= 4 * max(n_all, 1) else loc.Cached()
         loc.save(located_cache, corpus, old, keys[rows], {c: [v[j] for j in rows] for c, v in values.items()})
-    rejected_reason = {i: session.view(i).reason for i in id_list if session.status(i) is Status.REJECTED}
+    statuses = [session.status(i).value for i in id_list]
+    rejected_value = Status.REJECTED.value
+    reasons_of = [session.view(i).reason if st == rejected_value else None for i, st in zip(id_list, statuses)]
+
+    def strings(values: list) -> pd.Series:
+        # object columns: pandas' default string dtype would convert every value to Arrow
+        return pd.Series(values, dtype=object)
+
     frame = pd.DataFrame({
         "id": id_list,
-        "doc": doc_keys,
-        "status": [session.status(i).value for i in id_list],
-        "reason": [rejected_reason.get(i) for i in id_list],
-        "chars": [len(p) for p in passages],
-        "form": form,
-        "type": qtype,
-        "verdict": verdict,
+        "doc": strings(doc_keys),
+        "status": strings(statuses),
+        "reason": strings(reasons_of),
+        "chars": np.fromiter(map(len, passages), dtype=np.int64, count=len(passages)),
+        "form": strings(form),
+        "type": strings(qtype),
+        "verdict": strings(verdict),
         "start": np.array([-1 if a is None else a for a in start], dtype=np.int64),
     })
 
@@ -306,12 +322,12 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
             per_document.append({"doc": key, "pairs": n, "windows": None, "per_window": None})
             unplaced += n
             continue
-        starts = [a for a, _ in spans]
-        per_window = [0] * len(spans)
-        placed = 0
-        for pos in groups.get(key, ()):
-            per_window[_place(spans, starts, int(pos))] += 1
-            placed += 1
+        at = groups.get(key)
+        if at is None or not len(at):
+            per_window, placed = [0] * len(spans), 0
+        else:
+            per_window = np.bincount(_place_all(spans, at.to_numpy()), minlength=len(spans)).tolist()
+            placed = len(at)
         unplaced += n - placed
         n_windows += len(spans)
         windows_without += sum(1 for c in per_window if c == 0)
