@@ -212,6 +212,41 @@ def test_passage_tokens_are_counted_once_per_distinct_text():
     assert count_passage_tokens(["hello world"]) == [2]
 
 
+def test_findability_shows_the_saved_preview_scores_without_scoring_again(session, tmp_path, monkeypatch):
+    from mtcb_curate.app import preview as app_preview
+    from mtcb_curate.app.stats import session_stats
+    from mtcb_curate.preview import scoring
+    from mtcb_curate.preview.chunkers import parse_spec
+    from mtcb_curate.stats.render import markdown_report
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[preview]\nchunkers = ["recursive:64", "token:16"]\nk = [1, 3]\n')
+    before = session_stats(session, config=cfg)
+    assert before.findability == {"run": False}
+    assert "no preview run yet" in text_report(before) and "no preview run yet" in markdown_report(before)
+    report = app_preview.run_preview(session, [parse_spec("recursive:64")], ks=(1, 3), all_pairs=True,
+                                     cache_dir=session.workspace.path)
+
+    def boom(*a, **k):
+        raise AssertionError("chunked or scored by the statistics")
+
+    monkeypatch.setattr(scoring, "fill_memo", boom)
+    monkeypatch.setattr(app_preview, "chunk_corpus", boom)
+    s = session_stats(session, config=cfg)
+    assert s.findability["run"] and s.findability["k"] == [1, 3] and s.findability["retriever"] == "bm25"
+    row, other = s.findability["chunkers"]
+    expected = report.scores[0]
+    assert row["recall"] == {"@1": expected.recall[1], "@3": expected.recall[3]}
+    assert row["ceiling"] == expected.ceiling and row["chunks"] == expected.n_chunks
+    assert (row["scored"], row["pairs"]) == (4, 4) and other == {"chunker": "token:16", "pairs": 4, "scored": 0}
+    text = text_report(s)
+    assert "recursive:64" in text and "4/4" in text and f"{expected.ceiling:.1%}" in text
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # no longer the text scored
+    sub = session_stats(session, [0, 1], config=cfg)
+    assert sub.findability["chunkers"][0]["scored"] == 1 and sub.findability["chunkers"][0]["pairs"] == 2
+    assert session_stats(session, has_workspace=False, config=cfg).findability == {"run": False}
+
+
 def test_llm_usage_is_read_from_the_cache_with_prices(session):
     from mtcb_curate.llm.cache import ResponseCache
 
@@ -495,6 +530,29 @@ async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session
                 break
         text = _screen_text(app)
         assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text
+
+
+async def test_screen_shows_the_findability_preview_or_says_none_was_run(session):
+    from mtcb_curate.app.preview import run_preview
+    from mtcb_curate.preview.settings import PreviewSettings
+    from mtcb_curate.tui.screens.stats import StatsScreen
+
+    async def shown() -> str:
+        async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+            await pilot.press("T")
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if isinstance(app.screen, StatsScreen) and "Findability preview" in _screen_text(app):
+                    break
+            return _screen_text(app)
+
+    assert "no preview run yet" in await shown()
+    settings = PreviewSettings.resolve(None)
+    run_preview(session, settings.chunkers, retriever=settings.retriever, ks=settings.k, all_pairs=True,
+                cache_dir=session.workspace.path)
+    text = await shown()
+    assert "Findability preview (recall, ceiling per chunker)" in text and "no preview run yet" not in text
+    assert settings.chunkers[0].text in text and "4/4" in text
 
 
 def test_a_damaged_or_foreign_figures_cache_is_a_miss(session, tmp_path):

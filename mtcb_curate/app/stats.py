@@ -53,11 +53,70 @@ def llm_usage(path: Path) -> tuple[int, int, int] | None:
     return calls, pt, ct
 
 
+def findability(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
+                 config: Path | None = None) -> dict:
+    """The findability preview's scores of ``ids`` (None: every pair) per configured chunker, from
+    the per-pair results an earlier preview (``mtcb-curate preview``, or the app's ``F``) saved in
+    the workspace's ``preview-cache/`` for this corpus: nothing is chunked, indexed or scored.
+
+    Returns:
+        ``{"run": False}`` when no configured chunker (``[preview]``: chunkers, retriever, k) has
+        results saved for this corpus (or there is no workspace), else ``{"run": True,
+        "retriever", "k": [k, ...], "chunkers": [{"chunker", "chunks", "pairs", "scored",
+        "recall": {"@k": share}, "mrr": {"@k": value}, "ceiling", "longer_than_chunk"} or
+        {"chunker", "pairs", "scored": 0}]}``: MTCB's recall@k and MRR@k, and the ceiling
+        (share of passages some chunk holds whole), over the ``scored`` pairs of ``pairs``: those
+        whose current question and passage the preview scored (``preview.scoring.summarize``).
+
+    Raises:
+        CurateError: the config file is not valid TOML, or a ``[preview]`` value is invalid.
+    """
+    if not has_workspace:
+        return {"run": False}
+    from mtcb_curate.dataset.model import PASSAGE_FIELD
+    from mtcb_curate.preview import cache as pcache
+    from mtcb_curate.preview.placement import memo_name
+    from mtcb_curate.preview.scoring import Item, summarize
+    from mtcb_curate.preview.settings import PreviewSettings
+
+    settings = PreviewSettings.resolve(config)
+    store = pcache.PreviewCache(Path(session.workspace.path))
+    if store.folder is None or not store.folder.is_dir():
+        return {"run": False}
+    fp = pcache.corpus_fingerprint({k: d.text for k, d in session.dataset.documents.items()})
+    memos = {}
+    for spec in settings.chunkers:
+        got = store.get(memo_name(fp, spec, settings.retriever, settings.k))
+        memos[spec.text] = got if isinstance(got, dict) and got else None
+    if not any(memos.values()):
+        return {"run": False}
+    id_list = list(range(len(session))) if ids is None else sorted(set(ids))
+    pairs = session.pairs
+    questions, passages = session.edited_texts("question"), session.edited_texts(PASSAGE_FIELD)
+    items = [Item(i, questions.get(i, pairs[i].question), passages.get(i, pairs[i].passage), pairs[i].doc_key)
+             for i in id_list]
+    rows = []
+    for spec in settings.chunkers:
+        memo = memos[spec.text]
+        scored = [it for it in items if (it.question, it.passage) in memo] if memo else []
+        if not scored:
+            rows.append({"chunker": spec.text, "pairs": len(items), "scored": 0})
+            continue
+        n_chunks = memo.get(("", "\0n_chunks"))  # as app.preview.score_spec writes it
+        score = summarize(spec.text, settings.retriever, scored, settings.k, memo, {}, n_chunks)
+        row = score.to_dict(with_pairs=False)
+        rows.append({"chunker": spec.text, "chunks": row["chunks"], "pairs": len(items), "scored": len(scored),
+                     "recall": row["recall"], "mrr": row["mrr"], "ceiling": row["ceiling"],
+                     "longer_than_chunk": row["longer_than_chunk"]})
+    return {"run": True, "retriever": settings.retriever, "k": list(settings.k), "chunkers": rows}
+
+
 def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
                   config: Path | None = None, results: Mapping | None = None,
                   report: ChecklistReport | None = None, build_windows: bool = True, verify: bool = True,
                   count_tokens: bool = True) -> Stats:
-    """``stats.compute_stats`` of ``session`` over ``ids`` (None: every pair).
+    """``stats.compute_stats`` of ``session`` over ``ids`` (None: every pair), with the findability
+    preview's saved scores (:func:`findability`).
 
     Args:
         session: the review session (only read).
@@ -72,7 +131,8 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
             left pending: ``compute_stats``).
 
     Raises:
-        CurateError: the config file is not valid TOML, or a ``[stats]`` value is invalid.
+        CurateError: the config file is not valid TOML, or a ``[stats]`` or ``[preview]`` value
+            is invalid.
     """
     from mtcb_curate.llm.cache import CACHE_NAME
 
@@ -83,9 +143,11 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
     # every workspace, so a new workspace over a corpus seen before does not tokenize it again.
     windows = default_cache_dir()
     figures = folder / CACHE_FOLDER if has_workspace else windows
-    return compute_stats(
+    stats = compute_stats(
         session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
         targets=Targets.resolve(profile, config), report=report,
         windows_cache=windows, located_cache=figures / LOCATED_NAME,
         build_windows=build_windows, verify=verify, count_tokens=count_tokens, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))
+    stats.findability = findability(session, ids, has_workspace=has_workspace, config=config)
+    return stats

@@ -33,7 +33,9 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 - ``balance``: one line per target missed (``stats.targets``);
 - ``pending``: ``{"verdicts", "tokens"}``: pairs left unverified (``verify=False``: not in
   ``verdicts``, not placed in a window) and passages left uncounted (``count_tokens=False``:
-  ``length.tokens`` is then None); both 0 otherwise.
+  ``length.tokens`` is then None); both 0 otherwise;
+- ``findability``: the findability preview's saved scores per chunker (``app.stats.findability``
+  fills it in; ``{"run": False}`` here).
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class Stats:
     balance: list[str] = field(default_factory=list)
     seconds: float = 0.0
     pending: dict[str, int] = field(default_factory=lambda: {"verdicts": 0, "tokens": 0})
+    findability: dict[str, Any] = field(default_factory=lambda: {"run": False})
 
     def to_json(self) -> dict[str, Any]:
         """All fields as JSON-ready values (``longer_than`` keys become strings)."""

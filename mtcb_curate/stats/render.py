@@ -66,6 +66,39 @@ def document_rows(stats: Stats, limit: int = MAX_DOCUMENT_ROWS) -> list[tuple[st
     return rows
 
 
+#: What the statistics say when no findability preview has saved scores for the workspace.
+NO_PREVIEW = "no preview run yet (`mtcb-curate preview NAME`, or F in the app, saves its scores in the workspace)"
+
+
+def findability_rows(stats: Stats) -> tuple[tuple[str, ...], list[tuple]] | None:
+    """The findability preview's scores as ``(header, rows)``: per chunker, the pairs scored of
+    the pairs, recall@k for each k, MRR at the largest k and the ceiling; None when no preview
+    saved scores (say :data:`NO_PREVIEW`)."""
+    f = stats.findability
+    if not f.get("run"):
+        return None
+    ks = f["k"]
+    header = ("chunker", "scored", *(f"R@{k}" for k in ks), f"MRR@{ks[-1]}", "ceiling")
+    rows = []
+    for c in f["chunkers"]:
+        scored = f"{c['scored']:,}/{c['pairs']:,}"
+        if not c["scored"]:
+            rows.append((one_line(c["chunker"], 24), scored, *("-" for _ in ks), "-", "-"))
+            continue
+        rows.append((one_line(c["chunker"], 24), scored, *(f"{c['recall'][f'@{k}']:.1%}" for k in ks),
+                     f"{c['mrr'][f'@{ks[-1]}']:.3f}", f"{c['ceiling']:.1%}"))
+    return header, rows
+
+
+def findability_note(stats: Stats) -> str:
+    """One line under the findability table: the retriever and what the figures cover."""
+    f = stats.findability
+    if not f.get("run"):
+        return NO_PREVIEW
+    return (f"retriever {f['retriever']}; scores saved by the last preview, over the pairs it scored with "
+            f"their current question and passage (edited or added since: not scored)")
+
+
 def _table(header: tuple[str, ...], rows: list[tuple], right: set[int] = frozenset()) -> list[str]:
     cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -118,6 +151,11 @@ def text_report(stats: Stats) -> str:
                           ("edits by kind (history, undone ones excluded)", s.edits)):
         lines += ["", title + ":"]
         lines += _table(("", "pairs", "share"), counts_rows(counts, None), {1, 2}) if counts else ["  none"]
+    lines += ["", "findability preview:"]
+    table = findability_rows(s)
+    if table is not None:
+        lines += _table(table[0], table[1], set(range(1, len(table[0]))))
+    lines.append(("  " if table is None else "") + findability_note(s))
     lines += ["", "checklist:"]
     if s.checklist is None:
         lines.append("  not run")
@@ -180,6 +218,9 @@ def markdown_report(stats: Stats) -> str:
                           ("Rejection reasons", s.rejection_reasons), ("Edits by kind", s.edits)):
         lines += [f"## {title}", ""] + (_md_table(("", "pairs", "share"), counts_rows(counts)) if counts else ["none"])
         lines.append("")
+    table = findability_rows(s)
+    lines += ["## Findability preview", ""] + ([] if table is None else _md_table(*table) + [""])
+    lines += [findability_note(s).replace("`", "") if table is None else findability_note(s), ""]
     if s.checklist is not None:
         lines += ["## Checklist", ""] + _md_table(("check", "status", "pairs"),
                                                  [(c["id"], c["status"], c["pairs"]) for c in s.checklist]) + [""]

@@ -24,7 +24,8 @@ from textual_plot import NumericAxisFormatter, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
 from mtcb_curate.plaintext import one_line
-from mtcb_curate.stats.render import bin_label, counts_rows, document_rows
+from mtcb_curate.stats.render import (NO_PREVIEW, bin_label, counts_rows, document_rows, findability_note,
+                                       findability_rows)
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import StatsComputed
 
@@ -295,6 +296,14 @@ class StatsScreen(ModalScreen[None]):
         else:
             out += self._section("Checklist", Text("not run with the statistics: g runs it (and `mtcb-curate stats "
                                                    "--checklist` counts its results)"))
+        table = findability_rows(s)
+        if table is None:
+            out += self._section("Findability preview", Text(NO_PREVIEW))
+        else:
+            header, rows = table
+            numbers = _rows([header] + rows, (16, 13) + (6,) * (len(header) - 2))
+            numbers.append(findability_note(s), style="dim")
+            out += self._section("Findability preview (recall, ceiling per chunker)", numbers)
         pace = s.pace
         rate = pace["rate_per_hour"]
         out += self._section("Review pace", Text(
