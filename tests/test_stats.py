@@ -346,6 +346,61 @@ def test_stats_command_prints_tables_and_writes_json_and_markdown(tmp_path, cli)
     assert "## Statistics" in md and "| AAA | 2 |" in md
 
 
+def test_llm_tag_replies_are_read_strictly():
+    from mtcb_curate.llm.tagging import _tag
+
+    def pair(t):
+        return t.form, t.type
+
+    assert pair(_tag(3, None, '{"form": "How Much", "type": "numeric"}')) == ("how much", "numeric")
+    assert pair(_tag(3, None, '```json\n{"form": "yes/no", "type": "entity"}\n```')) == ("yes-no", "entity")
+    odd = _tag(3, None, '{"form": "whatever", "type": "numeric"}')
+    assert (odd.form, odd.type) == (None, "numeric") and "no known form" in odd.problem
+    assert _tag(3, None, "no json here").problem.startswith("unreadable reply")
+    assert _tag(3, "refused", "").problem == "refused"
+
+
+def test_stats_llm_tags_ask_the_llm_once_and_the_statistics_read_the_tags_back(tmp_path, cli, fake_llm):
+    from conftest import fake_secret
+
+    def reply(body):
+        user = body["messages"][1]["content"]
+        if "Is Beta" in user:
+            return {"form": "yes-no", "type": "entity"}
+        if "Zeta" in user:
+            return "[/] not json"  # hostile and unusable: counted as such, never guessed
+        return {"form": "what", "type": "numeric"}
+
+    fake_llm.default = reply
+    src = write_source(tmp_path / "src", CORPUS, QUESTIONS)
+    ws = tmp_path / "ws"
+    key = fake_secret("llm-key")
+    env = {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": fake_llm.base_url}
+    opened(src, ws).workspace.close()
+    r = cli("stats", "ficha", "--workspace", ws, "--json", tmp_path / "a.json")
+    assert "question forms and types by the LLM:\n  not run" in r.stdout, r.stdout + r.stderr
+    r = cli("stats", "ficha", "--workspace", ws, "--llm-tags", "--model", "fake-model", "--json",
+            tmp_path / "s.json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert len(fake_llm.requests) == 4 and key not in r.stdout + r.stderr
+    assert "1 replies without a known form or type" in r.stderr
+    t = json.loads((tmp_path / "s.json").read_text())["llm_tags"]
+    assert (t["tagged"], t["pairs"], t["unusable"]) == (4, 4, 1)
+    assert t["forms"]["what"] == 2 and t["forms"]["yes-no"] == 1 and t["types"]["numeric"] == 2
+    # rules: "What does Alpha make?" what/entity, "How much revenue ..." how much/numeric, "Is Beta ..."
+    # yes-no/entity; the LLM: what/numeric, what/numeric, yes-no/entity
+    assert t["agree"] == {"form": 2, "type": 2}
+    assert "3 of 4 pairs" not in r.stdout and "4 of 4 pairs tagged by the LLM" in r.stdout
+    # the statistics read the tags back from the LLM cache, without any call
+    r = cli("stats", "ficha", "--workspace", ws, "--json", tmp_path / "again.json")
+    assert r.returncode == 0 and len(fake_llm.requests) == 4
+    assert json.loads((tmp_path / "again.json").read_text())["llm_tags"] == t
+    r = cli("stats", "ficha", "--workspace", ws, "--llm-tags", "--model", "fake-model", env=env)
+    assert r.returncode == 0 and len(fake_llm.requests) == 4  # cached: no new call
+    r = cli("stats", "ficha", "--source", src, "--llm-tags", "--model", "fake-model", env=env)
+    assert r.returncode == 2 and "needs a workspace" in r.stderr
+
+
 def test_card_section_escapes_hostile_document_keys(tmp_path):
     corpus = [{"ticker": "[bold]x[/]", "company": "H", "text": A}, {"ticker": "|<b>", "company": "I", "text": B}]
     questions = [dict(QUESTIONS[0], ticker="[bold]x[/]"), dict(QUESTIONS[2], ticker="|<b>")]

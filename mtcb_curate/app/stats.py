@@ -111,12 +111,65 @@ def findability(session: ReviewSession, ids: Iterable[int] | None = None, *, has
     return {"run": True, "retriever": settings.retriever, "k": list(settings.k), "chunkers": rows}
 
 
+def llm_tags(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True) -> dict:
+    """The LLM's question forms and types (``llm.tagging``) of ``ids`` (None: every pair), read
+    from the workspace's LLM cache (what ``stats --llm-tags`` paid for; no call), for the pairs
+    tagged with their current question and answer.
+
+    Returns:
+        ``{"tagged": 0}`` when none is, else ``{"tagged", "pairs", "forms": {form: n},
+        "types": {type: n}, "unusable": n (replies without a known form or type), "agree":
+        {"form": n, "type": n} (pairs whose LLM tag equals the rules' one, of those with a
+        usable tag)}``; forms and types in ``stats.questions`` order, every name present.
+    """
+    if not has_workspace:
+        return {"tagged": 0}
+    import sqlite3
+
+    from mtcb_curate.llm.cache import CACHE_NAME
+    from mtcb_curate.llm.tagging import cached_tags
+    from mtcb_curate.stats.questions import FORMS, TYPES, question_form, question_type
+
+    items = tag_items(session, ids)
+    try:
+        tags = cached_tags(Path(session.workspace.path) / CACHE_NAME, items)
+    except sqlite3.Error:
+        return {"tagged": 0}
+    if not tags:
+        return {"tagged": 0}
+    forms, types = dict.fromkeys(FORMS, 0), dict.fromkeys(TYPES, 0)
+    agree = {"form": 0, "type": 0}
+    unusable = 0
+    view = session.view
+    for pid, tag in tags.items():
+        unusable += tag.form is None or tag.type is None
+        v = view(pid)
+        rule_form = question_form(v.question)
+        if tag.form is not None:
+            forms[tag.form] += 1
+            agree["form"] += tag.form == rule_form
+        if tag.type is not None:
+            types[tag.type] += 1
+            agree["type"] += tag.type == question_type(v.question, v.answer, v.passage, rule_form)
+    return {"tagged": len(tags), "pairs": len(items), "forms": forms, "types": types, "unusable": unusable,
+            "agree": agree}
+
+
+def tag_items(session: ReviewSession, ids: Iterable[int] | None = None) -> list[tuple[int, str, str]]:
+    """``(pair_id, question, answer)`` of ``ids`` (None: every pair), current texts, for
+    ``llm.tagging``."""
+    id_list = list(range(len(session))) if ids is None else sorted(set(ids))
+    pairs = session.pairs
+    questions, answers = session.edited_texts("question"), session.edited_texts("answer")
+    return [(i, questions.get(i, pairs[i].question), answers.get(i, pairs[i].answer)) for i in id_list]
+
+
 def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
                   config: Path | None = None, results: Mapping | None = None,
                   report: ChecklistReport | None = None, build_windows: bool = True, verify: bool = True,
                   count_tokens: bool = True) -> Stats:
     """``stats.compute_stats`` of ``session`` over ``ids`` (None: every pair), with the findability
-    preview's saved scores (:func:`findability`).
+    preview's saved scores (:func:`findability`) and the LLM's saved tags (:func:`llm_tags`).
 
     Args:
         session: the review session (only read).
@@ -150,4 +203,5 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
         build_windows=build_windows, verify=verify, count_tokens=count_tokens, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))
     stats.findability = findability(session, ids, has_workspace=has_workspace, config=config)
+    stats.llm_tags = llm_tags(session, ids, has_workspace=has_workspace)
     return stats

@@ -35,7 +35,9 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
   ``verdicts``, not placed in a window) and passages left uncounted (``count_tokens=False``:
   ``length.tokens`` is then None); both 0 otherwise;
 - ``findability``: the findability preview's saved scores per chunker (``app.stats.findability``
-  fills it in; ``{"run": False}`` here).
+  fills it in; ``{"run": False}`` here);
+- ``llm_tags``: the LLM's question forms and types saved in the workspace's LLM cache
+  (``app.stats.llm_tags`` fills it in; ``{"tagged": 0}`` here).
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class Stats:
     seconds: float = 0.0
     pending: dict[str, int] = field(default_factory=lambda: {"verdicts": 0, "tokens": 0})
     findability: dict[str, Any] = field(default_factory=lambda: {"run": False})
+    llm_tags: dict[str, Any] = field(default_factory=lambda: {"tagged": 0})
 
     def to_json(self) -> dict[str, Any]:
         """All fields as JSON-ready values (``longer_than`` keys become strings)."""

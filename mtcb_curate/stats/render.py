@@ -99,6 +99,32 @@ def findability_note(stats: Stats) -> str:
             f"their current question and passage (edited or added since: not scored)")
 
 
+#: What the statistics say when the LLM has tagged no question of the set.
+NO_LLM_TAGS = "not run (`mtcb-curate stats NAME --llm-tags` asks the LLM, one call per pair)"
+
+
+def llm_tag_rows(stats: Stats) -> list[tuple[str, int, int]] | None:
+    """``(name, by the rules, by the LLM)`` rows over the pairs the LLM tagged (forms, then a
+    blank row, then types; the rules' counts are of the whole set); None when none was."""
+    t = stats.llm_tags
+    if not t.get("tagged"):
+        return None
+    rows = [(f"form: {k}", stats.forms.get(k, 0), n) for k, n in t["forms"].items()]
+    rows += [(f"type: {k}", stats.types.get(k, 0), n) for k, n in t["types"].items()]
+    return rows
+
+
+def llm_tag_note(stats: Stats) -> str:
+    """One line: how many pairs the LLM tagged and how often it agrees with the rules."""
+    t = stats.llm_tags
+    if not t.get("tagged"):
+        return NO_LLM_TAGS
+    usable = t["tagged"] - t["unusable"]
+    return (f"{t['tagged']:,} of {t['pairs']:,} pairs tagged by the LLM ({t['unusable']:,} replies without a known "
+            f"form or type); same form as the rules {_pct(t['agree']['form'], usable)}, same type "
+            f"{_pct(t['agree']['type'], usable)}")
+
+
 def _table(header: tuple[str, ...], rows: list[tuple], right: set[int] = frozenset()) -> list[str]:
     cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -151,6 +177,11 @@ def text_report(stats: Stats) -> str:
                           ("edits by kind (history, undone ones excluded)", s.edits)):
         lines += ["", title + ":"]
         lines += _table(("", "pairs", "share"), counts_rows(counts, None), {1, 2}) if counts else ["  none"]
+    lines += ["", "question forms and types by the LLM:"]
+    rows = llm_tag_rows(s)
+    if rows is not None:
+        lines += _table(("", "rules", "LLM"), rows, {1, 2})
+    lines.append(("  " if rows is None else "") + llm_tag_note(s))
     lines += ["", "findability preview:"]
     table = findability_rows(s)
     if table is not None:
@@ -218,6 +249,10 @@ def markdown_report(stats: Stats) -> str:
                           ("Rejection reasons", s.rejection_reasons), ("Edits by kind", s.edits)):
         lines += [f"## {title}", ""] + (_md_table(("", "pairs", "share"), counts_rows(counts)) if counts else ["none"])
         lines.append("")
+    rows = llm_tag_rows(s)
+    lines += ["## Question forms and types by the LLM", ""] + ([] if rows is None else
+                                                             _md_table(("", "rules", "LLM"), rows) + [""])
+    lines += [llm_tag_note(s).replace("`", "") if rows is None else llm_tag_note(s), ""]
     table = findability_rows(s)
     lines += ["## Findability preview", ""] + ([] if table is None else _md_table(*table) + [""])
     lines += [findability_note(s).replace("`", "") if table is None else findability_note(s), ""]

@@ -24,8 +24,8 @@ from textual_plot import NumericAxisFormatter, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
 from mtcb_curate.plaintext import one_line
-from mtcb_curate.stats.render import (NO_PREVIEW, bin_label, counts_rows, document_rows, findability_note,
-                                       findability_rows)
+from mtcb_curate.stats.render import (NO_LLM_TAGS, NO_PREVIEW, bin_label, counts_rows, document_rows,
+                                       findability_note, findability_rows, llm_tag_note, llm_tag_rows)
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import StatsComputed
 
@@ -296,6 +296,13 @@ class StatsScreen(ModalScreen[None]):
         else:
             out += self._section("Checklist", Text("not run with the statistics: g runs it (and `mtcb-curate stats "
                                                    "--checklist` counts its results)"))
+        rows = llm_tag_rows(s)
+        if rows is None:
+            out += self._section("Question forms and types by the LLM", Text(NO_LLM_TAGS))
+        else:
+            numbers = _rows([("", "rules", "LLM")] + rows, (22, 6, 6))
+            numbers.append(llm_tag_note(s), style="dim")
+            out += self._section("Question forms and types by the LLM", numbers)
         table = findability_rows(s)
         if table is None:
             out += self._section("Findability preview", Text(NO_PREVIEW))
