@@ -308,7 +308,7 @@ class StatsScreen(ModalScreen[None]):
             out += self._section("Findability preview", Text(NO_PREVIEW))
         else:
             header, rows = table
-            numbers = _rows([header] + rows, (16, 13) + (6,) * (len(header) - 2))
+            numbers = _rows([header] + rows, (15, 11) + (6,) * (len(header) - 2))
             numbers.append(findability_note(s), style="dim")
             out += self._section("Findability preview (recall, ceiling per chunker)", numbers)
         pace = s.pace
