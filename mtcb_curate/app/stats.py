@@ -130,9 +130,12 @@ def llm_tags(session: ReviewSession, ids: Iterable[int] | None = None, *, has_wo
     from mtcb_curate.llm.tagging import cached_tags
     from mtcb_curate.stats.questions import FORMS, TYPES, question_form, question_type
 
+    path = Path(session.workspace.path) / CACHE_NAME
+    if not path.is_file():
+        return {"tagged": 0}
     items = tag_items(session, ids)
     try:
-        tags = cached_tags(Path(session.workspace.path) / CACHE_NAME, items)
+        tags = cached_tags(path, items)
     except sqlite3.Error:
         return {"tagged": 0}
     if not tags:
