@@ -176,16 +176,21 @@ def test_a_quick_pass_leaves_verdicts_and_tokens_pending_and_a_full_pass_fills_t
     with monkeypatch.context() as m:
         m.setattr(verify, "verify_dataset", boom)
         m.setattr(compute, "count_passage_tokens", boom)
-        quick = compute_stats(session, located_cache=tmp_path / "located.arrow", verify=False, count_tokens=False)
-    assert quick.pending == {"verdicts": 4, "tokens": 4}
+        m.setattr(compute, "question_type", boom)
+        quick = compute_stats(session, located_cache=tmp_path / "located.arrow", verify=False, count_tokens=False,
+                              tag=False)
+    assert quick.pending == {"verdicts": 4, "tokens": 4, "tags": 4}
+    assert sum(quick.forms.values()) == sum(quick.types.values()) == 0 and quick.balance == []
     assert quick.length["tokens"] is None and sum(quick.verdicts.values()) == 0
     # AAA's 2 and BBB's 1 pairs are not placed (no start yet); ZZZ's is on no document
     assert quick.coverage["unplaced_pairs"] == 3 and quick.coverage["unlinked_pairs"] == 1
     assert "passage length in tokens: not counted (4 passages)" in text_report(quick)
+    tagged = compute_stats(session, located_cache=tmp_path / "located.arrow", verify=False, count_tokens=False)
+    assert tagged.pending == {"verdicts": 4, "tokens": 4, "tags": 0}
     full = compute_stats(session, located_cache=tmp_path / "located.arrow")
     plain = compute_stats(session)
-    assert full.pending == {"verdicts": 0, "tokens": 0}
-    assert (quick.forms, quick.types, quick.length["chars"]) == (full.forms, full.types, full.length["chars"])
+    assert full.pending == {"verdicts": 0, "tokens": 0, "tags": 0}
+    assert quick.length["chars"] == full.length["chars"] and (tagged.forms, tagged.types) == (full.forms, full.types)
     assert {**full.to_json(), "seconds": 0} == {**plain.to_json(), "seconds": 0}
     assert full.verdicts["exact"] == 3 and full.coverage["unplaced_pairs"] == 0
 

@@ -170,7 +170,7 @@ def tag_items(session: ReviewSession, ids: Iterable[int] | None = None) -> list[
 def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
                   config: Path | None = None, results: Mapping | None = None,
                   report: ChecklistReport | None = None, build_windows: bool = True, verify: bool = True,
-                  count_tokens: bool = True) -> Stats:
+                  count_tokens: bool = True, tag: bool = True) -> Stats:
     """``stats.compute_stats`` of ``session`` over ``ids`` (None: every pair), with the findability
     preview's saved scores (:func:`findability`) and the LLM's saved tags (:func:`llm_tags`).
 
@@ -183,8 +183,8 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
         results: pair id -> verification already at hand (the app's scan).
         report: a checklist report to summarize.
         build_windows: tokenize documents whose windows are not cached yet.
-        verify, count_tokens: verify the pairs, count the passage tokens not cached (else
-            left pending: ``compute_stats``).
+        verify, count_tokens, tag: verify the pairs, count the passage tokens, tag the
+            questions not cached (else left pending: ``compute_stats``).
 
     Raises:
         CurateError: the config file is not valid TOML, or a ``[stats]`` or ``[preview]`` value
@@ -203,7 +203,7 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
         session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
         targets=Targets.resolve(profile, config), report=report,
         windows_cache=windows, located_cache=figures / LOCATED_NAME,
-        build_windows=build_windows, verify=verify, count_tokens=count_tokens, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
+        build_windows=build_windows, verify=verify, count_tokens=count_tokens, tag=tag, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
         prices=llm_prices(config))
     stats.findability = findability(session, ids, has_workspace=has_workspace, config=config)
     stats.llm_tags = llm_tags(session, ids, has_workspace=has_workspace)

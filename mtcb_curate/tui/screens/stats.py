@@ -182,9 +182,9 @@ class StatsScreen(ModalScreen[None]):
             return session_stats(self.session, self.ids, results=results, config=config, **kwargs)
 
         try:
-            stats = run(build_windows=False, verify=False, count_tokens=False)
+            stats = run(build_windows=False, verify=False, count_tokens=False, tag=False)
             self.post_message(StatsComputed(stats))
-            if stats.pending["verdicts"] or stats.pending["tokens"]:
+            if any(stats.pending.values()):
                 # The start-up passage scan (the review screen's ``scan`` worker) verifies every
                 # pair: wait for it and reuse its verdicts rather than verify them a second time.
                 for w in list(self.app.workers):
@@ -214,6 +214,7 @@ class StatsScreen(ModalScreen[None]):
         self.stats = s = message.stats
         waiting = [what for what, yes in (("verdicts: waiting for the passage scan", s.pending["verdicts"]),
                                           ("tokens: counting…", s.pending["tokens"]),
+                                          ("questions: tagging…", s.pending["tags"]),
                                           ("windows: tokenizing…", _windows_pending(s))) if yes]
         title.update(Text(f"Statistics of {one_line(s.scope['dataset'], 40)}: {self.scope}, {s.scope['pairs']:,} pairs"
                           f" ({s.seconds:.1f} s)" + "".join(f"; {w}" for w in waiting)))
@@ -289,6 +290,8 @@ class StatsScreen(ModalScreen[None]):
             numbers = _rows(rows, (22, 6, 5)) if rows else Text("none\n")
             if title == "Verdicts" and s.pending["verdicts"]:
                 numbers.append(f"{s.pending['verdicts']:,} pairs waiting for the passage scan", style="dim")
+            if title in ("Question forms", "Question types") and s.pending["tags"]:
+                numbers.append(f"{s.pending['tags']:,} questions being tagged", style="dim")
             out += self._section(title, numbers, [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
         if s.checklist is not None:
             rows = [(c["id"], str(c["status"]), c["pairs"]) for c in s.checklist]
@@ -323,7 +326,8 @@ class StatsScreen(ModalScreen[None]):
                                          f"{llm['completion_tokens']:,} completion tokens, cost "
                                          + ("unknown" if llm["cost_usd"] is None else f"${llm['cost_usd']:,.4f}")))
         out += self._section("Balance ([stats] targets)",
-                             Text("within the targets" if not s.balance else "\n".join(s.balance),
+                             Text("waiting for the question tags" if s.pending["tags"] else
+                                  "within the targets" if not s.balance else "\n".join(s.balance),
                                   style="" if not s.balance else "yellow"))
         return out
 
