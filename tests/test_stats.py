@@ -217,6 +217,28 @@ def test_passage_tokens_are_counted_once_per_distinct_text():
     assert count_passage_tokens(["hello world"]) == [2]
 
 
+def test_passage_tokens_counted_on_threads_equal_one_by_one(tmp_path, monkeypatch):
+    from mtcb_curate.dataset.tokens import count_tokens
+    from mtcb_curate.stats import compute
+
+    words = ["Revenue", "was", "$10", "million", "café", "“q”", "\n", "2022."]
+    questions = [{**QUESTIONS[i % 3], "supporting_passage": " ".join(words[(i + k) % 8] for k in range(i % 13 + 1))}
+                 for i in range(2500)]
+    s = opened(write_source(tmp_path / "src", CORPUS, questions), tmp_path / "ws")
+    from mtcb_curate.stats import located as loc
+
+    monkeypatch.setattr(compute, "TOKEN_THREADS", 2)
+    path = tmp_path / "located.arrow"
+    got = compute_stats(s, build_windows=False, located_cache=path)
+    want = [count_tokens(q["supporting_passage"]) for q in questions]
+    assert sum(got.length["tokens"]["counts"]) == 2500 and got.length["tokens"]["percentiles"]["max"] == max(want)
+    pairs = [s.pairs[i] for i in range(len(s))]  # each pair's count is its own passage's
+    keys = loc.pair_keys([p.doc_key for p in pairs], [p.chunk_index for p in pairs], [p.passage for p in pairs],
+                         [p.question for p in pairs], [p.answer for p in pairs])
+    assert loc.load(path, loc.corpus_digest(s.dataset.documents)).lookup(keys)["tokens"] == want
+    s.workspace.close()
+
+
 def test_findability_shows_the_saved_preview_scores_without_scoring_again(session, tmp_path, monkeypatch):
     from mtcb_curate.app import preview as app_preview
     from mtcb_curate.app.stats import session_stats

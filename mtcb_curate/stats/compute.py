@@ -43,6 +43,7 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 
 from __future__ import annotations
 
+import os
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
     from mtcb_curate.store.session import ReviewSession
     from mtcb_curate.verify.verdict import PairResult
 
+#: Threads that count passage tokens (at most the CPUs; one below 1,000 passages).
+TOKEN_THREADS = 2
 #: Common chunk sizes marked on the length histograms (characters on one, tokens on the other).
 CHUNK_SIZES: tuple[int, ...] = (256, 512, 1024, 2048)
 #: Histogram bin edges (left-closed; an open last bin above the last edge).
@@ -234,7 +237,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     from concurrent.futures import ThreadPoolExecutor
 
     documents = session.dataset.documents
-    pool = ThreadPoolExecutor(2, thread_name_prefix="stats")
+    pool = ThreadPoolExecutor(1 + TOKEN_THREADS, thread_name_prefix="stats")
     spans_future = pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
                                index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
     from mtcb_curate.stats import located as loc
@@ -265,7 +268,9 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                     tokens[j] = r.tokens
     fresh = set()
     todo = [j for j, n in enumerate(tokens) if n is None] if count_tokens else []
-    tokens_future = pool.submit(count_passage_tokens, [passages[j] for j in todo]) if todo else None
+    parts = max(1, min(TOKEN_THREADS, os.cpu_count() or 1, len(todo) // 1000))
+    tokens_futures = [pool.submit(count_passage_tokens, [passages[j] for j in todo[k::parts]]) for k in range(parts)] \
+        if todo else []
     pool.shutdown(wait=False)
     tokens_todo = todo
     todo = [j for j, v in enumerate(verdict) if v is None] if verify else []
@@ -284,10 +289,10 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         form[j] = question_form(questions[j])
         qtype[j] = question_type(questions[j], answers[j], passages[j], form[j])
     fresh.update(todo)
-    if tokens_future is not None:
-        for j, n in zip(tokens_todo, tokens_future.result()):
+    for k, future in enumerate(tokens_futures):
+        for j, n in zip(tokens_todo[k::len(tokens_futures)], future.result()):
             tokens[j] = n
-        fresh.update(tokens_todo)
+    fresh.update(tokens_todo)
     pending = {"verdicts": sum(1 for v in verdict if v is None), "tokens": sum(1 for n in tokens if n is None),
                "tags": sum(1 for f, t in zip(form, qtype) if f is None or t is None)}
     if pending["tags"]:
