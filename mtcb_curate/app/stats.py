@@ -5,7 +5,8 @@
 (``stats.Targets.resolve``: the ``[stats]`` table), the on-disk window cache (``stats.windows``, in the user
 cache directory: keyed by document text, shared by every workspace) and per-pair cache
 (``stats.located``, in the workspace's ``stats-windows/``, else the user cache directory),
-the LLM cache and the ``[llm]`` prices.
+the LLM cache and the ``[llm]`` prices, the findability preview's saved scores
+(:func:`findability`) and the LLM's saved question tags (:func:`llm_tags`).
 """
 
 from __future__ import annotations
