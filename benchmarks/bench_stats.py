@@ -119,20 +119,23 @@ async def _screen(ws: Path, settle: float) -> dict[str, float | bool]:
             except asyncio.TimeoutError:
                 settled = False
             out: dict[str, float | bool] = {"scan": scan, "settled": settled}
+
+            def shown(done) -> bool:
+                # the screen's handler sets ``stats`` and then mounts the sections built from it
+                screen = app.screen
+                return (isinstance(screen, StatsScreen) and screen.stats is not None and done(screen.stats)
+                        and bool(screen.query_one("#stats-body").children))
+
             t0 = time.perf_counter()
-            await pilot.press("T")
-            while not (isinstance(app.screen, StatsScreen) and app.screen.stats is not None):
-                await asyncio.sleep(0.005)
-            await pilot.pause()
-            out["first"] = time.perf_counter() - t0
-            while any(app.screen.stats.pending.values()):
-                await asyncio.sleep(0.005)
-            await pilot.pause()
-            out["counted"] = time.perf_counter() - t0
-            while _windows_pending(app.screen.stats):
-                await asyncio.sleep(0.005)
-            await pilot.pause()
-            out["full"] = time.perf_counter() - t0
+            # Pilot's press waits until the app is idle, which the later passes delay: poll
+            # beside it instead.
+            press = asyncio.create_task(pilot.press("T"))
+            for name, done in (("first", lambda st: True), ("counted", lambda st: not any(st.pending.values())),
+                               ("full", lambda st: not _windows_pending(st))):
+                while not shown(done):
+                    await asyncio.sleep(0.005)
+                out[name] = time.perf_counter() - t0
+            await press
             return out
     finally:
         session.workspace.close()

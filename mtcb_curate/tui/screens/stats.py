@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -122,8 +122,13 @@ class Chart(PlotWidget):
         self.set_reactive(PlotWidget.margin_top, 1)
         self.set_reactive(PlotWidget.margin_bottom, 2)
 
-    def on_mount(self) -> None:
-        # After PlotWidget's own on_mount (Textual calls both; it clears the plot).
+    def on_mount(self, event: events.Mount) -> None:
+        if not self.query("Grid"):
+            # Removed while being mounted (newer figures, or the screen closed): PlotWidget's
+            # own on_mount would look for its grid and raise.
+            event.prevent_default()
+            return
+        # Then PlotWidget's own on_mount (Textual calls both; it clears the plot).
         self.call_after_refresh(self._draw_now)
 
     def _draw_now(self) -> None:
