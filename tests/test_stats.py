@@ -105,6 +105,16 @@ def test_each_statistic_matches_the_hand_computed_fixture(session):
     json.dumps(s.to_json())
 
 
+def test_session_decisions_at_once_equal_status_and_reason_per_pair(session):
+    session.decide(0, Status.ACCEPTED)
+    session.decide(2, Status.REJECTED, "yes/no")
+    got = session.decisions()
+    assert got == {0: ("accepted", None), 2: ("rejected", "yes/no")}
+    for i in range(len(session)):
+        st, reason = got.get(i, ("undecided", None))
+        assert (st, reason) == (session.status(i).value, session.view(i).reason)
+
+
 def test_without_passage_limits_only_chunk_sizes_are_marked(session):
     s = compute_stats(session)
     assert s.length["limits"] is None

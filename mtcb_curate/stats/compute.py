@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 import time
 from bisect import bisect_right
+from operator import attrgetter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -223,15 +224,18 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     pairs = session.pairs
     edited = {name: session.edited_texts(name) for name in ("question", "answer", PASSAGE_FIELD)}
 
+    chosen = pairs if not subset and len(pairs) == n_all else [pairs[i] for i in id_list]
+
     def current(name: str, attr: str) -> list[str]:
         ed = edited[name]
-        if not ed:
-            return [getattr(pairs[i], attr) for i in id_list]
-        return [ed[i] if i in ed else getattr(pairs[i], attr) for i in id_list]
+        values = list(map(attrgetter(attr), chosen))
+        if ed:
+            values = [ed.get(i, v) for i, v in zip(id_list, values)]
+        return values
 
     questions, answers = current("question", "question"), current("answer", "answer")
     passages = current(PASSAGE_FIELD, "passage")
-    doc_keys = [pairs[i].doc_key for i in id_list]
+    doc_keys = list(map(attrgetter("doc_key"), chosen))
     # The windows and the passage tokens (tiktoken, which releases the GIL while it encodes)
     # are done on other threads while the pairs are verified and the questions tagged here.
     from concurrent.futures import ThreadPoolExecutor
@@ -250,7 +254,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     if located_cache is not None:
         corpus = loc.corpus_digest(documents)
         cached = loc.load(located_cache, corpus)
-        keys = loc.pair_keys(doc_keys, [pairs[i].chunk_index for i in id_list], passages, questions, answers)
+        keys = loc.pair_keys(doc_keys, list(map(attrgetter("chunk_index"), chosen)), passages, questions, answers)
     got = cached.lookup(keys) if keys is not None else {c: [None] * len(id_list) for c in loc.COLUMNS}
 
     def column(name: str) -> list:
@@ -303,9 +307,12 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
         old = cached if len(cached) <= 4 * max(n_all, 1) else loc.Cached()
         loc.save(located_cache, corpus, old, keys[rows], {c: [v[j] for j in rows] for c, v in values.items()})
-    statuses = [session.status(i).value for i in id_list]
+    decisions = session.decisions()
+    undecided = (Status.UNDECIDED.value, None)
+    decided = [decisions.get(i, undecided) for i in id_list]
+    statuses = [st for st, _ in decided]
     rejected_value = Status.REJECTED.value
-    reasons_of = [session.view(i).reason if st == rejected_value else None for i, st in zip(id_list, statuses)]
+    reasons_of = [reason if st == rejected_value else None for st, reason in decided]
 
     def strings(values: list) -> pd.Series:
         # object columns: pandas' default string dtype would convert every value to Arrow
