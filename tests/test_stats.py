@@ -105,6 +105,16 @@ def test_each_statistic_matches_the_hand_computed_fixture(session):
     json.dumps(s.to_json())
 
 
+def test_session_decisions_at_once_equal_status_and_reason_per_pair(session):
+    session.decide(0, Status.ACCEPTED)
+    session.decide(2, Status.REJECTED, "yes/no")
+    got = session.decisions()
+    assert got == {0: ("accepted", None), 2: ("rejected", "yes/no")}
+    for i in range(len(session)):
+        st, reason = got.get(i, ("undecided", None))
+        assert (st, reason) == (session.status(i).value, session.view(i).reason)
+
+
 def test_without_passage_limits_only_chunk_sizes_are_marked(session):
     s = compute_stats(session)
     assert s.length["limits"] is None
@@ -164,6 +174,114 @@ def test_per_pair_figures_are_cached_on_disk_and_not_verified_again(session, tmp
     session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # an edited pair is verified again
     with pytest.raises(AssertionError, match="verified again"):
         compute_stats(session, located_cache=tmp_path / "located.arrow")
+
+
+def test_a_quick_pass_leaves_verdicts_and_tokens_pending_and_a_full_pass_fills_them(session, tmp_path, monkeypatch):
+    import mtcb_curate.verify as verify
+    from mtcb_curate.stats import compute
+
+    def boom(*a, **k):
+        raise AssertionError("verified or counted in the quick pass")
+
+    with monkeypatch.context() as m:
+        m.setattr(verify, "verify_dataset", boom)
+        m.setattr(compute, "count_passage_tokens", boom)
+        m.setattr(compute, "question_type", boom)
+        quick = compute_stats(session, located_cache=tmp_path / "located.arrow", verify=False, count_tokens=False,
+                              tag=False)
+    assert quick.pending == {"verdicts": 4, "tokens": 4, "tags": 4}
+    assert sum(quick.forms.values()) == sum(quick.types.values()) == 0 and quick.balance == []
+    assert quick.length["tokens"] is None and sum(quick.verdicts.values()) == 0
+    # AAA's 2 and BBB's 1 pairs are not placed (no start yet); ZZZ's is on no document
+    assert quick.coverage["unplaced_pairs"] == 3 and quick.coverage["unlinked_pairs"] == 1
+    assert "passage length in tokens: not counted (4 passages)" in text_report(quick)
+    tagged = compute_stats(session, located_cache=tmp_path / "located.arrow", verify=False, count_tokens=False)
+    assert tagged.pending == {"verdicts": 4, "tokens": 4, "tags": 0}
+    full = compute_stats(session, located_cache=tmp_path / "located.arrow")
+    plain = compute_stats(session)
+    assert full.pending == {"verdicts": 0, "tokens": 0, "tags": 0}
+    assert quick.length["chars"] == full.length["chars"] and (tagged.forms, tagged.types) == (full.forms, full.types)
+    assert {**full.to_json(), "seconds": 0} == {**plain.to_json(), "seconds": 0}
+    assert full.verdicts["exact"] == 3 and full.coverage["unplaced_pairs"] == 0
+
+
+def test_pairs_are_placed_at_once_as_one_by_one():
+    import numpy as np
+
+    from mtcb_curate.stats.compute import _place, _place_all
+
+    spans = [(0, 100), (80, 200), (180, 300), (280, 350)]  # overlapping windows
+    starts = [a for a, _ in spans]
+    positions = np.array([0, 50, 79, 80, 99, 100, 150, 180, 199, 200, 279, 280, 299, 300, 349])
+    assert _place_all(spans, positions).tolist() == [_place(spans, starts, int(p)) for p in positions]
+    assert _place_all(spans, positions).tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3]
+    assert _place_all([(0, 0)], np.array([0])).tolist() == [0]
+
+
+def test_passage_tokens_are_counted_once_per_distinct_text():
+    from mtcb_curate.dataset.tokens import count_tokens
+    from mtcb_curate.stats.compute import count_passage_tokens
+
+    texts = ["hello world", "", "Revenue was $10 million in 2022.", "hello world", "café “q”"]
+    assert count_passage_tokens(texts) == [count_tokens(t) for t in texts]
+    assert count_passage_tokens(["hello world"]) == [2]
+
+
+def test_passage_tokens_counted_on_threads_equal_one_by_one(tmp_path, monkeypatch):
+    from mtcb_curate.dataset.tokens import count_tokens
+    from mtcb_curate.stats import compute
+
+    words = ["Revenue", "was", "$10", "million", "café", "“q”", "\n", "2022."]
+    questions = [{**QUESTIONS[i % 3], "supporting_passage": " ".join(words[(i + k) % 8] for k in range(i % 13 + 1))}
+                 for i in range(2500)]
+    s = opened(write_source(tmp_path / "src", CORPUS, questions), tmp_path / "ws")
+    from mtcb_curate.stats import located as loc
+
+    monkeypatch.setattr(compute, "TOKEN_THREADS", 2)
+    path = tmp_path / "located.arrow"
+    got = compute_stats(s, build_windows=False, located_cache=path)
+    want = [count_tokens(q["supporting_passage"]) for q in questions]
+    assert sum(got.length["tokens"]["counts"]) == 2500 and got.length["tokens"]["percentiles"]["max"] == max(want)
+    pairs = [s.pairs[i] for i in range(len(s))]  # each pair's count is its own passage's
+    keys = loc.pair_keys([p.doc_key for p in pairs], [p.chunk_index for p in pairs], [p.passage for p in pairs],
+                         [p.question for p in pairs], [p.answer for p in pairs])
+    assert loc.load(path, loc.corpus_digest(s.dataset.documents)).lookup(keys)["tokens"] == want
+    s.workspace.close()
+
+
+def test_findability_shows_the_saved_preview_scores_without_scoring_again(session, tmp_path, monkeypatch):
+    from mtcb_curate.app import preview as app_preview
+    from mtcb_curate.app.stats import session_stats
+    from mtcb_curate.preview import scoring
+    from mtcb_curate.preview.chunkers import parse_spec
+    from mtcb_curate.stats.render import markdown_report
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[preview]\nchunkers = ["recursive:64", "token:16"]\nk = [1, 3]\n')
+    before = session_stats(session, config=cfg)
+    assert before.findability == {"run": False}
+    assert "no preview run yet" in text_report(before) and "no preview run yet" in markdown_report(before)
+    report = app_preview.run_preview(session, [parse_spec("recursive:64")], ks=(1, 3), all_pairs=True,
+                                     cache_dir=session.workspace.path)
+
+    def boom(*a, **k):
+        raise AssertionError("chunked or scored by the statistics")
+
+    monkeypatch.setattr(scoring, "fill_memo", boom)
+    monkeypatch.setattr(app_preview, "chunk_corpus", boom)
+    s = session_stats(session, config=cfg)
+    assert s.findability["run"] and s.findability["k"] == [1, 3] and s.findability["retriever"] == "bm25"
+    row, other = s.findability["chunkers"]
+    expected = report.scores[0]
+    assert row["recall"] == {"@1": expected.recall[1], "@3": expected.recall[3]}
+    assert row["ceiling"] == expected.ceiling and row["chunks"] == expected.n_chunks
+    assert (row["scored"], row["pairs"]) == (4, 4) and other == {"chunker": "token:16", "pairs": 4, "scored": 0}
+    text = text_report(s)
+    assert "recursive:64" in text and "4/4" in text and f"{expected.ceiling:.1%}" in text
+    session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # no longer the text scored
+    sub = session_stats(session, [0, 1], config=cfg)
+    assert sub.findability["chunkers"][0]["scored"] == 1 and sub.findability["chunkers"][0]["pairs"] == 2
+    assert session_stats(session, has_workspace=False, config=cfg).findability == {"run": False}
 
 
 def test_llm_usage_is_read_from_the_cache_with_prices(session):
@@ -263,6 +381,61 @@ def test_stats_command_prints_tables_and_writes_json_and_markdown(tmp_path, cli)
     assert data["forms"]["what"] == 2 and data["coverage"]["documents_without_pairs"] == ["CCC"]
     md = (tmp_path / "s.md").read_text()
     assert "## Statistics" in md and "| AAA | 2 |" in md
+
+
+def test_llm_tag_replies_are_read_strictly():
+    from mtcb_curate.llm.tagging import _tag
+
+    def pair(t):
+        return t.form, t.type
+
+    assert pair(_tag(3, None, '{"form": "How Much", "type": "numeric"}')) == ("how much", "numeric")
+    assert pair(_tag(3, None, '```json\n{"form": "yes/no", "type": "entity"}\n```')) == ("yes-no", "entity")
+    odd = _tag(3, None, '{"form": "whatever", "type": "numeric"}')
+    assert (odd.form, odd.type) == (None, "numeric") and "no known form" in odd.problem
+    assert _tag(3, None, "no json here").problem.startswith("unreadable reply")
+    assert _tag(3, "refused", "").problem == "refused"
+
+
+def test_stats_llm_tags_ask_the_llm_once_and_the_statistics_read_the_tags_back(tmp_path, cli, fake_llm):
+    from conftest import fake_secret
+
+    def reply(body):
+        user = body["messages"][1]["content"]
+        if "Is Beta" in user:
+            return {"form": "yes-no", "type": "entity"}
+        if "Zeta" in user:
+            return "[/] not json"  # hostile and unusable: counted as such, never guessed
+        return {"form": "what", "type": "numeric"}
+
+    fake_llm.default = reply
+    src = write_source(tmp_path / "src", CORPUS, QUESTIONS)
+    ws = tmp_path / "ws"
+    key = fake_secret("llm-key")
+    env = {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": fake_llm.base_url}
+    opened(src, ws).workspace.close()
+    r = cli("stats", "ficha", "--workspace", ws, "--json", tmp_path / "a.json")
+    assert "question forms and types by the LLM:\n  not run" in r.stdout, r.stdout + r.stderr
+    r = cli("stats", "ficha", "--workspace", ws, "--llm-tags", "--model", "fake-model", "--json",
+            tmp_path / "s.json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert len(fake_llm.requests) == 4 and key not in r.stdout + r.stderr
+    assert "1 replies without a known form or type" in r.stderr
+    t = json.loads((tmp_path / "s.json").read_text())["llm_tags"]
+    assert (t["tagged"], t["pairs"], t["unusable"]) == (4, 4, 1)
+    assert t["forms"]["what"] == 2 and t["forms"]["yes-no"] == 1 and t["types"]["numeric"] == 2
+    # rules: "What does Alpha make?" what/entity, "How much revenue ..." how much/numeric, "Is Beta ..."
+    # yes-no/entity; the LLM: what/numeric, what/numeric, yes-no/entity
+    assert t["agree"] == {"form": 2, "type": 2}
+    assert "3 of 4 pairs" not in r.stdout and "4 of 4 pairs tagged by the LLM" in r.stdout
+    # the statistics read the tags back from the LLM cache, without any call
+    r = cli("stats", "ficha", "--workspace", ws, "--json", tmp_path / "again.json")
+    assert r.returncode == 0 and len(fake_llm.requests) == 4
+    assert json.loads((tmp_path / "again.json").read_text())["llm_tags"] == t
+    r = cli("stats", "ficha", "--workspace", ws, "--llm-tags", "--model", "fake-model", env=env)
+    assert r.returncode == 0 and len(fake_llm.requests) == 4  # cached: no new call
+    r = cli("stats", "ficha", "--source", src, "--llm-tags", "--model", "fake-model", env=env)
+    assert r.returncode == 2 and "needs a workspace" in r.stderr
 
 
 def test_card_section_escapes_hostile_document_keys(tmp_path):
@@ -449,6 +622,29 @@ async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session
                 break
         text = _screen_text(app)
         assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text
+
+
+async def test_screen_shows_the_findability_preview_or_says_none_was_run(session):
+    from mtcb_curate.app.preview import run_preview
+    from mtcb_curate.preview.settings import PreviewSettings
+    from mtcb_curate.tui.screens.stats import StatsScreen
+
+    async def shown() -> str:
+        async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+            await pilot.press("T")
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if isinstance(app.screen, StatsScreen) and "Findability preview" in _screen_text(app):
+                    break
+            return _screen_text(app)
+
+    assert "no preview run yet" in await shown()
+    settings = PreviewSettings.resolve(None)
+    run_preview(session, settings.chunkers, retriever=settings.retriever, ks=settings.k, all_pairs=True,
+                cache_dir=session.workspace.path)
+    text = await shown()
+    assert "Findability preview (recall, ceiling per chunker)" in text and "no preview run yet" not in text
+    assert settings.chunkers[0].text in text and "4/4" in text
 
 
 def test_a_damaged_or_foreign_figures_cache_is_a_miss(session, tmp_path):

@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--checklist", action="store_true", help="also run the checklist (without 'loads') "
                                                                 "and count its results")
     stats.add_argument("--config", type=Path, help="config file with [checklist], [stats] and [llm] tables")
+    stats.add_argument("--llm-tags", action="store_true",
+                       help="also ask the LLM for each question's form and type (one call per pair not tagged yet)")
+    llm_options(stats)
 
     team = sub.add_parser("team", help="a team's shared workspace: work split, counts and pace of each curator, "
                                        "agreement (Cohen's kappa, Krippendorff's alpha), conflicts")

@@ -4,7 +4,9 @@ review pace, LLM usage, balance against the ``[stats]`` targets).
 
 ``--json FILE`` writes every figure (``stats.compute.Stats.to_json``), ``--markdown FILE`` the
 same as Markdown (its first section is the one the dataset card carries). ``--checklist``
-also runs the checklist (without ``loads``) and counts its results. Exit 0, or 2 on bad input.
+also runs the checklist (without ``loads``) and counts its results; ``--llm-tags`` first asks
+the LLM for the form and type of each question not tagged yet (``llm.tagging``). Exit 0, or 2
+on bad input or no usable LLM server.
 """
 
 from __future__ import annotations
@@ -14,6 +16,40 @@ import sys
 
 from mtcb_curate.app.sources import command_session
 from mtcb_curate.cli.common import note, options, report_problems, write_json
+
+
+def llm_tag(args: argparse.Namespace, session, has_ws: bool) -> None:
+    """``--llm-tags``: the LLM tags the pairs not tagged yet (their replies are cached in the
+    workspace, where the statistics read them); asks before more than 10 uncached calls.
+
+    Raises:
+        LLMUnavailable, LLMError, LLMConfigError: no usable server (exit 2 with one line).
+        CurateError: no workspace (the tags would be lost), or more than 10 calls without
+            ``--yes`` and no terminal to ask.
+    """
+    import threading
+
+    from mtcb_curate.app.stats import tag_items
+    from mtcb_curate.cli.common import confirm
+    from mtcb_curate.cli.generate import llm_client
+    from mtcb_curate.errors import CurateError
+    from mtcb_curate.llm.estimate import estimate_run
+    from mtcb_curate.llm.pool import read_concurrency
+    from mtcb_curate.llm.tagging import tag_questions, tag_requests
+
+    if not has_ws:
+        raise CurateError("--llm-tags needs a workspace (--workspace): the tags are kept in its LLM cache")
+    client = llm_client(args, session.workspace.path)
+    items = tag_items(session)
+    estimate = estimate_run(tag_requests(items), client.config, output_tokens=20, client=client)
+    note(f"LLM tags of question forms and types: {estimate.summary()}")
+    if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
+        raise CurateError("LLM tags not made: more than 10 calls; pass --yes to run them without asking")
+    tags = tag_questions(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)),
+                         concurrency=read_concurrency(args.config))
+    bad = sum(1 for t in tags if t.form is None or t.type is None)
+    if bad:
+        note(f"LLM tags: {bad:,} replies without a known form or type (shown as such, never guessed)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             from mtcb_curate.app.gate import run_gate
 
             report = run_gate(session, has_workspace=has_ws, config=args.config, loads=False)
+        if getattr(args, "llm_tags", False):
+            llm_tag(args, session, has_ws)
         stats = session_stats(session, has_workspace=has_ws, config=args.config, report=report)
         sys.stdout.write(text_report(stats))
         try:

@@ -30,13 +30,23 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
   "rate_per_hour"}`` (days in UTC, empty days filled, at most the last 60);
 - ``llm``: ``{"recorded": False}`` or ``{"recorded": True, "calls", "prompt_tokens",
   "completion_tokens", "cost_usd"}`` (None without prices);
-- ``balance``: one line per target missed (``stats.targets``).
+- ``balance``: one line per target missed (``stats.targets``);
+- ``pending``: ``{"verdicts", "tokens", "tags"}``: pairs left unverified (``verify=False``: not
+  in ``verdicts``, not placed in a window), passages left uncounted (``count_tokens=False``:
+  ``length.tokens`` is then None) and questions left untagged (``tag=False``: not in ``forms``
+  and ``types``; ``balance`` empty); all 0 otherwise;
+- ``findability``: the findability preview's saved scores per chunker (``app.stats.findability``
+  fills it in; ``{"run": False}`` here);
+- ``llm_tags``: the LLM's question forms and types saved in the workspace's LLM cache
+  (``app.stats.llm_tags`` fills it in; ``{"tagged": 0}`` here).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from bisect import bisect_right
+from operator import attrgetter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,6 +65,8 @@ if TYPE_CHECKING:
     from mtcb_curate.store.session import ReviewSession
     from mtcb_curate.verify.verdict import PairResult
 
+#: Threads that count passage tokens (at most the CPUs; one below 1,000 passages).
+TOKEN_THREADS = 2
 #: Common chunk sizes marked on the length histograms (characters on one, tokens on the other).
 CHUNK_SIZES: tuple[int, ...] = (256, 512, 1024, 2048)
 #: Histogram bin edges (left-closed; an open last bin above the last edge).
@@ -84,14 +96,36 @@ class Stats:
     llm: dict[str, Any]
     balance: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    pending: dict[str, int] = field(default_factory=lambda: {"verdicts": 0, "tokens": 0, "tags": 0})
+    findability: dict[str, Any] = field(default_factory=lambda: {"run": False})
+    llm_tags: dict[str, Any] = field(default_factory=lambda: {"tagged": 0})
 
     def to_json(self) -> dict[str, Any]:
         """All fields as JSON-ready values (``longer_than`` keys become strings)."""
         out = asdict(self)
         for unit in ("chars", "tokens"):
+            if out["length"][unit] is None:
+                continue
             lt = out["length"][unit]["longer_than"]
             out["length"][unit]["longer_than"] = {str(k): v for k, v in lt.items()}
         return out
+
+
+def count_passage_tokens(texts: list[str]) -> list[int]:
+    """``cl100k_base`` tokens of each of ``texts`` (``dataset.tokens``; each distinct text
+    encoded once, one ``encode_ordinary`` per text: the batch call's thread pool costs more
+    than it saves on short passages). Loads the tokenizer the first time in a process."""
+    from mtcb_curate.dataset.tokens import encoding
+
+    encode = encoding().encode_ordinary
+    counted: dict[str, int] = {}
+    out = []
+    for t in texts:
+        n = counted.get(t)
+        if n is None:
+            n = counted[t] = len(encode(t))
+        out.append(n)
+    return out
 
 
 def _histogram(values: np.ndarray, edges: tuple[int, ...], marks: Iterable[tuple[int, str]] = ()) -> dict[str, Any]:
@@ -134,12 +168,22 @@ def _place(spans: list[tuple[int, int]], starts: list[int], pos: int) -> int:
     return i
 
 
+def _place_all(spans: list[tuple[int, int]], positions: np.ndarray) -> np.ndarray:
+    """:func:`_place` of each of ``positions`` at once: the first window holding a position is
+    the first one ending after it (window ends never decrease), unless that one starts after it."""
+    starts = np.fromiter((a for a, _ in spans), dtype=np.int64, count=len(spans))
+    ends = np.fromiter((b for _, b in spans), dtype=np.int64, count=len(spans))
+    last_starting = np.maximum(np.searchsorted(starts, positions, side="right") - 1, 0)
+    return np.minimum(last_starting, np.searchsorted(ends, positions, side="right"))
+
+
 def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                   results: Mapping[int, PairResult] | None = None,
                   passage_limits: tuple[int, int] | None = None, targets: Targets | None = None,
                   report: Any = None, windows_cache: Path | None = None, build_windows: bool = True,
                   llm_usage: tuple[int, int, int] | None = None,
-                  prices: tuple[float, float] | None = None, located_cache: Path | None = None) -> Stats:
+                  prices: tuple[float, float] | None = None, located_cache: Path | None = None,
+                  verify: bool = True, count_tokens: bool = True, tag: bool = True) -> Stats:
     """The statistics of ``session``'s pairs ``ids`` (default: every pair).
 
     Args:
@@ -159,6 +203,15 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         prices: (USD per 1M input tokens, per 1M output tokens) for the LLM cost, or None.
         located_cache: the on-disk cache file of per-pair figures (``stats.located``): read,
             and rewritten when pairs had to be verified or tokenized; None: no cache.
+        verify: verify the pairs whose verdict is neither in ``results`` nor cached; with
+            False they are left out of ``verdicts`` and of the windows (``pending.verdicts``
+            counts them): the statistics screen's first, quick pass.
+        count_tokens: count the passage tokens not cached (loads the tokenizer, about 0.3-1 s
+            the first time in a process); with False and some not cached, ``length.tokens`` is
+            None (``pending.tokens`` counts them).
+        tag: tag the questions whose form and type are not cached (``stats.questions``, about
+            45 µs a pair); with False those are left out of ``forms`` and ``types``
+            (``pending.tags`` counts them) and ``balance`` is empty.
     """
     t0 = time.perf_counter()
     from mtcb_curate.verify import verify_dataset
@@ -171,24 +224,26 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     pairs = session.pairs
     edited = {name: session.edited_texts(name) for name in ("question", "answer", PASSAGE_FIELD)}
 
+    chosen = pairs if not subset and len(pairs) == n_all else [pairs[i] for i in id_list]
+
     def current(name: str, attr: str) -> list[str]:
         ed = edited[name]
-        if not ed:
-            return [getattr(pairs[i], attr) for i in id_list]
-        return [ed[i] if i in ed else getattr(pairs[i], attr) for i in id_list]
+        values = list(map(attrgetter(attr), chosen))
+        if ed:
+            values = [ed.get(i, v) for i, v in zip(id_list, values)]
+        return values
 
     questions, answers = current("question", "question"), current("answer", "answer")
     passages = current(PASSAGE_FIELD, "passage")
-    doc_keys = [pairs[i].doc_key for i in id_list]
-    # The windows (tiktoken, which releases the GIL) are tokenized on other threads while the
-    # pairs are verified here.
+    doc_keys = list(map(attrgetter("doc_key"), chosen))
+    # The windows and the passage tokens (tiktoken, which releases the GIL while it encodes)
+    # are done on other threads while the pairs are verified and the questions tagged here.
     from concurrent.futures import ThreadPoolExecutor
 
     documents = session.dataset.documents
-    spans_pool = ThreadPoolExecutor(1, thread_name_prefix="stats-corpus")
-    spans_future = spans_pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
-                                     index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
-    spans_pool.shutdown(wait=False)
+    pool = ThreadPoolExecutor(1 + TOKEN_THREADS, thread_name_prefix="stats")
+    spans_future = pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
+                               index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
     from mtcb_curate.stats import located as loc
 
     # Per pair (position j in id_list): verdict, start, tokens, form, type: from the results at
@@ -199,7 +254,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     if located_cache is not None:
         corpus = loc.corpus_digest(documents)
         cached = loc.load(located_cache, corpus)
-        keys = loc.pair_keys(doc_keys, [pairs[i].chunk_index for i in id_list], passages, questions, answers)
+        keys = loc.pair_keys(doc_keys, list(map(attrgetter("chunk_index"), chosen)), passages, questions, answers)
     got = cached.lookup(keys) if keys is not None else {c: [None] * len(id_list) for c in loc.COLUMNS}
 
     def column(name: str) -> list:
@@ -216,7 +271,13 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                 if r.tokens is not None:
                     tokens[j] = r.tokens
     fresh = set()
-    todo = [j for j, v in enumerate(verdict) if v is None]
+    todo = [j for j, n in enumerate(tokens) if n is None] if count_tokens else []
+    parts = max(1, min(TOKEN_THREADS, os.cpu_count() or 1, len(todo) // 1000))
+    tokens_futures = [pool.submit(count_passage_tokens, [passages[j] for j in todo[k::parts]]) for k in range(parts)] \
+        if todo else []
+    pool.shutdown(wait=False)
+    tokens_todo = todo
+    todo = [j for j, v in enumerate(verdict) if v is None] if verify else []
     if todo:
         # Tokens are counted below (one loop: tiktoken's encode_ordinary_batch spends more on
         # one thread-pool task per passage than on encoding 100,000 short passages).
@@ -227,40 +288,46 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
             j = at[r.id]
             verdict[j], start[j] = str(r.verdict), r.start if r.start is not None else -1
         fresh.update(todo)
-    todo = [j for j, n in enumerate(tokens) if n is None]
-    if todo:
-        from mtcb_curate.dataset.tokens import encoding
-
-        encode = encoding().encode_ordinary
-        counted: dict[str, int] = {}
-        for j in todo:
-            n = counted.get(passages[j])
-            if n is None:
-                n = counted[passages[j]] = len(encode(passages[j]))
-            tokens[j] = n
-        fresh.update(todo)
-    todo = [j for j, f in enumerate(form) if f is None or qtype[j] is None]
+    todo = [j for j, f in enumerate(form) if f is None or qtype[j] is None] if tag else []
     for j in todo:
         form[j] = question_form(questions[j])
         qtype[j] = question_type(questions[j], answers[j], passages[j], form[j])
     fresh.update(todo)
+    for k, future in enumerate(tokens_futures):
+        for j, n in zip(tokens_todo[k::len(tokens_futures)], future.result()):
+            tokens[j] = n
+    fresh.update(tokens_todo)
+    pending = {"verdicts": sum(1 for v in verdict if v is None), "tokens": sum(1 for n in tokens if n is None),
+               "tags": sum(1 for f, t in zip(form, qtype) if f is None or t is None)}
+    if pending["tags"]:
+        form = [f if t is not None else None for f, t in zip(form, qtype)]
+        qtype = [t if f is not None else None for f, t in zip(form, qtype)]
     if fresh and keys is not None:
         rows = sorted(fresh)
         values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
         old = cached if len(cached) <= 4 * max(n_all, 1) else loc.Cached()
         loc.save(located_cache, corpus, old, keys[rows], {c: [v[j] for j in rows] for c, v in values.items()})
-    rejected_reason = {i: session.view(i).reason for i in id_list if session.status(i) is Status.REJECTED}
+    decisions = session.decisions()
+    undecided = (Status.UNDECIDED.value, None)
+    decided = [decisions.get(i, undecided) for i in id_list]
+    statuses = [st for st, _ in decided]
+    rejected_value = Status.REJECTED.value
+    reasons_of = [reason if st == rejected_value else None for st, reason in decided]
+
+    def strings(values: list) -> pd.Series:
+        # object columns: pandas' default string dtype would convert every value to Arrow
+        return pd.Series(values, dtype=object)
+
     frame = pd.DataFrame({
         "id": id_list,
-        "doc": doc_keys,
-        "status": [session.status(i).value for i in id_list],
-        "reason": [rejected_reason.get(i) for i in id_list],
-        "chars": [len(p) for p in passages],
-        "tokens": tokens,
-        "form": form,
-        "type": qtype,
-        "verdict": verdict,
-        "start": start,
+        "doc": strings(doc_keys),
+        "status": strings(statuses),
+        "reason": strings(reasons_of),
+        "chars": np.fromiter(map(len, passages), dtype=np.int64, count=len(passages)),
+        "form": strings(form),
+        "type": strings(qtype),
+        "verdict": strings(verdict),
+        "start": np.array([-1 if a is None else a for a in start], dtype=np.int64),
     })
 
     # -- coverage
@@ -281,12 +348,12 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
             per_document.append({"doc": key, "pairs": n, "windows": None, "per_window": None})
             unplaced += n
             continue
-        starts = [a for a, _ in spans]
-        per_window = [0] * len(spans)
-        placed = 0
-        for pos in groups.get(key, ()):
-            per_window[_place(spans, starts, int(pos))] += 1
-            placed += 1
+        at = groups.get(key)
+        if at is None or not len(at):
+            per_window, placed = [0] * len(spans), 0
+        else:
+            per_window = np.bincount(_place_all(spans, at.to_numpy()), minlength=len(spans)).tolist()
+            placed = len(at)
         unplaced += n - placed
         n_windows += len(spans)
         windows_without += sum(1 for c in per_window if c == 0)
@@ -302,7 +369,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     lo, hi = passage_limits if passage_limits is not None else (None, None)
     limit_marks = [] if passage_limits is None else [(lo, f"min {lo:,}"), (hi, f"max {hi:,}")]
     length = {"chars": _histogram(frame["chars"].to_numpy(), CHAR_EDGES, sorted(chunk_marks + limit_marks)),
-              "tokens": _histogram(frame["tokens"].to_numpy(), TOKEN_EDGES, chunk_marks),
+              "tokens": None if pending["tokens"] else _histogram(np.array(tokens, dtype=np.int64), TOKEN_EDGES,
+                                                                  chunk_marks),
               "chunk_sizes": list(CHUNK_SIZES),
               "limits": None if passage_limits is None else {"min_chars": lo, "max_chars": hi}}
 
@@ -365,5 +433,5 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         coverage=coverage, length=length, forms=forms_c, types=types_c,
         verdicts=counts("verdict", VERDICTS), statuses=counts("status", [s.value for s in Status]),
         rejection_reasons=reasons, checklist=checklist, edits=dict(sorted(edits.items())), pace=pace, llm=llm,
-        balance=balance_problems(forms_c, types_c, per_doc_all, targets),
-        seconds=time.perf_counter() - t0)
+        balance=[] if pending["tags"] else balance_problems(forms_c, types_c, per_doc_all, targets),
+        seconds=time.perf_counter() - t0, pending=pending)

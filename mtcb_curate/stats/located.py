@@ -85,9 +85,13 @@ class Cached:
         if not len(self.keys):
             return {c: [None] * len(keys) for c in COLUMNS}
         pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        hit = (self.keys[pos] == keys).tolist()
-        pos = pos.tolist()
-        return {c: [col[p] if h else None for p, h in zip(pos, hit)] for c, col in self.columns.items()}
+        miss = self.keys[pos] != keys
+        out = {}
+        for c, col in self.columns.items():
+            got = np.asarray(col, dtype=object)[pos]
+            got[miss] = None
+            out[c] = got.tolist()
+        return out
 
 
 def load(path: Path | None, corpus: str) -> Cached:

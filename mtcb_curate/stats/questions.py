@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from mtcb_curate.dataset.question_form import is_yes_no_question, words
+from mtcb_curate.dataset.question_form import _WORD, YES_NO_WORDS, words
 
 #: Question forms, in display order.
 FORMS: tuple[str, ...] = ("what", "which", "how much", "when", "who", "why", "list", "yes-no", "other")
@@ -52,14 +52,42 @@ _DATE_Q = re.compile(r"\b(what|which)\s+(year|date|month|quarter|day)\b", re.I)
 _DEFINITION = re.compile(r"\b(define|definition|meaning of|meant by|refers? to)\b|\bmean\s*\?|^\s*what\s+(is|are)\s+an?\s",
                          re.I)
 _ITEM_SPLIT = re.compile(r"[,;\n]|\band\b")
+# _DEFINITION in two parts (the unanchored one is the slow one), and the words an ASCII question
+# must hold (lower-cased) for each unanchored pattern to match: a quick test that skips the search.
+_DEFINITION_ANYWHERE = re.compile(r"\b(define|definition|meaning of|meant by|refers? to)\b|\bmean\s*\?", re.I)
+_DEFINITION_START = re.compile(r"\s*what\s+(is|are)\s+an?\s", re.I)
+_DEFINITION_NEEDS = ("defin", "mean", "refer")
+_DATE_Q_NEEDS = ("year", "date", "month", "quarter", "day")
+
+
+def _needs(question: str, needed: tuple[str, ...]) -> bool:
+    """False only when ``question`` is ASCII and holds none of ``needed`` in any case (a
+    case-insensitive pattern needing one of them cannot match; non-ASCII text is not judged:
+    ``re.I`` folds a few non-ASCII letters to ASCII ones)."""
+    if not question.isascii():
+        return True
+    low = question.lower()
+    return any(w in low for w in needed)
+
+
+def _is_definition(question: str) -> bool:
+    """``_DEFINITION.search(question)`` is not None, faster."""
+    return ((_needs(question, _DEFINITION_NEEDS) and _DEFINITION_ANYWHERE.search(question) is not None)
+            or _DEFINITION_START.match(question) is not None)
+
+
+def _words(text: str) -> list[str]:
+    """``dataset.question_form.words(text)``, faster on ASCII text (lower-cased before the
+    words are found: the same words there)."""
+    return _WORD.findall(text.lower()) if text.isascii() else words(text)
 
 
 def question_form(question: str) -> str:
     """The form of ``question`` (one of :data:`FORMS`; rules in the module docstring)."""
-    w = words(question)
+    w = _words(question)
     if not w:
         return "other"
-    if is_yes_no_question(question):
+    if w[0].replace("’", "'") in YES_NO_WORDS:  # dataset.question_form.is_yes_no_question
         return "yes-no"
     if w[0] in _LIST_FIRST:
         return "list"
@@ -93,12 +121,12 @@ def question_type(question: str, answer: str, passage: str = "", form: str | Non
     form = question_form(question) if form is None else form
     if _is_table(passage):
         return "table"
-    if _DEFINITION.search(question):
+    if _is_definition(question):
         return "definition"
     if form == "list" or _is_list(answer):
         return "list"
     short = answer.strip()
-    if (form == "when" or _DATE_Q.search(question)
+    if (form == "when" or (_needs(question, _DATE_Q_NEEDS) and _DATE_Q.search(question))
             or (len(short) <= 40 and (_MONTH.search(short) or _ISO_DATE.search(short) or _YEAR_ONLY.match(short)))):
         return "date"
     if form == "how much" or (len(short) <= 80 and _NUMBER.search(short)):

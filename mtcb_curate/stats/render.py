@@ -66,6 +66,65 @@ def document_rows(stats: Stats, limit: int = MAX_DOCUMENT_ROWS) -> list[tuple[st
     return rows
 
 
+#: What the statistics say when no findability preview has saved scores for the workspace.
+NO_PREVIEW = "no preview run yet (`mtcb-curate preview NAME`, or F in the app, saves its scores in the workspace)"
+
+
+def findability_rows(stats: Stats) -> tuple[tuple[str, ...], list[tuple]] | None:
+    """The findability preview's scores as ``(header, rows)``: per chunker, the pairs scored of
+    the pairs, recall@k for each k, MRR at the largest k and the ceiling; None when no preview
+    saved scores (say :data:`NO_PREVIEW`)."""
+    f = stats.findability
+    if not f.get("run"):
+        return None
+    ks = f["k"]
+    header = ("chunker", "scored", *(f"R@{k}" for k in ks), f"MRR@{ks[-1]}", "ceiling")
+    rows = []
+    for c in f["chunkers"]:
+        scored = f"{c['scored']:,}/{c['pairs']:,}"
+        if not c["scored"]:
+            rows.append((one_line(c["chunker"], 24), scored, *("-" for _ in ks), "-", "-"))
+            continue
+        rows.append((one_line(c["chunker"], 24), scored, *(f"{c['recall'][f'@{k}']:.1%}" for k in ks),
+                     f"{c['mrr'][f'@{ks[-1]}']:.3f}", f"{c['ceiling']:.1%}"))
+    return header, rows
+
+
+def findability_note(stats: Stats) -> str:
+    """One line under the findability table: the retriever and what the figures cover."""
+    f = stats.findability
+    if not f.get("run"):
+        return NO_PREVIEW
+    return (f"retriever {f['retriever']}; scores saved by the last preview, over the pairs it scored with "
+            f"their current question and passage (edited or added since: not scored)")
+
+
+#: What the statistics say when the LLM has tagged no question of the set.
+NO_LLM_TAGS = "not run (`mtcb-curate stats NAME --llm-tags` asks the LLM, one call per pair)"
+
+
+def llm_tag_rows(stats: Stats) -> list[tuple[str, int, int]] | None:
+    """``(name, by the rules, by the LLM)`` rows over the pairs the LLM tagged (forms, then a
+    blank row, then types; the rules' counts are of the whole set); None when none was."""
+    t = stats.llm_tags
+    if not t.get("tagged"):
+        return None
+    rows = [(f"form: {k}", stats.forms.get(k, 0), n) for k, n in t["forms"].items()]
+    rows += [(f"type: {k}", stats.types.get(k, 0), n) for k, n in t["types"].items()]
+    return rows
+
+
+def llm_tag_note(stats: Stats) -> str:
+    """One line: how many pairs the LLM tagged and how often it agrees with the rules."""
+    t = stats.llm_tags
+    if not t.get("tagged"):
+        return NO_LLM_TAGS
+    usable = t["tagged"] - t["unusable"]
+    return (f"{t['tagged']:,} of {t['pairs']:,} pairs tagged by the LLM ({t['unusable']:,} replies without a known "
+            f"form or type); same form as the rules {_pct(t['agree']['form'], usable)}, same type "
+            f"{_pct(t['agree']['type'], usable)}")
+
+
 def _table(header: tuple[str, ...], rows: list[tuple], right: set[int] = frozenset()) -> list[str]:
     cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -97,6 +156,9 @@ def text_report(stats: Stats) -> str:
         lines.append("without pairs: " + ", ".join(keys) + (f" and {more} more" if more > 0 else ""))
     for unit in ("chars", "tokens"):
         h = s.length[unit]
+        if h is None:  # left uncounted (compute_stats(count_tokens=False))
+            lines += ["", f"passage length in tokens: not counted ({s.pending['tokens']:,} passages)"]
+            continue
         p = h["percentiles"]
         lines += ["", f"passage length in {'characters' if unit == 'chars' else 'tokens'}: "
                   + ", ".join(f"{k} {_num(p[k])}" for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean"))]
@@ -115,6 +177,16 @@ def text_report(stats: Stats) -> str:
                           ("edits by kind (history, undone ones excluded)", s.edits)):
         lines += ["", title + ":"]
         lines += _table(("", "pairs", "share"), counts_rows(counts, None), {1, 2}) if counts else ["  none"]
+    lines += ["", "question forms and types by the LLM:"]
+    rows = llm_tag_rows(s)
+    if rows is not None:
+        lines += _table(("", "rules", "LLM"), rows, {1, 2})
+    lines.append(("  " if rows is None else "") + llm_tag_note(s))
+    lines += ["", "findability preview:"]
+    table = findability_rows(s)
+    if table is not None:
+        lines += _table(table[0], table[1], set(range(1, len(table[0]))))
+    lines.append(("  " if table is None else "") + findability_note(s))
     lines += ["", "checklist:"]
     if s.checklist is None:
         lines.append("  not run")
@@ -158,6 +230,8 @@ def card_markdown(stats: Stats, heading: str = "###") -> str:
     lines += ["", "</details>", ""]
     prow = []
     for unit, name in (("chars", "characters"), ("tokens", "tokens (cl100k_base)")):
+        if s.length[unit] is None:
+            continue
         p = s.length[unit]["percentiles"]
         prow.append((name, *(_num(p[k]) for k in ("min", "p25", "p50", "p75", "p95", "max"))))
     lines += ["Passage length:", ""] + _md_table(("unit", "min", "p25", "median", "p75", "p95", "max"), prow)
@@ -175,6 +249,13 @@ def markdown_report(stats: Stats) -> str:
                           ("Rejection reasons", s.rejection_reasons), ("Edits by kind", s.edits)):
         lines += [f"## {title}", ""] + (_md_table(("", "pairs", "share"), counts_rows(counts)) if counts else ["none"])
         lines.append("")
+    rows = llm_tag_rows(s)
+    lines += ["## Question forms and types by the LLM", ""] + ([] if rows is None else
+                                                             _md_table(("", "rules", "LLM"), rows) + [""])
+    lines += [llm_tag_note(s).replace("`", "") if rows is None else llm_tag_note(s), ""]
+    table = findability_rows(s)
+    lines += ["## Findability preview", ""] + ([] if table is None else _md_table(*table) + [""])
+    lines += [findability_note(s).replace("`", "") if table is None else findability_note(s), ""]
     if s.checklist is not None:
         lines += ["## Checklist", ""] + _md_table(("check", "status", "pairs"),
                                                  [(c["id"], c["status"], c["pairs"]) for c in s.checklist]) + [""]

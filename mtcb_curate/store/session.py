@@ -120,6 +120,11 @@ class ReviewSession:
         d = self._decisions.get(pair_id)
         return Status.UNDECIDED if d is None else Status(d.status)
 
+    def decisions(self) -> dict[int, tuple[str, str | None]]:
+        """Pair id -> (status value, reason) of every decided pair, at once (undecided pairs are
+        absent): what ``status`` and ``view(...).reason`` give, without a call per pair."""
+        return {pid: (d.status, d.reason) for pid, d in self._decisions.items()}
+
     def view(self, pair_id: int) -> PairView:
         """The pair with edits applied (see ``PairView``)."""
         pair = self.pairs[pair_id]

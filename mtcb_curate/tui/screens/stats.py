@@ -10,10 +10,11 @@ vertical lines, their labels only on our own axis ticks and in the numbers), the
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -24,7 +25,8 @@ from textual_plot import NumericAxisFormatter, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
 from mtcb_curate.plaintext import one_line
-from mtcb_curate.stats.render import bin_label, counts_rows, document_rows
+from mtcb_curate.stats.render import (NO_LLM_TAGS, NO_PREVIEW, bin_label, counts_rows, document_rows,
+                                       findability_note, findability_rows, llm_tag_note, llm_tag_rows)
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import StatsComputed
 
@@ -121,8 +123,13 @@ class Chart(PlotWidget):
         self.set_reactive(PlotWidget.margin_top, 1)
         self.set_reactive(PlotWidget.margin_bottom, 2)
 
-    def on_mount(self) -> None:
-        # After PlotWidget's own on_mount (Textual calls both; it clears the plot).
+    def on_mount(self, event: events.Mount) -> None:
+        if not self.query("Grid"):
+            # Removed while being mounted (newer figures, or the screen closed): PlotWidget's
+            # own on_mount would look for its grid and raise.
+            event.prevent_default()
+            return
+        # Then PlotWidget's own on_mount (Textual calls both; it clears the plot).
         self.call_after_refresh(self._draw_now)
 
     def _draw_now(self) -> None:
@@ -163,33 +170,51 @@ class StatsScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def _compute(self) -> None:
+        """Up to three passes, each shown as soon as it is done: what is at hand (the scan's
+        verdicts so far, the on-disk caches; nothing verified, counted or tokenized), then, once
+        the start-up passage scan is done, with its verdicts and the passage tokens counted (the
+        rest verified), then with the windows of documents not cached yet tokenized."""
         from mtcb_curate.app.stats import session_stats
 
         import time
 
         from textual.worker import WorkerState, get_current_worker
 
-        # The start-up passage scan (the review screen's ``scan`` worker) verifies every pair:
-        # wait for it and reuse its verdicts rather than verify them all a second time.
         me = get_current_worker()
-        for w in list(self.app.workers):
-            while w.group == "scan" and w.state in (WorkerState.PENDING, WorkerState.RUNNING):
+        config = getattr(self.app, "config_path", None)
+
+        def run(**kwargs):
+            # No automatic collections while computing: the app's collector policy (tui.memory)
+            # runs a full collection after every few young ones, and the figures of 100,000
+            # pairs make millions of objects (those collections made them 3-4 times slower).
+            # Back on afterwards; the policy then collects once at the next pause.
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                results = self._results() if self._results is not None else None
+                return session_stats(self.session, self.ids, results=results, config=config, **kwargs)
+            finally:
+                if enabled:
+                    gc.enable()
+
+        try:
+            stats = run(build_windows=False, verify=False, count_tokens=False, tag=False)
+            self.post_message(StatsComputed(stats))
+            if any(stats.pending.values()):
+                # The start-up passage scan (the review screen's ``scan`` worker) verifies every
+                # pair: wait for it and reuse its verdicts rather than verify them a second time.
+                for w in list(self.app.workers):
+                    while w.group == "scan" and w.state in (WorkerState.PENDING, WorkerState.RUNNING):
+                        if me.is_cancelled:
+                            return
+                        time.sleep(0.02)
                 if me.is_cancelled:
                     return
-                time.sleep(0.02)
-        try:
-            results = self._results() if self._results is not None else None
-            config = getattr(self.app, "config_path", None)
-            # First without tokenizing documents whose windows are not cached (the first run over
-            # a corpus: about 0.1 s per MB), so the numbers show at once; then with them.
-            stats = session_stats(self.session, self.ids, results=results, config=config, build_windows=False)
-            if not _windows_pending(stats):
+                stats = run(build_windows=False)
                 self.post_message(StatsComputed(stats))
+            if not _windows_pending(stats) or me.is_cancelled:
                 return
-            self.post_message(StatsComputed(stats))
-            if me.is_cancelled:
-                return
-            stats = session_stats(self.session, self.ids, results=results, config=config)
+            stats = run()
         except Exception as exc:  # noqa: BLE001 - shown on the screen, one line
             self.post_message(StatsComputed(None, f"{type(exc).__name__}: {exc}"))
             return
@@ -203,9 +228,12 @@ class StatsScreen(ModalScreen[None]):
                               style="red"))
             return
         self.stats = s = message.stats
-        pending = _windows_pending(s)
+        waiting = [what for what, yes in (("verdicts: waiting for the passage scan", s.pending["verdicts"]),
+                                          ("tokens: counting…", s.pending["tokens"]),
+                                          ("questions: tagging…", s.pending["tags"]),
+                                          ("windows: tokenizing…", _windows_pending(s))) if yes]
         title.update(Text(f"Statistics of {one_line(s.scope['dataset'], 40)}: {self.scope}, {s.scope['pairs']:,} pairs"
-                          f" ({s.seconds:.1f} s)" + ("; windows: tokenizing…" if pending else "")))
+                          f" ({s.seconds:.1f} s)" + "".join(f"; {w}" for w in waiting)))
         body = self.query_one("#stats-body", VerticalScroll)
         await body.remove_children()
         await body.mount_all(self._sections(s))
@@ -250,6 +278,10 @@ class StatsScreen(ModalScreen[None]):
         limits = s.length.get("limits") or {}
         for unit, name in (("chars", "characters"), ("tokens", "tokens")):
             h = s.length[unit]
+            if h is None:
+                out += self._section(f"Passage length in {name}",
+                                     Text(f"being counted ({s.pending['tokens']:,} passages)…"))
+                continue
             marks: dict[int, list[str]] = {}
             for m in h["marks"]:
                 marks.setdefault(m["bin"], []).append(m["label"])
@@ -271,14 +303,33 @@ class StatsScreen(ModalScreen[None]):
                               ("Statuses", s.statuses), ("Rejection reasons", s.rejection_reasons),
                               ("Edits by kind", s.edits)):
             rows = counts_rows(counts)
-            out += self._section(title, _rows(rows, (22, 6, 5)) if rows else Text("none"),
-                                 [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
+            numbers = _rows(rows, (22, 6, 5)) if rows else Text("none\n")
+            if title == "Verdicts" and s.pending["verdicts"]:
+                numbers.append(f"{s.pending['verdicts']:,} pairs waiting for the passage scan", style="dim")
+            if title in ("Question forms", "Question types") and s.pending["tags"]:
+                numbers.append(f"{s.pending['tags']:,} questions being tagged", style="dim")
+            out += self._section(title, numbers, [float(n) for _, n, _ in rows] if len(rows) > 1 else None)
         if s.checklist is not None:
             rows = [(c["id"], str(c["status"]), c["pairs"]) for c in s.checklist]
             out += self._section("Checklist", _rows([("check", "status", "pairs")] + rows, (22, 6, 6)))
         else:
             out += self._section("Checklist", Text("not run with the statistics: g runs it (and `mtcb-curate stats "
                                                    "--checklist` counts its results)"))
+        rows = llm_tag_rows(s)
+        if rows is None:
+            out += self._section("Question forms and types by the LLM", Text(NO_LLM_TAGS))
+        else:
+            numbers = _rows([("", "rules", "LLM")] + rows, (22, 6, 6))
+            numbers.append(llm_tag_note(s), style="dim")
+            out += self._section("Question forms and types by the LLM", numbers)
+        table = findability_rows(s)
+        if table is None:
+            out += self._section("Findability preview", Text(NO_PREVIEW))
+        else:
+            header, rows = table
+            numbers = _rows([header] + rows, (15, 11) + (6,) * (len(header) - 2))
+            numbers.append(findability_note(s), style="dim")
+            out += self._section("Findability preview (recall, ceiling per chunker)", numbers)
         pace = s.pace
         rate = pace["rate_per_hour"]
         out += self._section("Review pace", Text(
@@ -291,7 +342,8 @@ class StatsScreen(ModalScreen[None]):
                                          f"{llm['completion_tokens']:,} completion tokens, cost "
                                          + ("unknown" if llm["cost_usd"] is None else f"${llm['cost_usd']:,.4f}")))
         out += self._section("Balance ([stats] targets)",
-                             Text("within the targets" if not s.balance else "\n".join(s.balance),
+                             Text("waiting for the question tags" if s.pending["tags"] else
+                                  "within the targets" if not s.balance else "\n".join(s.balance),
                                   style="" if not s.balance else "yellow"))
         return out
 
