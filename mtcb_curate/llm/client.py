@@ -648,6 +648,35 @@ def _result(response: Mapping[str, Any], key: str, *, cached: bool, default_mode
     )
 
 
+def cached_replies(cache_path, marker: str, system: str) -> dict[str, dict]:
+    """The replies in the LLM cache at ``cache_path`` (any model; the latest wins) to requests
+    whose text holds ``marker`` and whose system message is ``system``, by the request's user
+    message: what a task's earlier run paid for, read without any call ({} without a cache).
+
+    Raises:
+        sqlite3.Error: the file is not a database.
+    """
+    import json
+    import sqlite3
+    from pathlib import Path
+
+    path = Path(cache_path)
+    if not path.is_file():
+        return {}
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT request, response FROM responses WHERE instr(request, ?) > 0 "
+                          "ORDER BY created_at", (marker,)).fetchall()
+    finally:
+        db.close()
+    by_user: dict[str, dict] = {}
+    for request, response in rows:
+        messages = json.loads(request).get("messages") or []
+        if len(messages) >= 2 and messages[0].get("content") == system:
+            by_user[str(messages[1].get("content"))] = json.loads(response)
+    return by_user
+
+
 def configured_client(workspace_dir=None, *, model: str | None = None, base_url: str | None = None,
                       config_path=None) -> "ChatClient":
     """The ``ChatClient`` the app and the commands use: options, then ``OPENAI_*`` variables,

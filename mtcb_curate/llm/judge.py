@@ -171,25 +171,9 @@ def cached_judgements(cache_path: Path | str, items: Sequence[tuple[int, str, st
     Raises:
         sqlite3.Error: the file is not a database.
     """
-    import json
-    import sqlite3
+    from mtcb_curate.llm.client import _result, cached_replies
 
-    path = Path(cache_path)
-    if not path.is_file():
-        return {}
-    from mtcb_curate.llm.client import _result
-
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT request, response FROM responses WHERE instr(request, ?) > 0 "
-                          "ORDER BY created_at", (_MARKER,)).fetchall()
-    finally:
-        db.close()
-    by_user: dict[str, dict] = {}
-    for request, response in rows:
-        messages = json.loads(request).get("messages") or []
-        if len(messages) >= 2 and messages[0].get("content") == _SYSTEM:
-            by_user[str(messages[1].get("content"))] = json.loads(response)
+    by_user = cached_replies(cache_path, _MARKER, _SYSTEM)
     out: dict[int, Judgement] = {}
     for pid, q, a, p in items:
         response = by_user.get(judge_messages(q, a, p)[1]["content"])
