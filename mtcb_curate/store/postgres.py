@@ -942,13 +942,7 @@ class PgWorkspace:
                 chosen = res if res is not None else (
                     votes[0][:3] if len(votes) >= copies and votes_agree([(v[0], _load(v[1])) for v in votes])
                     else None)
-                if chosen is None:
-                    conn.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
-                else:
-                    conn.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE "
-                                 "SET status=EXCLUDED.status, reason=EXCLUDED.reason, "
-                                 "decided_at=EXCLUDED.decided_at, curator=EXCLUDED.curator",
-                                 (pair_id, chosen[0], chosen[1], at, chosen[2]))
+                _set_decision(conn, pair_id, None if chosen is None else (chosen[0], chosen[1], at, chosen[2]))
                 q_seq = conn.execute(
                     "INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator, action) "
                     "VALUES (%s, %s, 'decide', %s, %s, %s, NULL, %s, %s) RETURNING seq",
@@ -1004,25 +998,15 @@ class PgWorkspace:
                             (pair_id,)).fetchall()
         chosen = res if res is not None else (
             votes[0] if len(votes) >= copies and votes_agree([(v[0], _load(v[1])) for v in votes]) else None)
-        if chosen is None:
-            cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
-        else:
-            cur.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
-                        "status=EXCLUDED.status, reason=EXCLUDED.reason, decided_at=EXCLUDED.decided_at, "
-                        "curator=EXCLUDED.curator", (pair_id, chosen[0], chosen[1], at, chosen[2]))
+        _set_decision(cur, pair_id, None if chosen is None else (chosen[0], chosen[1], at, chosen[2]))
 
     def _apply_decision(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
         copies = self._copies(cur, pair_id)
         if copies is not None:
             self._vote(cur, pair_id, copies, value, at)
             return
-        if value is None:
-            cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
-        else:
-            cur.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
-                        "status=EXCLUDED.status, reason=EXCLUDED.reason, decided_at=EXCLUDED.decided_at, "
-                        "curator=EXCLUDED.curator",
-                        (pair_id, value["status"], _dump(value.get("reason")), at, self.curator))
+        _set_decision(cur, pair_id, None if value is None
+                      else (value["status"], _dump(value.get("reason")), at, self.curator))
 
     def _edit_before(self, cur: Any, pair_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         current = {f: json.loads(v) for f, v in cur.execute(
@@ -1105,3 +1089,14 @@ def _dump(v: Any) -> str | None:
 
 def _load(s: str | None) -> Any:
     return None if s is None else json.loads(s)
+
+
+def _set_decision(cur: Any, pair_id: int, row: tuple[str, str | None, float, str] | None) -> None:
+    """Write pair ``pair_id``'s shared decision: ``(status, reason JSON, decided_at in epoch
+    seconds, curator)``, or none (the row deleted), on a connection or cursor in a transaction."""
+    if row is None:
+        cur.execute("DELETE FROM decisions WHERE pair_id=%s", (pair_id,))
+        return
+    cur.execute("INSERT INTO decisions VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
+                "status=EXCLUDED.status, reason=EXCLUDED.reason, decided_at=EXCLUDED.decided_at, "
+                "curator=EXCLUDED.curator", (pair_id, *row))
