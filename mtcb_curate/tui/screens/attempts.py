@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from mtcb_curate.plaintext import printable
+from mtcb_curate.tui.keys import keys_line
 
 #: Most refused attempts listed (the newest); the title says how many there are in all.
 MAX_SHOWN = 300
@@ -81,10 +82,7 @@ class AttemptsScreen(ModalScreen[None]):
                      + (f", the newest {MAX_SHOWN} shown" if n > MAX_SHOWN else "") + ", newest first", style="dim")
         self.query_one("#attempts-title", Static).update(title)
         self.query_one("#attempts-text", Static).update(attempts_text(self.attempts))
-        keys = Text()
-        for key, what in (("↑/↓ pgup/pgdn", "scroll"), ("esc", "close")):
-            keys.append(f" {key} ", style="bold reverse")
-            keys.append(f" {what}   ")
+        keys = keys_line((("↑/↓ pgup/pgdn", "scroll"), ("esc", "close")))
         self.query_one("#attempts-keys", Static).update(keys)
         self.query_one("#attempts-body", VerticalScroll).focus()
 

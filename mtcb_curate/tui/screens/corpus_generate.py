@@ -26,6 +26,7 @@ from textual.widgets import Input, Static
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.keys import keys_line, typed_count
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
@@ -96,21 +97,15 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
 
     def _keys(self) -> None:
         items = [("esc", "close")] if self.phase == "done" else [("enter", "estimate and run"), ("esc", "close")]
-        t = Text()
-        for key, what in items:
-            t.append(f" {key} ", style="bold reverse")
-            t.append(f" {what}   ")
+        t = keys_line(items)
         self.query_one("#corpus-keys", Static).update(t)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if self.phase != "ask" or not self.doc_keys or self.session.read_only:
             return
-        try:
-            n = int(event.value.strip())
-        except ValueError:
-            n = 0
-        if not 1 <= n <= MAX_PER_DOC:
+        n = typed_count(event.value, MAX_PER_DOC)
+        if n is None:
             self._note(f"Type a number of pairs per document from 1 to {MAX_PER_DOC}.", "warning")
             return
         self.n = n

@@ -22,6 +22,7 @@ from textual.widgets import Input, Static
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.keys import keys_line, typed_count
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.screens.regenerate import candidate_text
 from mtcb_curate.tui.typed_app import CurateAppAccess
@@ -115,10 +116,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
                      ("esc", "close, add nothing")]
         else:
             items = [("enter", "estimate and run"), ("esc", "close")]
-        t = Text()
-        for key, what in items:
-            t.append(f" {key} ", style="bold reverse")
-            t.append(f" {what}   ")
+        t = keys_line(items)
         self.query_one("#gen-keys", Static).update(t)
 
     # -- asking ------------------------------------------------------------------------------------
@@ -127,11 +125,8 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         event.stop()
         if self.phase != "ask" or self.document is None or self.session.read_only:
             return
-        try:
-            n = int(event.value.strip())
-        except ValueError:
-            n = 0
-        if not 1 <= n <= MAX_N:
+        n = typed_count(event.value, MAX_N)
+        if n is None:
             self._note(f"Type a number of pairs from 1 to {MAX_N}.", "warning")
             return
         self.n = n

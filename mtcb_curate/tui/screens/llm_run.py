@@ -36,6 +36,7 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
 from mtcb_curate.plaintext import printable
+from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMPrepared, LLMProgress, LLMRetry
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
@@ -162,10 +163,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             "cancelling": [("esc", "close now"), *failed],
             "failed": [("esc", "close"), *failed],
         }.get(self.phase, [])
-        t = Text()
-        for key, what in keys:
-            t.append(f" {key} ", style="bold reverse")
-            t.append(f" {what}   ")
+        t = keys_line(keys)
         self._set("#llm-run-keys", t)
 
     # -- preparing: client and estimate ---------------------------------------------------------

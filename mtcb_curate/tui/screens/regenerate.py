@@ -21,6 +21,7 @@ from textual.widgets import Static
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
@@ -222,13 +223,9 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
             t += candidate_text(c)
             box.update(t)
             self.query_one("#regen-candidate", VerticalScroll).scroll_home(animate=False)
-        keys = Text()
         items = [("←/→", "choose"), ("r", "replace"), ("a", "add as new pair")] if self.candidates else []
         items += [("g", "fresh candidates"), ("o/esc", "keep the original")]
-        for key, what in items:
-            keys.append(f" {key} ", style="bold reverse")
-            keys.append(f" {what}   ")
-        self.query_one("#regen-keys", Static).update(keys)
+        self.query_one("#regen-keys", Static).update(keys_line(items))
 
     # -- actions ----------------------------------------------------------------------------------
 

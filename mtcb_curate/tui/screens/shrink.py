@@ -31,6 +31,7 @@ from textual.widgets import Static
 
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView, ReviewSession
+from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMRetry
 from mtcb_curate.tui.typed_app import CurateAppAccess
@@ -159,10 +160,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             "cancelling": [("esc", "close now")],
             "shown": [("enter/y", "accept"), ("e", "edit it"), ("esc", "refuse")],
         }.get(self.phase, [("esc", "close")])
-        t = Text()
-        for key, what in keys:
-            t.append(f" {key} ", style="bold reverse")
-            t.append(f" {what}   ")
+        t = keys_line(keys)
         self.query_one("#shrink-keys", Static).update(t)
 
     # -- the LLM -----------------------------------------------------------------------------------
