@@ -218,3 +218,24 @@ async def test_the_source_draws_its_own_scroll_thumb_where_the_view_is():
         viewer.show("short document")  # it all fits: the whole column is the thumb
         await pilot.pause()
         assert viewer._thumb() == (0, height)
+
+
+async def test_scrolling_the_source_repaints_it_without_rebuilding_the_screen_map():
+    """The viewer's Textual scrollbar has no cells: moving it made the compositor rebuild its
+    whole widget map on the next frame (a ~1 ms layout-like pass on every key)."""
+    text = "\n".join(f"row {i}" for i in range(400))
+    app = ViewerApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text)
+        await pilot.pause()
+        compositor = app.screen._compositor
+        arranged = []
+        arrange = compositor._arrange_root
+        compositor._arrange_root = lambda *a, **k: arranged.append(1) or arrange(*a, **k)
+        for y in (120, 121, 300):
+            viewer.scroll_to(y=y, animate=False, immediate=True)
+            await pilot.pause()
+            assert viewer.scroll_offset.y == y
+            assert viewer.render_lines(viewer.size.region)[0].text.strip().endswith(f"row {y}")
+        assert arranged == []

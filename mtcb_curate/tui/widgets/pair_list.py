@@ -16,8 +16,9 @@ from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from mtcb_curate.tui.widgets.scrolling import BareScrollView
 
 
 #: Characters that make a terminal's idea of a row's width or order differ from the app's: the
@@ -42,7 +43,7 @@ def display_row(text: str, width: int) -> str:
     return set_cell_size(text, width)
 
 
-class PairList(ScrollView, can_focus=False):
+class PairList(BareScrollView, can_focus=False):
     """A scrolling list of pair ids with a cursor.
 
     ``set_ids(ids)`` sets the rows (pair ids, ascending); ``row_text(pair_id, width)``

@@ -20,13 +20,13 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from mtcb_curate.checks.pair import FIX_WORDS, PairProblem
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView
 from mtcb_curate.verify import PairResult
+from mtcb_curate.tui.widgets.scrolling import BareScrollView
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.
@@ -288,7 +288,7 @@ def _sections(view: PairView | None, result: PairResult | None, pending: bool, k
     return sections
 
 
-class QAPanel(ScrollView, can_focus=False):
+class QAPanel(BareScrollView, can_focus=False):
     """Shows one ``PairView``; call ``show(view, result, pending, key_column)``.
 
     ``section_text(name)`` returns the plain text of a section (see ``SECTIONS``), for tests

@@ -50,11 +50,11 @@ from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
+from mtcb_curate.tui.widgets.scrolling import BareScrollView
 
 __all__ = ["LineIndex", "Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
 
@@ -340,7 +340,7 @@ def _wide_table() -> np.ndarray:
     return table
 
 
-class SourceViewer(ScrollView, can_focus=True):
+class SourceViewer(BareScrollView, can_focus=True):
     """Read-only viewer of one source document with highlighted character spans.
 
     Load a document with `show`, change highlights with `set_spans`, show a notice instead of a
