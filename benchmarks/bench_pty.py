@@ -6,6 +6,7 @@ Run from the project root (the project and ``pyte`` installed: ``pip install -e 
     python benchmarks/bench_pty.py --rounds 3 --presses 200
     python benchmarks/bench_pty.py --only memory,startup
     python benchmarks/bench_pty.py --only background     # 100,000 pairs: CPU and key stalls
+    python benchmarks/bench_pty.py --workspace postgres  # latency with the workspace on a local PostgreSQL
 
 Method. Each program runs as a child of this process with a pseudo-terminal (``os.openpty``) as
 its stdin, stdout and stderr, ``TERM=xterm-256color``, the size set with ``TIOCSWINSZ`` (changed
@@ -356,7 +357,32 @@ def run_latency(label: str, argv: list[str], env: dict, sizes, presses: int, pac
     return out
 
 
+def _workspaces(args, tmp: str):
+    """A function giving each app run a new workspace: a folder under ``tmp`` (SQLite), or a
+    new schema on a local PostgreSQL server started here (``--workspace postgres``; tests'
+    ``pgserver``: fsync and synchronous_commit on), and the server to stop (or None)."""
+    if args.workspace == "sqlite":
+        return (lambda name: os.path.join(tempfile.mkdtemp(prefix="ws-", dir=tmp), "ws")), None
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from pgserver import PgServer, find_bin_dir
+
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        raise SystemExit("no PostgreSQL binaries (initdb, pg_ctl) for --workspace postgres")
+    server = PgServer(bin_dir, durable=True)
+    return (lambda name: server.url(name)), server
+
+
 def bench_latency(args, tmp: str) -> None:
+    new_workspace, server = _workspaces(args, tmp)
+    try:
+        _bench_latency(args, tmp, new_workspace)
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
+def _bench_latency(args, tmp: str, new_workspace) -> None:
     config = _config(tmp)
     env = _env(config)
     scales = [("ficha", _dataset("ficha", 1331), b""), ("20k", _dataset("pairs20k", 20_000), b"")]
@@ -366,9 +392,9 @@ def bench_latency(args, tmp: str) -> None:
     rows = []
     for rnd in range(args.rounds):
         for scale, data, pre in scales:
-            ws = tempfile.mkdtemp(prefix="ws-", dir=tmp)
+            ws = new_workspace(f"bench_{rnd + 1}_{scale}")
             t = time.perf_counter()
-            app = run_latency("app", app_argv(data, os.path.join(ws, "ws")), env, sizes, args.presses,
+            app = run_latency("app", app_argv(data, ws), env, sizes, args.presses,
                               args.pace_ms / 1000, args.burst_ms / 1000, pre)
             anchor = run_latency("anchor", anchor_argv(), env, sizes, args.presses, args.pace_ms / 1000,
                                  args.burst_ms / 1000)
@@ -382,7 +408,7 @@ def bench_latency(args, tmp: str) -> None:
                           f"{a['p99'] / b['p99']:.2f}; CPU {a['cpu']:.1f} vs {b['cpu']:.1f} ms/key",
                           file=sys.stderr, flush=True)
             rows.append((rnd + 1, scale, app, anchor))
-    print(f"\nkey `a` -> first frame showing the next pair (ms); {args.presses} presses per mode; "
+    print(f"\nkey `a` -> first frame showing the next pair (ms); {args.workspace} workspace; {args.presses} presses per mode; "
           f"paced {args.pace_ms:.0f} ms, burst {args.burst_ms:.0f} ms; load average now "
           f"{os.getloadavg()[0]:.1f} (2 cores, shared)")
     print(f"{'round':>5} {'scale':>6} {'size/mode':>14} | {'app med':>7} {'p99':>6} {'fr/key':>6} {'empty':>5} | "
@@ -539,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=",".join(f"{c}x{r}" for c, r in SIZES))
     ap.add_argument("--scales", default="", help="comma list of ficha, 20k (default both)")
     ap.add_argument("--tmp", help="parent folder for the workspaces")
+    ap.add_argument("--workspace", choices=("sqlite", "postgres"), default="sqlite",
+                    help="latency: where the app's workspace lives (postgres: a local server started here)")
     ap.add_argument("--background-scale", choices=("100k", "ficha"), default="100k")
     ap.add_argument("--background-s", type=float, default=400.0, help="longest wait for the 100k app to be quiet")
     args = ap.parse_args(argv)
