@@ -145,9 +145,11 @@ async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_sp
         await settle(app, pilot)
         assert queue.current == nxt and len(panel._wrapped) >= warmed
         rows = [strip.text for strip in panel._rows]
+        painted = [list(strip) for strip in panel._rows]  # text and styles, as painted
         panel._wrapped.clear()  # the same pair wrapped from nothing
         panel._wrap()
         assert [strip.text for strip in panel._rows] == rows
+        assert [list(strip) for strip in panel._rows] == painted
         assert any(text.startswith(session.view(nxt).question[:20]) or session.view(nxt).question[:20] in text
                    for text in rows)
 
@@ -239,3 +241,34 @@ async def test_scrolling_the_source_repaints_it_without_rebuilding_the_screen_ma
             assert viewer.scroll_offset.y == y
             assert viewer.render_lines(viewer.size.region)[0].text.strip().endswith(f"row {y}")
         assert arranged == []
+
+
+async def test_source_rows_painted_ahead_are_the_rows_painted_on_the_spot():
+    """``warm`` paints the next pair's rows of the same document; showing that pair then paints
+    exactly those rows (text and styles, thumb included) without building any."""
+    text = "\n".join(f"line {i}: the Company’s net revenue — $1,234 million in fiscal {2000 + i}" for i in range(300))
+    first = [Span(text.index("line 20:"), text.index("line 21:"), "exact")]
+    second = [Span(text.index("line 200:") + 5, text.index("line 203:"), "normalized"),
+              Span(text.index("line 190:"), text.index("line 230:"), "window")]
+    app = ViewerApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text, first)
+        await pilot.pause()
+        before = [list(s) for s in viewer.render_lines(viewer.size.region)]
+        viewer.warm(second)
+        assert viewer.spans == tuple(sorted(first, key=lambda sp: (sp.start, sp.end)))  # nothing shown changed
+        assert [list(s) for s in viewer.render_lines(viewer.size.region)] == before
+        built = []
+        render_row = viewer._render_row
+        viewer._render_row = lambda *a, **k: built.append(a[0]) or render_row(*a, **k)
+        viewer.set_spans(second)
+        await pilot.pause()
+        warm_rows = [list(s) for s in viewer.render_lines(viewer.size.region)]
+        assert built == []  # every row came from the warm-up
+        top = viewer.scroll_offset.y
+        assert top == viewer.line_of_offset(second[0].start) - viewer.size.height // 2
+        viewer._line_cache.clear()
+        viewer.refresh()  # and Textual's own cache of painted lines
+        assert [list(s) for s in viewer.render_lines(viewer.size.region)] == warm_rows
+        assert built  # and painted from nothing they are the same

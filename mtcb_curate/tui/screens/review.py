@@ -73,8 +73,8 @@ LOCATE_DELAY_S = 0.3
 #: once the pair has been on screen for ``AHEAD_DELAY_S`` seconds (a key sooner starts none).
 LOCATE_AHEAD = 2
 AHEAD_DELAY_S = 0.5
-#: Seconds after a pair is shown before the texts of the pairs next to it are wrapped for the
-#: QA panel (``ReviewScreen._warm_next``): after that key's frame, before a person's next key.
+#: Seconds after a pair is shown (and no other since) before what the next pair shows is
+#: painted ahead (``ReviewScreen._warm_next``): after that key's frame, before a person's next key.
 WARM_DELAY_S = 0.03
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
@@ -213,6 +213,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         self._locate_timer: Timer | None = None
         #: A wrap of the next pairs' texts is scheduled (``_warm_next``).
         self._warming = False
+        self._shown_at = 0.0
         #: (pair, passage, chunk_index, pairs ahead) the locate timer or worker was last started for.
         self._locate_for: tuple | None = None
         self._set_checks_timer: Timer | None = None
@@ -622,8 +623,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
             self._set_bar("#doc-title", Text("Source: none", style="bold"))
             return
         result, pending = args["result"], args["pending"]
-        spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
-        spans += self._match_spans(doc)
+        spans = self._source_spans(view, doc, result)
         if self._shown_doc != doc.key:
             self._match_at = -1
             viewer.show(doc.text, spans)
@@ -636,6 +636,7 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         fields.append(f"{len(doc.text):,} characters")
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), " · ".join(fields)))
         panel.show(**args)
+        self._shown_at = time.monotonic()
         if not self._warming:
             self._warming = True
             self.set_timer(WARM_DELAY_S, self._warm_next)
@@ -674,7 +675,13 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
 
     def _warm_next(self) -> None:
         """Once the frame is out (``WARM_DELAY_S`` after the pair was shown): wrap what the
-        next pair of the queue shows, so that a decision's frame wraps nothing."""
+        next pair of the queue shows (its QA panel rows and, in the same document, its source
+        rows), so that a decision's frame builds no row. Keys coming faster than that (a held
+        key) put it off until they pause: it would only add to each key's work."""
+        wait = self._shown_at + WARM_DELAY_S - time.monotonic()
+        if wait > 0.002:
+            self.set_timer(wait, self._warm_next)
+            return
         self._warming = False
         queue = self.queue
         if queue.cursor < 0 or not queue.ids:
@@ -683,8 +690,17 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         if row < len(queue.ids):
             pid = queue.ids[row]
             view = self.session.view(pid)
-            args = self._panel_args(pid, view, self.session.dataset.document_for(view.pair), shown=False)
+            doc = self.session.dataset.document_for(view.pair)
+            args = self._panel_args(pid, view, doc, shown=False)
             self.query_one(QAPanel).warm(**args)
+            if doc is not None and doc.key == self._shown_doc:
+                self.query_one(SourceViewer).warm(self._source_spans(view, doc, args["result"]))
+
+    def _source_spans(self, view, doc, result: PairResult | None) -> list[Span]:
+        """The source viewer's highlights for a pair: its located passage, its chunk's
+        window, and the queue filter's text matches in ``doc``."""
+        spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
+        return spans + self._match_spans(doc)
 
     def _ahead(self) -> tuple[int, ...]:
         """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check

@@ -316,6 +316,8 @@ class QAPanel(BareScrollView, can_focus=False):
         self._paint: tuple[int, int, int, Style] | None = None
         #: The label style baked into ``_rows`` (wrapped again when the theme changes it).
         self._label_style: Style | None = None
+        #: The panel style baked into ``_rows`` (wrapped again when it changes).
+        self._rows_base: Style | None = None
         self._compact = False
         #: The keys named in the "more lines" hint (the screen sets the keys as bound now).
         self.scroll_keys = "[ ]"
@@ -376,6 +378,7 @@ class QAPanel(BareScrollView, can_focus=False):
             self._rows = []
             return
         label_style = self._label_style = self._component_style("qa-panel--label")
+        base = self._rows_base = self._base_style()
         rows: list[Strip] = []
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = self._sections[name]
@@ -383,19 +386,21 @@ class QAPanel(BareScrollView, can_focus=False):
                 continue
             if label is not None and not self._compact:
                 if rows:
-                    rows.append(Strip([]))
-                rows.append(Strip([Segment(label, label_style)]))
-            rows.extend(self._wrapped_rows(text, label if self._compact else None, width, label_style))
+                    rows.append(Strip.blank(width, base))
+                rows.append(Strip([Segment(label, label_style)]).apply_style(base).adjust_cell_length(width, base))
+            rows.extend(self._wrapped_rows(text, label if self._compact else None, width, label_style, base))
         self._rows = rows
         # Without the reactive's layout pass (``virtual_size`` asks for one): the panel's size
         # is fixed by the stylesheet, and that pass over the whole screen cost 10-15 ms on
         # every key. Scrolling reads ``virtual_size`` directly.
         self.set_reactive(QAPanel.virtual_size, Size(width, len(rows)))
 
-    def _wrapped_rows(self, text: Text, label: str | None, width: int, label_style: Style) -> tuple[Strip, ...]:
+    def _wrapped_rows(self, text: Text, label: str | None, width: int, label_style: Style,
+                      base: Style) -> tuple[Strip, ...]:
         """``text`` (after ``label: `` in the compact layout) wrapped to ``width`` cells, one
-        ``Strip`` per row; cached by what it was wrapped from."""
-        key = (label, text.plain, tuple(text.spans), text.style, width, label_style)
+        ``Strip`` per row, over the panel's ``base`` style and padded to ``width``: what the
+        panel paints as it is; cached by what it was made from."""
+        key = (label, text.plain, tuple(text.spans), text.style, width, label_style, base)
         rows = self._wrapped.get(key)
         if rows is not None:
             self._wrapped.move_to_end(key)
@@ -407,7 +412,7 @@ class QAPanel(BareScrollView, can_focus=False):
         for line in text.wrap(console, width, overflow="fold", no_wrap=False):
             line.rstrip()
             line.end = ""
-            out.append(Strip(list(line.render(console)), line.cell_len))
+            out.append(Strip(list(line.render(console)), line.cell_len).apply_style(base).adjust_cell_length(width, base))
         rows = self._wrapped[key] = tuple(out)
         while len(self._wrapped) > _WRAP_CACHE_SIZE:
             self._wrapped.popitem(last=False)
@@ -427,7 +432,8 @@ class QAPanel(BareScrollView, can_focus=False):
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = sections[name]
             if text.plain or label is not None:
-                self._wrapped_rows(text, label if self._compact else None, width, self._label_style)
+                self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
+                                   self._base_style())
 
     def _component_style(self, name: str) -> Style:
         """The Rich style of component class ``name``, its colours blended over the panel's
@@ -450,7 +456,8 @@ class QAPanel(BareScrollView, can_focus=False):
     def render_lines(self, crop: Region) -> list[Strip]:
         """Resolve what every row needs once per paint (region, scroll, styles), then let
         Textual call ``render_line`` for the rows in ``crop``."""
-        if self._label_style is not None and self._component_style("qa-panel--label") != self._label_style:
+        if self._label_style is not None and (self._component_style("qa-panel--label") != self._label_style
+                                              or self._base_style() != self._rows_base):
             self._wrap()  # the theme changed after the last wrap (the styles are resolved late)
         self._paint = self._paint_state()
         try:
@@ -458,12 +465,16 @@ class QAPanel(BareScrollView, can_focus=False):
         finally:
             self._paint = None
 
-    def _paint_state(self) -> tuple[int, int, int, Style]:
-        """(top row shown, content width, content height, base style) as of now."""
+    def _base_style(self) -> Style:
+        """The panel's own Rich style, resolved once per style update."""
         if self._base is None:
             self._base = self.rich_style
+        return self._base
+
+    def _paint_state(self) -> tuple[int, int, int, Style]:
+        """(top row shown, content width, content height, base style) as of now."""
         region = self.scrollable_content_region
-        return self.scroll_offset.y, region.width, region.height, self._base
+        return self.scroll_offset.y, region.width, region.height, self._base_style()
 
     def render_line(self, y: int) -> Strip:
         """Row ``y`` of the viewport (0 = top visible row), padded to the content width. When
@@ -477,5 +488,6 @@ class QAPanel(BareScrollView, can_focus=False):
             note = f" ▼ {hidden + 1} more line{'s' if hidden else ''} ({self.scroll_keys} scroll; e shows the whole texts)"
             return Strip([Segment(note, style)]).adjust_cell_length(width, style)
         if 0 <= row < len(self._rows):
-            return self._rows[row].apply_style(base).adjust_cell_length(width, base)
+            strip = self._rows[row]  # styled and padded when wrapped
+            return strip if strip.cell_length == width else strip.adjust_cell_length(width, base)
         return Strip.blank(width, base)

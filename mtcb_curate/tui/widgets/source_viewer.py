@@ -59,6 +59,10 @@ from mtcb_curate.tui.widgets.scrolling import BareScrollView
 __all__ = ["LineIndex", "Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
 
 
+#: Sets of highlights remembered for the row cache before it starts afresh.
+_SPAN_KEYS = 64
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """A highlighted range of the document.
@@ -465,11 +469,16 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._row_starts: Sequence[int] = []
         self._spans: tuple[Span, ...] = ()
         self._span_starts: list[int] = []
+        #: A small number per set of highlights shown or warmed (the row cache's key).
+        self._span_keys: dict[tuple[Span, ...], int] = {(): 0}
+        self._spans_key = 0
         # Range (start, end offsets) kept in view across resizes while the user has not scrolled.
         self._follow: tuple[int, int] | None = None
         self._follow_y: int | None = None
         self._pending_follow = False
-        self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
+        #: Painted rows by (highlights, row, width, offsets, thumb): rows of other highlights
+        #: of this document stay (``warm`` paints the next pair's rows ahead of time).
+        self._line_cache: LRUCache[tuple, Strip] = LRUCache(1024)
         #: True while Textual paints the viewer (``render_lines``): rows without offsets.
         self._painting = False
         #: The thumb's rows during a paint (``_thumb``), worked out once per paint.
@@ -564,12 +573,35 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._store_spans(spans)
         if focus is None and self._spans == before:
             return
-        self._line_cache.clear()
         if focus is None and self._spans:
             focus = spans[0]
         if focus is not None:
             self._focus_range(focus.start, focus.end, center=True)
         self.refresh()
+
+    def warm(self, spans: Sequence[Span]) -> None:
+        """Paint, ahead of time, the rows that ``set_spans(spans)`` would show (the screen
+        calls this for the next pair of the same document while idle), so that showing it
+        builds no row. Changes nothing on screen."""
+        height = self._viewport_height()
+        if self._message is not None or not self._row_starts or not height or self.text_selection is not None:
+            return
+        current = self._spans, self._span_starts, self._spans_key
+        self._store_spans(spans)
+        try:
+            if not self._spans:
+                return
+            focus = spans[0]
+            top = self._centred_top(focus.start, focus.end)
+            thumb = self._thumb(top) if self._has_thumb() else None
+            width = self.size.width
+            for y in range(height):
+                on_thumb = None if thumb is None else thumb[0] <= y < thumb[1]
+                key = (self._spans_key, top + y, width, False, on_thumb)
+                if key not in self._line_cache:
+                    self._line_cache[key] = self._render_row(top + y, width, None, False, on_thumb)
+        finally:
+            self._spans, self._span_starts, self._spans_key = current
 
     def show_message(self, text: str) -> None:
         """Show a single dim line (e.g. "no document for key 'XYZ'") instead of a document.
@@ -641,16 +673,18 @@ class SourceViewer(BareScrollView, can_focus=True):
         """Whether the last column is the viewer's own scroll thumb (see ``_thumb``)."""
         return self.styles.overflow_y != "hidden" and not self.styles.scrollbar_size_vertical
 
-    def _thumb(self) -> tuple[int, int]:
+    def _thumb(self, scroll_y: int | None = None) -> tuple[int, int]:
         """Viewport rows ``[first, last)`` of the scroll thumb: the visible share of the
-        document's rows at its position (a whole-height thumb when it all fits). Drawn in the
-        rows themselves: Textual's scrollbar widget repainted its every row on each scroll."""
+        document's rows at its position (``scroll_y``: the top row shown, default the current
+        one; a whole-height thumb when it all fits). Drawn in the rows themselves: Textual's
+        scrollbar widget repainted its every row on each scroll."""
         height = self._viewport_height()
         total = max(1, self.virtual_size.height)
         if height <= 0 or total <= height:
             return 0, height
         size = max(1, round(height * height / total))
-        top = round(self.scroll_offset.y / (total - height) * (height - size))
+        y = self.scroll_offset.y if scroll_y is None else scroll_y
+        top = round(y / (total - height) * (height - size))
         top = min(max(0, top), height - size)
         return top, top + size
 
@@ -696,7 +730,7 @@ class SourceViewer(BareScrollView, can_focus=True):
         bottom = self.line_of_offset(max(start, end - 1))
         height = self._viewport_height()
         if center:
-            y = top if bottom - top + 1 > height else top - height // 2
+            y = self._centred_top(start, end)
         else:
             current = self.scroll_offset.y
             if top < current or bottom - top + 1 > height:
@@ -708,6 +742,17 @@ class SourceViewer(BareScrollView, can_focus=True):
         self.scroll_to(None, max(0, y), animate=False, immediate=True, force=True)
         if center:
             self._follow_y = round(self.scroll_y)
+
+    def _centred_top(self, start: int, end: int) -> int:
+        """The top row shown once [start, end) is scrolled into view centred (``show``,
+        ``set_spans``): its first row in the middle, or at the top when it is taller than the
+        viewport; clamped to the scrollable rows."""
+        start, end = min(start, end), max(start, end)
+        top = self.line_of_offset(start)
+        bottom = self.line_of_offset(max(start, end - 1))
+        height = self._viewport_height()
+        y = top if bottom - top + 1 > height else top - height // 2
+        return min(max(0, y), self.max_scroll_y)
 
     def _on_resize(self, event: events.Resize) -> None:
         self._relayout()
@@ -753,6 +798,11 @@ class SourceViewer(BareScrollView, can_focus=True):
         stored.sort(key=lambda span: (span.start, span.end))
         self._spans = tuple(stored)
         self._span_starts = [span.start for span in stored]
+        keys = self._span_keys
+        if self._spans not in keys and len(keys) >= _SPAN_KEYS:
+            keys.clear()  # and the rows painted under them
+            self._line_cache.clear()
+        self._spans_key = keys.setdefault(self._spans, len(keys))
 
     # ------------------------------------------------------------------ rendering
 
@@ -783,7 +833,7 @@ class SourceViewer(BareScrollView, can_focus=True):
         offsets = not self._painting
         thumb = self._paint_thumb or (self._thumb() if self._has_thumb() else None)
         on_thumb = None if thumb is None else thumb[0] <= y < thumb[1]
-        key = (row, width, offsets, on_thumb)
+        key = (self._spans_key, row, width, offsets, on_thumb)
         if selection is None:
             cached = self._line_cache.get(key)
             if cached is not None:
