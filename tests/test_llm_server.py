@@ -43,7 +43,7 @@ def run(client) -> gen.Candidate | None:
     return cand
 
 
-def test_a_server_refusing_json_schema_with_500_gets_json_object_and_it_is_remembered(fake_llm, tmp_path):
+def test_a_server_refusing_json_schema_with_500_gets_json_object_with_the_schema_and_it_is_remembered(fake_llm, tmp_path):
     fake_llm.default = llama_cpp_like
     with ResponseCache(tmp_path / "ws" / "llm.sqlite") as cache:
         client = ChatClient(make_config(fake_llm, max_retries=0), cache)
@@ -53,15 +53,34 @@ def test_a_server_refusing_json_schema_with_500_gets_json_object_and_it_is_remem
         assert sent == ["json_schema", "json_object"]  # the refusal was not a retry (max_retries=0)
         assert fake_llm.requests[0]["response_format"]["json_schema"]["schema"]["required"] == [
             "question", "answer", "supporting_passage"]
-        assert client.known_format() == "json_object"
+        # llama.cpp's form: the same schema inside json_object (the server makes it a grammar)
+        assert fake_llm.requests[1]["response_format"]["schema"] == fake_llm.requests[0]["response_format"]["json_schema"]["schema"]
+        assert client.known_format() == "json_object_schema"
     saved = json.loads((tmp_path / "ws" / clientmod.FORMATS_NAME).read_text())
-    assert saved == {f"{fake_llm.base_url} fake-model": "json_object"}
+    assert saved == {f"{fake_llm.base_url} fake-model": "json_object_schema"}
     # A later run (a new process: nothing in memory) starts from the file: no json_schema again.
     clientmod._FORMATS.clear()
     with ResponseCache(tmp_path / "ws" / "llm.sqlite") as cache:
         client = ChatClient(make_config(fake_llm, max_retries=0), cache)
-        client.complete(gen.ChatRequest.of([{"role": "user", "content": "another"}], schema={"name": "x", "schema": {}}))
-    assert fake_llm.requests[-1]["response_format"] == {"type": "json_object"}
+        client.complete(gen.ChatRequest.of([{"role": "user", "content": "another"}],
+                                           schema={"name": "x", "schema": {"type": "object"}}))
+    assert fake_llm.requests[-1]["response_format"] == {"type": "json_object", "schema": {"type": "object"}}
+
+
+def test_a_server_refusing_a_schema_inside_json_object_gets_plain_json_object(fake_llm):
+    def strict(body):  # knows only OpenAI's json_object: an unknown "schema" field is a 400
+        rf = body.get("response_format", {})
+        if rf.get("type") == "json_schema" or "schema" in rf:
+            return status(400, "Invalid response_format: unrecognized field 'schema'")
+        return GOOD
+
+    fake_llm.default = strict
+    client = ChatClient(make_config(fake_llm, model="strict-model", max_retries=0))
+    assert run(client) is not None
+    assert [b["response_format"] for b in fake_llm.requests][1:] == [
+        {"type": "json_object", "schema": fake_llm.requests[0]["response_format"]["json_schema"]["schema"]},
+        {"type": "json_object"}]
+    assert client.known_format() == "json_object"
 
 
 def test_a_server_that_accepts_json_schema_keeps_it(fake_llm):
@@ -80,7 +99,7 @@ def test_plain_text_is_the_last_resort_and_a_fixed_format_is_sent_as_named(fake_
 
     fake_llm.default = picky
     assert run(ChatClient(make_config(fake_llm, model="text-model", max_retries=0))) is not None
-    assert ["response_format" in b for b in fake_llm.requests] == [True, True, False]
+    assert ["response_format" in b for b in fake_llm.requests] == [True, True, True, False]
     fake_llm.requests.clear()
     fake_llm.default = GOOD
     run(ChatClient(make_config(fake_llm, model="fixed-model", structured_output="json_object")))

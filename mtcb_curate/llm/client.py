@@ -24,7 +24,9 @@ lost and a re-run never pays twice.
 Structured output (issue 18). With ``[llm] structured_output = "auto"`` (the default) a request
 that carries a JSON schema (:attr:`ChatRequest.schema`) is sent with ``response_format``
 ``{"type": "json_schema", ...}``, then, if the server refuses it (400, 422, 500 or 501 whose
-message names the format, not the context length: llama.cpp's server answers 500 to json_schema),
+message names the format, not the context length: llama-cpp-python's server answers 500 to
+json_schema), ``{"type": "json_object", "schema": ...}`` (llama.cpp's and llama-cpp-python's
+servers turn that schema into a grammar: even a 135M model then writes every field), then
 ``{"type": "json_object"}``, then none (plain text, parsed by ``parsing.extract_json``). Such a
 refusal is not a retry. The first format a server and model accepted is remembered per
 ``base_url`` + model, in memory and in ``llm-formats.json`` beside the workspace's response
@@ -146,10 +148,12 @@ RetryCallback = Callable[[RetryNotice], None]
 StreamCallback = Callable[[int], None]
 
 #: The file, beside the response cache, remembering the structured-output format each server
-#: and model accepted: ``{"<base_url> <model>": "json_schema" | "json_object" | "text"}``.
+#: and model accepted: ``{"<base_url> <model>": mode}``, a mode of :data:`FORMAT_MODES`.
 FORMATS_NAME = "llm-formats.json"
 #: Formats remembered in this process, by ``"<base_url> <model>"`` (shared by all clients).
 _FORMATS: dict[str, str] = {}
+#: The structured-output formats, in the order ``auto`` tries them (see the module docstring).
+FORMAT_MODES = ("json_schema", "json_object_schema", "json_object", "text")
 _FORMATS_LOCK = threading.Lock()
 _CONTEXT_WORDS = ("context", "too long", "exceed", "n_ctx", "maximum")
 _FORMAT_WORDS = ("schema", "json", "grammar", "response_format", "response format")
@@ -159,7 +163,9 @@ def response_format(mode: str, schema: Mapping[str, Any] | None) -> dict[str, An
     """The ``response_format`` sent for a structured-output ``mode`` (None for ``text``)."""
     if mode == "json_schema" and schema is not None:
         return {"type": "json_schema", "json_schema": dict(schema)}
-    if mode in ("json_schema", "json_object"):
+    if mode == "json_object_schema" and schema is not None:
+        return {"type": "json_object", "schema": dict(schema.get("schema") or {})}
+    if mode in ("json_schema", "json_object_schema", "json_object"):
         return {"type": "json_object"}
     return None
 
@@ -256,7 +262,7 @@ class ChatClient:
         if isinstance(data, dict):
             with _FORMATS_LOCK:
                 for k, v in data.items():
-                    if isinstance(k, str) and v in ("json_schema", "json_object", "text"):
+                    if isinstance(k, str) and v in FORMAT_MODES:
                         _FORMATS.setdefault(k, v)
 
     def known_format(self) -> str | None:
@@ -295,7 +301,7 @@ class ChatClient:
         mode = cfg.structured_output if cfg.json_mode else "text"
         if mode != "auto":
             return [mode]
-        chain = (["json_schema"] if request.schema is not None else []) + ["json_object", "text"]
+        chain = (["json_schema", "json_object_schema"] if request.schema is not None else []) + ["json_object", "text"]
         known = self.known_format()
         if known in chain:
             chain = chain[chain.index(known):]

@@ -16,7 +16,8 @@ An ``[llm]`` table::
     timeout = 600                          # seconds per request (alias of timeout_s); a 1.5B model on CPU
                                            # needs minutes to read one 8,192-token window
     context_tokens = 8192                  # the model's context: longer windows are cut to fit
-    structured_output = "auto"             # auto: json_schema, then json_object, then plain text
+    structured_output = "auto"             # auto: json_schema, json_object with a schema, json_object,
+                                           # then plain text
     stream = false                         # stream replies: tokens counted, cancel closes the request
     first_token_timeout_s = 900            # streaming: the longest wait for any bytes (the first token
                                            # after reading the prompt, then between tokens)
@@ -79,10 +80,12 @@ TABLE_KEYS: dict[str, type | tuple[type, ...]] = {
     "first_token_timeout_s": (int, float),
 }
 
-#: ``structured_output`` values: ``auto`` negotiates (``json_schema`` when the request has a
-#: schema, then ``json_object``, then plain text, the first the server accepts, remembered per
-#: server and model); the others are sent as named (``text``: no ``response_format``).
-STRUCTURED_OUTPUTS = ("auto", "json_schema", "json_object", "text")
+#: ``structured_output`` values: ``auto`` negotiates (when the request has a schema:
+#: ``json_schema``, then ``json_object_schema``, i.e. ``{"type": "json_object", "schema": ...}``,
+#: the llama.cpp servers' form; then ``json_object``, then plain text; the first the server
+#: accepts, remembered per server and model); the others are sent as named (``text``: no
+#: ``response_format``).
+STRUCTURED_OUTPUTS = ("auto", "json_schema", "json_object_schema", "json_object", "text")
 
 
 @dataclass(frozen=True)
