@@ -8,6 +8,9 @@ Replies seen from chat models, in the order tried:
    ``{`` (or ``[``) from which ``json.JSONDecoder.raw_decode`` reads a whole value.
 
 A reasoning model's ``<think>...</think>`` block is removed first, since it may hold braces.
+Control characters inside strings (a quote's line break written as a real newline, as small
+models under a llama.cpp JSON grammar do) are read as the characters they are
+(``strict=False``), not refused.
 
 A reply longer than :data:`MAX_REPLY_CHARS` is not read at all (:class:`ReplyTooLong`).
 """
@@ -63,7 +66,7 @@ def extract_json(text: str) -> dict[str, Any] | list[Any]:
     found_list: list[Any] | None = None
     for c in candidates:
         try:
-            value = json.loads(c)
+            value = json.loads(c, strict=False)
         except json.JSONDecodeError as exc:
             first_error = first_error or f"{exc.msg} at character {exc.pos}"
             continue
@@ -71,7 +74,7 @@ def extract_json(text: str) -> dict[str, Any] | list[Any]:
             return value
         if isinstance(value, list) and found_list is None:
             found_list = value
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     starts = [m.start() for m in re.finditer(r"[{\[]", cleaned)][:_MAX_STARTS]
     for i in starts:
         try:
