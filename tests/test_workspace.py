@@ -258,3 +258,24 @@ def test_a_schema_1_workspace_opens_read_only_and_migrates_when_writable(tmp_pat
         assert ws.get_meta("schema_version") == "2"
         ws.edit(0, {"question": "Q?"}, via="snap")
         assert [e.via for e in ws.history()] == [None, "snap"]
+
+
+def test_the_questions_fingerprint_is_the_sha256_of_each_field_and_separator_in_row_order():
+    """The chunked fingerprint hashes exactly the bytes the per-field one did (workspaces store
+    it: a different value would take every existing workspace for another dataset)."""
+    import hashlib
+    import random
+
+    from mtcb_curate.store.sqlite import questions_fingerprint
+
+    rng = random.Random(7)
+    alphabet = "ab \n\x1f\x1eé€😀\ud83d\ude00\udc80"  # separators and lone surrogates included
+    rows = [tuple("".join(rng.choice(alphabet) for _ in range(rng.randrange(6))) for _ in range(4))
+            for _ in range(10_000)]
+    h = hashlib.sha256()
+    for row in rows:
+        for v in row:
+            h.update(v.encode("utf-8", "surrogatepass") + b"\x1f")
+        h.update(b"\x1e")
+    assert questions_fingerprint(iter(rows)) == h.hexdigest()
+    assert questions_fingerprint([]) == hashlib.sha256().hexdigest()

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from mtcb_curate.checks import ChecklistReport, Limits
+from mtcb_curate.collector import collection_paused
 from mtcb_curate.stats import Stats, Targets, compute_stats
 from mtcb_curate.stats.located import CACHE_NAME as LOCATED_NAME
 from mtcb_curate.stats.windows import CACHE_FOLDER, default_cache_dir
@@ -200,12 +201,13 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
     # every workspace, so a new workspace over a corpus seen before does not tokenize it again.
     windows = default_cache_dir()
     figures = folder / CACHE_FOLDER if has_workspace else windows
-    stats = compute_stats(
-        session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
-        targets=Targets.resolve(profile, config), report=report,
-        windows_cache=windows, located_cache=figures / LOCATED_NAME,
-        build_windows=build_windows, verify=verify, count_tokens=count_tokens, tag=tag, llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None,
-        prices=llm_prices(config))
+    with collection_paused():  # hundreds of thousands of objects, all kept: no full collections meanwhile
+        stats = compute_stats(
+            session, ids, results=results, passage_limits=(limits.min_chars, limits.max_chars),
+            targets=Targets.resolve(profile, config), report=report,
+            windows_cache=windows, located_cache=figures / LOCATED_NAME,
+            build_windows=build_windows, verify=verify, count_tokens=count_tokens, tag=tag,
+            llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None, prices=llm_prices(config))
     stats.findability = findability(session, ids, has_workspace=has_workspace, config=config)
     stats.llm_tags = llm_tags(session, ids, has_workspace=has_workspace)
     return stats

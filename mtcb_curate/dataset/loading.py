@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mtcb_curate.collector import collection_paused
 from mtcb_curate.errors import InputError
 from mtcb_curate.dataset.model import Dataset, Document, Problem, QAPair, SourceInfo
 from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
@@ -722,31 +723,43 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     qcols = questions.columns
     meta_cols = [c for c in qcols if c not in (question_col, passage_col, answer_col, qkey, CHUNK_INDEX_COLUMN)]
     chunk_values = qcols.get(CHUNK_INDEX_COLUMN)
-    for row in range(questions.nrows):
-        flags: list[str] = list(read_flags.get(row, []))
 
-        def text_field(col: str | None, label: str, list_ok: bool = False) -> str:
-            if col is None:
-                return ""
-            v = qcols[col][row]
-            if isinstance(v, str):
-                return v
-            if isinstance(v, list) and all(isinstance(x, str) for x in v):
-                if list_ok:  # SQuAD-style answers list: any of them is the answer
-                    return v[0] if v else ""
-                p = problem(questions, row, col, f"{label} is a list of {len(v)} strings, expected one string; "
-                                                 f"the first is shown", row)
-                flags.append(f"{p.field}: {p.message}")
+    def text_field(row: int, col: str | None, label: str, flags: list[str], list_ok: bool = False) -> str:
+        """A text cell that is not a plain string: read what can be read, and say so."""
+        if col is None:
+            return ""
+        v = qcols[col][row]
+        if isinstance(v, str):
+            return v
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            if list_ok:  # SQuAD-style answers list: any of them is the answer
                 return v[0] if v else ""
-            p = problem(questions, row, col, f"{label} is {_describe(v)}", row)
-            flags.append(p.message if p.field is None else f"{p.field}: {p.message}")
-            return "" if v is None else str(v)
+            p = problem(questions, row, col, f"{label} is a list of {len(v)} strings, expected one string; "
+                                             f"the first is shown", row)
+            flags.append(f"{p.field}: {p.message}")
+            return v[0] if v else ""
+        p = problem(questions, row, col, f"{label} is {_describe(v)}", row)
+        flags.append(p.message if p.field is None else f"{p.field}: {p.message}")
+        return "" if v is None else str(v)
 
-        question = text_field(question_col, "question")
-        passage = text_field(passage_col, "supporting passage")
-        answer = text_field(answer_col, "answer", list_ok=True)
-        raw_key = qcols[qkey][row]
-        key = _key_str(raw_key)
+    q_values, p_values = qcols[question_col], qcols[passage_col]
+    a_values = qcols[answer_col] if answer_col else None
+    key_values = qcols[qkey]
+    for row in range(questions.nrows):
+        flags: list[str] = list(read_flags.get(row, ()))
+        # The plain case (a string in each cell) without a call per cell: 100,000 pairs load
+        # in a fraction of the time a helper per field took.
+        question = q_values[row]
+        if type(question) is not str:
+            question = text_field(row, question_col, "question", flags)
+        passage = p_values[row]
+        if type(passage) is not str:
+            passage = text_field(row, passage_col, "supporting passage", flags)
+        answer = "" if a_values is None else a_values[row]
+        if type(answer) is not str:
+            answer = text_field(row, answer_col, "answer", flags, list_ok=True)
+        raw_key = key_values[row]
+        key = raw_key if type(raw_key) is str else _key_str(raw_key)
         if key is None:
             p = problem(questions, row, qkey, f"document key is {_describe(raw_key)}", row)
             flags.append(f"{qkey}: {p.message}")
@@ -796,7 +809,8 @@ def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,
         InputError: when the data cannot be used at all.
     """
     corpus, questions, source = read_tables(spec, profile, hub_unreachable_why=hub_unreachable_why)
-    return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+    with collection_paused():
+        return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
 
 
 def _describe(v: Any) -> str:

@@ -45,6 +45,7 @@ import urllib.parse
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -169,11 +170,11 @@ def questions_fingerprint(rows: Iterable[tuple[str, str, str, str]]) -> str:
     Two loads of the same questions (from a file, a folder or the Hub) give the same value.
     """
     h = hashlib.sha256()
-    for row in rows:
-        for v in row:
-            h.update(v.encode("utf-8", "surrogatepass"))
-            h.update(b"\x1f")
-        h.update(b"\x1e")
+    # The bytes are each field's UTF-8 then 0x1F, and 0x1E after each row; encoded and hashed
+    # a few thousand rows at a time (one update per field cost 0.7 s at 100,000 pairs).
+    it = iter(rows)
+    while chunk := list(islice(it, 4096)):
+        h.update("".join(f"{q}\x1f{a}\x1f{p}\x1f{k}\x1f\x1e" for q, a, p, k in chunk).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 

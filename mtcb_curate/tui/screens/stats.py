@@ -10,7 +10,6 @@ vertical lines, their labels only on our own axis ticks and in the numbers), the
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping
 
 from rich.text import Text
@@ -24,6 +23,7 @@ from textual.widgets import Sparkline, Static
 from textual_plot import NumericAxisFormatter, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
+from mtcb_curate.collector import collection_paused
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.stats.render import (NO_LLM_TAGS, NO_PREVIEW, bin_label, counts_rows, document_rows,
                                        findability_note, findability_rows, llm_tag_note, llm_tag_rows)
@@ -188,14 +188,9 @@ class StatsScreen(ModalScreen[None]):
             # runs a full collection after every few young ones, and the figures of 100,000
             # pairs make millions of objects (those collections made them 3-4 times slower).
             # Back on afterwards; the policy then collects once at the next pause.
-            enabled = gc.isenabled()
-            gc.disable()
-            try:
+            with collection_paused():
                 results = self._results() if self._results is not None else None
                 return session_stats(self.session, self.ids, results=results, config=config, **kwargs)
-            finally:
-                if enabled:
-                    gc.enable()
 
         try:
             stats = run(build_windows=False, verify=False, count_tokens=False, tag=False)
