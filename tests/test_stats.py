@@ -671,3 +671,20 @@ def test_cached_many_gives_what_cached_gives(session):
     session.edit(1, {"supporting_passage": "Revenue was $10 million"})  # its result is now stale
     many = v.cached_many(range(len(session)))
     assert set(many) == {0, 2, 3} and all(many[i] is v.cached(i) for i in many) and v.cached(1) is None
+
+
+def test_a_documents_digest_is_the_same_from_its_bytes_as_from_its_text():
+    """The window cache and the figures cache are named by the text's digest; the statistics
+    now read it from the kept UTF-8 bytes without decoding, and must find the same files."""
+    from mtcb_curate.dataset.model import Document, encode_text
+    from mtcb_curate.stats import located as loc
+
+    text = "Revenue — €5 million\n“quoted” \ud800 lone surrogate"
+    assert loc.text_digest(encode_text(text)) == loc.text_digest(text)
+
+    class TextOnly:  # an object with .text only (the digest's documented input)
+        def __init__(self, t):
+            self.text = t
+
+    docs = {"A": Document("A", text, 0), "B": Document("B", "plain", 1)}
+    assert loc.corpus_digest(docs) == loc.corpus_digest({k: TextOnly(d.text) for k, d in docs.items()})

@@ -242,7 +242,9 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
 
     documents = session.dataset.documents
     pool = ThreadPoolExecutor(1 + TOKEN_THREADS, thread_name_prefix="stats")
-    spans_future = pool.submit(corpus_window_spans, {key: doc.text for key, doc in documents.items()},
+    # Each document's UTF-8 bytes: its digest names the cache file, and only a document not
+    # cached yet is decoded (all 88 of ficha's took 0.09 s on every screen opening).
+    spans_future = pool.submit(corpus_window_spans, {key: doc.data for key, doc in documents.items()},
                                index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
     from mtcb_curate.stats import located as loc
 

@@ -41,18 +41,23 @@ _META = b"mtcb_curate.corpus"
 
 
 @functools.lru_cache(maxsize=4096)
-def text_digest(text: str) -> str:
-    """sha1 hex of ``text`` (UTF-8), remembered per text (a document's text is hashed once per
-    process: the corpus digest and the window cache both use it)."""
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+def text_digest(text: str | bytes) -> str:
+    """sha1 hex of ``text``'s UTF-8 bytes (lone surrogates kept), or of ``text`` itself when it
+    is those bytes (a corpus document's ``Document.data``: the same digest, with no decoding);
+    remembered per text (a document is hashed once per process: the corpus digest and the
+    window cache both use it)."""
+    return hashlib.sha1(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def corpus_digest(documents: Mapping[str, Any]) -> str:
     """sha1 hex of every document's key and :func:`text_digest` (``documents``: key -> object
-    with ``.text``)."""
+    with ``.text``, or ``.data``: its UTF-8 bytes, read instead when present)."""
     h = hashlib.sha1()
     for key in sorted(documents):
-        h.update(key.encode("utf-8", "surrogatepass") + b"\0" + text_digest(documents[key].text).encode() + b"\0")
+        doc = documents[key]
+        data = getattr(doc, "data", None)
+        h.update(key.encode("utf-8", "surrogatepass") + b"\0"
+                 + text_digest(data if isinstance(data, bytes) else doc.text).encode() + b"\0")
     return h.hexdigest()
 
 

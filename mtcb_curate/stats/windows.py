@@ -30,15 +30,16 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("mtcb-curate", appauthor=False)) / CACHE_FOLDER
 
 
-def _digest(text: str) -> str:
+def _digest(text: str | bytes) -> str:
     from mtcb_curate.stats.located import text_digest
 
     return text_digest(text)
 
 
-def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Path | None = None,
+def window_spans(text: str | bytes, *, index=None, key: str | None = None, cache_dir: Path | None = None,
                  build: bool = True) -> list[tuple[int, int]] | None:
-    """The ``(start, end)`` character offsets of ``text``'s MTCB windows (``tokens.windows``).
+    """The ``(start, end)`` character offsets of ``text``'s MTCB windows (``tokens.windows``);
+    ``text`` may be its UTF-8 bytes (``Document.data``: decoded only to tokenize it).
 
     Looked up in ``index.cached_windows(key)`` (a ``verify.CorpusIndex``), then in
     ``cache_dir``; else computed (when ``build``) and written to ``cache_dir``.
@@ -60,6 +61,10 @@ def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Pa
                 pass
         if not build:
             return None
+        if isinstance(text, bytes):
+            from mtcb_curate.dataset.model import document_text
+
+            text = document_text(text)
         spans = [(w.start, w.end) for w in tok.windows(text)]
     if path is not None:
         try:
@@ -76,7 +81,7 @@ def window_spans(text: str, *, index=None, key: str | None = None, cache_dir: Pa
 MAX_THREADS = 4
 
 
-def corpus_window_spans(texts: Mapping[str, str], *, index=None, cache_dir: Path | None = None,
+def corpus_window_spans(texts: Mapping[str, str | bytes], *, index=None, cache_dir: Path | None = None,
                         build: bool = True) -> dict[str, list[tuple[int, int]] | None]:
     """:func:`window_spans` of every document, key -> spans (None: not cached and not
     ``build``); the documents to tokenize are done on up to ``MAX_THREADS`` threads, through
