@@ -272,3 +272,30 @@ async def test_source_rows_painted_ahead_are_the_rows_painted_on_the_spot():
         viewer.refresh()  # and Textual's own cache of painted lines
         assert [list(s) for s in viewer.render_lines(viewer.size.region)] == warm_rows
         assert built  # and painted from nothing they are the same
+
+
+async def test_the_source_paints_the_same_rows_as_textuals_styles_cache():
+    """The viewer paints its own rows (``scrolling.paint_rows``) when its styles add nothing
+    around them: the same strips, filters applied, as Textual's own path, crops included."""
+    from textual.geometry import Region
+    from textual.widget import Widget
+
+    from mtcb_curate.tui.widgets.scrolling import bare_box
+
+    text = "\n".join(f"line {i}: the Company’s net revenue — $1,234 million in fiscal {2000 + i}" for i in range(300))
+    app = ViewerApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text, [Span(text.index("line 20:"), text.index("line 23:"), "exact")])
+        await pilot.pause()
+        assert bare_box(viewer)
+        for crop in (viewer.size.region, Region(3, 2, 40, 5)):
+            ours = viewer.render_lines(crop)
+            viewer._painting = True
+            try:
+                textual = Widget.render_lines(viewer, crop)  # the styles cache's path
+            finally:
+                viewer._painting = False
+            assert [list(s) for s in ours] == [list(s) for s in textual]
+        viewer.styles.padding = (0, 1)
+        assert not bare_box(viewer)  # padding: Textual's path again

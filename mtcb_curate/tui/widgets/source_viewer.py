@@ -54,7 +54,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
-from mtcb_curate.tui.widgets.scrolling import BareScrollView
+from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, paint_rows
 
 __all__ = ["LineIndex", "Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
 
@@ -818,7 +818,9 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._painting = True
         self._paint_thumb = self._thumb() if self._has_thumb() else None
         try:
-            return super().render_lines(crop)
+            if not bare_box(self):
+                return super().render_lines(crop)
+            return paint_rows(self, crop, self.render_line)
         finally:
             self._painting = False
             self._paint_thumb = None
