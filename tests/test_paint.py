@@ -299,3 +299,32 @@ async def test_the_source_paints_the_same_rows_as_textuals_styles_cache():
             assert [list(s) for s in ours] == [list(s) for s in textual]
         viewer.styles.padding = (0, 1)
         assert not bare_box(viewer)  # padding: Textual's path again
+
+
+async def test_the_qa_panel_paints_the_same_rows_as_textuals_styles_cache(ws):
+    """The panel pads its own rows and takes only its bottom border from Textual: the same
+    strips as Textual's path, at every layout, crops included."""
+    from support import opened, review_app
+    from textual.geometry import Region
+    from textual.widget import Widget
+
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+    from mtcb_curate.tui.widgets.scrolling import bare_box
+
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(160, 48)) as (app, pilot):
+        for size in ((160, 48), (120, 30), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            panel = app.screen.query_one(QAPanel)
+            assert bare_box(panel, side_padding=True, bottom_border=True)
+            full = panel.size.region
+            for crop in (full, Region(2, 1, full.width - 5, full.height - 1), Region(0, full.height - 1, full.width, 1)):
+                ours = panel.render_lines(crop)
+                panel._paint = panel._paint_state()
+                try:
+                    textual = Widget.render_lines(panel, crop)  # the styles cache's path
+                finally:
+                    panel._paint = None
+                assert [list(s) for s in ours] == [list(s) for s in textual], (size, crop)
+            await pilot.press("j")

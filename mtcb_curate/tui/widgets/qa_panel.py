@@ -26,12 +26,14 @@ from mtcb_curate.checks.pair import FIX_WORDS, PairProblem
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView
 from mtcb_curate.verify import PairResult
-from mtcb_curate.tui.widgets.scrolling import BareScrollView
+from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, inner_style, padded, paint_rows
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.
 MAX_FIELD_CHARS = 4000
 
+#: Padded rows kept (``QAPanel.render_lines``): a few screens' worth.
+_PADDED_ROWS = 512
 #: Wrapped sections kept (``QAPanel._wrapped_rows``): the pairs on screen and those warmed ahead.
 _WRAP_CACHE_SIZE = 64
 
@@ -316,6 +318,8 @@ class QAPanel(BareScrollView, can_focus=False):
         self._paint: tuple[int, int, int, Style] | None = None
         #: The label style baked into ``_rows`` (wrapped again when the theme changes it).
         self._label_style: Style | None = None
+        #: Rows with the panel's side padding, by the row they were made from (``render_lines``).
+        self._padded: OrderedDict[tuple, tuple[Strip, Strip]] = OrderedDict()
         #: The panel style baked into ``_rows`` (wrapped again when it changes).
         self._rows_base: Style | None = None
         self._compact = False
@@ -454,14 +458,38 @@ class QAPanel(BareScrollView, can_focus=False):
         self.refresh()
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """Resolve what every row needs once per paint (region, scroll, styles), then let
-        Textual call ``render_line`` for the rows in ``crop``."""
+        """Resolve what every row needs once per paint (region, scroll, styles), then paint
+        the rows in ``crop``: straight from ``render_line``, padded (``scrolling.paint_rows``),
+        when the panel's styles add only side padding and a bottom border, which comes from
+        Textual's styles cache as every row does otherwise."""
         if self._label_style is not None and (self._component_style("qa-panel--label") != self._label_style
                                               or self._base_style() != self._rows_base):
             self._wrap()  # the theme changed after the last wrap (the styles are resolved late)
         self._paint = self._paint_state()
         try:
-            return super().render_lines(crop)
+            if not bare_box(self, side_padding=True, bottom_border=True):
+                return super().render_lines(crop)
+            # The rows straight from the panel (padded once per row, kept with their filtered
+            # copies); the bottom border from Textual's styles cache.
+            _, right, _, left = self.styles.padding
+            content_height = self.size.height  # the content area (no top padding or border)
+            style = inner_style(self)
+
+            def row(y: int) -> Strip:
+                strip = self.render_line(y)
+                key = (id(strip), left, right, style)
+                kept = self._padded.get(key)
+                if kept is None or kept[0] is not strip:
+                    kept = self._padded[key] = (strip, padded(strip, left, right, style))
+                    if len(self._padded) > _PADDED_ROWS:
+                        self._padded.popitem(last=False)
+                return kept[1]
+
+            split = min(max(crop.y, content_height), crop.bottom)
+            strips = paint_rows(self, Region(crop.x, crop.y, crop.width, split - crop.y), row)
+            if split < crop.bottom:
+                strips += super().render_lines(Region(crop.x, split, crop.width, crop.bottom - split))
+            return strips
         finally:
             self._paint = None
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Region
+from textual.style import Style as TextualStyle
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
@@ -29,20 +32,24 @@ class BareScrollView(ScrollView):
             self.refresh(self.size.region)
 
 
-def bare_box(widget: Widget) -> bool:
+def bare_box(widget: Widget, *, side_padding: bool = False, bottom_border: bool = False) -> bool:
     """Whether ``widget``'s styles add nothing around or over its rows: no padding, border or
-    outline, no tint, hatch or transparency. Then its rows, already the widget's width and
-    styled, are what Textual's styles cache would paint (``paint_rows``)."""
+    outline, no tint, hatch or transparency (``side_padding``: left and right padding
+    allowed; ``bottom_border``: a bottom border allowed). Then its rows are what Textual's
+    styles cache would paint (``paint_rows``)."""
     styles = widget.styles
-    return (not any(styles.padding) and not any(edge for edge, _ in styles.border)
+    top, right, bottom, left = styles.padding
+    (b_top, _), (b_right, _), (b_bottom, _), (b_left, _) = styles.border
+    return (not (top or bottom) and (side_padding or not (left or right))
+            and not (b_top or b_right or b_left) and (bottom_border or not b_bottom)
             and not any(edge for edge, _ in styles.outline) and not styles.tint.a
             and styles.opacity == 1.0 and styles.text_opacity == 1.0
             and (not styles.has_rule("hatch") or styles.hatch == "none"))
 
 
 def paint_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> list[Strip]:
-    """The rows of ``crop`` for a :func:`bare_box` widget whose ``row(y)`` gives a strip of the
-    widget's width: each through the app's line filters (as Textual's styles cache does),
+    """The rows of ``crop`` (in the widget's outer region) for a :func:`bare_box` widget whose
+    ``row(y)`` gives a strip of the widget's outer width: each through the app's line filters (as Textual's styles cache does),
     then cut to the crop's columns. Textual's cache builds a new strip per row on every paint,
     so the filters ran again on each (about 45 µs a row); a row kept by the widget keeps its
     filtered copy too."""
@@ -51,10 +58,30 @@ def paint_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> lis
     strips = []
     for y in crop.line_range:
         strip = row(y)
-        for line_filter in filters:
-            strip = strip.apply_filter(line_filter, background)
+        if filters:
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
         strips.append(strip)
     x1, x2 = crop.column_span
-    if (x1, x2) != (0, widget.size.width):
+    if (x1, x2) != (0, widget.outer_size.width):
         strips = [strip.crop(x1, x2) for strip in strips]
     return strips
+
+
+def padded(strip: Strip, left: int, right: int, style: Style) -> Strip:
+    """``strip`` with ``left`` and ``right`` blank cells in ``style`` (a widget's side padding,
+    as Textual's styles cache adds it)."""
+    if not (left or right):
+        return strip
+    segments = [Segment(" " * left, style)] if left else []
+    segments.extend(strip)
+    if right:
+        segments.append(Segment(" " * right, style))
+    return Strip(segments, strip.cell_length + left + right)
+
+
+def inner_style(widget: Widget) -> Style:
+    """The Rich style of ``widget``'s padding: its background over what is beneath it (what
+    Textual's styles cache paints padding with)."""
+    base_background, background = widget.background_colors
+    return TextualStyle(background=base_background + background).rich_style
