@@ -328,3 +328,40 @@ async def test_the_qa_panel_paints_the_same_rows_as_textuals_styles_cache(ws):
                     panel._paint = None
                 assert [list(s) for s in ours] == [list(s) for s in textual], (size, crop)
             await pilot.press("j")
+
+
+async def test_a_hidden_queue_follows_the_cursor_without_rebuilding_the_screen_map_and_shows_it_when_shown(ws, tmp_path, monkeypatch):
+    """Below 100 columns the queue pane is hidden but its cursor and title still follow every
+    key: refreshing those hidden widgets made the compositor rebuild its widget map on every
+    frame. Shown again, they paint what they hold now."""
+    from support import opened, review_app, text_of
+
+    config = tmp_path / "c.toml"
+    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(80, 24)) as (app, pilot):
+        screen = app.screen
+        queue = screen.query_one(PairList)
+        assert screen.has_class("narrow") and queue.region.width == 0  # hidden
+        await pilot.pause(0.1)
+        compositor = screen._compositor
+        arranged = []
+        arrange = compositor._arrange_root
+        compositor._arrange_root = lambda *a, **k: arranged.append(1) or arrange(*a, **k)
+        start = queue.cursor
+        for _ in range(3):
+            await pilot.press("a")
+            await pilot.pause()
+        assert queue.cursor == start + 3
+        assert arranged == []
+        compositor._arrange_root = arrange
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause(0.2)
+        assert not screen.has_class("narrow")
+        title = text_of(screen, "#queue-title")
+        assert f"row {start + 4}/" in title
+        rows = [strip.text for strip in queue.render_lines(queue.size.region)]
+        cursor_row = queue.cursor - queue.scroll_offset.y
+        assert f"{queue.ids[queue.cursor]:>2} " in rows[cursor_row] or str(queue.ids[queue.cursor]) in rows[cursor_row]
+        assert rows[cursor_row].startswith("✓") is False and "✓" in rows[cursor_row - 1]  # the accepted pair above

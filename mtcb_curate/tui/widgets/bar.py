@@ -15,8 +15,10 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
+from mtcb_curate.tui.widgets.scrolling import SkipsHiddenRepaint
 
-class Bar(Widget):
+
+class Bar(SkipsHiddenRepaint, Widget):
     """One row of plain ``Text`` (``update(text)``); ``content`` is the text last given.
 
     Its height must be fixed by the stylesheet (1): ``update`` asks for no layout pass.
