@@ -3,6 +3,8 @@ cursor always on screen, bars that say where they are cut (issue 16's frame cost
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -101,6 +103,25 @@ class ViewerApp(App[None]):
         yield SourceViewer()
 
 
+@asynccontextmanager
+async def shown_viewer(text: str, spans=(), size=(40, 20)):
+    """A ``SourceViewer`` alone on screen showing ``text``: yields (app, pilot, viewer)."""
+    app = ViewerApp()
+    async with app.run_test(size=size) as pilot:
+        viewer = app.query_one(SourceViewer)
+        viewer.show(text, list(spans))
+        await pilot.pause()
+        yield app, pilot, viewer
+
+
+def count_arrangements(compositor) -> list:
+    """The list that grows by one each time ``compositor`` rebuilds its whole widget map."""
+    arranged: list = []
+    arrange = compositor._arrange_root
+    compositor._arrange_root = lambda *a, **k: arranged.append(1) or arrange(*a, **k)
+    return arranged
+
+
 async def test_source_rows_carry_the_selection_offsets_of_every_cell():
     text = "\n".join(f"line {i}: the Company’s net revenue — $1,234 million in fiscal 2023 and more words" for i in range(60))
     app = ViewerApp()
@@ -197,11 +218,7 @@ async def test_painted_source_rows_skip_the_offsets_that_the_mouse_hit_test_read
 
 async def test_the_source_draws_its_own_scroll_thumb_where_the_view_is():
     text = "\n".join(f"row {i}" for i in range(400))
-    app = ViewerApp()
-    async with app.run_test(size=(40, 20)) as pilot:
-        viewer = app.query_one(SourceViewer)
-        viewer.show(text)
-        await pilot.pause()
+    async with shown_viewer(text) as (app, pilot, viewer):
         height = viewer.size.height
         thumb = viewer._thumb()
         assert thumb == (0, max(1, round(height * height / 400)))  # at the top, its share of 400 rows
@@ -226,15 +243,8 @@ async def test_scrolling_the_source_repaints_it_without_rebuilding_the_screen_ma
     """The viewer's Textual scrollbar has no cells: moving it made the compositor rebuild its
     whole widget map on the next frame (a ~1 ms layout-like pass on every key)."""
     text = "\n".join(f"row {i}" for i in range(400))
-    app = ViewerApp()
-    async with app.run_test(size=(40, 20)) as pilot:
-        viewer = app.query_one(SourceViewer)
-        viewer.show(text)
-        await pilot.pause()
-        compositor = app.screen._compositor
-        arranged = []
-        arrange = compositor._arrange_root
-        compositor._arrange_root = lambda *a, **k: arranged.append(1) or arrange(*a, **k)
+    async with shown_viewer(text) as (app, pilot, viewer):
+        arranged = count_arrangements(app.screen._compositor)
         for y in (120, 121, 300):
             viewer.scroll_to(y=y, animate=False, immediate=True)
             await pilot.pause()
@@ -250,11 +260,7 @@ async def test_source_rows_painted_ahead_are_the_rows_painted_on_the_spot():
     first = [Span(text.index("line 20:"), text.index("line 21:"), "exact")]
     second = [Span(text.index("line 200:") + 5, text.index("line 203:"), "normalized"),
               Span(text.index("line 190:"), text.index("line 230:"), "window")]
-    app = ViewerApp()
-    async with app.run_test(size=(60, 16)) as pilot:
-        viewer = app.query_one(SourceViewer)
-        viewer.show(text, first)
-        await pilot.pause()
+    async with shown_viewer(text, first, size=(60, 16)) as (app, pilot, viewer):
         before = [list(s) for s in viewer.render_lines(viewer.size.region)]
         viewer.warm(second)
         assert viewer.spans == tuple(sorted(first, key=lambda sp: (sp.start, sp.end)))  # nothing shown changed
@@ -283,11 +289,8 @@ async def test_the_source_paints_the_same_rows_as_textuals_styles_cache():
     from mtcb_curate.tui.widgets.scrolling import bare_box
 
     text = "\n".join(f"line {i}: the Company’s net revenue — $1,234 million in fiscal {2000 + i}" for i in range(300))
-    app = ViewerApp()
-    async with app.run_test(size=(60, 16)) as pilot:
-        viewer = app.query_one(SourceViewer)
-        viewer.show(text, [Span(text.index("line 20:"), text.index("line 23:"), "exact")])
-        await pilot.pause()
+    async with shown_viewer(text, [Span(text.index("line 20:"), text.index("line 23:"), "exact")],
+                            size=(60, 16)) as (app, pilot, viewer):
         assert bare_box(viewer)
         for crop in (viewer.size.region, Region(3, 2, 40, 5)):
             ours = viewer.render_lines(crop)
@@ -346,9 +349,8 @@ async def test_a_hidden_queue_follows_the_cursor_without_rebuilding_the_screen_m
         assert screen.has_class("narrow") and queue.region.width == 0  # hidden
         await pilot.pause(0.1)
         compositor = screen._compositor
-        arranged = []
         arrange = compositor._arrange_root
-        compositor._arrange_root = lambda *a, **k: arranged.append(1) or arrange(*a, **k)
+        arranged = count_arrangements(compositor)
         start = queue.cursor
         doc = session.view(queue.ids[start]).pair.doc_key
         assert session.view(queue.ids[start + 2]).pair.doc_key == doc  # no new document (a layout pass)
