@@ -114,6 +114,16 @@ async def shown_viewer(text: str, spans=(), size=(40, 20)):
         yield app, pilot, viewer
 
 
+def filter_calls(app) -> list:
+    """The list that grows by one each time one of ``app``'s line filters runs over a row
+    (``Strip.apply_filter`` hands back a row's kept filtered copy without running it)."""
+    calls: list = []
+    for line_filter in app.get_line_filters():
+        run = line_filter.apply
+        line_filter.apply = lambda segments, background, run=run: calls.append(1) or run(segments, background)
+    return calls
+
+
 def count_arrangements(compositor) -> list:
     """The list that grows by one each time ``compositor`` rebuilds its whole widget map."""
     arranged: list = []
@@ -268,10 +278,12 @@ async def test_source_rows_painted_ahead_are_the_rows_painted_on_the_spot():
         built = []
         render_row = viewer._render_row
         viewer._render_row = lambda *a, **k: built.append(a[0]) or render_row(*a, **k)
+        filtered = filter_calls(app)
         viewer.set_spans(second)
         await pilot.pause()
         warm_rows = [list(s) for s in viewer.render_lines(viewer.size.region)]
         assert built == []  # every row came from the warm-up
+        assert filtered == []  # and went through the app's line filters there
         top = viewer.scroll_offset.y
         assert top == viewer.line_of_offset(second[0].start) - viewer.size.height // 2
         viewer._line_cache.clear()
@@ -369,3 +381,83 @@ async def test_a_hidden_queue_follows_the_cursor_without_rebuilding_the_screen_m
         cursor_row = queue.cursor - queue.scroll_offset.y
         assert f"{queue.ids[queue.cursor]:>2} " in rows[cursor_row] or str(queue.ids[queue.cursor]) in rows[cursor_row]
         assert rows[cursor_row].startswith("✓") is False and "✓" in rows[cursor_row - 1]  # the accepted pair above
+
+
+async def test_review_keys_act_as_read_and_skip_the_focused_widget_but_not_a_text_input(ws, tmp_path, monkeypatch):
+    """The review screen's keys are priority bindings: ``a`` decides without first going to
+    the focused source viewer and bubbling back up through its containers (a message hop
+    each); a key the screen does not bind still reaches the viewer; while the filter bar is
+    typed in, its letters are text, not actions."""
+    from textual import events
+
+    from support import opened, review_app
+    from mtcb_curate.dataset.model import Status
+    from mtcb_curate.tui.widgets.filter_bar import FilterBar
+
+    config = tmp_path / "c.toml"
+    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        screen = app.screen
+        viewer = screen.query_one(SourceViewer)
+        viewer.focus()
+        await pilot.pause()
+        reached: list[str] = []
+        on_event = viewer.on_event
+
+        async def record(event):
+            if isinstance(event, events.Key):
+                reached.append(event.key)
+            return await on_event(event)
+
+        viewer.on_event = record
+        first = screen.queue.current
+        await pilot.press("a")
+        await pilot.pause()
+        assert session.status(first) == Status.ACCEPTED and screen.queue.current != first
+        assert reached == []
+        await pilot.press("home")  # not the screen's: the viewer's own binding
+        await pilot.pause()
+        assert reached == ["home"]
+        await pilot.press("V")
+        bar = screen.query_one(FilterBar)
+        bar.input.value = ""
+        now = screen.queue.current
+        await pilot.press("a", "x", "f", "j")
+        await pilot.pause()
+        assert bar.input.value == "axfj"
+        assert screen.queue.current == now and session.status(now) == Status.UNDECIDED
+
+
+async def test_still_widgets_keep_their_lines_until_restyled_or_resized(ws):
+    """The review screen's containers, the screen itself and the bars hand back their last
+    painted lines (Textual paints everything under a frame's changed area, on every key); a
+    theme or a layout class paints them again, equal to Textual's own path."""
+    from textual.widget import Widget
+
+    from support import opened, review_app
+    from mtcb_curate.tui.widgets.scrolling import KeepsPaintedLines
+
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(160, 48)) as (app, pilot):
+        screen = app.screen
+        still = [w for w in screen.walk_children(with_self=True) if isinstance(w, KeepsPaintedLines)]
+        assert {type(w).__name__ for w in still} >= {"ReviewScreen", "StillHorizontal", "StillVertical", "Bar"}
+
+        def painted():
+            return {w: w.render_lines(w.size.region) for w in still if w.display and w.size.area}
+
+        first = painted()
+        again = painted()
+        assert all(again[w] is first[w] for w in first)  # kept, not painted again
+        for theme, size in (("textual-light", (160, 48)), ("textual-dark", (80, 24))):
+            app.theme = theme
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            now = painted()
+            for w, lines in now.items():
+                assert [list(s) for s in lines] == [list(s) for s in Widget.render_lines(w, w.size.region)], (theme, w)
+            if theme == "textual-light":
+                bars = [w for w in now if type(w).__name__ == "Bar"]
+                assert any(list(now[w][0]) != list(first[w][0]) for w in bars if w in first)  # new colours

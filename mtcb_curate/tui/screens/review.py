@@ -15,10 +15,9 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, Input, TextArea
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
@@ -64,6 +63,7 @@ from mtcb_curate.app import filters as app_filters
 from mtcb_curate.tui.widgets.bar import Bar
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
+from mtcb_curate.tui.widgets.scrolling import KeepsPaintedLines, StillHorizontal, StillVertical
 
 #: Seconds a pair must stay on screen before its full check (fuzzy search, other documents,
 #: chunk window, tokens) starts in a worker: paging past pairs starts no work per key, and
@@ -129,59 +129,63 @@ GLYPH = {Status.UNDECIDED: "·", Status.ACCEPTED: "✓", Status.REJECTED: "✗",
 FILTERS: tuple[Status | None, ...] = (None, Status.UNDECIDED, Status.ACCEPTED, Status.REJECTED,
                                       Status.SKIPPED, Status.FLAGGED)
 
+#: Every key but escape is a priority binding: it reaches its action as soon as the app reads it, instead of
+#: going first to the focused source viewer and bubbling up through its containers (a message hop
+#: each, about 1.4 ms a key at 160x48: README, Performance); the arrows and pages also move
+#: between pairs while the source viewer has focus, and the keys typed right after `e` go to the
+#: dialog. ``ReviewScreen.check_action`` hands every key to a focused text input.
 BINDINGS = [
-    Binding("a", "accept", "accept", id="accept"),
-    Binding("x", "reject", "reject", id="reject"),
-    Binding("space", "skip", "skip", id="skip"),
-    Binding("f", "flag", "flag", id="flag"),
-    Binding("u,backspace", "undo", "undo", id="undo"),
-    # priority: the arrows move between pairs even while the source viewer has focus.
+    Binding("a", "accept", "accept", id="accept", priority=True),
+    Binding("x", "reject", "reject", id="reject", priority=True),
+    Binding("space", "skip", "skip", id="skip", priority=True),
+    Binding("f", "flag", "flag", id="flag", priority=True),
+    Binding("u,backspace", "undo", "undo", id="undo", priority=True),
     Binding("j,down", "next", "next", id="next", priority=True, show=False),
     Binding("k,up", "previous", "prev", id="previous", priority=True, show=False),
-    Binding("n", "next_undecided", "undecided", id="next_undecided"),
-    # priority: the dialog opens as `e` is read, so the keys typed right after it go to the dialog.
+    Binding("n", "next_undecided", "undecided", id="next_undecided", priority=True),
     Binding("e", "edit", "edit", id="edit", priority=True),
-    Binding("slash", "search", "search", id="search"),
-    Binding("v", "cycle_filter", "filter", id="filter", show=False),
-    Binding("V", "filter_bar", "filter bar", show=False, id="filter_bar"),
-    Binding("full_stop", "match_step(1)", "next match", show=False, id="next_match"),
-    Binding("comma", "match_step(-1)", "previous match", show=False, id="previous_match"),
-    Binding("B", "bulk", "bulk action", show=False, id="bulk"),
-    Binding("question_mark", "help", "help", id="help"),
-    Binding("q", "quit", "quit", id="quit"),
+    Binding("slash", "search", "search", id="search", priority=True),
+    Binding("v", "cycle_filter", "filter", id="filter", show=False, priority=True),
+    Binding("V", "filter_bar", "filter bar", show=False, id="filter_bar", priority=True),
+    Binding("full_stop", "match_step(1)", "next match", show=False, id="next_match", priority=True),
+    Binding("comma", "match_step(-1)", "previous match", show=False, id="previous_match", priority=True),
+    Binding("B", "bulk", "bulk action", show=False, id="bulk", priority=True),
+    Binding("question_mark", "help", "help", id="help", priority=True),
+    Binding("q", "quit", "quit", id="quit", priority=True),
     Binding("pagedown", "source_page(1)", "source page down", show=False, id="source_page_down", priority=True),
     Binding("pageup", "source_page(-1)", "source page up", show=False, id="source_page_up", priority=True),
-    Binding("c", "centre", "centre passage", show=False, id="centre"),
-    # priority: the panel scrolls even while the source viewer has focus.
+    Binding("c", "centre", "centre passage", show=False, id="centre", priority=True),
     Binding("right_square_bracket,shift+down", "panel_page(1)", "panel down", show=False, id="panel_down",
             priority=True),
     Binding("left_square_bracket,shift+up", "panel_page(-1)", "panel up", show=False, id="panel_up", priority=True),
-    Binding("s", "snap", "snap", id="snap"),
-    Binding("t", "trim", "trim", show=False, id="trim"),
-    Binding("m", "select_span", "select span", show=False, id="select_span"),
-    Binding("z", "shrink", "shrink", show=False, id="shrink"),
-    Binding("Z", "shrink_llm", "LLM shrink", show=False, id="shrink_llm"),
-    Binding("g", "gate", "check", id="gate"),
-    Binding("d", "cluster", "similar", id="cluster"),
-    Binding("D", "dedup", "dedup", id="dedup"),
-    Binding("S", "shared_passage", "shared passages", show=False, id="shared_passage"),
-    Binding("P", "publish", "publish", id="publish"),
-    Binding("r", "regenerate", "regen", id="regenerate"),
-    Binding("G", "generate_more", "generate more", show=False, id="generate_more"),
-    Binding("L", "semantic_dedup", "LLM dedup", show=False, id="semantic_dedup"),
-    Binding("w", "toggle_window", "chunk window", show=False, id="window"),
-    Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index"),
-    Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes"),
-    Binding("T", "stats", "statistics", show=False, id="stats"),
-    Binding("C", "team", "team", show=False, id="team"),
-    Binding("F", "findability", "findability", show=False, id="findability"),
-    Binding("N", "note", "note", show=False, id="note"),
-    Binding("H", "hand_pair", "new pair by hand", show=False, id="hand_pair"),
+    Binding("s", "snap", "snap", id="snap", priority=True),
+    Binding("t", "trim", "trim", show=False, id="trim", priority=True),
+    Binding("m", "select_span", "select span", show=False, id="select_span", priority=True),
+    Binding("z", "shrink", "shrink", show=False, id="shrink", priority=True),
+    Binding("Z", "shrink_llm", "LLM shrink", show=False, id="shrink_llm", priority=True),
+    Binding("g", "gate", "check", id="gate", priority=True),
+    Binding("d", "cluster", "similar", id="cluster", priority=True),
+    Binding("D", "dedup", "dedup", id="dedup", priority=True),
+    Binding("S", "shared_passage", "shared passages", show=False, id="shared_passage", priority=True),
+    Binding("P", "publish", "publish", id="publish", priority=True),
+    Binding("r", "regenerate", "regen", id="regenerate", priority=True),
+    Binding("G", "generate_more", "generate more", show=False, id="generate_more", priority=True),
+    Binding("L", "semantic_dedup", "LLM dedup", show=False, id="semantic_dedup", priority=True),
+    Binding("w", "toggle_window", "chunk window", show=False, id="window", priority=True),
+    Binding("i", "repair_chunk_index", "repair chunk_index", show=False, id="repair_chunk_index", priority=True),
+    Binding("I", "repair_all_chunk_indexes", "repair every chunk_index", show=False, id="repair_all_chunk_indexes",
+            priority=True),
+    Binding("T", "stats", "statistics", show=False, id="stats", priority=True),
+    Binding("C", "team", "team", show=False, id="team", priority=True),
+    Binding("F", "findability", "findability", show=False, id="findability", priority=True),
+    Binding("N", "note", "note", show=False, id="note", priority=True),
+    Binding("H", "hand_pair", "new pair by hand", show=False, id="hand_pair", priority=True),
+    # not priority: escape goes to the focused widget first (it closes what is open there).
     Binding("escape", "cancel_findability", "cancel findability run", show=False, id="cancel_findability"),
 ]
 
 
-class ReviewScreen(CurateAppAccess, Screen[None]):
+class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS
@@ -249,11 +253,11 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Bar(id="source-bar")
         yield FilterBar(id="filter-bar")
-        with Horizontal(id="main"):
-            with Vertical(id="queue-pane"):
+        with StillHorizontal(id="main"):
+            with StillVertical(id="queue-pane"):
                 yield Bar(id="queue-title")
                 yield PairList(self._row_text, self._row_class, id="queue")
-            with Vertical(id="pair-pane"):
+            with StillVertical(id="pair-pane"):
                 yield QAPanel(id="qa")
                 yield Bar(id="doc-title")
                 yield SourceViewer(id="source")
@@ -1116,9 +1120,9 @@ class ReviewScreen(CurateAppAccess, Screen[None]):
         bar.open(self._combined_filter().describe() if not self.view_filter.empty else "")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While the filter bar is being typed in, the screen's keys (priority ones included:
-        j, k, e ...) go to the bar, not to their actions."""
-        if isinstance(self.focused, Input) and self.focused.id == "filter-input":
+        """While a text input has focus (the filter bar), the screen's keys (priority bindings
+        all) go to it, not to their actions."""
+        if isinstance(self.focused, (Input, TextArea)):
             return False
         return True
 

@@ -15,13 +15,14 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
-from mtcb_curate.tui.widgets.scrolling import SkipsHiddenRepaint
+from mtcb_curate.tui.widgets.scrolling import KeepsPaintedLines, SkipsHiddenRepaint
 
 
-class Bar(SkipsHiddenRepaint, Widget):
+class Bar(KeepsPaintedLines, SkipsHiddenRepaint, Widget):
     """One row of plain ``Text`` (``update(text)``); ``content`` is the text last given.
 
-    Its height must be fixed by the stylesheet (1): ``update`` asks for no layout pass.
+    Its height must be fixed by the stylesheet (1): ``update`` asks for no layout pass. A bar
+    whose text did not change hands Textual its last painted line (``KeepsPaintedLines``).
     A ``str`` is shown literally; text from the data must come in as ``Text`` built with
     ``plaintext.printable`` (control characters shown, never markup).
     """
@@ -34,6 +35,7 @@ class Bar(SkipsHiddenRepaint, Widget):
         self._text = content if isinstance(content, Text) else Text(content)
         self._row: Strip | None = None
         self._row_for: tuple[int, Style] | None = None
+        self._base: Style | None = None  # rich_style (an ancestor walk), until restyled
 
     @property
     def content(self) -> Text | str:
@@ -53,11 +55,14 @@ class Bar(SkipsHiddenRepaint, Widget):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._row = None
+        self._base = None
 
     def render_line(self, y: int) -> Strip:
         """The text on row 0, cut to the content width with "…" when longer; blank below."""
         width = self.content_region.width
-        base = self.rich_style
+        base = self._base
+        if base is None:
+            base = self._base = self.rich_style
         if y > 0:
             return Strip.blank(width, base)
         if self._row is None or self._row_for != (width, base):

@@ -26,7 +26,7 @@ from mtcb_curate.checks.pair import FIX_WORDS, PairProblem
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView
 from mtcb_curate.verify import PairResult
-from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, inner_style, padded, paint_rows
+from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, inner_style, padded, paint_rows, prefilter
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
 #: passage would otherwise take long to wrap). The full text is in the editor.
@@ -433,11 +433,16 @@ class QAPanel(BareScrollView, can_focus=False):
         if width <= 0 or self._label_style is None:
             return
         sections = _sections(view, result, pending, key_column, extra, problems, findability, matches)
+        _, right, _, left = self.styles.padding
+        style = inner_style(self)
+        height = self.size.height
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = sections[name]
             if text.plain or label is not None:
-                self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
-                                   self._base_style())
+                rows = self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
+                                          self._base_style())
+                # padded and filtered as painted (the first screenful is all a frame shows)
+                prefilter(self, [self._padded_row(strip, left, right, style) for strip in rows[:height]])
 
     def _component_style(self, name: str) -> Style:
         """The Rich style of component class ``name``, its colours blended over the panel's
@@ -476,14 +481,7 @@ class QAPanel(BareScrollView, can_focus=False):
             style = inner_style(self)
 
             def row(y: int) -> Strip:
-                strip = self.render_line(y)
-                key = (id(strip), left, right, style)
-                kept = self._padded.get(key)
-                if kept is None or kept[0] is not strip:
-                    kept = self._padded[key] = (strip, padded(strip, left, right, style))
-                    if len(self._padded) > _PADDED_ROWS:
-                        self._padded.popitem(last=False)
-                return kept[1]
+                return self._padded_row(self.render_line(y), left, right, style)
 
             split = min(max(crop.y, content_height), crop.bottom)
             strips = paint_rows(self, Region(crop.x, crop.y, crop.width, split - crop.y), row)
@@ -492,6 +490,17 @@ class QAPanel(BareScrollView, can_focus=False):
             return strips
         finally:
             self._paint = None
+
+    def _padded_row(self, strip: Strip, left: int, right: int, style: Style) -> Strip:
+        """``strip`` with the panel's side padding (``left``, ``right`` cells in ``style``),
+        kept per row."""
+        key = (id(strip), left, right, style)
+        kept = self._padded.get(key)
+        if kept is None or kept[0] is not strip:
+            kept = self._padded[key] = (strip, padded(strip, left, right, style))
+            if len(self._padded) > _PADDED_ROWS:
+                self._padded.popitem(last=False)
+        return kept[1]
 
     def _base_style(self) -> Style:
         """The panel's own Rich style, resolved once per style update."""

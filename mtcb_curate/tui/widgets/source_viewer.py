@@ -54,7 +54,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
-from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, paint_rows
+from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, paint_rows, prefilter
 
 __all__ = ["LineIndex", "Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
 
@@ -595,11 +595,14 @@ class SourceViewer(BareScrollView, can_focus=True):
             top = self._centred_top(focus.start, focus.end)
             thumb = self._thumb(top) if self._has_thumb() else None
             width = self.size.width
+            painted = []
             for y in range(height):
                 on_thumb = None if thumb is None else thumb[0] <= y < thumb[1]
                 key = (self._spans_key, top + y, width, False, on_thumb)
                 if key not in self._line_cache:
-                    self._line_cache[key] = self._render_row(top + y, width, None, False, on_thumb)
+                    self._line_cache[key] = strip = self._render_row(top + y, width, None, False, on_thumb)
+                    painted.append(strip)
+            prefilter(self, painted)
         finally:
             self._spans, self._span_starts, self._spans_key = current
 
