@@ -461,3 +461,48 @@ async def test_still_widgets_keep_their_lines_until_restyled_or_resized(ws):
             if theme == "textual-light":
                 bars = [w for w in now if type(w).__name__ == "Bar"]
                 assert any(list(now[w][0]) != list(first[w][0]) for w in bars if w in first)  # new colours
+
+
+async def test_a_document_prepared_ahead_is_shown_without_indexing_or_wrapping_it():
+    """``prepare`` builds the next document's line index and its wrap at the viewer's width
+    while idle; ``show`` with the same string then builds neither."""
+    from mtcb_curate.tui.widgets import source_viewer as sv
+
+    first = "\n".join(f"first document, line {i}" for i in range(50))
+    second = "\n".join(f"line {i}: " + "the Company’s net revenue grew " * (1 + i % 9) for i in range(8_000))
+    async with shown_viewer(first, size=(60, 16)) as (app, pilot, viewer):
+        viewer.prepare(second)
+        assert viewer._text is first  # nothing shown changed
+        built: list[str] = []
+        index_init, wrap = sv.LineIndex.__init__, sv.LineIndex._wrap
+        sv.LineIndex.__init__ = lambda self, *a: built.append("index") or index_init(self, *a)
+        sv.LineIndex._wrap = lambda self, width: built.append("wrap") or wrap(self, width)
+        try:
+            viewer.show(second, [sv.Span(second.index("line 4000:"), second.index("line 4001:"), "exact")])
+            await pilot.pause()
+        finally:
+            sv.LineIndex.__init__, sv.LineIndex._wrap = index_init, wrap
+        assert built == []
+        assert viewer.line_of_offset(second.index("line 4000:")) > 4000  # wrapped: rows past lines
+
+
+async def test_the_warm_up_works_out_the_problems_of_the_queue_rows_a_page_ahead(ws):
+    """A half-page scroll of the queue paints about 20 new rows whose marks read each pair's
+    problems; the warm-up after a pair is shown works them out ahead, a few at a time."""
+    from support import opened, review_app
+    from mtcb_curate.tui.screens import review
+
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        screen = app.screen
+        queue = screen.queue
+        ahead = queue.ids[queue.cursor + 1:queue.cursor + 1 + queue.size.height]
+        assert len(ahead) > review.WARM_QUEUE_ROWS
+        screen._fails.clear()
+        screen._shown_at = 0.0
+        screen._warm_next()
+        cached = [pid for pid in ahead if screen._problems_cached(pid)]
+        assert cached == ahead[:review.WARM_QUEUE_ROWS + 1]  # and the next pair's, for its panel
+        screen._shown_at = 0.0
+        screen._warm_next()
+        assert all(screen._problems_cached(pid) for pid in ahead[:2 * review.WARM_QUEUE_ROWS])

@@ -76,6 +76,8 @@ AHEAD_DELAY_S = 0.5
 #: Seconds after a pair is shown (and no other since) before what the next pair shows is
 #: painted ahead (``ReviewScreen._warm_next``): after that key's frame, before a person's next key.
 WARM_DELAY_S = 0.03
+#: At most this many queue rows' problems are worked out per warm-up (``_warm_next``).
+WARM_QUEUE_ROWS = 8
 #: Seconds after mounting before every passage is verified for the queue's marks.
 SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
@@ -348,12 +350,10 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         ones now, the passage's from its cached verdict, the set-wide ones from the latest
         worker run. Cached per texts, verdict, set-wide results and findability (the queue's
         marks, the panel and an accept all ask for the same pair)."""
-        v = self.session.view(pid)
-        cached = self.verdicts.cached(pid)
-        lines = self._find_lines.get(pid)
-        sig = (v.question, v.answer, v.passage, id(cached), id(self._set_results), id(lines), self._limits)
+        sig = self._problems_signature(pid)
         hit = self._fails.get(pid)
         if hit is None or hit[0] != sig:
+            cached = self.verdicts.cached(pid)
             lines = self._current_find_lines(pid)
             found = pair_problems(self.session, pid, self._limits, result=cached, set_results=self._set_results,
                                   placements=lines.placements() if lines is not None else None,
@@ -361,6 +361,18 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             hit = (sig, found, bool(failing(found)))
             self._fails[pid] = hit
         return list(hit[1])
+
+    def _problems_signature(self, pid: int) -> tuple:
+        """What ``problems(pid)`` depends on: its texts, verdict, set-wide results, findability
+        and the checklist's limits."""
+        v = self.session.view(pid)
+        return (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self._set_results),
+                id(self._find_lines.get(pid)), self._limits)
+
+    def _problems_cached(self, pid: int) -> bool:
+        """Whether ``problems(pid)`` would be read from its cache."""
+        hit = self._fails.get(pid)
+        return hit is not None and hit[0] == self._problems_signature(pid)
 
     def _pair_fails(self, pid: int) -> bool:
         """Whether ``pid`` would fail a check if accepted (``problems``, cached)."""
@@ -697,8 +709,20 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             doc = self.session.dataset.document_for(view.pair)
             args = self._panel_args(pid, view, doc, shown=False)
             self.query_one(QAPanel).warm(**args)
+            viewer = self.query_one(SourceViewer)
             if doc is not None and doc.key == self._shown_doc:
-                self.query_one(SourceViewer).warm(self._source_spans(view, doc, args["result"]))
+                viewer.warm(self._source_spans(view, doc, args["result"]))
+            elif doc is not None:
+                viewer.prepare(doc.text)  # another document: its line index and wrap
+        # The queue rows a page ahead: their marks read each pair's problems (about 0.5 ms a
+        # pair), which a half-page scroll would otherwise work out for 20 rows in one frame.
+        budget = WARM_QUEUE_ROWS
+        for pid in queue.ids[row:row + max(1, queue.size.height)]:
+            if budget == 0:
+                break
+            if not self._problems_cached(pid):
+                self.problems(pid)
+                budget -= 1
 
     def _source_spans(self, view, doc, result: PairResult | None) -> list[Span]:
         """The source viewer's highlights for a pair: its located passage, its chunk's
