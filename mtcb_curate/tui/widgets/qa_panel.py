@@ -32,10 +32,13 @@ from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, inner_st
 #: passage would otherwise take long to wrap). The full text is in the editor.
 MAX_FIELD_CHARS = 4000
 
-#: Padded rows kept (``QAPanel.render_lines``): a few screens' worth.
-_PADDED_ROWS = 512
-#: Wrapped sections kept (``QAPanel._wrapped_rows``): the pairs on screen and those warmed ahead.
-_WRAP_CACHE_SIZE = 64
+#: Padded rows kept (``QAPanel.render_lines``): a few screens' worth. Every kept row is some
+#: twenty objects the cyclic garbage collector walks (a ``Strip`` and its caches): keeping
+#: more only made each full collection longer (``tui/memory.py``).
+_PADDED_ROWS = 160
+#: Wrapped sections kept (``QAPanel._wrapped_rows``): the pair on screen, the one before and
+#: the one warmed ahead (about 8 sections a pair).
+_WRAP_CACHE_SIZE = 24
 
 #: Sections in display order: (name, label shown above it or None).
 SECTIONS: tuple[tuple[str, str | None], ...] = (

@@ -61,6 +61,11 @@ __all__ = ["LineIndex", "Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
 
 #: Sets of highlights remembered for the row cache before it starts afresh.
 _SPAN_KEYS = 64
+#: Painted rows kept: the pair on screen, the one before and the one warmed ahead, on a tall
+#: terminal. Every kept row is some twenty objects the cyclic garbage collector walks (a
+#: ``Strip`` and its caches): 1,024 made each full collection several times longer
+#: (``tui/memory.py``).
+_LINE_CACHE_ROWS = 320
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,7 +483,7 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._pending_follow = False
         #: Painted rows by (highlights, row, width, offsets, thumb): rows of other highlights
         #: of this document stay (``warm`` paints the next pair's rows ahead of time).
-        self._line_cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._line_cache: LRUCache[tuple, Strip] = LRUCache(_LINE_CACHE_ROWS)
         #: True while Textual paints the viewer (``render_lines``): rows without offsets.
         self._painting = False
         #: The thumb's rows during a paint (``_thumb``), worked out once per paint.
