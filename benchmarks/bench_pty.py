@@ -170,6 +170,15 @@ class PtyChild:
             if left <= 0:
                 return
 
+    def pump_until_quiet(self, quiet_s: float, timeout: float) -> None:
+        """Read until nothing has arrived for ``quiet_s`` seconds (or ``timeout`` passed)."""
+        end = time.perf_counter() + timeout
+        while time.perf_counter() < end:
+            before = len(self.chunks)
+            self.pump(quiet_s)
+            if len(self.chunks) == before:
+                return
+
     def send(self, key: bytes) -> float:
         t = time.perf_counter()
         os.write(self.master, key)
@@ -274,15 +283,12 @@ def press_series(child: PtyChild, key: bytes, n: int, gap_s: float) -> dict:
             child.pump(next_t - now)
         times.append(child.send(key))
         next_t = times[-1] + gap_s
-    # Until the last key's pair is shown (or 30 s), then 0.5 s more for any late frame.
-    deadline = time.perf_counter() + 30
-    while time.perf_counter() < deadline:
-        child.pump(0.1)
-        hid = child.current_head()
-        if hid is not None and hid >= start + n:
-            break
+    # Read until the app has written nothing for 0.5 s (at most 30 s), and only then replay
+    # the bytes through pyte: replaying while frames still arrive stopped the reading, the
+    # pseudo-terminal's buffer filled, the app's writer thread waited in write(), and the
+    # last keys of a burst were timed 1-2.5 s late (the replay's time, not the app's).
+    child.pump_until_quiet(max(0.5, gap_s), timeout=30)
     cpu = child.cpu_seconds() - cpu0
-    child.pump(max(0.5, gap_s))
     child.process()
     frames = child.frames
     lat, per_key, empty, missing = [], [], [], 0
@@ -388,6 +394,8 @@ def _bench_latency(args, tmp: str, new_workspace) -> None:
     scales = [("ficha", _dataset("ficha", 1331), b""), ("20k", _dataset("pairs20k", 20_000), b"")]
     if args.scales:
         scales = [s for s in scales if s[0] in args.scales.split(",")]
+    if args.source:
+        scales = [(os.path.basename(os.path.normpath(args.source)), args.source, b"")]
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     rows = []
     for rnd in range(args.rounds):
@@ -564,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--burst-ms", type=float, default=20)
     ap.add_argument("--sizes", default=",".join(f"{c}x{r}" for c, r in SIZES))
     ap.add_argument("--scales", default="", help="comma list of ficha, 20k (default both)")
+    ap.add_argument("--source", default="", help="latency: this dataset folder instead of the synthetic scales "
+                    "(for example ../shared/data; --presses below its number of pairs)")
     ap.add_argument("--tmp", help="parent folder for the workspaces")
     ap.add_argument("--workspace", choices=("sqlite", "postgres"), default="sqlite",
                     help="latency: where the app's workspace lives (postgres: a local server started here)")

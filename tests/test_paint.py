@@ -506,3 +506,36 @@ async def test_the_warm_up_works_out_the_problems_of_the_queue_rows_a_page_ahead
         screen._shown_at = 0.0
         screen._warm_next()
         assert all(screen._problems_cached(pid) for pid in ahead[:2 * review.WARM_QUEUE_ROWS])
+
+
+async def test_a_decision_that_shows_another_document_runs_no_layout_pass(ws, tmp_path, monkeypatch):
+    """The source viewer's scrollable size changes with each document; it is set without
+    Textual's layout pass over the whole screen (the viewer's own size is fixed by the
+    stylesheet), and the new document is shown whole, scrolled to its passage."""
+    from support import opened, review_app
+
+    config = tmp_path / "c.toml"
+    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        screen = app.screen
+        queue = screen.queue
+        viewer = screen.query_one(SourceViewer)
+        docs = [session.view(pid).pair.doc_key for pid in queue.ids]
+        row = next(i for i in range(queue.cursor, len(docs) - 1) if docs[i + 1] != docs[i])
+        queue.move_to(queue.ids[row])
+        screen._show_current()
+        await pilot.pause(0.1)
+        arranged = count_arrangements(screen._compositor)
+        await pilot.press("a")
+        await pilot.pause(0.1)
+        assert arranged == []
+        nxt = session.view(queue.current)
+        doc = session.dataset.document_for(nxt.pair)
+        assert nxt.pair.doc_key == docs[row + 1] and viewer._text is doc.text
+        assert viewer.virtual_size.height == len(viewer._row_starts) > viewer.size.height
+        start = doc.text.find(nxt.passage)
+        if start >= 0:  # the passage's row is on screen
+            top = viewer.scroll_offset.y
+            assert top <= viewer.line_of_offset(start) < top + viewer.size.height

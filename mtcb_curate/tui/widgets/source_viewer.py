@@ -725,7 +725,16 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._wrap_width = width
         self._line_cache.clear()
         height = 1 if self._message is not None else len(self._row_starts)
-        self.virtual_size = Size(self._text_width(), height)
+        self._set_virtual_size(Size(self._text_width(), height))
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Set the scrollable size without the reactive's layout pass over the whole screen
+        (15 ms at ficha scale, on every pair of another document): the viewer's own size is
+        fixed by the stylesheet and it gives Textual's scrollbar no cells, so the layout would
+        not change; the rows are repainted."""
+        if size != self.virtual_size:
+            self.set_reactive(SourceViewer.virtual_size, size)
+            self.refresh()
 
     def _viewport_height(self) -> int:
         """Rows visible at once (0 before layout)."""
@@ -796,7 +805,7 @@ class SourceViewer(BareScrollView, can_focus=True):
                     None, self.line_of_offset(anchor), animate=False, immediate=True, force=True
                 )
         else:
-            self.virtual_size = Size(self._text_width(), self.virtual_size.height)
+            self._set_virtual_size(Size(self._text_width(), self.virtual_size.height))
         if following and self._follow is not None:
             self._pending_follow = False
             self._scroll_to_range(*self._follow, center=True)
