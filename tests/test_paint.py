@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
+import pytest
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -12,6 +14,14 @@ from textual.app import App, ComposeResult
 from mtcb_curate.tui.widgets.bar import Bar, _cut
 from mtcb_curate.tui.widgets.pair_list import PairList
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
+
+
+@pytest.fixture
+def accept_at_once(tmp_path, monkeypatch):
+    """``a`` accepts a pair that fails a check without asking (as ``bench_pty`` configures it)."""
+    config = tmp_path / "c.toml"
+    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
 
 
 # -- bars ------------------------------------------------------------------------------------
@@ -345,15 +355,13 @@ async def test_the_qa_panel_paints_the_same_rows_as_textuals_styles_cache(ws):
             await pilot.press("j")
 
 
-async def test_a_hidden_queue_follows_the_cursor_without_rebuilding_the_screen_map_and_shows_it_when_shown(ws, tmp_path, monkeypatch):
+@pytest.mark.usefixtures("accept_at_once")
+async def test_a_hidden_queue_follows_the_cursor_without_rebuilding_the_screen_map_and_shows_it_when_shown(ws):
     """Below 100 columns the queue pane is hidden but its cursor and title still follow every
     key: refreshing those hidden widgets made the compositor rebuild its widget map on every
     frame. Shown again, they paint what they hold now."""
     from support import opened, review_app, text_of
 
-    config = tmp_path / "c.toml"
-    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
-    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(80, 24)) as (app, pilot):
         screen = app.screen
@@ -383,7 +391,8 @@ async def test_a_hidden_queue_follows_the_cursor_without_rebuilding_the_screen_m
         assert rows[cursor_row].startswith("✓") is False and "✓" in rows[cursor_row - 1]  # the accepted pair above
 
 
-async def test_review_keys_act_as_read_and_skip_the_focused_widget_but_not_a_text_input(ws, tmp_path, monkeypatch):
+@pytest.mark.usefixtures("accept_at_once")
+async def test_review_keys_act_as_read_and_skip_the_focused_widget_but_not_a_text_input(ws):
     """The review screen's keys are priority bindings: ``a`` decides without first going to
     the focused source viewer and bubbling back up through its containers (a message hop
     each); a key the screen does not bind still reaches the viewer; while the filter bar is
@@ -394,9 +403,6 @@ async def test_review_keys_act_as_read_and_skip_the_focused_widget_but_not_a_tex
     from mtcb_curate.dataset.model import Status
     from mtcb_curate.tui.widgets.filter_bar import FilterBar
 
-    config = tmp_path / "c.toml"
-    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
-    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         screen = app.screen
@@ -508,15 +514,13 @@ async def test_the_warm_up_works_out_the_problems_of_the_queue_rows_a_page_ahead
         assert all(screen._problems_cached(pid) for pid in ahead[:2 * review.WARM_QUEUE_ROWS])
 
 
-async def test_a_decision_that_shows_another_document_runs_no_layout_pass(ws, tmp_path, monkeypatch):
+@pytest.mark.usefixtures("accept_at_once")
+async def test_a_decision_that_shows_another_document_runs_no_layout_pass(ws):
     """The source viewer's scrollable size changes with each document; it is set without
     Textual's layout pass over the whole screen (the viewer's own size is fixed by the
     stylesheet), and the new document is shown whole, scrolled to its passage."""
     from support import opened, review_app
 
-    config = tmp_path / "c.toml"
-    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
-    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         screen = app.screen
