@@ -436,16 +436,17 @@ class QAPanel(BareScrollView, can_focus=False):
         if width <= 0 or self._label_style is None:
             return
         sections = _sections(view, result, pending, key_column, extra, problems, findability, matches)
-        _, right, _, left = self.styles.padding
-        style = inner_style(self)
+        # painted by the panel itself (render_lines): padded and filtered ahead too, the first
+        # screenful (all a frame shows)
+        padding = self._side_padding() if bare_box(self, side_padding=True, bottom_border=True) else None
         height = self.size.height
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = sections[name]
             if text.plain or label is not None:
                 rows = self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
                                           self._base_style())
-                # padded and filtered as painted (the first screenful is all a frame shows)
-                prefilter(self, [self._padded_row(strip, left, right, style) for strip in rows[:height]])
+                if padding is not None:
+                    prefilter(self, [self._padded_row(strip, *padding) for strip in rows[:height]])
 
     def _component_style(self, name: str) -> Style:
         """The Rich style of component class ``name``, its colours blended over the panel's
@@ -479,12 +480,11 @@ class QAPanel(BareScrollView, can_focus=False):
                 return super().render_lines(crop)
             # The rows straight from the panel (padded once per row, kept with their filtered
             # copies); the bottom border from Textual's styles cache.
-            _, right, _, left = self.styles.padding
+            padding = self._side_padding()
             content_height = self.size.height  # the content area (no top padding or border)
-            style = inner_style(self)
 
             def row(y: int) -> Strip:
-                return self._padded_row(self.render_line(y), left, right, style)
+                return self._padded_row(self.render_line(y), *padding)
 
             split = min(max(crop.y, content_height), crop.bottom)
             strips = paint_rows(self, Region(crop.x, crop.y, crop.width, split - crop.y), row)
@@ -493,6 +493,11 @@ class QAPanel(BareScrollView, can_focus=False):
             return strips
         finally:
             self._paint = None
+
+    def _side_padding(self) -> tuple[int, int, Style]:
+        """The panel's left and right padding (cells) and their Rich style."""
+        _, right, _, left = self.styles.padding
+        return left, right, inner_style(self)
 
     def _padded_row(self, strip: Strip, left: int, right: int, style: Style) -> Strip:
         """``strip`` with the panel's side padding (``left``, ``right`` cells in ``style``),

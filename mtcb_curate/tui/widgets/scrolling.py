@@ -126,13 +126,7 @@ def paint_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> lis
     filtered copy too."""
     filters = widget.app.get_line_filters()
     background = widget.background_colors[1]
-    strips = []
-    for y in crop.line_range:
-        strip = row(y)
-        if filters:
-            for line_filter in filters:
-                strip = strip.apply_filter(line_filter, background)
-        strips.append(strip)
+    strips = [_filtered(row(y), filters, background) for y in crop.line_range]
     x1, x2 = crop.column_span
     if (x1, x2) != (0, widget.outer_size.width):
         strips = [strip.crop(x1, x2) for strip in strips]
@@ -148,8 +142,14 @@ def prefilter(widget: Widget, strips) -> None:
         return
     background = widget.background_colors[1]
     for strip in strips:
-        for line_filter in filters:
-            strip = strip.apply_filter(line_filter, background)
+        _filtered(strip, filters, background)
+
+
+def _filtered(strip: Strip, filters, background) -> Strip:
+    """``strip`` through ``filters`` in order (each result kept by the strip it came from)."""
+    for line_filter in filters:
+        strip = strip.apply_filter(line_filter, background)
+    return strip
 
 
 def padded(strip: Strip, left: int, right: int, style: Style) -> Strip:
