@@ -9,20 +9,25 @@ fails:verbatim doc:AAPL is:edited -is:generated has:note form:what,which type:nu
 plain words``).
 
 Cost: :func:`apply` reads the session's texts without building a ``PairView`` per pair, and runs
-the cheap criteria first; about 10-20 ms over 20,000 pairs with a text query
-(``benchmarks/bench_filters.py``). Check problems given as a callable (``checks.pair.
-pair_problems`` per pair) are evaluated last, on the pairs the other criteria left.
+the cheap criteria first. A text query runs over each field's loaded texts at once, by RE2 over an
+Arrow column (``app.re2``, same answers as Python's ``re``); Python's ``re`` searches only edited
+and added pairs' texts and those RE2 might answer differently, and every text when the pattern
+has no RE2 equivalent (look-arounds, back-references). :func:`warm` builds the columns ahead.
+Check problems given as a callable (``checks.pair.pair_problems`` per pair) are evaluated last,
+on the pairs the other criteria left. Figures: ``benchmarks/bench_filters.py``.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mtcb_curate.app import re2
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Status
 from mtcb_curate.errors import CurateError
 from mtcb_curate.stats.questions import FORMS as _FORMS
@@ -284,18 +289,97 @@ _MATCHES: "weakref.WeakKeyDictionary[Any, dict[tuple, frozenset[int]]]" = weakre
 _MATCH_CACHE_SIZE = 16
 
 
+#: Per session: (field, lower-cased) -> the loaded texts as one Arrow column (None: a text
+#: Arrow cannot hold, such as a lone surrogate), and its pairs holding a word character outside
+#: ASCII (computed at the first ``\b`` query).
+_COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]]" = weakref.WeakKeyDictionary()
+_BUILD = threading.RLock()  # the caches are built by the start-up worker and on the key path
+
+
+@dataclass
+class _Column:
+    texts: Any  # pyarrow.StringArray, one row per loaded pair
+    non_ascii_word: frozenset[int] | None = None
+
+
+def warm(session) -> None:
+    """Build the caches a text query reads (lower-cased texts, the Arrow columns), so the first
+    query of a session does not (called by the review screen's start-up worker; thread-safe)."""
+    for category in (r"\d", r"\D", r"\w", r"\W", r"\s", r"\S"):
+        re2.category_ranges(category)
+    for name in TEXT_FIELDS.values():
+        _lowered(session, name)
+        for lowered in (True, False):
+            col = _column(session, name, lowered)
+            if col is not None:
+                _non_ascii_word(col)
+
+
+def _non_ascii_word(col: _Column) -> frozenset[int]:
+    """The rows of ``col`` holding a word character outside ASCII (cached on the column)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    with _BUILD:
+        if col.non_ascii_word is None:
+            wide = pc.match_substring_regex(col.texts, re2.non_ascii_word_class())
+            col.non_ascii_word = frozenset(np.flatnonzero(wide.to_numpy(zero_copy_only=False)).tolist())
+        return col.non_ascii_word
+
+
 def _lowered(session, name: str) -> list[str]:
     """The lower-cased loaded ``name`` texts of every pair (cached; added pairs appended)."""
-    per = _LOWER.setdefault(session, {})
-    low = per.get(name)
-    pairs = session.pairs
-    attr = "passage" if name == PASSAGE_FIELD else name
-    loaded = len(session.dataset.pairs)  # the source's rows never change; added pairs may
-    if low is None or len(low) < loaded:
-        low = per[name] = [getattr(p, attr).lower() for p in pairs[:loaded]]
-    del low[loaded:]
-    low.extend(getattr(p, attr).lower() for p in pairs[loaded:])
-    return low
+    with _BUILD:
+        per = _LOWER.setdefault(session, {})
+        low = per.get(name)
+        pairs = session.pairs
+        attr = "passage" if name == PASSAGE_FIELD else name
+        loaded = len(session.dataset.pairs)  # the source's rows never change; added pairs may
+        if low is None or len(low) < loaded:
+            low = per[name] = [getattr(p, attr).lower() for p in pairs[:loaded]]
+        del low[loaded:]
+        low.extend(getattr(p, attr).lower() for p in pairs[loaded:])
+        return low
+
+
+def _column(session, name: str, lowered: bool) -> _Column | None:
+    """The loaded pairs' ``name`` texts (lower-cased or as loaded) as an Arrow column (cached)."""
+    with _BUILD:
+        per = _COLUMNS.setdefault(session, {})
+        if (name, lowered) not in per:
+            import pyarrow as pa
+
+            loaded = len(session.dataset.pairs)
+            attr = "passage" if name == PASSAGE_FIELD else name
+            texts = _lowered(session, name)[:loaded] if lowered else [getattr(p, attr) for p in
+                                                                      session.pairs[:loaded]]
+            try:
+                per[(name, lowered)] = _Column(pa.array(texts, pa.large_string()))
+            except (UnicodeError, pa.ArrowException):
+                per[(name, lowered)] = None
+        return per[(name, lowered)]
+
+
+def _column_hits(session, name: str, lowered: bool,
+                 translation: re2.Translation) -> tuple[set[int], set[int]] | None:
+    """The loaded pairs whose ``name`` text (lower-cased or as loaded) matches ``translation``
+    (RE2 over the Arrow column), and the pairs the caller must search
+    itself (a ``\b`` pattern over a text with a word character outside ASCII); None where the
+    column cannot be searched (the caller searches every text)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = _column(session, name, lowered)
+    if col is None:
+        return None
+    try:
+        mask = pc.match_substring_regex(col.texts, translation.pattern)
+    except pa.ArrowException:  # RE2 refused it (too large a program): Python searches
+        return None
+    hits = set(np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist())
+    unsure = set(_non_ascii_word(col)) if translation.boundary else set()
+    return hits - unsure, unsure
 
 
 def _by_text(session, f: Filter, pattern: re.Pattern[str], out: list[int]) -> list[int]:
@@ -323,8 +407,31 @@ def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, d
     folded = None if plain_lower or not pattern.flags & re.IGNORECASE else folded_pattern(pattern)
     searched = folded if folded is not None else pattern
     search, lit = searched.search, ("" if plain_lower else required_literal(searched))  # parsed once, not per field
+    # A plain query is a literal: RE2 finds it faster than ``in`` does (no per-text call).
+    translation = re2.translate(re.compile(re.escape(q)) if plain_lower else searched)
+    loaded = len(session.dataset.pairs)
     for name in f.fields:
+        if len(found) == n:
+            break
         ed = edited[name]
+        lowered = plain_lower or folded is not None
+        got = None if translation is None else _column_hits(session, name, lowered, translation)
+        if got is not None:
+            # The column holds the loaded texts: edited and added pairs, and those RE2 may
+            # answer differently, are searched here one by one.
+            hits, unsure = got
+            found |= hits - ed.keys()
+            recheck = sorted((unsure | ed.keys() | set(range(loaded, n))) - found)
+            if lowered:
+                low = _lowered(session, name)
+                text_of = lambda i, ed=ed, low=low: ed[i].lower() if i in ed else low[i]  # noqa: E731
+            else:
+                text_of = _texts(session, name)
+            if plain_lower:
+                found.update(i for i in recheck if i < n and q in text_of(i))
+            else:
+                found.update(i for i in recheck if i < n and _hit(search, lit, text_of(i)))
+            continue
         if plain_lower:
             low = _lowered(session, name)
             found.update(i for i in range(n) if i not in found and q in (ed[i].lower() if i in ed else low[i]))

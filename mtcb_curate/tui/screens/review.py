@@ -830,6 +830,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
     def _scan_passages(self) -> None:
         """Verify every passage (exact and normalized search) to mark the queue."""
         self.verdicts.scan()
+        app_filters.warm(self.session)  # a first text query reads these instead of building them
         trim_heap()
         if not get_current_worker().is_cancelled:
             self.post_message(PassagesScanned(self.verdicts.not_exact()))
