@@ -24,6 +24,7 @@ def _re2_says(pattern: str, texts: list[str]) -> list[bool]:
 def test_category_ranges_are_pythons_on_every_code_point(category, ascii_only):
     flags = re.ASCII if ascii_only else 0
     chars = list(re2._all_code_points())
+    assert len(chars) == 0x110000 - 0x800 and chars[0xD7FF] == "\ud7ff" and chars[0xD800] == "\ue000"
     t = re2.translate(re.compile(category, flags))
     assert t is not None and not t.boundary
     python = re.compile(category, flags)
@@ -100,5 +101,18 @@ def test_apply_equals_python_on_every_current_text(tmp_path, rx):
         s.add_pair("AAA", "A naïve café costing?", "yes", "Naïve costs fell.", origin="hand")
         for f in (filters.Filter(text=rx, regex=True), filters.Filter(text=rx)):
             assert filters.apply(s, f) == _brute(s, f), f
+    finally:
+        s.workspace.close()
+
+
+def test_warm_builds_every_column_the_first_queries_read(tmp_path):
+    s = opened(write_source(tmp_path / "src", CORPUS, ROWS), tmp_path / "ws")
+    try:
+        filters.warm(s)
+        built = dict(filters._COLUMNS[s])
+        for f in (filters.Filter(text="revenue"), filters.Filter(text="Revenue"),
+                  filters.Filter(text=r"\d{4}", regex=True), filters.Filter(text=r"\bCafé\b", regex=True)):
+            filters.apply(s, f)
+        assert filters._COLUMNS[s] == built  # the same columns, none built again under another key
     finally:
         s.workspace.close()

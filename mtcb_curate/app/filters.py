@@ -296,9 +296,12 @@ _COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]
 _BUILD = threading.RLock()  # the caches are built by the start-up worker and on the key path
 
 
+_SLICE = 4096
+
+
 @dataclass
 class _Column:
-    texts: Any  # pyarrow.StringArray, one row per loaded pair
+    texts: Any  # pyarrow.LargeStringArray, one row per loaded pair
     non_ascii_word: frozenset[int] | None = None
 
 
@@ -353,8 +356,11 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
             attr = "passage" if name == PASSAGE_FIELD else name
             texts = _lowered(session, name)[:loaded] if lowered else [getattr(p, attr) for p in
                                                                       session.pairs[:loaded]]
-            try:
-                per[(name, lowered)] = _Column(pa.array(texts, pa.large_string()))
+            try:  # in slices: converting one holds the GIL a few ms, not the whole column's time;
+                # then one array (RE2 compiles a pattern once per chunk searched)
+                per[(name, lowered)] = _Column(pa.concat_arrays(
+                    [pa.array(texts[k:k + _SLICE], pa.large_string()) for k in range(0, len(texts), _SLICE)]
+                    or [pa.array([], pa.large_string())]))
             except (UnicodeError, pa.ArrowException):
                 per[(name, lowered)] = None
         return per[(name, lowered)]
@@ -402,7 +408,7 @@ def _by_text(session, f: Filter, pattern: re.Pattern[str], out: list[int]) -> li
 def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, dict[int, str]]) -> set[int]:
     n = len(session.pairs)
     found: set[int] = set()
-    plain_lower = not f.regex and pattern.flags & re.IGNORECASE
+    plain_lower = not f.regex and bool(pattern.flags & re.IGNORECASE)
     q = f.text.lower()
     folded = None if plain_lower or not pattern.flags & re.IGNORECASE else folded_pattern(pattern)
     searched = folded if folded is not None else pattern

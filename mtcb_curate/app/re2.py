@@ -57,8 +57,15 @@ class _Untranslatable(Exception):
 @functools.cache
 def _all_code_points() -> str:
     """Every code point but the surrogates, in order, as one string (1,112,064 characters)."""
-    return array.array("I", itertools.chain(range(_SURROGATES[0]), range(_SURROGATES[1] + 1, 0x110000))
-                       ).tobytes().decode("utf-32-le")
+    # Built a block at a time: one C call over a million code points would hold the GIL for
+    # tens of milliseconds (this runs in a worker beside the key loop).
+    starts = itertools.chain(range(0, _SURROGATES[0], _BLOCK), range(_SURROGATES[1] + 1, 0x110000, _BLOCK))
+    return "".join(array.array("I", range(lo, min(lo + _BLOCK, _SURROGATES[0] if lo < _SURROGATES[0]
+                                                  else 0x110000))).tobytes().decode("utf-32-le")
+                   for lo in starts)
+
+
+_BLOCK = 0x4000
 
 
 def category_ranges(category: str, ascii_only: bool = False) -> tuple[tuple[int, int], ...]:
