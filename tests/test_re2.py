@@ -116,3 +116,27 @@ def test_warm_builds_every_column_the_first_queries_read(tmp_path):
         assert filters._COLUMNS[s] == built  # the same columns, none built again under another key
     finally:
         s.workspace.close()
+
+
+def test_warm_and_a_query_leave_pandas_unimported(tmp_path):
+    """pyarrow imports pandas from ``pyarrow.array(list)`` and ``to_numpy``: about a second of
+    imports holding the GIL in the start-up worker, which stalled keys. Run in a fresh Python
+    (this one may have pandas already)."""
+    import subprocess
+    import sys
+
+    src = write_source(tmp_path / "src", CORPUS, ROWS)
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from mtcb_curate.app import filters\n"
+        "from mtcb_curate.app.sources import Options, open_session\n"
+        f"s = open_session(Options('ficha', source=[{str(src)!r}], workspace=Path({str(tmp_path / 'ws')!r})))\n"
+        "filters.warm(s)\n"
+        "assert filters.apply(s, filters.Filter(text=r'\\bcaf', regex=True)) == [0]\n"
+        "assert filters.apply(s, filters.Filter(text='naïve')) == [1]\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

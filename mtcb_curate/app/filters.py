@@ -296,9 +296,6 @@ _COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]
 _BUILD = threading.RLock()  # the caches are built by the start-up worker and on the key path
 
 
-_SLICE = 4096
-
-
 @dataclass
 class _Column:
     texts: Any  # pyarrow.LargeStringArray, one row per loaded pair
@@ -320,13 +317,12 @@ def warm(session) -> None:
 
 def _non_ascii_word(col: _Column) -> frozenset[int]:
     """The rows of ``col`` holding a word character outside ASCII (cached on the column)."""
-    import numpy as np
     import pyarrow.compute as pc
 
     with _BUILD:
         if col.non_ascii_word is None:
-            wide = pc.match_substring_regex(col.texts, re2.non_ascii_word_class())
-            col.non_ascii_word = frozenset(np.flatnonzero(wide.to_numpy(zero_copy_only=False)).tolist())
+            col.non_ascii_word = frozenset(_true_rows(pc.match_substring_regex(col.texts,
+                                                                               re2.non_ascii_word_class())))
         return col.non_ascii_word
 
 
@@ -356,14 +352,41 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
             attr = "passage" if name == PASSAGE_FIELD else name
             texts = _lowered(session, name)[:loaded] if lowered else [getattr(p, attr) for p in
                                                                       session.pairs[:loaded]]
-            try:  # in slices: converting one holds the GIL a few ms, not the whole column's time;
-                # then one array (RE2 compiles a pattern once per chunk searched)
-                per[(name, lowered)] = _Column(pa.concat_arrays(
-                    [pa.array(texts[k:k + _SLICE], pa.large_string()) for k in range(0, len(texts), _SLICE)]
-                    or [pa.array([], pa.large_string())]))
-            except (UnicodeError, pa.ArrowException):
+            try:
+                per[(name, lowered)] = _Column(_string_array(texts))
+            except (UnicodeError, pa.ArrowException):  # a lone surrogate: Python searches
                 per[(name, lowered)] = None
         return per[(name, lowered)]
+
+
+def _string_array(texts: list[str]) -> Any:
+    """``texts`` as one Arrow large-string array, built from their UTF-8 bytes. Not
+    ``pyarrow.array(list)``: that probes for pandas and so imports it (about a second holding the
+    GIL in the start-up worker, stalling keys); the text is encoded in Python's loop, which lets
+    the key loop in between.
+
+    Raises:
+        UnicodeEncodeError: a text holding a lone surrogate.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+
+
+def _true_rows(mask: Any) -> list[int]:
+    """The row numbers where a boolean Arrow array is true (without ``to_numpy``, which imports
+    pandas)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    rows = pc.indices_nonzero(mask)
+    if not len(rows):
+        return []
+    return np.frombuffer(rows.buffers()[1], dtype=np.uint64, count=len(rows), offset=rows.offset * 8).tolist()
 
 
 def _column_hits(session, name: str, lowered: bool,
@@ -372,7 +395,6 @@ def _column_hits(session, name: str, lowered: bool,
     (RE2 over the Arrow column), and the pairs the caller must search
     itself (a ``\b`` pattern over a text with a word character outside ASCII); None where the
     column cannot be searched (the caller searches every text)."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -383,7 +405,7 @@ def _column_hits(session, name: str, lowered: bool,
         mask = pc.match_substring_regex(col.texts, translation.pattern)
     except pa.ArrowException:  # RE2 refused it (too large a program): Python searches
         return None
-    hits = set(np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist())
+    hits = set(_true_rows(mask))
     unsure = set(_non_ascii_word(col)) if translation.boundary else set()
     return hits - unsure, unsure
 

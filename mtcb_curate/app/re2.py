@@ -86,13 +86,20 @@ def category_ranges(category: str, ascii_only: bool = False) -> tuple[tuple[int,
 def _category_ranges(category: str, ascii_only: bool) -> tuple[tuple[int, int], ...]:
     flags = re.ASCII if ascii_only else 0
     text = _all_code_points()
-    out = []
-    for m in re.finditer(f"{category}+", text, flags):
-        first, last = ord(text[m.start()]), ord(text[m.end() - 1])
-        if first < _SURROGATES[0] <= last:  # the run spans the left-out surrogates
-            out += [(first, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, last)]
-        else:
-            out.append((first, last))
+    pattern = re.compile(f"{category}+", flags)
+    out: list[tuple[int, int]] = []
+    # A block at a time: one search over a run of hundreds of thousands of characters (``\S+``)
+    # would hold the GIL for tens of milliseconds.
+    for at in range(0, len(text), _BLOCK):
+        block = text[at:at + _BLOCK]
+        for m in pattern.finditer(block):
+            first, last = ord(block[m.start()]), ord(block[m.end() - 1])
+            if out and out[-1][1] + 1 == first:  # the run goes on from the last block
+                first = out.pop()[0]
+            if first < _SURROGATES[0] <= last:  # the run spans the left-out surrogates
+                out += [(first, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, last)]
+            else:
+                out.append((first, last))
     return tuple(out)
 
 
