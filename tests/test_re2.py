@@ -15,6 +15,12 @@ from support import opened, write_source
 from mtcb_curate.app import filters, re2
 
 
+@pytest.fixture(autouse=True)
+def arrow_at_any_size(monkeypatch):
+    """The tests' sessions are small: search them the way a large one is searched (RE2)."""
+    monkeypatch.setattr(filters, "ARROW_MIN_PAIRS", 0)
+
+
 def _re2_says(pattern: str, texts: list[str]) -> list[bool]:
     return pc.match_substring_regex(pa.array(texts, pa.large_string()), pattern).to_pylist()
 
@@ -118,10 +124,12 @@ def test_warm_builds_every_column_the_first_queries_read(tmp_path):
         s.workspace.close()
 
 
-def test_warm_and_a_query_leave_pandas_unimported(tmp_path):
+@pytest.mark.parametrize("min_pairs, unimported", [(0, ["pandas"]), (None, ["pandas", "pyarrow.compute"])])
+def test_warm_and_a_query_leave_pandas_unimported(tmp_path, min_pairs, unimported):
     """pyarrow imports pandas from ``pyarrow.array(list)`` and ``to_numpy``: about a second of
-    imports holding the GIL in the start-up worker, which stalled keys. Run in a fresh Python
-    (this one may have pandas already)."""
+    imports holding the GIL in the start-up worker, which stalled keys. Below ``ARROW_MIN_PAIRS``
+    Arrow's compute functions (about 15 MB once used) are not even imported. Run in a fresh
+    Python (this one may have imported them already)."""
     import subprocess
     import sys
 
@@ -131,12 +139,16 @@ def test_warm_and_a_query_leave_pandas_unimported(tmp_path):
         "from pathlib import Path\n"
         "from mtcb_curate.app import filters\n"
         "from mtcb_curate.app.sources import Options, open_session\n"
-        f"s = open_session(Options('ficha', source=[{str(src)!r}], workspace=Path({str(tmp_path / 'ws')!r})))\n"
+        + (f"filters.ARROW_MIN_PAIRS = {min_pairs}\n" if min_pairs is not None else "")
+        + f"s = open_session(Options('ficha', source=[{str(src)!r}], workspace=Path({str(tmp_path / 'ws')!r})))\n"
         "filters.warm(s)\n"
         "assert filters.apply(s, filters.Filter(text=r'\\bcaf', regex=True)) == [0]\n"
         "assert filters.apply(s, filters.Filter(text='naïve')) == [1]\n"
-        "print('pandas' in sys.modules)\n"
+        "print(sorted(m for m in sys.modules if m in ('pandas', 'pyarrow.compute')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    imported = eval(out.stdout.strip())
+    assert not set(imported) & set(unimported)
+    if min_pairs == 0:
+        assert imported == ["pyarrow.compute"]  # RE2 did search

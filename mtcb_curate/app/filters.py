@@ -9,10 +9,11 @@ fails:verbatim doc:AAPL is:edited -is:generated has:note form:what,which type:nu
 plain words``).
 
 Cost: :func:`apply` reads the session's texts without building a ``PairView`` per pair, and runs
-the cheap criteria first. A text query runs over each field's loaded texts at once, by RE2 over an
-Arrow column (``app.re2``, same answers as Python's ``re``); Python's ``re`` searches only edited
-and added pairs' texts and those RE2 might answer differently, and every text when the pattern
-has no RE2 equivalent (look-arounds, back-references). :func:`warm` builds the columns ahead.
+the cheap criteria first. From ``ARROW_MIN_PAIRS`` pairs a text query runs over each field's
+loaded texts at once, by RE2 over an Arrow column (``app.re2``, same answers as Python's ``re``);
+Python's ``re`` searches only edited and added pairs' texts and those RE2 might answer
+differently, and every text when the pattern has no RE2 equivalent (look-arounds,
+back-references) or the session is smaller. :func:`warm` builds the caches ahead.
 Check problems given as a callable (``checks.pair.pair_problems`` per pair) are evaluated last,
 on the pairs the other criteria left. Figures: ``benchmarks/bench_filters.py``.
 """
@@ -299,16 +300,28 @@ _BUILD = threading.RLock()  # the caches are built by the start-up worker and on
 @dataclass
 class _Column:
     texts: Any  # pyarrow.LargeStringArray, one row per loaded pair
+    source: list[str]  # the same texts as Python strings
     non_ascii_word: frozenset[int] | None = None
 
 
+#: Sessions of at least this many pairs search text queries by RE2 over Arrow columns; smaller
+#: ones by Python's ``re`` text by text, which stays within milliseconds there and spares the
+#: memory Arrow's compute functions take once used (about 15 MB).
+ARROW_MIN_PAIRS = 4000
+
+
 def warm(session) -> None:
-    """Build the caches a text query reads (lower-cased texts, the Arrow columns), so the first
-    query of a session does not (called by the review screen's start-up worker; thread-safe)."""
-    for category in (r"\d", r"\D", r"\w", r"\W", r"\s", r"\S"):
-        re2.category_ranges(category)
+    """Build the caches a text query reads (lower-cased texts; from ``ARROW_MIN_PAIRS`` pairs,
+    the Arrow columns), so the first query of a session does not (called by the review screen's
+    start-up worker; thread-safe)."""
     for name in TEXT_FIELDS.values():
         _lowered(session, name)
+    if len(session.pairs) < ARROW_MIN_PAIRS:
+        return
+    import pyarrow.compute  # noqa: F401 - its first import registers the kernels (tens of ms)
+
+    re2.category_ranges(r"\d")  # the six categories are made together
+    for name in TEXT_FIELDS.values():
         for lowered in (True, False):
             col = _column(session, name, lowered)
             if col is not None:
@@ -320,9 +333,9 @@ def _non_ascii_word(col: _Column) -> frozenset[int]:
     import pyarrow.compute as pc
 
     with _BUILD:
-        if col.non_ascii_word is None:
-            col.non_ascii_word = frozenset(_true_rows(pc.match_substring_regex(col.texts,
-                                                                               re2.non_ascii_word_class())))
+        if col.non_ascii_word is None:  # Python's \w on the texts outside ASCII only
+            wide = _true_rows(pc.invert(pc.string_is_ascii(col.texts)))
+            col.non_ascii_word = frozenset(i for i in wide if re2.non_ascii_word(col.source[i]))
         return col.non_ascii_word
 
 
@@ -353,7 +366,7 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
             texts = _lowered(session, name)[:loaded] if lowered else [getattr(p, attr) for p in
                                                                       session.pairs[:loaded]]
             try:
-                per[(name, lowered)] = _Column(_string_array(texts))
+                per[(name, lowered)] = _Column(_string_array(texts), texts)
             except (UnicodeError, pa.ArrowException):  # a lone surrogate: Python searches
                 per[(name, lowered)] = None
         return per[(name, lowered)]
@@ -436,7 +449,8 @@ def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, d
     searched = folded if folded is not None else pattern
     search, lit = searched.search, ("" if plain_lower else required_literal(searched))  # parsed once, not per field
     # A plain query is a literal: RE2 finds it faster than ``in`` does (no per-text call).
-    translation = re2.translate(re.compile(re.escape(q)) if plain_lower else searched)
+    translation = (re2.translate(re.compile(re.escape(q)) if plain_lower else searched)
+                   if n >= ARROW_MIN_PAIRS else None)
     loaded = len(session.dataset.pairs)
     for name in f.fields:
         if len(found) == n:

@@ -54,7 +54,6 @@ class _Untranslatable(Exception):
     pass
 
 
-@functools.cache
 def _all_code_points() -> str:
     """Every code point but the surrogates, in order, as one string (1,112,064 characters)."""
     # Built a block at a time: one C call over a million code points would hold the GIL for
@@ -66,6 +65,7 @@ def _all_code_points() -> str:
 
 
 _BLOCK = 0x4000
+_CATEGORY_NAMES = (r"\d", r"\D", r"\w", r"\W", r"\s", r"\S")
 
 
 def category_ranges(category: str, ascii_only: bool = False) -> tuple[tuple[int, int], ...]:
@@ -77,15 +77,22 @@ def category_ranges(category: str, ascii_only: bool = False) -> tuple[tuple[int,
 
     Returns:
         Sorted, disjoint ``(first, last)`` code points, surrogates left out. Computed once per
-        process from the running Python's ``re`` (its Unicode tables are the rule).
+        process for the six categories together from the running Python's ``re`` (its Unicode
+        tables are the rule).
+
+    Raises:
+        KeyError: another category.
     """
-    return _category_ranges(category, bool(ascii_only))
+    return _category_table(bool(ascii_only))[category]
 
 
 @functools.cache
-def _category_ranges(category: str, ascii_only: bool) -> tuple[tuple[int, int], ...]:
-    flags = re.ASCII if ascii_only else 0
-    text = _all_code_points()
+def _category_table(ascii_only: bool) -> dict[str, tuple[tuple[int, int], ...]]:
+    text = _all_code_points()  # 4.4 MB, dropped once the table is made
+    return {category: _ranges_in(text, category, re.ASCII if ascii_only else 0) for category in _CATEGORY_NAMES}
+
+
+def _ranges_in(text: str, category: str, flags: int) -> tuple[tuple[int, int], ...]:
     pattern = re.compile(f"{category}+", flags)
     out: list[tuple[int, int]] = []
     # A block at a time: one search over a run of hundreds of thousands of characters (``\S+``)
@@ -101,13 +108,6 @@ def _category_ranges(category: str, ascii_only: bool) -> tuple[tuple[int, int], 
             else:
                 out.append((first, last))
     return tuple(out)
-
-
-@functools.cache
-def non_ascii_word_class() -> str:
-    """An RE2 class of the word characters (Python's ``\\w``) outside ASCII."""
-    spans = [(max(a, 0x80), b) for a, b in category_ranges(r"\w") if b >= 0x80]
-    return "[" + "".join(_span(a, b) for a, b in spans) + "]"
 
 
 def non_ascii_word(text: str) -> bool:
