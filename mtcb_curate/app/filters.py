@@ -292,7 +292,7 @@ _MATCH_CACHE_SIZE = 16
 
 #: Per session: (field, lower-cased) -> the loaded texts as one Arrow column (None: a text
 #: Arrow cannot hold, such as a lone surrogate), and its pairs holding a word character outside
-#: ASCII (computed at the first ``\b`` query).
+#: ASCII (where RE2's ``\b`` differs from Python's).
 _COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]]" = weakref.WeakKeyDictionary()
 _BUILD = threading.RLock()  # the caches are built by the start-up worker and on the key path
 
@@ -305,8 +305,8 @@ class _Column:
 
 
 #: Sessions of at least this many pairs search text queries by RE2 over Arrow columns; smaller
-#: ones by Python's ``re`` text by text, which stays within milliseconds there and spares the
-#: memory Arrow's compute functions take once used (about 15 MB).
+#: ones by Python's ``re`` text by text, which is fast enough there and spares the memory Arrow's
+#: compute functions take once used (figures: README, ``benchmarks/bench_filters.py``).
 ARROW_MIN_PAIRS = 4000
 
 
@@ -374,9 +374,9 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
 
 def _string_array(texts: list[str]) -> Any:
     """``texts`` as one Arrow large-string array, built from their UTF-8 bytes. Not
-    ``pyarrow.array(list)``: that probes for pandas and so imports it (about a second holding the
-    GIL in the start-up worker, stalling keys); the text is encoded in Python's loop, which lets
-    the key loop in between.
+    ``pyarrow.array(list)``: that probes for pandas and so imports it, holding the GIL in the
+    start-up worker for the whole import and stalling keys; the text is encoded in Python's loop,
+    which lets the key loop in between.
 
     Raises:
         UnicodeEncodeError: a text holding a lone surrogate.

@@ -2,10 +2,10 @@
 match_substring_regex``), with the answers Python's ``re`` gives.
 
 The filter bar's regular expressions are Python's. Searched one text at a time, Python's engine
-costs a few microseconds a text even when it matches early (``\\d{4}`` tries every position), so
-a new query over 20,000 pairs' three texts took 60-90 ms. RE2 through Arrow scans a whole column
-in C++. :func:`translate` rewrites a parsed Python pattern (``re._parser``) into RE2 syntax where
-both engines agree on which texts match, and says None where they may not:
+pays a call per text and tries a pattern such as ``\\d{4}`` at every position; RE2 through Arrow
+scans a whole column in C++ (figures: ``benchmarks/bench_filters.py``). :func:`translate`
+rewrites a parsed Python pattern (``re._parser``) into RE2 syntax where both engines agree on
+which texts match, and says None where they may not:
 
 - ``\\d``, ``\\w``, ``\\s`` (and their negations, in or out of a set) become explicit code point
   ranges computed from Python's own ``re`` at first use (:func:`category_ranges`): RE2's are
