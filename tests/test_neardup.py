@@ -264,6 +264,19 @@ def test_a_chain_of_links_is_cut_into_stars_around_centres():
         assert all(i == centre or any(o == centre for o, _, _ in c.linked(i)) for i in c.ids)
 
 
+def test_a_member_joins_the_star_it_is_most_linked_to():
+    # 0 centres the first star (most links) and takes 5; 5 is linked to 1, 6 and 7 of the
+    # second star and only to 0 in the first: it moves, and both stars keep their centre
+    names = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota"]
+    items = [item(i, f"Who audits {w} in {1990 + 7 * i}?", str(i)) for i, w in enumerate(names)]
+    links = [(0, 2), (0, 3), (0, 4), (0, 5), (0, 8), (1, 5), (1, 6), (1, 7), (5, 6), (5, 7)]
+    clusters = find_clusters(items, extra_links=links)
+    assert sorted(c.ids for c in clusters) == [(0, 2, 3, 4, 8), (1, 5, 6, 7)]
+    for c in clusters:
+        centre = max(c.ids, key=lambda i: len(c.linked(i)))
+        assert all(i == centre or any(o == centre for o, _, _ in c.linked(i)) for i in c.ids)
+
+
 # -- across documents ---------------------------------------------------------------------------
 
 

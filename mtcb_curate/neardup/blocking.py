@@ -952,7 +952,8 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     becomes a centre with every neighbour not yet placed. Every member of a star is linked
     directly to its centre, so no cluster joins questions only through a chain of links.
     After Aslam, Pelekhov and Rus, "The Star Clustering Algorithm for Static and Dynamic
-    Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star)."""
+    Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star);
+    then each member joins the star it is most linked to (``_to_best_star``)."""
     ends = np.concatenate([a, b])
     other = np.concatenate([b, a])
     weight = np.concatenate([score, score]).astype(np.float64)
@@ -996,7 +997,41 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
             centre[c] = centre[v] = v
             size[v] = 3
         centre[u] = v
-    return np.array(centre, dtype=np.int64)
+    return _to_best_star(n, a, b, np.array(centre, dtype=np.int64))
+
+
+def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """One pass after star clustering: a member (not a centre) moves to the star it has the most
+    links into, among the stars whose centre it is linked to (ties: it stays, else the lowest
+    centre), when every star keeps its centre and one member. Stars are taken greedily, so a
+    position may end up in the star it is less linked to while another centre it is linked to
+    holds most of its near-duplicates; the move keeps every member linked to its centre.
+    ``centre`` as ``_stars`` gives it; returns a new array."""
+    x, y = np.concatenate([a, b]), np.concatenate([b, a])
+    s = centre[y]
+    ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)
+    x, y, s = x[ok], y[ok], s[ok]
+    if not len(x):
+        return centre
+    n64 = np.int64(n)
+    at_centre = y == s
+    linked_centre = np.unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
+    keys, counts = np.unique(x.astype(np.int64) * n64 + s, return_counts=True)
+    cand = np.isin(keys, linked_centre, assume_unique=True)
+    keys, counts = keys[cand], counts[cand]
+    cx, cs = keys // n64, keys % n64
+    order = np.lexsort((cs, cs != centre[cx], -counts, cx))
+    cx, cs = cx[order], cs[order]
+    first = np.r_[True, cx[1:] != cx[:-1]]
+    mx, ms = cx[first], cs[first]
+    move = ms != centre[mx]
+    mx, ms = mx[move], ms[move]
+    size = np.bincount(centre[centre >= 0], minlength=n)
+    stays = size - np.bincount(centre[mx], minlength=n) >= 2  # arrivals not counted: they may not come
+    mx, ms = mx[stays[centre[mx]]], ms[stays[centre[mx]]]
+    out = centre.copy()
+    out[mx] = ms
+    return out
 
 
 def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, star: bool = False) -> list[Cluster]:
