@@ -452,38 +452,27 @@ def _match_all(session, f: Filter, pattern: re.Pattern[str], edited: dict[str, d
     translation = (re2.translate(re.compile(re.escape(q)) if plain_lower else searched)
                    if n >= ARROW_MIN_PAIRS else None)
     loaded = len(session.dataset.pairs)
+    lowered = plain_lower or folded is not None
+    test = (lambda t: q in t) if plain_lower else (lambda t: _hit(search, lit, t))  # noqa: E731
     for name in f.fields:
         if len(found) == n:
             break
         ed = edited[name]
-        lowered = plain_lower or folded is not None
+        if lowered:  # smart case: the case-sensitive pattern (or the plain query) over lower-cased texts
+            low = _lowered(session, name)
+            text_of = lambda i, ed=ed, low=low: ed[i].lower() if i in ed else low[i]  # noqa: E731
+        else:
+            text_of = _texts(session, name)
         got = None if translation is None else _column_hits(session, name, lowered, translation)
-        if got is not None:
+        if got is None:
+            candidates: Iterable[int] = range(n)
+        else:
             # The column holds the loaded texts: edited and added pairs, and those RE2 may
             # answer differently, are searched here one by one.
             hits, unsure = got
             found |= hits - ed.keys()
-            recheck = sorted((unsure | ed.keys() | set(range(loaded, n))) - found)
-            if lowered:
-                low = _lowered(session, name)
-                text_of = lambda i, ed=ed, low=low: ed[i].lower() if i in ed else low[i]  # noqa: E731
-            else:
-                text_of = _texts(session, name)
-            if plain_lower:
-                found.update(i for i in recheck if i < n and q in text_of(i))
-            else:
-                found.update(i for i in recheck if i < n and _hit(search, lit, text_of(i)))
-            continue
-        if plain_lower:
-            low = _lowered(session, name)
-            found.update(i for i in range(n) if i not in found and q in (ed[i].lower() if i in ed else low[i]))
-        elif folded is not None:  # smart case: the case-sensitive pattern over lower-cased texts
-            low = _lowered(session, name)
-            found.update(i for i in range(n) if i not in found and _hit(
-                search, lit, ed[i].lower() if i in ed else low[i]))
-        else:
-            texts = _texts(session, name)
-            found.update(i for i in range(n) if i not in found and _hit(search, lit, texts(i)))
+            candidates = sorted((unsure | ed.keys() | set(range(loaded, n))) - found)
+        found.update(i for i in candidates if i < n and i not in found and test(text_of(i)))
     return found
 
 
