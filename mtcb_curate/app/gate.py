@@ -29,7 +29,7 @@ def resolve_limits(session: ReviewSession, config: Path | None = None) -> Limits
 def run_gate(session: ReviewSession, *, has_workspace: bool = True, config: Path | None = None,
              limits: Limits | None = None, loads: bool = True, progress: Callable[[str], None] | None = None,
              judge: Judge | None = None, include_undecided: bool = False,
-             targets: Targets | None = None) -> ChecklistReport:
+             targets: Targets | None = None, cache: bool = True) -> ChecklistReport:
     """Run the checklist on ``session``; ``report.passed`` is the gate.
 
     Args:
@@ -45,6 +45,8 @@ def run_gate(session: ReviewSession, *, has_workspace: bool = True, config: Path
             as if accepted, ``reviewed`` is skipped (never a gate for publishing).
         targets: the ``balance`` targets already resolved (default: ``Targets.resolve`` of the
             profile and ``config``'s ``[stats]`` table).
+        cache: reuse and keep work between runs, keyed by content hash (``checks.cache``, in
+            the user cache directory); publishing passes False and checks everything afresh.
 
     Raises:
         CurateError: the config file is not valid TOML, a ``[stats]`` value is invalid, or the
@@ -55,7 +57,7 @@ def run_gate(session: ReviewSession, *, has_workspace: bool = True, config: Path
     if targets is None:
         targets = Targets.resolve(session.dataset.profile, config)
     return run_checklist(session, has_workspace=has_workspace, limits=limits, loads=loads, progress=progress,
-                         judge=judge, include_undecided=include_undecided, targets=targets)
+                         judge=judge, include_undecided=include_undecided, targets=targets, cache=cache)
 
 
 def step(check_id: str) -> tuple[int, int]:

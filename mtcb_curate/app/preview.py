@@ -136,7 +136,7 @@ def run_preview(session: ReviewSession, specs: Sequence[ChunkerSpec], *, retriev
                          if not all_pairs else "no pair to score")
     make_retriever(retriever) if retriever != "bm25" else None  # a missing extra fails before any work
     store = pcache.PreviewCache(cache_dir)
-    fp = pcache.corpus_fingerprint(documents)
+    fp = session.corpus_fingerprint
     report = PreviewReport(session.dataset.name, retriever, tuple(sorted(set(ks))), len(items),
                            "all" if all_pairs else "accepted",
                            versions={**library_versions(), ("bm25s" if retriever == "bm25" else "wordllama"):

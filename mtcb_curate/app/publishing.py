@@ -96,7 +96,7 @@ def prepare(session: ReviewSession, *, has_workspace: bool = True, config: Path 
         CurateError: the checklist cannot run (bad config); PublishError as :func:`plan`.
     """
     if report is None:
-        report = gate.run_gate(session, has_workspace=has_workspace, config=config, progress=progress)
+        report = gate.run_gate(session, has_workspace=has_workspace, config=config, progress=progress, cache=False)
         if on_gate is not None:
             on_gate(report)
     return plan(session, report, has_workspace=has_workspace, **plan_options)

@@ -85,7 +85,7 @@ def findability(session: ReviewSession, ids: Iterable[int] | None = None, *, has
     store = pcache.PreviewCache(Path(session.workspace.path))
     if store.folder is None or not store.folder.is_dir():
         return {"run": False}
-    fp = pcache.corpus_fingerprint({k: d.text for k, d in session.dataset.documents.items()})
+    fp = session.corpus_fingerprint
     memos = {}
     for spec in settings.chunkers:
         got = store.get(memo_name(fp, spec, settings.retriever, settings.k))

@@ -19,6 +19,7 @@ from mtcb_curate import neardup
 from mtcb_curate.plaintext import one_line
 
 if TYPE_CHECKING:
+    from mtcb_curate.checks.cache import ChecklistCache
     from mtcb_curate.dataset.profiles import Profile
     from mtcb_curate.stats.targets import Targets
     from mtcb_curate.store.session import PairView, ReviewSession
@@ -201,6 +202,7 @@ class CheckContext:
             skipped, flagged) is checked as if accepted, and ``reviewed`` is skipped.
         targets: the ``[stats]`` target distributions for ``balance`` (``stats.Targets``), or
             None: ``Targets.resolve`` of the dataset's profile and the default config file.
+        cache: the work kept between runs (``verified``, ``loads``), or None to keep nothing.
     """
 
     session: ReviewSession
@@ -213,15 +215,18 @@ class CheckContext:
     judge: Judge | None = None
     include_undecided: bool = False
     targets: Targets | None = None
+    cache: ChecklistCache | None = None
 
     @classmethod
     def build(cls, session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
               threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
               judge: Judge | None = None, include_undecided: bool = False,
-              targets: Targets | None = None) -> CheckContext:
+              targets: Targets | None = None, cache: bool = False) -> CheckContext:
         """The context of one run; ``limits`` default to ``Limits.resolve`` of the dataset's
         profile without the config file. ``include_undecided``: the checked pairs are every
-        pair not rejected (see the class). ``targets``: see the class."""
+        pair not rejected (see the class). ``targets``: see the class. ``cache``: reuse and keep
+        work on disk (a :class:`~mtcb_curate.checks.cache.ChecklistCache` in the user cache
+        directory)."""
         if not has_workspace:
             accepted = list(range(len(session)))
         elif include_undecided:
@@ -230,7 +235,7 @@ class CheckContext:
             accepted = session.ids(Status.ACCEPTED)
         return cls(session, accepted, {pid: session.view(pid) for pid in accepted},
                    limits or Limits.resolve(session.dataset.profile, {}), has_workspace, threshold, loads, judge,
-                   include_undecided, targets)
+                   include_undecided, targets, _new_cache() if cache else None)
 
     @property
     def dataset(self):
@@ -248,10 +253,27 @@ class CheckContext:
         for ``accepted``; computed on first use (``verbatim``, the first check, pays for it)."""
         from mtcb_curate.verify import verify_dataset
 
-        report = verify_dataset(self.dataset, {pid: v.passage for pid, v in self.views.items()}, fuzzy=False,
-                                count_tokens=True, index=self.index,
-                                pairs=[self.session.pairs[pid] for pid in self.accepted])
-        return {r.id: r for r in report.results}
+        passages = {pid: v.passage for pid, v in self.views.items()}
+        pairs = {pid: self.session.pairs[pid] for pid in self.accepted}
+        found: dict[int, PairResult] = {}
+        todo = list(pairs)
+        if self.cache is not None:
+            found, todo = self.cache.verified(self.session.corpus_fingerprint,
+                                              ((pairs[pid], passages[pid]) for pid in pairs))
+        if todo:
+            report = verify_dataset(self.dataset, passages, fuzzy=False, count_tokens=True, index=self.index,
+                                    pairs=[pairs[pid] for pid in todo])
+            found.update((r.id, r) for r in report.results)
+            if self.cache is not None:
+                self.cache.put_verified(self.session.corpus_fingerprint,
+                                        ((pairs[r.id], r) for r in report.results), keep=len(pairs))
+        return {pid: found[pid] for pid in self.accepted}
+
+
+def _new_cache() -> ChecklistCache:
+    from mtcb_curate.checks.cache import ChecklistCache
+
+    return ChecklistCache()
 
 
 @dataclass(frozen=True)

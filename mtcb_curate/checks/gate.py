@@ -87,7 +87,8 @@ def run_check(check: Check, ctx: CheckContext) -> CheckResult:
 def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits: Limits | None = None,
                   threshold: float = neardup.DEFAULT_THRESHOLD, loads: bool = True,
                   progress: Callable[[str], None] | None = None, judge: Judge | None = None,
-                  include_undecided: bool = False, targets: Targets | None = None) -> ChecklistReport:
+                  include_undecided: bool = False, targets: Targets | None = None,
+                  cache: bool = False) -> ChecklistReport:
     """Run every check of ``CHECKS`` on ``session`` (see the module docstring).
 
     Args:
@@ -104,12 +105,15 @@ def run_checklist(session: ReviewSession, *, has_workspace: bool = True, limits:
             as if accepted (``report.accepted`` lists them) and ``reviewed`` is skipped.
         targets: the ``[stats]`` targets for ``balance`` (default: ``Targets.resolve`` of the
             dataset's profile and the default config file).
+        cache: reuse the verification of passages and the ``loads`` verdict of a layout seen
+            before, keyed by content hash, and keep this run's (``checks.cache``).
 
     Returns:
         A ``ChecklistReport``; ``report.passed`` is the gate.
     """
     ctx = CheckContext.build(session, has_workspace=has_workspace, limits=limits, threshold=threshold,
-                             loads=loads, judge=judge, include_undecided=include_undecided, targets=targets)
+                             loads=loads, judge=judge, include_undecided=include_undecided, targets=targets,
+                             cache=cache)
     results = []
     for check in CHECKS:
         if progress is not None:

@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
     check.add_argument("--markdown", type=Path, metavar="FILE", help="write the results as Markdown")
     check.add_argument("--config", type=Path, help="config file with [checklist] and [llm] tables")
+    check.add_argument("--no-cache", action="store_true",
+                       help="verify every passage and load the publish layout afresh, without reading or "
+                            "writing the checklist cache (publish always does)")
     check.add_argument("--llm-judge", action="store_true",
                        help="ask the LLM whether the passage supports the answer, for the pairs the "
                             "lexical 'answerable' check warns about")

@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         if not has_ws:
             note("warning: no workspace: every pair is treated as accepted and 'reviewed' is skipped")
         judge = llm_judge(args, session, has_ws) if getattr(args, "llm_judge", False) else None
-        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), judge=judge)
+        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), judge=judge,
+                          cache=not getattr(args, "no_cache", False))
         print(format_report(report))
         try:
             if args.json:

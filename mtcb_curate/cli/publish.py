@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if not has_ws:
             note("warning: no workspace: every pair counts as accepted (review in the app to curate)")
-        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None))
+        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), cache=False)
         print(format_report(report))
         if not report.passed and not args.force and args.dry_run is None:
             note("publish refused: the checklist fails (fix it, or --force --reason \"why\")")

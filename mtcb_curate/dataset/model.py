@@ -7,6 +7,8 @@ decisions and edits over it without ever changing it.
 from __future__ import annotations
 
 import functools
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -206,6 +208,19 @@ class SourceInfo:
     reason: str = ""
     revision: str | None = None
     commit: str | None = None
+
+
+def corpus_fingerprint(documents: Mapping[str, str | bytes]) -> str:
+    """sha256 hex of every ``(document key, text)`` in order, each part prefixed by its length
+    in bytes (8 bytes, little-endian). A text may be given as its UTF-8 bytes (``surrogatepass``,
+    as ``Document.data``): the same fingerprint."""
+    h = hashlib.sha256()
+    for key, text in documents.items():
+        for part in (key, text):
+            b = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+    return h.hexdigest()
 
 
 @dataclass(slots=True)

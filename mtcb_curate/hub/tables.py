@@ -12,6 +12,7 @@ locally; ``hub.plan`` composes them into a ``PublishPlan``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -147,6 +148,34 @@ def _check_unicode(values: Iterable[Any], column: str, config: str) -> None:
                 raise PublishError(Kind.INPUT, f"{config} row {row}, field '{column}': not valid Unicode "
                                                f"(a lone surrogate at character {exc.start}); edit or reject it, "
                                                "then publish again") from None
+
+
+def tables_digest(session: ReviewSession, accepted: Sequence[int] | None = None) -> str:
+    """sha256 hex of everything :func:`build_tables` reads for these ``accepted`` ids: the
+    profile and column names, every pair of the session as curated (for the columns published),
+    the accepted pairs as published, every document's key, row and columns, and the corpus
+    fingerprint. Equal digests (with equal code and library versions) build equal tables; a
+    value whose ``repr`` is not stable only ever gives a new digest. A cache key for work done
+    on the tables (the ``loads`` check's).
+    """
+    ds = session.dataset
+    h = hashlib.sha256()
+
+    def add(value: Any) -> None:
+        b = repr(value).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+
+    add((ds.profile, sorted(ds.columns.items()), session.corpus_fingerprint))
+    for pair in session.pairs:
+        add((pair.id, pair.question, pair.answer, pair.passage, pair.doc_key, pair.chunk_index, pair.meta,
+             pair.origin))
+    for pp in accepted_pairs(session, accepted):
+        add((pp.source_id, pp.question, pp.answer, pp.passage, pp.doc_key, pp.chunk_index, pp.meta,
+             sorted(pp.edited), pp.origin))
+    for d in ds.documents.values():
+        add((d.key, d.row, d.meta))
+    return h.hexdigest()
 
 
 def build_tables(session: ReviewSession, *, only_linked: bool = False,

@@ -13,24 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Mapping
 from pathlib import Path
+
+from mtcb_curate.dataset.model import corpus_fingerprint  # noqa: F401 - the preview's cache key
 
 FOLDER = "preview-cache"
 #: Bump when the pickled layout changes.
 FORMAT = 1
-
-
-def corpus_fingerprint(documents: Mapping[str, str | bytes]) -> str:
-    """sha256 hex of every (key, text) in order (about 0.1 s for 48 MB). A text may be given
-    as its UTF-8 bytes (``surrogatepass``, as ``Document.data``): the same fingerprint."""
-    h = hashlib.sha256()
-    for key, text in documents.items():
-        for part in (key, text):
-            b = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
-            h.update(len(b).to_bytes(8, "little"))
-            h.update(b)
-    return h.hexdigest()
 
 
 def key(*parts: object) -> str:

@@ -22,6 +22,7 @@ from mtcb_curate.dataset.model import (
     QAPair,
     Status,
     Via,
+    corpus_fingerprint,
 )
 from mtcb_curate.store.base import Store
 from mtcb_curate.store.sqlite import Decision
@@ -89,6 +90,7 @@ class ReviewSession:
         #: pair id -> the curator's note (pairs without one are absent).
         self._notes: dict[int, str] = workspace.notes()
         self._corpus_index = None
+        self._corpus_fingerprint: str | None = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
@@ -106,6 +108,14 @@ class ReviewSession:
 
             self._corpus_index = CorpusIndex.from_dataset(self.dataset)
         return self._corpus_index
+
+    @property
+    def corpus_fingerprint(self) -> str:
+        """sha256 hex of the corpus (``dataset.model.corpus_fingerprint``), computed once per
+        session: the cache key of the preview, the findability screen and the checklist."""
+        if self._corpus_fingerprint is None:
+            self._corpus_fingerprint = corpus_fingerprint({k: d.data for k, d in self.dataset.documents.items()})
+        return self._corpus_fingerprint
 
     def __len__(self) -> int:
         return len(self.pairs)

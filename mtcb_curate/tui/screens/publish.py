@@ -205,7 +205,8 @@ class PublishScreen(ModalScreen[None]):
                 self._deliver(worker, self._status, f"Running the checklist: {check_id} ({i + 1}/{total})…", "-busy")
 
             try:
-                report = gate.run_gate(self.session, config=getattr(self.app, "config_path", None), progress=progress)
+                report = gate.run_gate(self.session, config=getattr(self.app, "config_path", None), progress=progress,
+                                       cache=False)
             except Exception as exc:  # noqa: BLE001 - shown as one line; r retries
                 self._deliver(worker, self._failed, f"the checklist could not run: {type(exc).__name__}: {exc}")
                 return
