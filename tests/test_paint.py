@@ -543,3 +543,53 @@ async def test_a_decision_that_shows_another_document_runs_no_layout_pass(ws):
         if start >= 0:  # the passage's row is on screen
             top = viewer.scroll_offset.y
             assert top <= viewer.line_of_offset(start) < top + viewer.size.height
+
+
+async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_the_last_leads(ws, accept_at_once):
+    """A held key: keys queued faster than the screen is built are each decided and saved, the
+    queue's cursor moves with each, and the panel, the source and the bars are built once, for
+    the pair the last key leads to (not for every pair passed over); a key arriving alone is
+    shown at once as before."""
+    from textual import events
+
+    from support import opened, review_app
+    from mtcb_curate.dataset.model import Status
+
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30), close=False) as (app, pilot):
+        screen = app.screen
+        start = screen.queue.current
+        shown = []
+        real_show = screen._show_current
+
+        def counting_show():
+            shown.append(screen.queue.current)
+            real_show()
+
+        screen._show_current = counting_show
+        for _ in range(5):
+            app.post_message(events.Key("a", "a"))
+        await pilot.pause(0.2)
+        assert [session.status(start + i) for i in range(5)] == [Status.ACCEPTED] * 5
+        assert session.status(start + 5) == Status.UNDECIDED
+        assert screen.queue.current == start + 5
+        assert shown == [start + 5], shown
+        assert text_of_head(app).startswith(f"#{start + 5}")
+        assert screen._behind is False
+        # one key alone: shown by its own decision
+        await pilot.press("a")
+        await pilot.pause(0.1)
+        assert shown == [start + 5, start + 6]
+        assert text_of_head(app).startswith(f"#{start + 6}")
+    # every decision reached the workspace
+    decisions = session.workspace.decisions()
+    assert [decisions[start + i].status for i in range(6)] == ["accepted"] * 6 and start + 6 not in decisions
+    session.workspace.close()
+
+
+def text_of_head(app) -> str:
+    """The QA panel's head line as painted (``#ID  STATUS ...``)."""
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    panel = app.screen.query_one(QAPanel)
+    return "".join(seg.text for seg in panel.render_line(0)).strip()

@@ -18,8 +18,13 @@ The policy, started once the first screen is drawn:
    collections (generations 0 and 1) still run as usual and take well under 1 ms;
 3. a full collection runs when the curator pauses (no key for ``IDLE_SECONDS``), checked every
    ``CHECK_SECONDS``, if any young collection happened since the last one; and, while keys keep
-   coming, as soon as ``FORCE_AFTER`` generation-1 collections went by without one, so each
-   collection stays small (about 9 ms).
+   coming without a pause, once ``FORCE_AFTER`` generation-1 collections went by without one,
+   so that a key held for long cannot grow the heap without bound. A held key makes most of
+   that garbage (Textual's ``Strip.divide`` keeps ``[self]`` in the strip's own cache, a
+   cycle, for every strip a frame paints whole): forcing a collection every 10 generation-1
+   collections stalled one key in a 2-second burst by 100-200 ms, every 2 by 25-60 ms several
+   times a second (``benchmarks/bench_pty.py``); 30 lets a burst of that length finish and
+   collect at the pause.
 
 ``trim_heap()`` hands the C heap's free pages back to the system (glibc ``malloc_trim``): the
 loading's and the passage scan's temporaries are freed but glibc keeps their pages (50-60 MB
@@ -40,7 +45,7 @@ import time
 
 IDLE_SECONDS = 1.0
 CHECK_SECONDS = 0.25
-FORCE_AFTER = 10
+FORCE_AFTER = 30
 _NEVER = 1_000_000_000
 
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -223,6 +223,10 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._locate_timer: Timer | None = None
         #: A wrap of the next pairs' texts is scheduled (``_warm_next``).
         self._warming = False
+        #: Decisions were made while keys waited, and the current pair is not shown yet
+        #: (``_catch_up`` shows it, posted once: ``_catch_up_posted``).
+        self._behind = False
+        self._catch_up_posted = False
         self._shown_at = 0.0
         #: (pair, passage, chunk_index, pairs ahead) the locate timer or worker was last started for.
         self._locate_for: tuple | None = None
@@ -622,6 +626,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
     # -- showing the current pair -------------------------------------------------------------
 
     def _show_current(self) -> None:
+        self._behind = False
         self._refresh_queue_title()
         pid = self.queue.current
         panel = self.query_one(QAPanel)
@@ -1029,6 +1034,42 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                     queue.move_by(1)
                 else:
                     self.notify("End of the queue (n: next undecided pair).", timeout=3)
+        if advance and self._keys_waiting():
+            # Keys are waiting (a held key, keys faster than frames): the queue's cursor has
+            # moved and the decision is saved; the panel, the source and the bars show the
+            # pair the last of those keys leads to, once they are handled (``_catch_up``),
+            # instead of being built for every pair passed over.
+            self._behind = True
+            if not self._catch_up_posted:
+                self._catch_up_posted = True
+                self.app.call_later(self._catch_up)
+            return
+        self._show_current()
+        self._update_progress()
+
+    def _keys_waiting(self) -> bool:
+        """A key event is waiting in the app's message queue or was peeked from it (read
+        without taking it; Textual's own queue keeps its messages in ``values``)."""
+        app = self.app
+        if isinstance(getattr(app, "_pending_message", None), events.Key):
+            return True
+        queue = app._message_queue
+        waiting = getattr(queue, "values", None)
+        if waiting is None:
+            waiting = getattr(queue, "_queue", ())  # an asyncio.Queue
+        return any(isinstance(m, events.Key) for m in waiting)
+
+    def _catch_up(self) -> None:
+        """Show the current pair after decisions that put it off (``_after_change``): called
+        from the app's message queue, behind the keys that were waiting; put off again while
+        more keys wait."""
+        self._catch_up_posted = False
+        if not self._behind:
+            return
+        if self._keys_waiting():
+            self._catch_up_posted = True
+            self.app.call_later(self._catch_up)
+            return
         self._show_current()
         self._update_progress()
 
