@@ -1,4 +1,5 @@
-"""Writing files atomically, with the permissions a plain ``open(path, "w")`` would give."""
+"""Writing files atomically, with the permissions a plain ``open(path, "w")`` would give; and
+the user cache folder the caches that outlive a workspace live under."""
 
 from __future__ import annotations
 
@@ -40,3 +41,11 @@ def atomic_write(dest: Path, write: Callable[[IO[bytes]], None]) -> None:
 def atomic_write_bytes(dest: Path, data: bytes) -> None:
     """``atomic_write`` of a bytes value."""
     atomic_write(dest, lambda fh: fh.write(data))
+
+
+def user_cache_folder(name: str) -> Path:
+    """``<user cache dir>/mtcb-curate/<name>`` (``platformdirs``; ``XDG_CACHE_HOME`` on Linux),
+    not created."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("mtcb-curate", appauthor=False)) / name

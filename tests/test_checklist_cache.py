@@ -283,3 +283,4 @@ def test_check_command_reads_the_cache_and_no_cache_checks_afresh(tmp_path):
     fresh = call_main("check", "ficha", "--source", src, "--no-cache")
     assert fresh.returncode == 1 and "FAIL  verbatim" in fresh.stdout
     assert "not built or loaded again" not in fresh.stdout
+

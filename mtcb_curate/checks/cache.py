@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, fields
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mtcb_curate
+from mtcb_curate.files import atomic_write_bytes, user_cache_folder
 
 if TYPE_CHECKING:
     from mtcb_curate.dataset.model import QAPair
@@ -52,10 +52,8 @@ LOADS_CODE = ("hub", "dataset", "checks/loads.py")
 
 
 def default_cache_dir() -> Path:
-    """``<user cache dir>/mtcb-curate/checklist`` (``platformdirs``; ``XDG_CACHE_HOME`` on Linux)."""
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("mtcb-curate", appauthor=False)) / CACHE_FOLDER
+    """``<user cache dir>/mtcb-curate/checklist`` (``files.user_cache_folder``)."""
+    return user_cache_folder(CACHE_FOLDER)
 
 
 _CODE: dict[tuple[str, ...], str] = {}
@@ -118,17 +116,7 @@ def _from_json(pid: int, passage: str, d: dict[str, Any]) -> PairResult:
 def _write_json(path: Path, value: Any) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(value, f, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write_bytes(path, json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
         return True
     except OSError:
         return False

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from mtcb_curate.dataset.model import corpus_fingerprint
 from mtcb_curate.preview import cache as pcache
 from mtcb_curate.preview.chunkers import ChunkerSpec, Chunks, library_versions
 from mtcb_curate.preview.placement import chunks_name, has_cache, index_name, memo_name
@@ -36,7 +37,7 @@ def cached_scores(documents: Mapping[str, str], items: Sequence[Item], specs: Se
         return []
     store = pcache.PreviewCache(cache_dir)
     documents = dict(documents)
-    fp = pcache.corpus_fingerprint(documents)
+    fp = corpus_fingerprint(documents)
     versions = {**library_versions(), ("bm25s" if retriever == "bm25" else "wordllama"): retriever_version(retriever)}
     ks = tuple(sorted(set(int(k) for k in ks)))
     out = []

@@ -15,8 +15,6 @@ import os
 import pickle
 from pathlib import Path
 
-from mtcb_curate.dataset.model import corpus_fingerprint  # noqa: F401 - the preview's cache key
-
 FOLDER = "preview-cache"
 #: Bump when the pickled layout changes.
 FORMAT = 1

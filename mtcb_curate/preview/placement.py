@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from mtcb_curate.dataset.model import corpus_fingerprint
 from mtcb_curate.preview import cache as pcache
 from mtcb_curate.preview.chunkers import ChunkerSpec, Chunks, library_versions
 from mtcb_curate.preview.retrievers import retriever_version
@@ -73,7 +74,7 @@ def cached_placements(documents: Mapping[str, str], items: Sequence[tuple[int, s
     if not has_cache(cache_dir):
         return None
     store = pcache.PreviewCache(cache_dir)
-    fp = pcache.corpus_fingerprint(dict(documents))
+    fp = corpus_fingerprint(dict(documents))
     out: dict[int, dict[str, str | None]] = {pid: {} for pid, *_ in items}
     for spec in specs:
         memo = store.get(memo_name(fp, spec, retriever, ks))

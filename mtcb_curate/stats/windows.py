@@ -24,10 +24,10 @@ CACHE_FOLDER = "stats-windows"
 
 
 def default_cache_dir() -> Path:
-    """``<user cache dir>/mtcb-curate/stats-windows``."""
-    from platformdirs import user_cache_dir
+    """``<user cache dir>/mtcb-curate/stats-windows`` (``files.user_cache_folder``)."""
+    from mtcb_curate.files import user_cache_folder
 
-    return Path(user_cache_dir("mtcb-curate", appauthor=False)) / CACHE_FOLDER
+    return user_cache_folder(CACHE_FOLDER)
 
 
 def _digest(text: str | bytes) -> str:

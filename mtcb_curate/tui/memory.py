@@ -21,10 +21,9 @@ The policy, started once the first screen is drawn:
    coming without a pause, once ``FORCE_AFTER`` generation-1 collections went by without one,
    so that a key held for long cannot grow the heap without bound. A held key makes most of
    that garbage (Textual's ``Strip.divide`` keeps ``[self]`` in the strip's own cache, a
-   cycle, for every strip a frame paints whole): forcing a collection every 10 generation-1
-   collections stalled one key in a 2-second burst by 100-200 ms, every 2 by 25-60 ms several
-   times a second (``benchmarks/bench_pty.py``); 30 lets a burst of that length finish and
-   collect at the pause.
+   cycle, for every strip a frame paints whole); ``FORCE_AFTER`` is set so that a burst of
+   keys a couple of seconds long finishes and collects at the pause (figures for other
+   settings: README, "Held keys", ``benchmarks/bench_pty.py``).
 
 ``trim_heap()`` hands the C heap's free pages back to the system (glibc ``malloc_trim``): the
 loading's and the passage scan's temporaries are freed but glibc keeps their pages (50-60 MB
