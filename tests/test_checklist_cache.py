@@ -284,3 +284,16 @@ def test_check_command_reads_the_cache_and_no_cache_checks_afresh(tmp_path):
     assert fresh.returncode == 1 and "FAIL  verbatim" in fresh.stdout
     assert "not built or loaded again" not in fresh.stdout
 
+
+def test_a_document_key_with_a_lone_surrogate_is_kept_and_read_back(tmp_path):
+    """Passages are only hashed, but document keys are written (``doc_key``, ``elsewhere``)."""
+    from mtcb_curate.dataset.model import QAPair
+    from mtcb_curate.verify.verdict import PairResult, Verdict
+
+    store = ccache.ChecklistCache(tmp_path / "c")
+    key, other = "AA\ud83dA", "B\udcffB"
+    pair = QAPair(0, "q", "a", "some passage", key)
+    result = PairResult(0, key, Verdict.EXACT, 100.0, 3, 15, elsewhere=((other, 2),), passage="some passage")
+    assert store.put_verified("e" * 64, [(pair, result)], keep=1)
+    found, missing = store.verified("e" * 64, [(pair, "some passage")])
+    assert missing == [] and found[0].doc_key == key and found[0].elsewhere == ((other, 2),)

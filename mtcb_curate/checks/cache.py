@@ -116,7 +116,8 @@ def _from_json(pid: int, passage: str, d: dict[str, Any]) -> PairResult:
 def _write_json(path: Path, value: Any) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        # ASCII with escapes: a passage holding a lone surrogate round-trips as well
+        atomic_write_bytes(path, json.dumps(value, separators=(",", ":")).encode("ascii"))
         return True
     except OSError:
         return False
