@@ -6,6 +6,8 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -185,12 +187,12 @@ async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_sp
         await pilot.press("j")
         await settle(app, pilot)
         assert queue.current == nxt and len(panel._wrapped) >= warmed
-        rows = [strip.text for strip in panel._rows]
-        painted = [list(strip) for strip in panel._rows]  # text and styles, as painted
+        rows = [strip.text for strip in panel.strips()]
+        painted = [list(strip) for strip in panel.strips()]  # text and styles, as painted
         panel._wrapped.clear()  # the same pair wrapped from nothing
         panel._wrap()
-        assert [strip.text for strip in panel._rows] == rows
-        assert [list(strip) for strip in panel._rows] == painted
+        assert [strip.text for strip in panel.strips()] == rows
+        assert [list(strip) for strip in panel.strips()] == painted
         assert any(text.startswith(session.view(nxt).question[:20]) or session.view(nxt).question[:20] in text
                    for text in rows)
 
@@ -597,3 +599,55 @@ def text_of_head(app) -> str:
 
     panel = app.screen.query_one(QAPanel)
     return "".join(seg.text for seg in panel.render_line(0)).strip()
+
+
+# -- the QA panel's rows, made when painted --------------------------------------------------
+
+
+def _wrapped_by_rich(text, width, console, base):
+    """The rows as the panel made them before ``SectionRows``: Rich's ``Text.wrap`` at once."""
+    from textual.strip import Strip
+
+    out = []
+    for line in text.wrap(console, width, overflow="fold", no_wrap=False):
+        line.rstrip()
+        line.end = ""
+        out.append(Strip(list(line.render(console)), line.cell_len).apply_style(base).adjust_cell_length(width, base))
+    return out
+
+
+_WORDS = ["net", "income", "", " ", "  ", "\n", "\n\n", "\t", "revenue\tgrew", "営業利益", "😀", "x" * 70,
+          "a-b-c", "1,234.5", "é", "\u200b", "Q4"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.sampled_from(_WORDS), max_size=60), width=st.integers(1, 90),
+       marks=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 40)), max_size=4),
+       label=st.sampled_from([None, "Question", "Supporting passage"]))
+def test_section_rows_are_the_rows_rich_wraps_each_made_when_asked(words, width, marks, label):
+    """``SectionRows`` breaks where Rich's ``Text.wrap`` breaks (tabs, blank lines, wide
+    characters, words longer than the row, highlighted spans, a compact label) and makes each
+    row only when it is asked for."""
+    from rich.console import Console
+    from rich.style import Style
+    from rich.text import Text
+
+    from mtcb_curate.tui.widgets.qa_panel import SectionRows
+
+    console = Console(width=200, color_system="truecolor")
+    base = Style(color="white", bgcolor="grey11")
+    text = Text(" ".join(words))
+    for start, length in marks:
+        text.stylize("reverse bold", start, start + length)
+    if label is not None:
+        text = Text.assemble(Text(label + ": ", style="bold cyan"), text)
+    plain_before = text.plain
+    expected = _wrapped_by_rich(text.copy(), width, console, base)
+    rows = SectionRows(text, width, console, base)
+    assert len(rows) == len(expected)
+    assert rows._strips.count(None) == len(expected)  # nothing made yet
+    if expected:
+        assert rows[-1] == expected[-1]
+        assert rows._strips.count(None) == len(expected) - 1
+    assert rows[:] == expected
+    assert text.plain == plain_before  # the shown text is not changed (tabs expanded on a copy)

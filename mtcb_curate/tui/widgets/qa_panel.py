@@ -1,7 +1,8 @@
 """The QA panel: the current pair's head line, verdict, flags, question, answer and passage.
 
-One Line-API widget: ``show`` wraps the sections once to the panel width and ``render_line``
-hands out the stored rows. Nothing is measured by the layout engine, so moving to the next
+One Line-API widget: ``show`` wraps the sections once to the panel width (the row bounds;
+each row's ``Strip`` is made when first painted: ``SectionRows``) and ``render_line`` hands out
+the rows. Nothing is measured by the layout engine, so moving to the next
 pair repaints the panel without a layout pass over the screen (the six auto-height ``Static``
 widgets this replaced cost two layout passes of about 10 ms per key).
 
@@ -15,9 +16,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+from rich._wrap import divide_line
+from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 from textual import events
 from textual.geometry import Region, Size
 from textual.strip import Strip
@@ -266,6 +269,62 @@ def findability_text(lines, retriever: str = "bm25", note: str | None = None) ->
     return out
 
 
+class SectionRows(Sequence[Strip]):
+    """One section wrapped to ``width`` cells, row for row as Rich's ``Text.wrap(console, width,
+    overflow="fold")`` wraps it, each row a ``Strip`` over the panel's ``base`` style padded to
+    ``width`` cells with its trailing whitespace dropped.
+
+    The rows' bounds are found at once, with the function ``Text.wrap`` itself breaks lines with
+    (``rich._wrap.divide_line``, per line of the text, after expanding tabs as ``Text.wrap``
+    does); a row's ``Strip`` is made from its slice of the text when it is first asked for, so
+    a long passage costs only the rows a screen paints. Indexing takes an ``int`` (negative
+    counts from the end) or a ``slice`` (a list).
+    """
+
+    __slots__ = ("_text", "_bounds", "_strips", "_console", "_width", "_base")
+
+    def __init__(self, text: Text, width: int, console: Console, base: Style) -> None:
+        if "\t" in text.plain:
+            text = text.copy()
+            text.expand_tabs(8)  # as Text.wrap expands them (tab_size 8), before breaking
+        bounds: list[tuple[int, int]] = []
+        start = 0
+        for line in text.plain.split("\n"):
+            edges = [0, *divide_line(line, width, fold=True), len(line)]
+            bounds.extend((start + a, start + b) for a, b in zip(edges, edges[1:]))
+            start += len(line) + 1
+        self._text = text
+        self._bounds = bounds
+        self._strips: list[Strip | None] = [None] * len(bounds)
+        self._console = console
+        self._width = width
+        self._base = base
+
+    def __len__(self) -> int:
+        return len(self._bounds)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._bounds)))]
+        strip = self._strips[i]
+        if strip is None:
+            strip = self._strips[i] = self._row(i)
+        return strip
+
+    def _row(self, i: int) -> Strip:
+        a, b = self._bounds[i]
+        text = self._text
+        # text[a:b] as Text.divide makes it, without copying the rest of the text
+        spans = [Span(max(0, s - a), min(e, b) - a, style) for s, e, style in text.spans
+                 if min(e, b) - a > max(0, s - a)]
+        line = Text(text.plain[a:b], style=text.style, justify=text.justify, overflow=text.overflow, spans=spans)
+        width, base, console = self._width, self._base, self._console
+        line.truncate(width, overflow="fold")  # as Text.wrap does (its rstrip_end: rstrip below)
+        line.rstrip()
+        line.end = ""
+        return Strip(list(line.render(console)), line.cell_len).apply_style(base).adjust_cell_length(width, base)
+
+
 def _sections(view: PairView | None, result: PairResult | None, pending: bool, key_column: str,
               extra: Text | None, problems: Text | None, findability: Text | None,
               matches: Callable[[str], list[tuple[int, int]]] | None) -> dict[str, Text]:
@@ -310,11 +369,13 @@ class QAPanel(BareScrollView, can_focus=False):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._sections: dict[str, Text] = {name: Text() for name, _ in SECTIONS}
-        self._rows: list[Strip] = []
+        #: Every row of the panel: (its section's rows, its index there); the ``Strip`` is made
+        #: when the row is first painted (``SectionRows``).
+        self._rows: list[tuple[Sequence[Strip], int]] = []
         self._wrapped_for = -1
         #: Wrapped rows per section, by what they were wrapped from (``_section_key``); the
         #: screen warms it with the next pairs' texts while idle, so a decision wraps little.
-        self._wrapped: OrderedDict[tuple, tuple[Strip, ...]] = OrderedDict()
+        self._wrapped: OrderedDict[tuple, SectionRows] = OrderedDict()
         #: The panel's own Rich style (``rich_style`` walks every ancestor): resolved once per
         #: style update, not once per row.
         self._base: Style | None = None
@@ -375,6 +436,11 @@ class QAPanel(BareScrollView, can_focus=False):
         """Plain text of section ``name`` as last shown ("" when empty)."""
         return self._sections[name].plain
 
+    def strips(self) -> list[Strip]:
+        """Every row of the panel as painted (scrolled or not), one ``Strip`` each, padded to the
+        content width; makes the rows not painted yet."""
+        return [section[i] for section, i in self._rows]
+
     # -- rendering ----------------------------------------------------------------------------
 
     def _wrap(self) -> None:
@@ -386,16 +452,18 @@ class QAPanel(BareScrollView, can_focus=False):
             return
         label_style = self._label_style = self._component_style("qa-panel--label")
         base = self._rows_base = self._base_style()
-        rows: list[Strip] = []
+        rows: list[tuple[Sequence[Strip], int]] = []
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             text = self._sections[name]
             if not text.plain and label is None:
                 continue
             if label is not None and not self._compact:
                 if rows:
-                    rows.append(Strip.blank(width, base))
-                rows.append(Strip([Segment(label, label_style)]).apply_style(base).adjust_cell_length(width, base))
-            rows.extend(self._wrapped_rows(text, label if self._compact else None, width, label_style, base))
+                    rows.append(((Strip.blank(width, base),), 0))
+                head = Strip([Segment(label, label_style)]).apply_style(base).adjust_cell_length(width, base)
+                rows.append(((head,), 0))
+            section = self._wrapped_rows(text, label if self._compact else None, width, label_style, base)
+            rows.extend((section, i) for i in range(len(section)))
         self._rows = rows
         # Without the reactive's layout pass (``virtual_size`` asks for one): the panel's size
         # is fixed by the stylesheet, and that pass over the whole screen cost 10-15 ms on
@@ -403,10 +471,11 @@ class QAPanel(BareScrollView, can_focus=False):
         self.set_reactive(QAPanel.virtual_size, Size(width, len(rows)))
 
     def _wrapped_rows(self, text: Text, label: str | None, width: int, label_style: Style,
-                      base: Style) -> tuple[Strip, ...]:
+                      base: Style) -> SectionRows:
         """``text`` (after ``label: `` in the compact layout) wrapped to ``width`` cells, one
         ``Strip`` per row, over the panel's ``base`` style and padded to ``width``: what the
-        panel paints as it is; cached by what it was made from."""
+        panel paints as it is (``SectionRows``: each row made when first painted); cached by
+        what it was made from."""
         key = (label, text.plain, tuple(text.spans), text.style, width, label_style, base)
         rows = self._wrapped.get(key)
         if rows is not None:
@@ -414,13 +483,7 @@ class QAPanel(BareScrollView, can_focus=False):
             return rows
         if label is not None:
             text = Text.assemble(Text(label + ": ", style=label_style), text)
-        console = self.app.console
-        out = []
-        for line in text.wrap(console, width, overflow="fold", no_wrap=False):
-            line.rstrip()
-            line.end = ""
-            out.append(Strip(list(line.render(console)), line.cell_len).apply_style(base).adjust_cell_length(width, base))
-        rows = self._wrapped[key] = tuple(out)
+        rows = self._wrapped[key] = SectionRows(text, width, self.app.console, base)
         while len(self._wrapped) > _WRAP_CACHE_SIZE:
             self._wrapped.popitem(last=False)
         return rows
@@ -533,6 +596,7 @@ class QAPanel(BareScrollView, can_focus=False):
             note = f" ▼ {hidden + 1} more line{'s' if hidden else ''} ({self.scroll_keys} scroll; e shows the whole texts)"
             return Strip([Segment(note, style)]).adjust_cell_length(width, style)
         if 0 <= row < len(self._rows):
-            strip = self._rows[row]  # styled and padded when wrapped
+            section, i = self._rows[row]
+            strip = section[i]  # styled and padded when made
             return strip if strip.cell_length == width else strip.adjust_cell_length(width, base)
         return Strip.blank(width, base)
