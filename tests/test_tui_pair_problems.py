@@ -65,6 +65,27 @@ async def test_accepting_a_failing_pair_asks_a_confirms_esc_cancels(tiny, ws):
         assert session.status(2) is Status.ACCEPTED
 
 
+async def test_keys_typed_before_the_question_never_answer_it(tiny, ws):
+    """A held ``a``: the keys typed ahead decide the pairs before the failing one, and those
+    still queued when the question comes up are dropped, not taken as "accept anyway"; a key
+    pressed once it is shown answers it."""
+    from textual import events
+
+    session = opened(tiny, ws)
+    async with review_app(session) as (app, pilot):
+        assert current(app) == 0
+        for _ in range(5):  # all queued before the first is handled
+            app.post_message(events.Key("a", "a"))
+        await pilot.pause(0.3)
+        assert session.status(0) is Status.ACCEPTED and session.status(1) is Status.ACCEPTED
+        assert isinstance(app.screen, ConfirmScreen)  # pair 2 fails verbatim: asked
+        assert app.screen.dropped == 2  # the fourth and fifth key
+        assert session.status(2) is Status.UNDECIDED
+        await pilot.press("a")  # typed once the question is on screen
+        assert isinstance(app.screen, ReviewScreen)
+        assert session.status(2) is Status.ACCEPTED and len(session) == 3  # the last pair
+
+
 async def test_config_off_accepts_without_asking(tiny, ws, tmp_path):
     config = tmp_path / "config.toml"
     config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
