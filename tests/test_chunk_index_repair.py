@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 
 import pytest
 from support import call_main, opened, review_app, settle, write_source
@@ -179,6 +180,31 @@ def test_repair_limited_to_ids(tmp_path):
         assert [p.chunk_index for p in session.pairs] == [0, 0, 7, 0]
     finally:
         session.workspace.close()
+
+
+def test_the_meaning_is_read_once_and_again_when_the_workspace_is_read_again(tmp_path):
+    """Every pair's problems read chunk_index_meaning: one workspace read, not one per pair;
+    set by another session of the same workspace (another curator), it is seen once the
+    decisions are read again (``reload_decisions``, the team refresh)."""
+    source = _source(tmp_path)
+    mine = opened(source, tmp_path / "ws")
+    try:
+        reads = []
+        real = mine.workspace.get_meta
+        mine.workspace.get_meta = lambda key: (reads.append(key), real(key))[1]
+        assert [mine.chunk_index_meaning for _ in range(5)] == ["mtcb"] * 5
+        assert reads == [MEANING_KEY]
+        # another writer of the workspace (another curator's, on a shared one)
+        with sqlite3.connect(mine.workspace.path / "workspace.sqlite") as other:
+            other.execute("INSERT OR REPLACE INTO meta VALUES (?, 'ignore')", (MEANING_KEY,))
+        other.close()
+        assert mine.chunk_index_meaning == "mtcb"  # not read again yet
+        mine.reload_decisions()
+        assert mine.chunk_index_meaning == "ignore" and reads == [MEANING_KEY] * 2
+        assert app_review.set_chunk_index_meaning(mine, "mtcb") is True
+        assert mine.chunk_index_meaning == "mtcb" and real(MEANING_KEY) == "mtcb"
+    finally:
+        mine.workspace.close()
 
 
 def test_meaning_ignore_makes_links_skip_chunk_index(tmp_path):

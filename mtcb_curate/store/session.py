@@ -91,6 +91,8 @@ class ReviewSession:
         self._notes: dict[int, str] = workspace.notes()
         self._corpus_index = None
         self._corpus_fingerprint: str | None = None
+        #: ``chunk_index_meaning`` as last read (it is read for every pair's problems).
+        self._meaning: str | None = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
@@ -154,13 +156,16 @@ class ReviewSession:
     def chunk_index_meaning(self) -> str:
         """What the dataset's chunk_index means, from the workspace (``mtcb``: MTCB's generation
         window, the default; ``ignore``: something else, not checked). An unreadable stored
-        value counts as the default."""
+        value counts as the default. Read once, then again after ``reload_decisions`` (on a
+        shared workspace another curator may set it)."""
         from mtcb_curate.verify.chunk_index import MEANING_KEY, chunk_index_meaning
 
-        try:
-            return chunk_index_meaning(self.workspace.get_meta(MEANING_KEY))
-        except ValueError:
-            return chunk_index_meaning(None)
+        if self._meaning is None:
+            try:
+                self._meaning = chunk_index_meaning(self.workspace.get_meta(MEANING_KEY))
+            except ValueError:
+                self._meaning = chunk_index_meaning(None)
+        return self._meaning
 
     def set_chunk_index_meaning(self, meaning: str) -> bool:
         """Store what chunk_index means (``mtcb`` or ``ignore``) in the workspace; False when it
@@ -175,6 +180,7 @@ class ReviewSession:
         if value == self.chunk_index_meaning and self.workspace.get_meta(MEANING_KEY) is not None:
             return False
         self.workspace.set_meta(**{MEANING_KEY: value})
+        self._meaning = value
         return True
 
     def edited_texts(self, field: str = PASSAGE_FIELD) -> dict[int, str]:
@@ -582,7 +588,9 @@ class ReviewSession:
 
     def reload_decisions(self) -> set[int]:
         """Read the decisions from the workspace again (on a shared one, other curators and a
-        lead decide too); returns the ids whose decision changed."""
+        lead decide too, and may set ``chunk_index_meaning``); returns the ids whose decision
+        changed."""
+        self._meaning = None
         fresh = self.workspace.decisions()
         changed = {pid for pid in set(fresh) | set(self._decisions)
                    if (fresh.get(pid) and (fresh[pid].status, fresh[pid].reason))
