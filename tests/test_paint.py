@@ -324,6 +324,17 @@ async def test_the_source_paints_the_same_rows_as_textuals_styles_cache():
             finally:
                 viewer._painting = False
             assert [list(s) for s in ours] == [list(s) for s in textual]
+        # a new theme: the styles the rows are painted with (kept per style update) follow it
+        before = viewer.render_lines(viewer.size.region)
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        after = viewer.render_lines(viewer.size.region)
+        assert [list(s) for s in after] != [list(s) for s in before]
+        fresh = viewer._render_row(viewer.scroll_offset.y, viewer.size.width, None, offsets=False,
+                                   on_thumb=None)
+        viewer._rich_styles.clear()
+        assert list(fresh) == list(viewer._render_row(viewer.scroll_offset.y, viewer.size.width, None,
+                                                      offsets=False, on_thumb=None))
         viewer.styles.padding = (0, 1)
         assert not bare_box(viewer)  # padding: Textual's path again
 

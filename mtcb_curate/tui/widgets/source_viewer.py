@@ -488,6 +488,11 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._painting = False
         #: The thumb's rows during a paint (``_thumb``), worked out once per paint.
         self._paint_thumb: tuple[int, int] | None = None
+        #: The viewer's width and text selection during a paint, read once per paint.
+        self._paint_state: tuple[int, Selection | None] | None = None
+        #: Rich styles by component class (None: the viewer's own), resolved once per style
+        #: update: every painted row asks for several.
+        self._rich_styles: dict[str | None, Style] = {}
 
     # ------------------------------------------------------------------ public API
 
@@ -838,6 +843,16 @@ class SourceViewer(BareScrollView, can_focus=True):
         """Drop cached rows when CSS (e.g. the theme) changes."""
         super().notify_style_update()
         self._line_cache.clear()
+        self._rich_styles.clear()
+
+    def _style(self, component: str | None = None) -> Style:
+        """The Rich style of component class ``component`` (None: the viewer's own), as
+        Textual resolves it, kept until the next style update."""
+        style = self._rich_styles.get(component)
+        if style is None:
+            style = self.visual_style.rich_style if component is None else self.get_component_rich_style(component)
+            self._rich_styles[component] = style
+        return style
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Rows for the screen: without the per-cell selection offsets, which only Textual's
@@ -845,6 +860,7 @@ class SourceViewer(BareScrollView, can_focus=True):
         style per cell position would defeat the style caches of every later paint step."""
         self._painting = True
         self._paint_thumb = self._thumb() if self._has_thumb() else None
+        self._paint_state = (self.size.width, self.text_selection)
         try:
             if not bare_box(self):
                 return super().render_lines(crop)
@@ -852,14 +868,14 @@ class SourceViewer(BareScrollView, can_focus=True):
         finally:
             self._painting = False
             self._paint_thumb = None
+            self._paint_state = None
 
     def render_line(self, y: int) -> Strip:
         """Render row `y` of the viewport (0 = top visible row) as a strip of widget width;
         each text cell carries its (column, row) offset for text selection, except while
         painting (``render_lines``)."""
         row = self.scroll_offset.y + y
-        width = self.size.width
-        selection = self.text_selection
+        width, selection = self._paint_state or (self.size.width, self.text_selection)
         offsets = not self._painting
         thumb = self._paint_thumb or (self._thumb() if self._has_thumb() else None)
         on_thumb = None if thumb is None else thumb[0] <= y < thumb[1]
@@ -879,11 +895,11 @@ class SourceViewer(BareScrollView, can_focus=True):
         the thumb's cell: ``on_thumb`` True or False, None for no thumb column); ``offsets``:
         each text segment carries its ``{"offset": (column, row)}`` meta (what
         ``Strip.apply_offsets`` adds), which Textual's text selection reads."""
-        base = self.visual_style.rich_style
+        base = self._style()
         if self._message is not None:
             if row != 0:
                 return Strip.blank(width, base)
-            style = base + self.get_component_rich_style("source-viewer--message")
+            style = base + self._style("source-viewer--message")
             return Strip([Segment(self._message, style)]).adjust_cell_length(width, base)
         if row < 0 or row >= len(self._row_starts):
             return Strip.blank(width, base)
@@ -904,7 +920,7 @@ class SourceViewer(BareScrollView, can_focus=True):
                 label = f" {line_index + 1:>{self._digits}} "
             else:
                 label = " " * gutter_width
-            out.append(Segment(label, self.get_component_rich_style("source-viewer--gutter")))
+            out.append(Segment(label, self._style("source-viewer--gutter")))
         # One Strip per row: each text cell carries its (column, row) offset, which Textual's
         # text selection reads (what ``Strip.apply_offsets`` does, without three more strips).
         if offsets:
@@ -923,7 +939,7 @@ class SourceViewer(BareScrollView, can_focus=True):
             used = end
         if on_thumb is not None and used < width:
             part = "source-viewer--thumb" if on_thumb else "source-viewer--track"
-            out.append(Segment(" ", self.get_component_rich_style(part)))
+            out.append(Segment(" ", self._style(part)))
             used += 1
         strip = Strip(out, used)
         return strip if used == width else strip.adjust_cell_length(width, base)
@@ -947,7 +963,7 @@ class SourceViewer(BareScrollView, can_focus=True):
             if span.end <= start:
                 continue
             rank = _KIND_RANK[span.kind]
-            style = self.get_component_rich_style(_KIND_CLASS[span.kind])
+            style = self._style(_KIND_CLASS[span.kind])
             lo = max(span.start, start)
             hi = min(span.end, end)
             if hi > lo:
