@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich._wrap import divide_line
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -317,8 +318,14 @@ class SectionRows(Sequence[Strip]):
         # text[a:b] as Text.divide makes it, without copying the rest of the text
         spans = [Span(max(0, s - a), min(e, b) - a, style) for s, e, style in text.spans
                  if min(e, b) - a > max(0, s - a)]
-        line = Text(text.plain[a:b], style=text.style, justify=text.justify, overflow=text.overflow, spans=spans)
         width, base, console = self._width, self._base, self._console
+        if not spans:  # most rows: what the Text below renders to, without making it
+            plain = text.plain[a:b]
+            if cell_len(plain) > width:
+                plain = set_cell_size(plain, width)
+            plain = plain.rstrip()
+            return Strip([Segment(plain)], cell_len(plain)).apply_style(base).adjust_cell_length(width, base)
+        line = Text(text.plain[a:b], style=text.style, justify=text.justify, overflow=text.overflow, spans=spans)
         line.truncate(width, overflow="fold")  # as Text.wrap does (its rstrip_end: rstrip below)
         line.rstrip()
         line.end = ""
