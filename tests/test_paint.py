@@ -674,3 +674,28 @@ def test_section_rows_are_the_rows_rich_wraps_each_made_when_asked(words, width,
         assert rows._strips.count(None) == len(expected) - 1
     assert rows[:] == expected
     assert text.plain == plain_before  # the shown text is not changed (tabs expanded on a copy)
+
+
+def test_section_rows_keep_the_texts_own_style_as_rich_prints_it():
+    """A section made with a style and no spans ("(empty)", "checking…") is painted in that
+    style, under any span, as Rich's console prints the Text (rendering its wrapped lines one
+    by one dropped it)."""
+    from rich.console import Console
+    from rich.style import Style
+    from rich.text import Text
+
+    from mtcb_curate.tui.widgets.qa_panel import SectionRows, _field
+
+    console = Console(width=200, color_system="truecolor")
+    base = Style(bgcolor="grey11")
+    empty = SectionRows(_field(""), 40, console, base)[0]
+    assert [seg.text for seg in empty][0] == "(empty)"
+    assert list(empty)[0].style == base + Style(dim=True, italic=True)
+    text = Text("net income grew", style="dim")
+    text.stylize("bold", 4, 10)
+    row = list(SectionRows(text, 40, console, base)[0])
+    assert [(seg.text, seg.style) for seg in row[:3]] == [
+        ("net ", base + Style(dim=True)), ("income", base + Style(dim=True, bold=True)), (" grew", base + Style(dim=True))]
+    # the same styles as Rich's console gives the Text, over the panel's base
+    printed = [seg for seg in console.render_lines(text, console.options.update_width(40), pad=False)[0] if seg.text]
+    assert [(seg.text, base + seg.style) for seg in printed] == [(seg.text, seg.style) for seg in row[:3]]

@@ -273,7 +273,8 @@ def findability_text(lines, retriever: str = "bm25", note: str | None = None) ->
 class SectionRows(Sequence[Strip]):
     """One section wrapped to ``width`` cells, row for row as Rich's ``Text.wrap(console, width,
     overflow="fold")`` wraps it, each row a ``Strip`` over the panel's ``base`` style padded to
-    ``width`` cells with its trailing whitespace dropped.
+    ``width`` cells with its trailing whitespace dropped; the text's own style under its spans,
+    as Rich prints a ``Text``.
 
     The rows' bounds are found at once, with the function ``Text.wrap`` itself breaks lines with
     (``rich._wrap.divide_line``, per line of the text, after expanding tabs as ``Text.wrap``
@@ -285,6 +286,12 @@ class SectionRows(Sequence[Strip]):
     __slots__ = ("_text", "_bounds", "_strips", "_console", "_width", "_base")
 
     def __init__(self, text: Text, width: int, console: Console, base: Style) -> None:
+        if text.style:
+            # The text's own style as the lowest span, as Rich's console output has it (its
+            # Text.join turns each line's style into a span): a row with no span over it would
+            # otherwise render unstyled ("(empty)" not dim, "checking…" not dim).
+            text = Text(text.plain, justify=text.justify, overflow=text.overflow,
+                        spans=[Span(0, len(text.plain), text.style), *text.spans])
         if "\t" in text.plain:
             text = text.copy()
             text.expand_tabs(8)  # as Text.wrap expands them (tab_size 8), before breaking
