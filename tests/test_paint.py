@@ -197,19 +197,32 @@ async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_sp
                    for text in rows)
 
 
-async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config(ws, tmp_path):
+async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config(ws, tmp_path, monkeypatch):
     """``--config`` sets [preview] reference_size for the review screen too, not only the
-    default config file (the problems line and the queue's ▲ mark read it, cached)."""
+    default config file (the problems line and the queue's ▲ mark read it, cached), from the
+    first pair shown on: the first problems were worked out before the size was read and kept
+    until the pair's verdict changed (a race the CI lost once)."""
     from support import opened, review_app
 
+    from mtcb_curate.checks import pair
     from mtcb_curate.checks.pair import failing
+    from mtcb_curate.tui.screens import review
 
+    sizes = []
+    real = pair.pair_problems
+
+    def recording(*args, **kwargs):
+        sizes.append(kwargs.get("reference_size"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(review, "pair_problems", recording)
     config = tmp_path / "own.toml"
     config.write_text("[preview]\nreference_size = 20\n", encoding="utf-8")
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(120, 30), config_path=config) as (app, pilot):
         screen = app.screen
         pid = screen.queue.current
+        assert sizes and set(sizes) == {20}  # every pair's problems, the first shown's included
         found = [p for p in screen.problems(pid) if p.check_id == "findable"]
         assert found and found[0].status == "fail" and "reference chunk size 20" in found[0].reason
         assert screen._pair_fails(pid) and failing(screen.problems(pid))

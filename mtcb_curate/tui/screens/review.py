@@ -288,12 +288,13 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._fit_layout()
         if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
             self.session.workspace.on_reconnect = self._reconnected
+        # Before the first pair is shown: its problems read [preview] reference_size.
+        self._init_findability(config)
         start = self.session.first_undecided()
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
         # Once the first screen is up and has answered its first keys: the scan holds the GIL.
         self._later(SCAN_DELAY_S, self._scan_passages)
-        self._init_findability(config)
 
     def _refresh_source_bar(self) -> None:
         """The top bar: dataset, pairs (generated ones included), documents, source and why."""
@@ -371,11 +372,11 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         return list(hit[1])
 
     def _problems_signature(self, pid: int) -> tuple:
-        """What ``problems(pid)`` depends on: its texts, verdict, set-wide results, findability
-        and the checklist's limits."""
+        """What ``problems(pid)`` depends on: its texts, verdict, set-wide results, findability,
+        the checklist's limits and the reference chunk size."""
         v = self.session.view(pid)
         return (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self._set_results),
-                id(self._find_lines.get(pid)), self._limits)
+                id(self._find_lines.get(pid)), self._limits, self._reference_size)
 
     def _problems_cached(self, pid: int) -> bool:
         """Whether ``problems(pid)`` would be read from its cache."""
