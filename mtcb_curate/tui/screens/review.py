@@ -1035,15 +1035,13 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                     queue.move_by(1)
                 else:
                     self.notify("End of the queue (n: next undecided pair).", timeout=3)
-        if advance and self._keys_waiting():
-            # Keys are waiting (a held key, keys faster than frames): the queue's cursor has
-            # moved and the decision is saved; the panel, the source and the bars show the
-            # pair the last of those keys leads to, once they are handled (``_catch_up``),
-            # instead of being built for every pair passed over.
+        if advance:
+            # Keys waiting (a held key, keys faster than frames): the queue's cursor has moved
+            # and the decision is saved; the panel, the source and the bars show the pair the
+            # last of those keys leads to, once they are handled, instead of being built for
+            # every pair passed over.
             self._behind = True
-            if not self._catch_up_posted:
-                self._catch_up_posted = True
-                self.app.call_later(self._catch_up)
+            self._catch_up()
             return
         self._show_current()
         self._update_progress()
@@ -1054,25 +1052,24 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         app = self.app
         if isinstance(getattr(app, "_pending_message", None), events.Key):
             return True
-        queue = app._message_queue
-        waiting = getattr(queue, "values", None)
-        if waiting is None:
-            waiting = getattr(queue, "_queue", ())  # an asyncio.Queue
-        return any(isinstance(m, events.Key) for m in waiting)
+        return any(isinstance(m, events.Key) for m in getattr(app._message_queue, "values", ()))
 
     def _catch_up(self) -> None:
-        """Show the current pair after decisions that put it off (``_after_change``): called
-        from the app's message queue, behind the keys that were waiting; put off again while
-        more keys wait."""
-        self._catch_up_posted = False
+        """Show the current pair, put off by decisions (``_behind``), once no key waits; while
+        keys wait, try again from the app's message queue, behind them (posted once)."""
         if not self._behind:
             return
         if self._keys_waiting():
-            self._catch_up_posted = True
-            self.app.call_later(self._catch_up)
+            if not self._catch_up_posted:
+                self._catch_up_posted = True
+                self.app.call_later(self._posted_catch_up)
             return
         self._show_current()
         self._update_progress()
+
+    def _posted_catch_up(self) -> None:
+        self._catch_up_posted = False
+        self._catch_up()
 
     def _refresh_queue_title(self, n: int | None = None) -> None:
         """The queue's title: the view, its size and the cursor's row (the queue has no
