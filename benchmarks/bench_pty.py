@@ -7,6 +7,7 @@ Run from the project root (the project and ``pyte`` installed: ``pip install -e 
     python benchmarks/bench_pty.py --only memory,startup
     python benchmarks/bench_pty.py --only background     # 100,000 pairs: CPU and key stalls
     python benchmarks/bench_pty.py --workspace postgres  # latency with the workspace on a local PostgreSQL
+    python benchmarks/bench_pty.py --workspace postgres --pg-delay-ms 2  # ... reached across a network
 
 Method. Each program runs as a child of this process with a pseudo-terminal (``os.openpty``) as
 its stdin, stdout and stderr, ``TERM=xterm-256color``, the size set with ``TIOCSWINSZ`` (changed
@@ -58,11 +59,15 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_OUT = os.path.join(HERE, "out")
+#: Where the programs run (``--app-root``): ``python -m mtcb_curate`` imports the package of
+#: this folder first, so another checkout there measures another commit in the same harness.
+APP_ROOT = ROOT
 SIZES = [(80, 24), (120, 30), (160, 48)]
 END = b"\x1b[?2026l"
 QUERY_2026 = b"\x1b[?2026$p"
@@ -127,7 +132,7 @@ class PtyChild:
         self._winsize(slave)
         self.t_spawn = time.perf_counter()
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                     start_new_session=True, cwd=ROOT)
+                                     start_new_session=True, cwd=APP_ROOT)
         os.close(slave)
         self.chunks: list[tuple[float, bytes]] = []  # everything read, not yet replayed
         self.screen = pyte.Screen(self.cols, self.rows)
@@ -376,7 +381,70 @@ def _workspaces(args, tmp: str):
     if bin_dir is None:
         raise SystemExit("no PostgreSQL binaries (initdb, pg_ctl) for --workspace postgres")
     server = PgServer(bin_dir, durable=True)
-    return (lambda name: server.url(name)), server
+    if not args.pg_delay_ms:
+        return (lambda name: server.url(name)), server
+    proxy = DelayProxy(server.port, args.pg_delay_ms / 1000)
+    print(f"PostgreSQL through a relay adding {args.pg_delay_ms:g} ms each way "
+          f"(a round trip {2 * args.pg_delay_ms:g} ms longer)", file=sys.stderr, flush=True)
+    return (lambda name: server.url(name).replace(f":{server.port}/", f":{proxy.port}/")), server
+
+
+class DelayProxy:
+    """A TCP relay on 127.0.0.1 that holds every chunk ``delay_s`` seconds each way before
+    passing it on: a database server across a network (``--pg-delay-ms``). Threads, one pair
+    per direction of each connection; they end with the connection."""
+
+    def __init__(self, target_port: int, delay_s: float):
+        import socket
+
+        self.target_port, self.delay_s = target_port, delay_s
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            client, _ = self._listener.accept()
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._pipe(client, upstream)
+            self._pipe(upstream, client)
+
+    def _pipe(self, src, dst) -> None:
+        import queue
+        import socket
+
+        held: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            while True:
+                try:
+                    data = src.recv(65536)
+                except OSError:
+                    data = b""
+                held.put((time.monotonic() + self.delay_s, data))
+                if not data:
+                    return
+
+        def write() -> None:
+            while True:
+                due, data = held.get()
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                try:
+                    if not data:
+                        dst.shutdown(socket.SHUT_WR)
+                        return
+                    dst.sendall(data)
+                except OSError:
+                    return
+
+        threading.Thread(target=read, daemon=True).start()
+        threading.Thread(target=write, daemon=True).start()
 
 
 def bench_latency(args, tmp: str) -> None:
@@ -570,6 +638,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--presses", type=int, default=100)
     ap.add_argument("--pace-ms", type=float, default=150)
     ap.add_argument("--burst-ms", type=float, default=20)
+    ap.add_argument("--pg-delay-ms", type=float, default=0.0,
+                    help="--workspace postgres: reach the server through a relay adding this many ms each way")
     ap.add_argument("--sizes", default=",".join(f"{c}x{r}" for c, r in SIZES))
     ap.add_argument("--scales", default="", help="comma list of ficha, 20k (default both)")
     ap.add_argument("--source", default="", help="latency: this dataset folder instead of the synthetic scales "
@@ -579,7 +649,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="latency: where the app's workspace lives (postgres: a local server started here)")
     ap.add_argument("--background-scale", choices=("100k", "ficha"), default="100k")
     ap.add_argument("--background-s", type=float, default=400.0, help="longest wait for the 100k app to be quiet")
+    ap.add_argument("--app-root", default=ROOT,
+                    help="run the app from this checkout (for example a git worktree of another commit: an A/B)")
     args = ap.parse_args(argv)
+    global APP_ROOT
+    APP_ROOT = os.path.abspath(args.app_root)
     tmp = tempfile.mkdtemp(prefix="bench-pty-", dir=args.tmp)
     for part in args.only.split(","):
         {"latency": bench_latency, "memory": bench_memory, "background": bench_background,

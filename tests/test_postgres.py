@@ -157,3 +157,82 @@ def Workspace_open(path):
 def test_curator_flag_is_checked_and_used(cli, tiny, tmp_path):
     code, out, err = cli("verify", "ficha", "--curator", "a\x07b", "--source", str(tiny))
     assert code == 2 and "curator" in err
+
+
+def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next_view(pg_server, tmp_path):
+    """``meanwhile`` runs while the commit waits on the server (here: on a row lock another
+    connection holds), and the session shows the decision only once it is committed."""
+    import threading
+    import time
+
+    import psycopg
+    from support import opened, write_source
+
+    from mtcb_curate.dataset.model import Status
+
+    url = pg_server.url()
+    s = opened(write_source(tmp_path / "src"), url, curator="ann")
+    try:
+        s.decide(0, Status.ACCEPTED)
+        backend = s.workspace._conn.info.backend_pid
+        with psycopg.connect(url) as holder:
+            holder.execute("SELECT 1 FROM decisions WHERE pair_id=0 FOR UPDATE")  # in a transaction
+            release = threading.Timer(20.0, holder.rollback)  # a sequential commit would wait here, not hang
+            release.start()
+            seen = []
+
+            def meanwhile() -> None:
+                seen.append(threading.current_thread() is threading.main_thread())
+                with psycopg.connect(url, autocommit=True) as admin:
+                    deadline = time.monotonic() + 10
+                    while time.monotonic() < deadline:
+                        row = admin.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid=%s",
+                                            (backend,)).fetchone()
+                        if row and row[0] == "Lock":
+                            break
+                        time.sleep(0.01)
+                    seen.append(row[0] if row else None)
+                seen.append(s.status(0))  # not yet: the commit has not returned
+                holder.rollback()  # the commit goes on
+
+            s.decide(0, Status.REJECTED, "trivial", meanwhile=meanwhile)
+            release.cancel()
+        assert seen == [True, "Lock", Status.ACCEPTED]
+        assert s.status(0) is Status.REJECTED
+        again = opened(None, url, curator="bob")
+        try:
+            assert again.status(0) is Status.REJECTED and again.view(0).reason == "trivial"
+        finally:
+            again.workspace.close()
+    finally:
+        s.workspace.close()
+
+
+def test_a_refused_decision_changes_nothing_though_meanwhile_ran(pg_server, tmp_path):
+    """A pair another curator holds in the work split is refused on the writer thread: the
+    error reaches the caller and the session is unchanged; on SQLite ``meanwhile`` is not called."""
+    from support import opened, write_source
+
+    from mtcb_curate.app import team
+    from mtcb_curate.dataset.model import Status
+
+    src = write_source(tmp_path / "src")
+    url = pg_server.url()
+    ann = opened(src, url, curator="ann")
+    bob = opened(src, url, curator="bob")
+    try:
+        team.plan(ann, 0.0)
+        held = bob.workspace.claim_next()
+        calls = []
+        with pytest.raises(WorkspaceError, match="bob"):
+            ann.decide(held, Status.ACCEPTED, meanwhile=lambda: calls.append(held))
+        assert calls == [held] and ann.status(held) is Status.UNDECIDED and ann.decided == 0
+    finally:
+        ann.workspace.close()
+        bob.workspace.close()
+    local = opened(src, tmp_path / "ws")
+    try:
+        local.decide(1, Status.ACCEPTED, meanwhile=lambda: calls.append("sqlite"))
+        assert calls == [held] and local.status(1) is Status.ACCEPTED
+    finally:
+        local.workspace.close()

@@ -147,3 +147,48 @@ async def test_n_hands_the_next_claimed_pair_in_a_work_split(pg_server, tmp_path
             await settle(app, pilot)
             assert any("Nothing left to hand you" in n.message for n in app._notifications)
         assert set(bob.votes()) == {1, 2} and {v for vs in bob.votes().values() for v in vs} == {"ann"}
+
+
+async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg_server, tmp_path, monkeypatch):
+    """On a shared workspace a decision's commit waits on the server: meanwhile the screen wraps
+    the next pair (not while more keys wait: they pass over it), then shows it once committed."""
+    from textual import events
+
+    config = tmp_path / "c.toml"  # `a` accepts a pair that fails a check without asking
+    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    s = opened(None, pg_server.url(), sample=True, curator="ann")
+    async with review_app(s, size=(120, 30)) as (app, pilot):
+        screen = app.screen
+        start = screen.queue.current
+        deciding, wrapped = [], []
+        real_decide, real_wrap = s.decide, screen._wrap_row
+
+        def decide(*args, **kwargs):
+            deciding.append(True)
+            try:
+                return real_decide(*args, **kwargs)
+            finally:
+                deciding.pop()
+
+        def wrap(row):
+            if deciding:
+                wrapped.append((screen.queue.ids[row], s.status(screen.queue.current)))
+            return real_wrap(row)
+
+        s.decide, screen._wrap_row = decide, wrap
+        await pilot.press("a")
+        await pilot.pause(0.1)
+        # wrapped before the decision was in the session, shown after
+        assert wrapped == [(start + 1, Status.UNDECIDED)]
+        assert s.status(start) is Status.ACCEPTED and screen.queue.current == start + 1
+        head = "".join(seg.text for seg in app.screen.query_one(QAPanel).render_line(0)).strip()
+        assert head.startswith(f"#{start + 1}"), head
+        for _ in range(4):
+            app.post_message(events.Key("a", "a"))
+        await pilot.pause(0.3)
+        assert [s.status(start + i) for i in range(5)] == [Status.ACCEPTED] * 5
+        assert wrapped == [(start + 1, Status.UNDECIDED), (start + 5, Status.UNDECIDED)]

@@ -35,11 +35,15 @@ class Store(Protocol):
             (``llm.cache``) lives there, and messages name it.
         read_only: True when nothing can be written (every write raises ``WorkspaceError``).
         curator: the name every change is recorded under (``history_curators``).
+        commit_waits: True when a commit waits on a server (a network round trip and the
+            server's WAL flush: PostgreSQL), so that ``ReviewSession.decide`` runs the caller's
+            ``meanwhile`` work while it does; False for a local file (SQLite).
     """
 
     path: Path
     read_only: bool
     curator: str
+    commit_waits: bool
 
     # -- binding to a source ----------------------------------------------------------------
 
@@ -130,7 +134,8 @@ class Store(Protocol):
 
 
 #: The member names of ``Store`` (for a backend's conformance test).
-STORE_MEMBERS = ("path", "read_only", "curator", "history_curators", "bind", "source_spec", "get_meta", "set_meta", "close", "decisions",
+STORE_MEMBERS = ("path", "read_only", "curator", "commit_waits", "history_curators", "bind", "source_spec",
+                 "get_meta", "set_meta", "close", "decisions",
                  "edits", "history", "decision_times", "added_pairs", "not_duplicates", "shared_evidence",
                  "decide", "decide_many", "edit", "edit_many", "add_pair", "mark_not_duplicates",
                  "mark_shared_evidence", "notes", "set_note", "undo")

@@ -246,8 +246,12 @@ class PgWorkspace:
         curator: the name every change is recorded under.
         label: the database URL without its password (for messages).
         reconnects: how many times a broken connection was replaced.
-        on_reconnect: called with a one-line message after a reconnection (or None).
+        on_reconnect: called with a one-line message after a reconnection (or None), on the
+            thread that wrote (``ReviewSession.decide`` commits a decision on its own thread).
+        commit_waits: True: a commit waits on the server (see ``store.base.Store``).
     """
+
+    commit_waits = True
 
     def __init__(self, url: str, conn: Any, *, read_only: bool, curator: str):
         self._url = url

@@ -9,8 +9,10 @@ what is on disk.
 from __future__ import annotations
 
 import time
-from typing import Any
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 from dataclasses import dataclass, replace
 
 from mtcb_curate.dataset.model import (
@@ -93,6 +95,7 @@ class ReviewSession:
         self._corpus_fingerprint: str | None = None
         #: ``chunk_index_meaning`` as last read (it is read for every pair's problems).
         self._meaning: str | None = None
+        self._writer_pool: ThreadPoolExecutor | None = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
@@ -263,14 +266,42 @@ class ReviewSession:
 
     # -- writing (each call commits before returning) -----------------------------------------
 
-    def decide(self, pair_id: int, status: Status, reason: str | None = None) -> None:
-        """Set a pair's status (``UNDECIDED`` clears it). Committed to the workspace first."""
+    def decide(self, pair_id: int, status: Status, reason: str | None = None, *,
+               meanwhile: Callable[[], object] | None = None) -> None:
+        """Set a pair's status (``UNDECIDED`` clears it). Committed to the workspace first: the
+        session's state changes only once the commit returned.
+
+        ``meanwhile``: work for the caller's thread while the commit waits on a server
+        (``workspace.commit_waits``: the commit then runs on the session's writer thread), such
+        as preparing the next pair's view; it must not read or write the workspace nor expect
+        this decision in the session. It is called once, before this returns, and only where a
+        commit waits; elsewhere (SQLite) it is not called.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: the write failed (nothing changed here);
+            whatever ``meanwhile`` raised, once the commit is over.
+        """
         self._check(pair_id)
         at = time.time()
         value = None if status is Status.UNDECIDED else status.value
-        self.workspace.decide(pair_id, value, reason if status is Status.REJECTED else None, at=at)
-        self._set_decision(pair_id, None if value is None else Decision(value, reason if status is Status.REJECTED else None, at))
+        reason = reason if status is Status.REJECTED else None
+        if meanwhile is not None and self.workspace.commit_waits:
+            commit = self._writer().submit(self.workspace.decide, pair_id, value, reason, at=at)
+            try:
+                meanwhile()
+            finally:
+                commit.result()
+        else:
+            self.workspace.decide(pair_id, value, reason, at=at)
+        self._set_decision(pair_id, None if value is None else Decision(value, reason, at))
         self._times.append(at)
+
+    def _writer(self) -> ThreadPoolExecutor:
+        """The one thread a decision's commit runs on while ``decide``'s caller does its
+        ``meanwhile`` work (made on first use; idle otherwise)."""
+        if self._writer_pool is None:
+            self._writer_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mtcb-commit")
+        return self._writer_pool
 
     def decide_many(self, decisions: dict[int, tuple[Status, str | None]], *, via: str | None = None) -> list[int]:
         """Set the status of several pairs in ONE transaction and ONE undo step (a bulk action:

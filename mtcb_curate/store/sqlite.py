@@ -247,7 +247,10 @@ class Workspace:
     Attributes:
         path: the workspace folder.
         read_only: True when opened without the lock; every write raises ``WorkspaceError``.
+        commit_waits: False: a commit is a local write (see ``store.base.Store``).
     """
+
+    commit_waits = False
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock_fds: tuple[int, ...], read_only: bool,
                  snapshot_dir: Path | None = None, curator: str | None = None):

@@ -46,6 +46,15 @@ class SetChecksDone(Message, bubble=False):
 
 
 @dataclass(eq=False)
+class WorkspaceReconnected(Message, bubble=False):
+    """The shared workspace replaced a broken connection (``PgWorkspace.on_reconnect``, called
+    on whichever thread wrote: a decision commits on the session's writer thread while the
+    app's thread waits for it, so the notice is posted, never waited for). ``message``: one line."""
+
+    message: str
+
+
+@dataclass(eq=False)
 class WindowTokenized(Message, bubble=False):
     """The chunk windows of document ``key`` are cached (the window bounds can be shown)."""
 

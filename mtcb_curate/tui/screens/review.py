@@ -33,7 +33,8 @@ from mtcb_curate.tui.badges import shared_badge, similar_badge
 from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
                                        FindabilityPairScored, FindabilityProgress, PassagesScanned,
-                                       SetChecksDone, VerdictCompleted, WindowTokenized)
+                                       SetChecksDone, VerdictCompleted, WindowTokenized,
+                                       WorkspaceReconnected)
 from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import PairProblem, failing, pair_problems, set_check_results
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
@@ -713,17 +714,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         if queue.cursor < 0 or not queue.ids:
             return
         row = queue.cursor + 1  # what a decision or j shows next (k goes back to a pair just wrapped)
-        if row < len(queue.ids):
-            pid = queue.ids[row]
-            view = self.session.view(pid)
-            doc = self.session.dataset.document_for(view.pair)
-            args = self._panel_args(pid, view, doc, shown=False)
-            self.query_one(QAPanel).warm(**args)
-            viewer = self.query_one(SourceViewer)
-            if doc is not None and doc.key == self._shown_doc:
-                viewer.warm(self._source_spans(view, doc, args["result"]))
-            elif doc is not None:
-                viewer.prepare(doc.text)  # another document: its line index and wrap
+        self._wrap_row(row)
         # The queue rows a page ahead: their marks read each pair's problems (about 0.5 ms a
         # pair), which a half-page scroll would otherwise work out for 20 rows in one frame.
         budget = WARM_QUEUE_ROWS
@@ -733,6 +724,29 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             if not self._problems_cached(pid):
                 self.problems(pid)
                 budget -= 1
+
+    def _wrap_row(self, row: int) -> None:
+        """Wrap what the queue's row ``row`` shows (its QA panel rows and, in the same document,
+        its source rows; another document's line index), without showing it."""
+        if not 0 <= row < len(self.queue.ids):
+            return
+        pid = self.queue.ids[row]
+        view = self.session.view(pid)
+        doc = self.session.dataset.document_for(view.pair)
+        args = self._panel_args(pid, view, doc, shown=False)
+        self.query_one(QAPanel).warm(**args)
+        viewer = self.query_one(SourceViewer)
+        if doc is not None and doc.key == self._shown_doc:
+            viewer.warm(self._source_spans(view, doc, args["result"]))
+        elif doc is not None:
+            viewer.prepare(doc.text)  # another document: its line index and wrap
+
+    def _prepare_next(self) -> None:
+        """A decision's ``meanwhile`` (``ReviewSession.decide``: only while its commit waits on
+        a server): wrap the pair the decision leads to, the next row, unless more keys wait
+        (they pass over it: the panel is then built once, for where the last one leads)."""
+        if self.queue.cursor >= 0 and not self._keys_waiting():
+            self._wrap_row(self.queue.cursor + 1)
 
     def _source_spans(self, view, doc, result: PairResult | None) -> list[Span]:
         """The source viewer's highlights for a pair: its located passage, its chunk's
@@ -983,7 +997,8 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             self.notify("The workspace is open read-only: nothing can be decided.", severity="warning")
             return
         try:
-            self.session.decide(pid, status, reason)
+            # where the commit waits on a server, the pair it leads to is wrapped meanwhile
+            self.session.decide(pid, status, reason, meanwhile=self._prepare_next)
         except CurateError as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -1773,13 +1788,14 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self.app.push_screen(StatsScreen(self.session, ids, scope=scope, results=results))
 
     def _reconnected(self, message: str) -> None:
-        """The shared workspace lost its connection and made a new one (the write went through)."""
-        import threading
+        """The shared workspace lost its connection and made a new one (the write went through).
+        Called on the thread that wrote: posted, since the app's thread may be waiting for that
+        write (a decision's commit)."""
+        self.post_message(WorkspaceReconnected(message))
 
-        if threading.get_ident() == getattr(self.app, "_thread_id", None):
-            self.notify(message, severity="warning", timeout=8, markup=False)
-        else:
-            self.app.call_from_thread(self.notify, message, severity="warning", timeout=8, markup=False)
+    @on(WorkspaceReconnected)
+    def _say_reconnected(self, message: WorkspaceReconnected) -> None:
+        self.notify(message.message, severity="warning", timeout=8, markup=False)
 
     def action_team(self) -> None:
         """The team screen (a shared workspace): counts, pace, agreement, and the conflicts a
