@@ -317,6 +317,29 @@ async def test_source_rows_painted_ahead_are_the_rows_painted_on_the_spot():
         assert built  # and painted from nothing they are the same
 
 
+async def test_painting_ahead_ends_where_it_is_told_to_stop_and_keeps_what_it_painted():
+    """``warm(spans, stop)`` (what fills a shared workspace's commit wait) checks ``stop``
+    before each row: the rows painted until then are kept and the rest are built when shown."""
+    text = "\n".join(f"line {i}: net revenue of $1,234 million in fiscal {2000 + i}" for i in range(300))
+    second = [Span(text.index("line 200:"), text.index("line 201:"), "exact")]
+    async with shown_viewer(text, [Span(0, 6, "exact")], size=(60, 16)) as (app, pilot, viewer):
+        checks = []
+
+        def stop() -> bool:
+            checks.append(1)
+            return len(checks) > 5  # five rows, then the commit "returned"
+
+        viewer.warm(second, stop=stop)
+        assert len(checks) == 6
+        built = []
+        render_row = viewer._render_row
+        viewer._render_row = lambda *a, **k: built.append(a[0]) or render_row(*a, **k)
+        viewer.set_spans(second)
+        await pilot.pause()
+        top = viewer.scroll_offset.y
+        assert built == list(range(top + 5, top + viewer.size.height))
+
+
 async def test_the_source_paints_the_same_rows_as_textuals_styles_cache():
     """The viewer paints its own rows (``scrolling.paint_rows``) when its styles add nothing
     around them: the same strips, filters applied, as Textual's own path, crops included."""

@@ -159,7 +159,8 @@ def test_curator_flag_is_checked_and_used(cli, tiny, tmp_path):
     assert code == 2 and "curator" in err
 
 
-def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next_view(pg_server, tmp_path):
+def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next_view(pg_server, tmp_path,
+                                                                                      monkeypatch):
     """``meanwhile`` runs while the commit waits on the server (here: on a row lock another
     connection holds), and the session shows the decision only once it is committed."""
     import threading
@@ -169,6 +170,9 @@ def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next
     from support import opened, write_source
 
     from mtcb_curate.dataset.model import Status
+    from mtcb_curate.store import session as session_module
+
+    monkeypatch.setattr(session_module, "OVERLAP_MIN_COMMIT_S", 0.0)  # every commit is worth filling
 
     url = pg_server.url()
     s = opened(write_source(tmp_path / "src"), url, curator="ann")
@@ -181,7 +185,7 @@ def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next
             release.start()
             seen = []
 
-            def meanwhile() -> None:
+            def meanwhile(committed) -> None:
                 seen.append(threading.current_thread() is threading.main_thread())
                 with psycopg.connect(url, autocommit=True) as admin:
                     deadline = time.monotonic() + 10
@@ -193,11 +197,16 @@ def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next
                         time.sleep(0.01)
                     seen.append(row[0] if row else None)
                 seen.append(s.status(0))  # not yet: the commit has not returned
+                seen.append(committed())
                 holder.rollback()  # the commit goes on
+                deadline = time.monotonic() + 10
+                while not committed() and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                seen.append(committed())
 
             s.decide(0, Status.REJECTED, "trivial", meanwhile=meanwhile)
             release.cancel()
-        assert seen == [True, "Lock", Status.ACCEPTED]
+        assert seen == [True, "Lock", Status.ACCEPTED, False, True]
         assert s.status(0) is Status.REJECTED
         again = opened(None, url, curator="bob")
         try:
@@ -208,13 +217,16 @@ def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next
         s.workspace.close()
 
 
-def test_a_refused_decision_changes_nothing_though_meanwhile_ran(pg_server, tmp_path):
+def test_a_refused_decision_changes_nothing_though_meanwhile_ran(pg_server, tmp_path, monkeypatch):
     """A pair another curator holds in the work split is refused on the writer thread: the
     error reaches the caller and the session is unchanged; on SQLite ``meanwhile`` is not called."""
     from support import opened, write_source
 
     from mtcb_curate.app import team
     from mtcb_curate.dataset.model import Status
+    from mtcb_curate.store import session as session_module
+
+    monkeypatch.setattr(session_module, "OVERLAP_MIN_COMMIT_S", 0.0)
 
     src = write_source(tmp_path / "src")
     url = pg_server.url()
@@ -225,14 +237,45 @@ def test_a_refused_decision_changes_nothing_though_meanwhile_ran(pg_server, tmp_
         held = bob.workspace.claim_next()
         calls = []
         with pytest.raises(WorkspaceError, match="bob"):
-            ann.decide(held, Status.ACCEPTED, meanwhile=lambda: calls.append(held))
+            ann.decide(held, Status.ACCEPTED, meanwhile=lambda committed: calls.append(held))
         assert calls == [held] and ann.status(held) is Status.UNDECIDED and ann.decided == 0
     finally:
         ann.workspace.close()
         bob.workspace.close()
     local = opened(src, tmp_path / "ws")
     try:
-        local.decide(1, Status.ACCEPTED, meanwhile=lambda: calls.append("sqlite"))
+        local.decide(1, Status.ACCEPTED, meanwhile=lambda committed: calls.append("sqlite"))
         assert calls == [held] and local.status(1) is Status.ACCEPTED
     finally:
         local.workspace.close()
+
+
+def test_only_commits_that_lately_took_long_are_filled_with_the_callers_work(pg_server, tmp_path, monkeypatch):
+    """Quick commits run on the caller's thread and ``meanwhile`` is not called (a hand-off to
+    the writer thread would cost more than the wait); once a commit took long (here one held
+    0.5 s by a row lock), the average passes the threshold and the next decision is overlapped."""
+    import threading
+
+    import psycopg
+    from support import opened, write_source
+
+    from mtcb_curate.dataset.model import Status
+    from mtcb_curate.store import session as session_module
+
+    monkeypatch.setattr(session_module, "OVERLAP_MIN_COMMIT_S", 0.05)
+    url = pg_server.url()
+    s = opened(write_source(tmp_path / "src"), url, curator="ann")
+    try:
+        calls = []
+        for _ in range(3):
+            s.decide(0, Status.ACCEPTED, meanwhile=lambda committed: calls.append("quick"))
+        assert calls == []
+        with psycopg.connect(url) as holder:
+            holder.execute("SELECT 1 FROM decisions WHERE pair_id=0 FOR UPDATE")
+            threading.Timer(0.5, holder.rollback).start()
+            s.decide(0, Status.REJECTED, "trivial", meanwhile=lambda committed: calls.append("held"))
+        assert calls == [] and s.status(0) is Status.REJECTED  # this one waited on its own thread
+        s.decide(1, Status.ACCEPTED, meanwhile=lambda committed: calls.append("after"))
+        assert calls == ["after"] and s.status(1) is Status.ACCEPTED
+    finally:
+        s.workspace.close()

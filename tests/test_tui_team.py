@@ -154,6 +154,9 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
     the next pair (not while more keys wait: they pass over it), then shows it once committed."""
     from textual import events
 
+    from mtcb_curate.store import session as session_module
+
+    monkeypatch.setattr(session_module, "OVERLAP_MIN_COMMIT_S", 0.0)  # the test server commits quickly
     config = tmp_path / "c.toml"  # `a` accepts a pair that fails a check without asking
     config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
     monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
@@ -174,10 +177,10 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
             finally:
                 deciding.pop()
 
-        def wrap(row):
+        def wrap(row, stop=None):
             if deciding:
                 wrapped.append((screen.queue.ids[row], s.status(screen.queue.current)))
-            return real_wrap(row)
+            return real_wrap(row, stop)
 
         s.decide, screen._wrap_row = decide, wrap
         await pilot.press("a")

@@ -37,6 +37,12 @@ IDLE_CAP_SECONDS = 300.0
 MIN_RATE_SECONDS = 60.0
 #: ``rate_per_hour`` looks back over this much active review time (seconds).
 RATE_WINDOW_SECONDS = 3600.0
+#: ``decide`` runs its caller's ``meanwhile`` work during the commit only where recent commits
+#: took at least this long (seconds; an exponential average, weight ``COMMIT_AVERAGE_WEIGHT``,
+#: of the workspace's decision commits): a shorter wait does not pay for handing the commit to
+#: another thread (figures: README, "A server across a network").
+OVERLAP_MIN_COMMIT_S = 0.002
+COMMIT_AVERAGE_WEIGHT = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +102,8 @@ class ReviewSession:
         #: ``chunk_index_meaning`` as last read (it is read for every pair's problems).
         self._meaning: str | None = None
         self._writer_pool: ThreadPoolExecutor | None = None
+        #: Seconds a decision's commit took lately (``_timed_decide``; a shared workspace's).
+        self._commit_s = 0.0
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
@@ -267,15 +275,18 @@ class ReviewSession:
     # -- writing (each call commits before returning) -----------------------------------------
 
     def decide(self, pair_id: int, status: Status, reason: str | None = None, *,
-               meanwhile: Callable[[], object] | None = None) -> None:
+               meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> None:
         """Set a pair's status (``UNDECIDED`` clears it). Committed to the workspace first: the
         session's state changes only once the commit returned.
 
         ``meanwhile``: work for the caller's thread while the commit waits on a server
         (``workspace.commit_waits``: the commit then runs on the session's writer thread), such
         as preparing the next pair's view; it must not read or write the workspace nor expect
-        this decision in the session. It is called once, before this returns, and only where a
-        commit waits; elsewhere (SQLite) it is not called.
+        this decision in the session. It is called once, before this returns, with
+        ``committed``, a function that turns True once the commit returned: the work should
+        stop there (it is meant to fill the wait, not to lengthen it). Only where a commit
+        waits on a server and recent ones took ``OVERLAP_MIN_COMMIT_S`` or longer; elsewhere
+        (SQLite, a quick local server) it is not called.
 
         Raises:
             IndexError: no such pair. WorkspaceError: the write failed (nothing changed here);
@@ -285,16 +296,25 @@ class ReviewSession:
         at = time.time()
         value = None if status is Status.UNDECIDED else status.value
         reason = reason if status is Status.REJECTED else None
-        if meanwhile is not None and self.workspace.commit_waits:
-            commit = self._writer().submit(self.workspace.decide, pair_id, value, reason, at=at)
+        if not self.workspace.commit_waits:
+            self.workspace.decide(pair_id, value, reason, at=at)
+        elif meanwhile is not None and self._commit_s >= OVERLAP_MIN_COMMIT_S:
+            commit = self._writer().submit(self._timed_decide, pair_id, value, reason, at)
             try:
-                meanwhile()
+                meanwhile(commit.done)
             finally:
                 commit.result()
         else:
-            self.workspace.decide(pair_id, value, reason, at=at)
+            self._timed_decide(pair_id, value, reason, at)
         self._set_decision(pair_id, None if value is None else Decision(value, reason, at))
         self._times.append(at)
+
+    def _timed_decide(self, pair_id: int, value: str | None, reason: str | None, at: float) -> None:
+        """``workspace.decide``, its duration folded into the average ``decide`` reads."""
+        t = time.perf_counter()
+        self.workspace.decide(pair_id, value, reason, at=at)
+        w = COMMIT_AVERAGE_WEIGHT
+        self._commit_s = (1 - w) * self._commit_s + w * (time.perf_counter() - t)
 
     def _writer(self) -> ThreadPoolExecutor:
         """The one thread a decision's commit runs on while ``decide``'s caller does its

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from rich.text import Text
@@ -725,28 +726,31 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                 self.problems(pid)
                 budget -= 1
 
-    def _wrap_row(self, row: int) -> None:
+    def _wrap_row(self, row: int, stop: Callable[[], bool] | None = None) -> None:
         """Wrap what the queue's row ``row`` shows (its QA panel rows and, in the same document,
-        its source rows; another document's line index), without showing it."""
+        its source rows; another document's line index), without showing it. ``stop``: checked
+        between sections and rows; True ends the wrapping there (what was wrapped is kept; an
+        index of another document, which cannot be cut short, is then not started)."""
         if not 0 <= row < len(self.queue.ids):
             return
         pid = self.queue.ids[row]
         view = self.session.view(pid)
         doc = self.session.dataset.document_for(view.pair)
         args = self._panel_args(pid, view, doc, shown=False)
-        self.query_one(QAPanel).warm(**args)
+        self.query_one(QAPanel).warm(**args, stop=stop)
         viewer = self.query_one(SourceViewer)
         if doc is not None and doc.key == self._shown_doc:
-            viewer.warm(self._source_spans(view, doc, args["result"]))
-        elif doc is not None:
+            viewer.warm(self._source_spans(view, doc, args["result"]), stop=stop)
+        elif doc is not None and stop is None:
             viewer.prepare(doc.text)  # another document: its line index and wrap
 
-    def _prepare_next(self) -> None:
+    def _prepare_next(self, committed: Callable[[], bool]) -> None:
         """A decision's ``meanwhile`` (``ReviewSession.decide``: only while its commit waits on
-        a server): wrap the pair the decision leads to, the next row, unless more keys wait
-        (they pass over it: the panel is then built once, for where the last one leads)."""
+        a server): wrap the pair the decision leads to, the next row, until the commit
+        returns, unless more keys wait (they pass over it: the panel is then built once, for
+        where the last one leads)."""
         if self.queue.cursor >= 0 and not self._keys_waiting():
-            self._wrap_row(self.queue.cursor + 1)
+            self._wrap_row(self.queue.cursor + 1, stop=committed)
 
     def _source_spans(self, view, doc, result: PairResult | None) -> list[Span]:
         """The source viewer's highlights for a pair: its located passage, its chunk's

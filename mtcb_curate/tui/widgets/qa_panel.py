@@ -505,10 +505,12 @@ class QAPanel(BareScrollView, can_focus=False):
     def warm(self, view: PairView, result: PairResult | None = None, pending: bool = False,
              key_column: str = "document", extra: Text | None = None, problems: Text | None = None,
              findability: Text | None = None,
-             matches: Callable[[str], list[tuple[int, int]]] | None = None) -> None:
+             matches: Callable[[str], list[tuple[int, int]]] | None = None,
+             stop: Callable[[], bool] | None = None) -> None:
         """Wrap what ``show`` with the same arguments would show, ahead of time (the screen
         calls this for the pairs a decision or ``j``/``k`` shows next, while idle), so that
-        showing it wraps nothing. Changes nothing on screen."""
+        showing it wraps nothing. Changes nothing on screen. ``stop``: checked before each
+        section; True ends the wrapping there (the sections wrapped are kept)."""
         width = self.scrollable_content_region.width
         if width <= 0 or self._label_style is None:
             return
@@ -518,6 +520,8 @@ class QAPanel(BareScrollView, can_focus=False):
         padding = self._side_padding() if bare_box(self, side_padding=True, bottom_border=True) else None
         height = self.size.height
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
+            if stop is not None and stop():
+                return
             text = sections[name]
             if text.plain or label is not None:
                 rows = self._wrapped_rows(text, label if self._compact else None, width, self._label_style,

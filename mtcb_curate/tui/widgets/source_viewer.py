@@ -600,10 +600,11 @@ class SourceViewer(BareScrollView, can_focus=True):
             self._focus_range(focus.start, focus.end, center=True)
         self.refresh()
 
-    def warm(self, spans: Sequence[Span]) -> None:
+    def warm(self, spans: Sequence[Span], stop: Callable[[], bool] | None = None) -> None:
         """Paint, ahead of time, the rows that ``set_spans(spans)`` would show (the screen
         calls this for the next pair of the same document while idle), so that showing it
-        builds no row. Changes nothing on screen."""
+        builds no row. Changes nothing on screen. ``stop``: checked before each row; True ends
+        the painting there (the rows painted are kept)."""
         height = self._viewport_height()
         if self._message is not None or not self._row_starts or not height or self.text_selection is not None:
             return
@@ -618,6 +619,8 @@ class SourceViewer(BareScrollView, can_focus=True):
             width = self.size.width
             painted = []
             for y in range(height):
+                if stop is not None and stop():
+                    break
                 on_thumb = None if thumb is None else thumb[0] <= y < thumb[1]
                 key = (self._spans_key, top + y, width, False, on_thumb)
                 if key not in self._line_cache:
