@@ -36,8 +36,9 @@ class Store(Protocol):
         read_only: True when nothing can be written (every write raises ``WorkspaceError``).
         curator: the name every change is recorded under (``history_curators``).
         commit_waits: True when a commit waits on a server (a network round trip and the
-            server's WAL flush: PostgreSQL), so that ``ReviewSession.decide`` runs the caller's
-            ``meanwhile`` work while it does; False for a local file (SQLite).
+            server's WAL flush: PostgreSQL), so that ``ReviewSession.decide`` may run the
+            caller's ``meanwhile`` work while it does (where commits take long enough); False
+            for a local file (SQLite).
     """
 
     path: Path

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 from dataclasses import dataclass, replace
+from typing import Any
 
 from mtcb_curate.dataset.model import (
     CHUNK_INDEX_FIELD,
