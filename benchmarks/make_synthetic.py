@@ -584,8 +584,17 @@ def generate_questions(corpus: list[dict], pairs: int = 1331, seed: int = 0) -> 
 
 def make_dataset(out_dir: Path, docs: int = 88, pairs: int = 1331, mean_chars: int = 550_000,
                  seed: int = 0) -> Path:
-    """Write a synthetic dataset in Hub layout to ``out_dir`` and return ``out_dir``."""
+    """Write a synthetic dataset in Hub layout to ``out_dir`` and return ``out_dir``.
+
+    Raises:
+        SystemExit: ``out_dir`` holds files and is not a synthetic set made here (no
+            ``synthetic.json``): a real dataset's folder (``--data ../shared/data`` given to a
+            benchmark that expects a synthetic one) is never written into.
+    """
     out_dir = Path(out_dir)
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "synthetic.json").is_file():
+        raise SystemExit(f"{out_dir} holds files and is not a synthetic set made by make_synthetic.py: "
+                         f"not writing into it (give an empty or new folder)")
     corpus = generate_corpus(docs, mean_chars, seed)
     questions, kinds = generate_questions(corpus, pairs, seed)
     lengths = [len(r["text"]) for r in corpus]

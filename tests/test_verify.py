@@ -547,6 +547,27 @@ def test_synthetic_kinds_get_their_verdicts(tmp_path):
     assert set(kinds) >= {"E", "W", "F"}
 
 
+def test_the_synthetic_generator_never_writes_into_a_real_datasets_folder(tmp_path):
+    """``make_dataset`` into a folder that holds other files (a benchmark's ``--data`` pointed at
+    a real dataset it did not recognise) refuses and leaves the folder as it was."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from make_synthetic import make_dataset
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "README.md").write_text("# real data\n", encoding="utf-8")
+    write_jsonl(real / "questions.jsonl", [{"question": "q?"}])
+    before = {p.name: p.read_bytes() for p in real.iterdir()}
+    with pytest.raises(SystemExit, match="not writing into it"):
+        make_dataset(real, docs=2, pairs=3, mean_chars=2_000)
+    assert {p.name: p.read_bytes() for p in real.iterdir()} == before
+    made = make_dataset(tmp_path / "new", docs=2, pairs=3, mean_chars=2_000)
+    assert (made / "synthetic.json").is_file()
+    make_dataset(made, docs=2, pairs=4, mean_chars=2_000)  # a synthetic set is made again in place
+
+
 # -- the split package -----------------------------------------------------------------------
 
 
