@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtcb_curate.dataset.loading import load
+from mtcb_curate.verify import normalize as normalize_module
 from mtcb_curate.verify.normalize import (
     BLOCK_BYTES,
     LEVELS,
@@ -197,3 +200,132 @@ def test_sample_passages_normalize_into_their_filings(sample_dir):
         if normalize_passage(pair.passage) in normalize_text(ds.document_for(pair).text):
             found += 1
     assert found == len(ds.pairs) == 23
+
+
+# The sites as first written (leftmost-first alternation, a look-behind first): the reference
+# the faster first-character-class patterns of ``normalize`` must match exactly.
+_REF_HYPHENATION = r"(?P<h>(?<=[^\W\d_])[-\u00ad\u2010\u2011][^\S\n]*\n\s*(?=[^\W\d_]))"
+_REF_NOT_HYPHEN_BREAK = "(?!(?<=[^\\W\\d_])[\u00ad\u2010\u2011][^\\S\\n]*\\n\\s*[^\\W\\d_])"
+_REF_GAP = {"whitespace": "\\s", "typography": "\\s\\u0080-\\U0010FFFF"}
+_REF_SINGLE = {"whitespace": "[^\\S ]", "typography": "[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f\\u0080-\\U0010FFFF]"}
+_REF_SITES = {
+    level: re.compile(f"{_REF_HYPHENATION}|(?:{_REF_NOT_HYPHEN_BREAK}[{_REF_GAP[level]}]){{2,}}|{_REF_SINGLE[level]}")
+    for level in ("whitespace", "typography")
+}
+_REF_ASCII_SITES = re.compile("[ '\"`\\-\\u0080-\\U0010FFFF]{2,}|['\"`\\-\\u0080-\\U0010FFFF]")
+
+# Pieces around hyphenation: every hyphen, before and after letters, spaces and line breaks.
+_HYPHEN_PIECES = PIECES + ["\u2010", "\u2011", "\u00ad\n", "\u2010 \n ", "x\u2011\n\u00a0y", " \u00ad", "\u00e9-\n"]
+
+
+def _sites(pattern, text):
+    return [(m.span(), m.lastgroup) for m in pattern.finditer(text)]
+
+
+@settings(max_examples=600)
+@given(st.lists(st.sampled_from(_HYPHEN_PIECES), max_size=60).map("".join))
+def test_site_patterns_match_the_reference_alternation(text):
+    for level in ("whitespace", "typography"):
+        assert _sites(normalize_module._SITES[level], text) == _sites(_REF_SITES[level], text)
+    assert _sites(normalize_module._ASCII_SITES, text) == _sites(_REF_ASCII_SITES, text)
+
+
+def test_site_patterns_match_the_reference_on_the_real_filings(shared_data):
+    import json
+
+    with open(shared_data / "corpus.jsonl", encoding="utf-8") as fh:
+        texts = [json.loads(line)["text"] for line in fh][:4]
+    for text in texts:
+        for level in ("whitespace", "typography"):
+            assert _sites(normalize_module._SITES[level], text) == _sites(_REF_SITES[level], text)
+        typo = normalize_text(text, "typography")
+        assert _sites(normalize_module._ASCII_SITES, typo) == _sites(_REF_ASCII_SITES, typo)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_ascii_text_normalizes_alike_at_whitespace_and_typography(text):
+    assert normalize_text(text, "typography") == normalize_text(text, "whitespace")
+
+
+@given(texts)
+def test_the_ascii_level_is_idempotent_so_a_normalized_passage_skeleton_needs_no_second_pass(text):
+    from mtcb_curate.verify.normalize import skeleton_of_normalized
+
+    once = normalize_passage(text)
+    assert normalize_passage(once) == once
+    assert skeleton_of_normalized(once) == skeleton(text)
+
+
+# Pieces and what a document may show instead (same at some level).
+_RENDERINGS = {" ": ["\u00a0", "\n", "  "], "'": ["\u2019", ""], '"': ["\u201c", "'"], "-": ["\u2014", ""],
+               "fi": ["\ufb01"], "e": ["e"], "\u00e9": ["e\u0301", "e"], "ab": ["a-\nb", "ab"], "7": ["7"]}
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(sorted(_RENDERINGS)), min_size=1, max_size=20), st.data())
+def test_the_level_of_a_normalized_match_is_the_least_level_that_agrees(pieces, data):
+    from mtcb_curate.verify.verdict import _level_of_normalized, agreement_level
+
+    passage = "".join(pieces)
+    span = "".join(data.draw(st.sampled_from([p, *_RENDERINGS[p]])) for p in pieces)
+    if normalize_passage(passage) == normalize_passage(span):
+        assert _level_of_normalized(passage, span) == agreement_level(passage, span)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["a", "b", " ", "  ", "\n", "'", '"', "-", "-\n", "x-\ny", "\t", "."]),
+                max_size=20).map("".join))
+def test_the_level_of_ascii_texts_that_agree(passage):
+    from mtcb_curate.verify.verdict import _level_of_normalized, agreement_level
+
+    for span in (passage, passage.replace(" ", "\n"), passage.replace("'", ""), passage.replace("-", "")):
+        if normalize_passage(passage) == normalize_passage(span):
+            assert _level_of_normalized(passage, span) == agreement_level(passage, span)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(_HYPHEN_PIECES), max_size=40).map("".join))
+def test_normalize_text_is_the_text_of_normalize_at_every_level(text):
+    for level in LEVELS:
+        assert normalize_text(text, level) == normalize(text, level).text
+
+
+def _two_passes(text, start=0, end=None):
+    """The ascii level the long way (what ``normalize`` does where the one pass does not apply)."""
+    region = text[start:len(text) if end is None else end]
+    norm = normalize_module._build(region, normalize_module._stage_edits(region, "typography"), start, "typography", None)
+    return normalize_module._build(norm.text, normalize_module._stage_edits(norm.text, "ascii"), 0, "ascii", norm)
+
+
+# More characters whose fold is a space, nothing, or a letter: the one pass must agree on all.
+_ONE_PASS_PIECES = [p for p in PIECES if p not in ("exam-\nple", "-\n")] + [
+    "\ufdfa", "\u0149", "\u2002", "\u200d", "\u2060", "\uff0c", "\u00a8", "\u02bc", "\u00ab", "\u3002",
+    "\u1680", "\u2028", "x\u00a0 ", " \u2019 ", "\u00e9\u00a0", "\u2014 ", "\u00ad",
+]
+
+
+def _one_pass_ok(piece):
+    return all(ord(c) < 128 or normalize_module._one_pass_ok(c) for c in piece)
+
+
+# Texts the one pass takes (most), and texts with every piece (some need the two passes).
+_one_pass_texts = st.lists(st.sampled_from([p for p in _ONE_PASS_PIECES if _one_pass_ok(p)]), max_size=40).map("".join)
+_any_texts = st.lists(st.sampled_from(_ONE_PASS_PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=800)
+@given(st.one_of(_one_pass_texts, _any_texts), st.data())
+def test_the_one_pass_ascii_level_maps_like_the_two_passes(text, data):
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    fast = normalize_module._ascii_in_one_pass(text[start:end], start)
+    slow = _two_passes(text, start, end)
+    assert (fast is None) == (not _one_pass_ok(text[start:end]))
+    if fast is None:  # normalize uses the two passes
+        assert normalize(text, "ascii", start, end).text == slow.text
+        return
+    assert fast.text == slow.text
+    for k in range(len(slow.text)):
+        assert fast.char_origin(k) == slow.char_origin(k)
+    for a in range(len(slow.text) + 1):
+        assert fast.to_original(a, len(slow.text)) == slow.to_original(a, len(slow.text))

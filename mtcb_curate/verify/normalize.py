@@ -58,8 +58,6 @@ _DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u02ba\u301d\u
 #: ASCII characters the ``ascii`` level drops (quotes, apostrophe, backtick, hyphen-minus).
 _ASCII_DROPPED = "'\"`-"
 
-# A hyphenated line break between two letters; tried before the run alternatives.
-_HYPHENATION = r"(?P<h>(?<=[^\W\d_])[-\u00ad\u2010\u2011][^\S\n]*\n\s*(?=[^\W\d_]))"
 # ASCII whitespace other than ' ' (str.isspace is True for \x1c-\x1f).
 _ASCII_WS_NOT_SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f"
 _NON_ASCII = "\\u0080-\\U0010FFFF"
@@ -78,12 +76,39 @@ _SINGLE = {
 }
 # A run never swallows a hyphen that starts a line-break hyphenation ("signiﬁ\u00ad\ncant"):
 # the hyphenation alternative must get to see it at every level, or the levels disagree.
-_NOT_HYPHEN_BREAK = "(?!(?<=[^\\W\\d_])[\u00ad\u2010\u2011][^\\S\\n]*\\n\\s*[^\\W\\d_])"
-_SITES = {
-    level: re.compile(f"{_HYPHENATION}|(?:{_NOT_HYPHEN_BREAK}[{_GAP[level]}]){{2,}}|{_SINGLE[level]}")
-    for level in ("whitespace", "typography")
-}
-_ASCII_SITES = re.compile(f"[ '\"`\\-{_NON_ASCII}]{{2,}}|['\"`\\-{_NON_ASCII}]")
+#
+# The sites are the leftmost-first matches of
+#     hyphenation | (a gap character that is not a hyphenation's hyphen){2,} | single
+# (``tests/test_normalize.py`` keeps that form as the reference and checks these against it).
+# They are written so that the pattern starts with one character class, the characters a site
+# can start with: ``re`` then skips every other character at C speed, where an alternation whose
+# first branch opens with a look-behind is tried in full at every position (about 3x slower over
+# a filing). After that first character, look-behinds say which branch it started.
+_LETTER = "[^\\W\\d_]"
+_NA_HYPHENS = "\u00ad\u2010\u2011"
+_BREAK_AHEAD = f"[^\\S\\n]*\\n\\s*(?={_LETTER})"
+
+
+def _sites_pattern(level: str) -> re.Pattern:
+    gap = _GAP[level]
+    hyphenation = f"(?<=[-{_NA_HYPHENS}])(?<={_LETTER}.){_BREAK_AHEAD}(?P<h>)"
+    # A run's first character is not a hyphenation's hyphen: that branch was tried first.
+    if level == "whitespace":  # no hyphen is a gap character
+        runs = f"(?<=[{gap}])[{gap}]+"
+    else:  # the non-ASCII hyphens are gap characters, except where they start a hyphenation
+        not_break = f"(?:(?<!{_LETTER}.)|(?!{_BREAK_AHEAD}))"
+        runs = f"(?<=[{gap}])(?:[{gap}](?<![{_NA_HYPHENS}])|[{_NA_HYPHENS}]{not_break})+"
+    return re.compile(f"[-{_NA_HYPHENS}{gap}](?:{hyphenation}|{runs}|(?<={_SINGLE[level]}))")
+
+
+_SITES = {level: _sites_pattern(level) for level in ("whitespace", "typography")}
+# ``[ '"`\-NA]{2,}|['"`\-NA]`` (NA: non-ASCII), first character first, as above.
+_ASCII_SITES = re.compile(f"[ '\"`\\-{_NON_ASCII}](?:[ '\"`\\-{_NON_ASCII}]+|(?<=['\"`\\-{_NON_ASCII}]))")
+
+# Where a hyphenation could be (its hyphen and line break), and the fast path's patterns.
+_HYPHEN_BEFORE_BREAK = re.compile(f"[-{_NA_HYPHENS}][^\\S\\n]*\\n")
+_SPACE_RUN = re.compile(" {2,}")
+_ASCII_DROP_TABLE = str.maketrans("", "", _ASCII_DROPPED)
 
 _ALNUM_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 #: Every byte that is not an ASCII letter or digit (for ``bytes.translate(None, ...)``).
@@ -345,6 +370,66 @@ def _build(text: str, eds: list[tuple[int, int, str]], offset: int, level: str,
     return Normalized("".join(pieces), offset, len(text), level, o_start, o_end, n_start, n_end, parent)
 
 
+def _collapse_whitespace(text: str) -> str:
+    """Every whitespace run -> one space (``re.sub(r"\\s+", " ", text)``, by ``str.split``:
+    the same whitespace, about 5x faster on a filing's text)."""
+    inner = " ".join(text.split())
+    if not inner:
+        return " " if text else ""
+    return (" " if text[0].isspace() else "") + inner + (" " if text[-1].isspace() else "")
+
+
+_NON_ASCII_CHAR = re.compile(f"[{_NON_ASCII}]")
+# A run of characters the one pass changes: two or more of whitespace, ASCII quotes and dashes
+# and non-ASCII characters, or one that is not a plain space (first character first, as above).
+_ONE_PASS_RUN = re.compile(f"[\\s'\"`\\-{_NON_ASCII}](?:[\\s'\"`\\-{_NON_ASCII}]+|(?<=[^ ]))")
+_WHITESPACE_CHAR = re.compile("\\s")
+
+
+@functools.lru_cache(maxsize=65536)
+def _one_pass_ok(c: str) -> bool:
+    """A non-ASCII character :func:`_ascii_in_one_pass` can take: whitespace, or one character
+    at the ``typography`` level that the ``ascii`` pass drops (accented letters, curly quotes,
+    dashes, symbols). Not: format characters the ``typography`` level drops, replacements such
+    as ``ﬁ`` -> ``fi``; those need the two passes."""
+    return c.isspace() or (len(_fold_typography(c)) == 1 and fold_char(c, "ascii") == "")
+
+
+def _ascii_in_one_pass(region: str, offset: int) -> Normalized | None:
+    """The ``ascii`` level of a region that holds no hyphen before a line break, in one pass;
+    None when a character needs the two passes (:func:`_one_pass_ok`).
+
+    Without hyphenation, format characters and replacements, the two passes (``typography``,
+    then ``ascii``) come to this: every maximal run of whitespace and dropped characters (ASCII
+    quotes and dashes, non-ASCII characters) becomes one space if it holds whitespace, else
+    nothing; a lone ``' '`` stays as it is; every other character is kept. The map is the same
+    as the two passes' (``tests/test_normalize.py`` compares text and origin of every
+    character); the text is made by ``re`` and ``str`` at C speed, with Python work only per
+    changed run.
+    """
+    if not region.isascii() and not all(_one_pass_ok(c) for c in set(_NON_ASCII_CHAR.findall(region))):
+        return None
+    o_start: list[int] = []
+    o_end: list[int] = []
+    n_start: list[int] = []
+    n_end: list[int] = []
+    removed = 0
+    spaced = _WHITESPACE_CHAR.search
+    for m in _ONE_PASS_RUN.finditer(region):
+        a, b = m.span()
+        rep = 1 if spaced(region, a, b) else 0
+        o_start.append(a)
+        o_end.append(b)
+        n_start.append(a - removed)
+        n_end.append(a - removed + rep)
+        removed += b - a - rep
+    text = _collapse_whitespace(region)
+    if not text.isascii():
+        text = text.encode("ascii", "ignore").decode("ascii")
+    text = _SPACE_RUN.sub(" ", text.translate(_ASCII_DROP_TABLE))
+    return Normalized(text, offset, len(region), "ascii", o_start, o_end, n_start, n_end, None)
+
+
 def normalize(text: str, level: str = "ascii", start: int = 0, end: int | None = None) -> Normalized:
     """Normalize ``text[start:end]`` at ``level`` and keep the map back (see :class:`Normalized`).
 
@@ -365,6 +450,10 @@ def normalize(text: str, level: str = "ascii", start: int = 0, end: int | None =
     if not 0 <= start <= end <= len(text):
         raise ValueError(f"bad region [{start}, {end}) for a text of {len(text)} characters")
     region = text[start:end] if (start or end != len(text)) else text
+    if level == "ascii" and _HYPHEN_BEFORE_BREAK.search(region) is None:
+        fast = _ascii_in_one_pass(region, start)
+        if fast is not None:
+            return fast
     first = "whitespace" if level == "whitespace" else "typography"
     norm = _build(region, _stage_edits(region, first), start, first, None)
     if level != "ascii":
@@ -379,10 +468,16 @@ def normalize_text(text: str, level: str = "ascii") -> str:
         ValueError: unknown level.
     """
     _check_level(level)
-    first = "whitespace" if level == "whitespace" else "typography"
-    out = _apply(text, _stage_edits(text, first))
+    # Without a hyphen before a line break there is no hyphenation, and then the whitespace
+    # level (and the typography level of an ASCII text) is every whitespace run -> one space;
+    # the ascii pass drops quotes, dashes and non-ASCII, which leaves a run's spaces side by
+    # side, and those become one. Both done by ``re`` and ``str`` at C speed.
+    if (level == "whitespace" or text.isascii()) and _HYPHEN_BEFORE_BREAK.search(text) is None:
+        out = _collapse_whitespace(text)
+    else:
+        out = _apply(text, _stage_edits(text, "whitespace" if level == "whitespace" else "typography"))
     if level == "ascii":
-        out = _apply(out, _stage_edits(out, "ascii"))
+        out = _SPACE_RUN.sub(" ", out.encode("ascii", "ignore").decode("ascii").translate(_ASCII_DROP_TABLE))
     return out
 
 
@@ -403,6 +498,13 @@ def skeleton(text: str) -> bytes:
     a document's has its skeleton in the document's skeleton.
     """
     return _NON_ALNUM_RE.sub("", normalize_text(text, "ascii")).encode("ascii")
+
+
+def skeleton_of_normalized(text: str) -> bytes:
+    """:func:`skeleton` of a text that is already ``ascii``-normalized (a
+    :func:`normalize_passage` result): its ASCII letters and digits, without normalizing it
+    again (the ``ascii`` level is idempotent)."""
+    return _NON_ALNUM_RE.sub("", text).encode("ascii")
 
 
 @functools.lru_cache(maxsize=65536)

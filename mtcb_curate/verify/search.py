@@ -16,7 +16,14 @@ import numpy as np
 
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, document_text
-from mtcb_curate.verify.normalize import SkeletonIndex, encode, find, normalize, normalize_passage, skeleton
+from mtcb_curate.verify.normalize import (
+    SkeletonIndex,
+    encode,
+    find,
+    normalize,
+    normalize_passage,
+    skeleton_of_normalized,
+)
 
 #: At most this many exact-occurrence offsets are kept per pair (all are counted).
 MAX_OFFSETS = 1000
@@ -348,7 +355,7 @@ def find_normalized(skidx: SkeletonIndex, passage: str, passage_norm: str | None
     pn = normalize_passage(passage) if passage_norm is None else passage_norm
     if not pn:
         return []
-    sk = skeleton(pn)
+    sk = skeleton_of_normalized(pn)
     if not sk:
         return []
     hits = skidx.find_all(sk, limit=1_000_000)
