@@ -548,3 +548,64 @@ def test_on_squad_reworded_questions_are_found(shared_data):
     index = cluster_index(find_clusters(items + extra, reasons=[REASON_SIMILAR, REASON_SAME_ANSWER,
                                                                 REASON_IDENTICAL]))
     assert all(a in index and b in index[a].ids for a, b in planted)
+
+
+def _session_with_hard_passages(tiny, tmp_path):
+    from mtcb_curate.app.sources import Options, open_session
+
+    session = open_session(Options("ficha", source=[str(tiny)], workspace=str(tmp_path / "ws")))
+    session.edit(0, {"supporting_passage": "   "})  # whitespace only: the verdict says empty
+    session.edit(2, {"supporting_passage": "Beta sells bells."})  # verbatim once edited
+    return session
+
+
+def test_the_scan_s_verbatim_spans_are_what_searching_the_documents_finds(tiny, tmp_path):
+    from mtcb_curate.app import clusters as app_clusters
+    from mtcb_curate.app.verdicts import Verdicts
+
+    session = _session_with_hard_passages(tiny, tmp_path)
+    verdicts = Verdicts(session)
+    verdicts.scan()
+    located = verdicts.verbatim_spans()
+    assert 0 not in located and located[2] is not None
+    items = app_clusters.session_items(session)
+    assert passage_spans(session.dataset, items, known=located) == passage_spans(session.dataset, items)
+    # A located span is used as given, and a None is "not verbatim": nothing is searched for them.
+    assert passage_spans(session.dataset, items, known={1: (7, 9), 2: None}) == {
+        **{k: v for k, v in passage_spans(session.dataset, items).items() if k not in (1, 2)}, 1: (7, 9)}
+
+
+def test_the_scan_s_verbatim_spans_on_the_real_filings(shared_data, tmp_path):
+    from mtcb_curate.app import clusters as app_clusters
+    from mtcb_curate.app.sources import Options, open_session
+    from mtcb_curate.app.verdicts import Verdicts
+
+    session = open_session(Options("financebench", source=[str(shared_data)], workspace=str(tmp_path / "ws")))
+    verdicts = Verdicts(session)
+    verdicts.scan()
+    items = app_clusters.session_items(session)
+    found = passage_spans(session.dataset, items)
+    assert found and passage_spans(session.dataset, items, known=verdicts.verbatim_spans()) == found
+
+
+def test_a_link_set_groups_again_only_when_the_pairs_or_marks_change(monkeypatch):
+    from mtcb_curate.neardup import blocking
+
+    items = [Item(i, "D", q, "a", f"p{i}") for i, q in enumerate(
+        ["What was revenue in 2022?", "What was the revenue in 2022?", "Who is the CEO?", "Who is the CEO now?"])]
+    search = blocking.search_links(items, threshold=80)
+    calls = []
+    real = blocking.LinkSet._group
+    monkeypatch.setattr(blocking.LinkSet, "_group", lambda self, *a: calls.append(a) or real(self, *a))
+    first = search.groups()
+    assert [sorted(c.ids) for c in first[0]] and len(calls) == 1
+    assert search.groups(keep=range(4)) == first and len(calls) == 1  # every pair is no keep
+    assert search.groups(not_duplicates={(0, 1)}) != first and len(calls) == 2
+    assert search.groups(not_duplicates={(0, 1)})[0] == search.groups(not_duplicates={(0, 1)})[0]
+    assert len(calls) == 2
+    assert search.groups(keep=[0, 1, 2]) and len(calls) == 3
+    assert search.groups() == first and len(calls) == 4
+    # What the caller gets is its own list.
+    got = search.groups()
+    got[0].clear()
+    assert search.groups() == first

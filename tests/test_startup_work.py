@@ -39,6 +39,13 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
         return real_set(session, **kw)
 
     monkeypatch.setattr(neardup, "search_links", counting_search)
+    real_spans, known_given = neardup.passage_spans, []
+
+    def recording_spans(dataset, items=None, known=None):
+        known_given.append(known)
+        return real_spans(dataset, items, known)
+
+    monkeypatch.setattr(neardup, "passage_spans", recording_spans)
     from mtcb_curate.tui.screens import review
 
     monkeypatch.setattr(review, "set_check_results", recording_set)
@@ -50,6 +57,8 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
         await pilot.pause(0.2)
         await settle(app, pilot)
         assert len(searches) == 1
+        # The search takes the passages' places from the scan instead of finding them again.
+        assert known_given and known_given[0] and len(known_given[0]) == len(session)
         assert set_runs and all(s is not None for s in set_runs)
         assert [p.check_id for p in app.screen.problems(0) if p.fails] == ["duplicates"]
 

@@ -19,9 +19,10 @@ marking the group "distinct questions on shared evidence" (``mark_shared``, undo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from mtcb_curate import neardup
+from mtcb_curate.dataset.model import PASSAGE_FIELD
 from mtcb_curate.neardup import Cluster
 from mtcb_curate.store.session import ReviewSession
 
@@ -31,10 +32,14 @@ _META_KEY = neardup.LLM_CLUSTERS_KEY
 
 def session_items(session: ReviewSession, ids: Iterable[int] | None = None) -> list[neardup.Item]:
     """The session's pairs (current texts) as ``neardup.Item``s, all or only ``ids``."""
+    questions, answers = session.edited_texts("question"), session.edited_texts("answer")
+    passages = session.edited_texts(PASSAGE_FIELD)
+    pairs = session.pairs
     out = []
     for pid in (range(len(session)) if ids is None else ids):
-        v = session.view(pid)
-        out.append(neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage))
+        pair = pairs[pid]
+        out.append(neardup.Item(pid, pair.doc_key, questions.get(pid, pair.question), answers.get(pid, pair.answer),
+                                passages.get(pid, pair.passage)))
     return out
 
 
@@ -64,14 +69,18 @@ def find(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD
 
 
 def search(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
-           ids: Iterable[int] | None = None) -> neardup.LinkSet:
+           ids: Iterable[int] | None = None, located: Mapping[int, tuple[int, int] | None] | None = None
+           ) -> neardup.LinkSet:
     """Every near-duplicate and shared-passage link among the session's pairs (or ``ids``),
     current texts, with the stored LLM clusters as extra links: one search, to group with
-    ``groups`` (and, for the problems line, ``checks.pair.set_check_results(search=...)``)."""
+    ``groups`` (and, for the problems line, ``checks.pair.set_check_results(search=...)``).
+
+    ``located``: where passages already are (``Verdicts.verbatim_spans``, for the current
+    passages); the rest are searched in their documents (``neardup.passage_spans``)."""
     items = session_items(session, ids)
     extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
     return neardup.search_links(items, threshold=threshold, extra_links=extra,
-                                spans=neardup.passage_spans(session.dataset, items))
+                                spans=neardup.passage_spans(session.dataset, items, known=located))
 
 
 def groups(session: ReviewSession, found: neardup.LinkSet) -> tuple[list[Cluster], list[Cluster]]:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.verify import (
     PairResult,
+    Verdict,
     complete_chunk,
     complete_elsewhere,
     complete_fuzzy,
@@ -137,6 +138,18 @@ class Verdicts:
             if self._quick[r.id].passage != r.passage:
                 self._quick[r.id] = r
         return {k: v for k, v in report.summary.items() if isinstance(v, int)}
+
+    def verbatim_spans(self) -> dict[int, tuple[int, int] | None]:
+        """Pair id -> the first occurrence ``(start, end)`` of its current passage in its
+        document, or None where the passage is not there verbatim; pairs without a cached
+        verdict, and empty passages, are left out (for ``app.clusters.search``'s ``located``)."""
+        out: dict[int, tuple[int, int] | None] = {}
+        for pid, r in self.cached_many(range(len(self.session))).items():
+            if r.verdict == Verdict.EXACT:
+                out[pid] = (r.start, r.start + len(r.passage))
+            elif r.verdict != Verdict.EMPTY:
+                out[pid] = None
+        return out
 
     def not_exact(self) -> set[int]:
         """Ids whose cached verdict for their current passage is not ``exact``."""

@@ -76,9 +76,9 @@ def duplicates_result(clusters: list, threshold: float) -> CheckResult:
     pairs checked) at ``threshold``: every member fails, naming the others."""
     reasons = {}
     for c in clusters:
-        for pid in c.ids:
-            others = ", ".join(f"#{o}" for o in c.ids if o != pid)
-            reasons[pid] = f"{c.reason} with {others}"
+        names = [f"#{o}" for o in c.ids]
+        for k, pid in enumerate(c.ids):
+            reasons[pid] = f"{c.reason} with {', '.join(names[:k] + names[k + 1:])}"
     return result("duplicates", reasons, set(reasons),
                   f"{len(clusters)} unresolved near-duplicate cluster(s) among accepted pairs "
                   f"(threshold {threshold:g})" if clusters else "no identical or near-duplicate questions "

@@ -180,14 +180,31 @@ class LinkSet:
         self.items, self.threshold = items, threshold
         self.extra_links: tuple[tuple[int, int], ...] = ()
         self._prep, self._a, self._b, self._bits = prep, a, b, bits
+        self._last: tuple[tuple, tuple[list[Cluster], list[Cluster]]] | None = None
 
     def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
                shared_marks: Iterable[tuple[int, int]] = ()) -> tuple[list[Cluster], list[Cluster]]:
         """``(clusters, shared)`` as ``find_groups`` gives them, over the pairs whose ids are in
-        ``keep`` (all by default), with these marks."""
+        ``keep`` (all by default), with these marks. The last grouping is kept: asked again
+        with the same pairs and marks (the review screen's badges, then its set checks, while
+        nothing is rejected), it is not worked out twice."""
         prep = self._prep
         if prep is None:
             return [], []
+        kept = None if keep is None else frozenset(int(i) for i in keep)
+        if kept is not None and len(kept) == len(prep.ids) and kept.issuperset(prep.ids.tolist()):
+            kept = None  # every pair: the same as no keep
+        key = (kept, frozenset(not_duplicates), frozenset(shared_marks))
+        if self._last is not None and self._last[0] == key:
+            clusters, shared = self._last[1]
+            return list(clusters), list(shared)
+        clusters, shared = self._group(kept, key[1], key[2])
+        self._last = (key, (clusters, shared))
+        return list(clusters), list(shared)
+
+    def _group(self, keep: frozenset[int] | None, not_duplicates: frozenset[tuple[int, int]],
+               shared_marks: frozenset[tuple[int, int]]) -> tuple[list[Cluster], list[Cluster]]:
+        prep = self._prep
         a, b, bits = self._a, self._b, self._bits
         if keep is not None:
             inside = np.isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))

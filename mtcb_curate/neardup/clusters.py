@@ -205,7 +205,8 @@ def items_from_dataset(dataset: Dataset, edits: Mapping[int, Mapping[str, str]] 
     return out
 
 
-def passage_spans(dataset: Dataset, items: Iterable[Item] | None = None) -> dict[int, tuple[int, int]]:
+def passage_spans(dataset: Dataset, items: Iterable[Item] | None = None,
+                  known: Mapping[int, tuple[int, int] | None] | None = None) -> dict[int, tuple[int, int]]:
     """Where each verbatim supporting passage is in its document: id -> (start, end)
     character offsets of the first occurrence (end exclusive). Passages that are empty, not
     verbatim, or whose document key matches no document are left out.
@@ -213,11 +214,20 @@ def passage_spans(dataset: Dataset, items: Iterable[Item] | None = None) -> dict
     Args:
         dataset: gives the document texts.
         items: the pairs to locate (edited texts), by default ``items_from_dataset(dataset)``.
+        known: id -> the first occurrence, or None for "not verbatim in its document", for
+            items already located (a verification's ``exact`` results, for exactly these
+            texts); only the others are searched.
 
-    Cost: one ``str.find`` per pair over its document (about 1 ms per MB of document).
+    Cost: one ``str.find`` per pair searched, over its document (about 1 ms per MB of document).
     """
     out = {}
+    known = known or {}
     for it in items if items is not None else items_from_dataset(dataset):
+        if it.id in known:
+            span = known[it.id]
+            if span is not None:
+                out[it.id] = span
+            continue
         doc = dataset.documents.get(it.doc_key)
         if doc is None:
             continue

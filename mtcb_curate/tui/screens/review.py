@@ -887,7 +887,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._search = None  # texts changed: the set checks wait for this search
         threshold = self.dedup_threshold
         try:
-            search = clusters.search(self.session, threshold=threshold)
+            search = clusters.search(self.session, threshold=threshold, located=self.verdicts.verbatim_spans())
             found, shared = clusters.groups(self.session, search)
             trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
