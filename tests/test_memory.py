@@ -56,3 +56,23 @@ def test_refreeze_moves_new_objects_out_of_full_collections():
         assert gc.get_freeze_count() >= frozen + len(keep)
     finally:
         policy.restore()
+
+
+def test_no_full_collection_while_a_pass_holds(monkeypatch):
+    policy = CollectorPolicy()
+    policy.start()
+    try:
+        monkeypatch.setattr(memory, "FORCE_AFTER", 1)
+        monkeypatch.setattr(memory, "IDLE_SECONDS", 0.0)
+        with policy.holding():
+            with policy.holding():  # a second pass at the same time
+                junk = [[i] for i in range(50_000)]
+                del junk
+                gc.collect(1)
+                assert gc.get_count()[2] > 0
+                assert policy.tick() is False  # overdue and idle, but held
+            assert policy.tick() is False  # the other pass still runs
+        assert policy.full_collections == 0
+        assert policy.tick() is True  # released: the usual policy again
+    finally:
+        policy.restore()

@@ -288,6 +288,7 @@ def test_the_level_of_ascii_texts_that_agree(passage):
 def test_normalize_text_is_the_text_of_normalize_at_every_level(text):
     for level in LEVELS:
         assert normalize_text(text, level) == normalize(text, level).text
+    assert normalize_text(text, "ascii") == _two_passes(text).text
 
 
 def _two_passes(text, start=0, end=None):
@@ -329,3 +330,9 @@ def test_the_one_pass_ascii_level_maps_like_the_two_passes(text, data):
         assert fast.char_origin(k) == slow.char_origin(k)
     for a in range(len(slow.text) + 1):
         assert fast.to_original(a, len(slow.text)) == slow.to_original(a, len(slow.text))
+
+
+@settings(max_examples=500)
+@given(st.one_of(_one_pass_texts, _any_texts))
+def test_normalize_text_at_the_ascii_level_is_the_two_passes_text(text):
+    assert normalize_text(text, "ascii") == _two_passes(text).text

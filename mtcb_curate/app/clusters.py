@@ -69,17 +69,19 @@ def find(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD
 
 
 def search(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHOLD,
-           ids: Iterable[int] | None = None, located: Mapping[int, tuple[int, int] | None] | None = None
-           ) -> neardup.LinkSet:
+           ids: Iterable[int] | None = None, located: Mapping[int, tuple[int, int] | None] | None = None,
+           workers: int = -1) -> neardup.LinkSet:
     """Every near-duplicate and shared-passage link among the session's pairs (or ``ids``),
     current texts, with the stored LLM clusters as extra links: one search, to group with
     ``groups`` (and, for the problems line, ``checks.pair.set_check_results(search=...)``).
 
     ``located``: where passages already are (``Verdicts.verbatim_spans``, for the current
-    passages); the rest are searched in their documents (``neardup.passage_spans``)."""
+    passages); the rest are searched in their documents (``neardup.passage_spans``).
+    ``workers``: rapidfuzz threads (``-1``: every core; the review screen's background search
+    uses 1 and leaves the other core to the screen)."""
     items = session_items(session, ids)
     extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
-    return neardup.search_links(items, threshold=threshold, extra_links=extra,
+    return neardup.search_links(items, threshold=threshold, extra_links=extra, workers=workers,
                                 spans=neardup.passage_spans(session.dataset, items, known=located))
 
 

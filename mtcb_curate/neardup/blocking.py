@@ -179,6 +179,8 @@ class LinkSet:
                  a: np.ndarray, b: np.ndarray, bits: np.ndarray):
         self.items, self.threshold = items, threshold
         self.extra_links: tuple[tuple[int, int], ...] = ()
+        #: rapidfuzz threads when grouping (the search's ``workers``).
+        self.workers = -1
         self._prep, self._a, self._b, self._bits = prep, a, b, bits
         self._last: tuple[tuple, tuple[list[Cluster], list[Cluster]]] | None = None
 
@@ -213,12 +215,13 @@ class LinkSet:
         if not_duplicates:
             a, b, bits = _drop_excluded(a, b, bits, prep.ids, not_duplicates)
         question = (bits & _QUESTION_MASK) != 0
-        clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK, star=True)
+        clusters = _clusters(prep, a[question], b[question], bits[question] & _QUESTION_MASK, star=True,
+                             workers=self.workers)
         shared = ~question & ((bits & _PASSAGE_MASK) != 0)
         sa, sb, sbits = a[shared], b[shared], bits[shared] & _PASSAGE_MASK
         if shared_marks:
             sa, sb, sbits = _drop_excluded(sa, sb, sbits, prep.ids, shared_marks)
-        return clusters, _clusters(prep, sa, sb, sbits)
+        return clusters, _clusters(prep, sa, sb, sbits, workers=self.workers)
 
 
 def search_links(
@@ -246,6 +249,7 @@ def search_links(
     else:
         out = LinkSet(rows, threshold, *found)
     out.extra_links = tuple(extra)
+    out.workers = workers
     return out
 
 
@@ -1051,12 +1055,13 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     return out
 
 
-def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, star: bool = False) -> list[Cluster]:
+def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, star: bool = False,
+              workers: int = -1) -> list[Cluster]:
     if len(a) == 0:
         return []
     identical = (bits & (_BIT[REASON_IDENTICAL] | _BIT[REASON_IDENTICAL_ACROSS])) != 0
     bits = np.where(identical, bits & ~_QUESTION_BITS, bits)  # "identical" says it all
-    score = _scores(prep, a, b)
+    score = _scores(prep, a, b, workers)
     if star:
         root = _stars(prep.n, a, b, score)
         inside = (root[a] >= 0) & (root[a] == root[b])
@@ -1099,8 +1104,8 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     return out
 
 
-def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray, workers: int = -1) -> np.ndarray:
     """Question similarity of each linked pair (0 when either question is empty)."""
     s = process.cpdist(prep.sortq_array[a], prep.sortq_array[b], scorer=fuzz.ratio, dtype=np.float32,
-                       workers=-1 if len(a) > 10_000 else 1)
+                       workers=workers if len(a) > 10_000 else 1)
     return np.where(prep.has_q[a] & prep.has_q[b], s, 0.0)

@@ -423,11 +423,22 @@ def _ascii_in_one_pass(region: str, offset: int) -> Normalized | None:
         n_start.append(a - removed)
         n_end.append(a - removed + rep)
         removed += b - a - rep
+    return Normalized(_one_pass_text(region), offset, len(region), "ascii", o_start, o_end, n_start, n_end, None)
+
+
+def _one_pass_text(region: str) -> str:
+    """The text of :func:`_ascii_in_one_pass` (same conditions)."""
     text = _collapse_whitespace(region)
     if not text.isascii():
         text = text.encode("ascii", "ignore").decode("ascii")
-    text = _SPACE_RUN.sub(" ", text.translate(_ASCII_DROP_TABLE))
-    return Normalized(text, offset, len(region), "ascii", o_start, o_end, n_start, n_end, None)
+    return _SPACE_RUN.sub(" ", text.translate(_ASCII_DROP_TABLE))
+
+
+def _one_pass_applies(text: str) -> bool:
+    """True when :func:`_ascii_in_one_pass` takes ``text``: no hyphen before a line break, and
+    only characters :func:`_one_pass_ok` takes."""
+    return _HYPHEN_BEFORE_BREAK.search(text) is None and (
+        text.isascii() or all(_one_pass_ok(c) for c in set(_NON_ASCII_CHAR.findall(text))))
 
 
 def normalize(text: str, level: str = "ascii", start: int = 0, end: int | None = None) -> Normalized:
@@ -472,6 +483,8 @@ def normalize_text(text: str, level: str = "ascii") -> str:
     # level (and the typography level of an ASCII text) is every whitespace run -> one space;
     # the ascii pass drops quotes, dashes and non-ASCII, which leaves a run's spaces side by
     # side, and those become one. Both done by ``re`` and ``str`` at C speed.
+    if level == "ascii" and _one_pass_applies(text):
+        return _one_pass_text(text)
     if (level == "whitespace" or text.isascii()) and _HYPHEN_BEFORE_BREAK.search(text) is None:
         out = _collapse_whitespace(text)
     else:

@@ -573,8 +573,9 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         """duplicates and shared_passage over every pair not rejected, for the problems line."""
         worker = get_current_worker()
         try:
-            results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits,
-                                        search=self._search)
+            with self.curate_app.collector.holding():
+                results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits,
+                                            search=self._search)
         except Exception:  # noqa: BLE001 - the problems line goes on without them
             return
         trim_heap()
@@ -853,8 +854,11 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
     @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
     def _scan_passages(self) -> None:
         """Verify every passage (exact and normalized search) to mark the queue."""
-        self.verdicts.scan()
-        app_filters.warm(self.session)  # a first text query reads these instead of building them
+        collector = self.curate_app.collector
+        with collector.holding():  # frozen before a full collection may walk them
+            self.verdicts.scan()
+            app_filters.warm(self.session)  # a first text query reads these instead of building them
+            collector.refreeze()
         trim_heap()
         if not get_current_worker().is_cancelled:
             self.post_message(PassagesScanned(self.verdicts.not_exact()))
@@ -887,8 +891,12 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._search = None  # texts changed: the set checks wait for this search
         threshold = self.dedup_threshold
         try:
-            search = clusters.search(self.session, threshold=threshold, located=self.verdicts.verbatim_spans())
-            found, shared = clusters.groups(self.session, search)
+            collector = self.curate_app.collector
+            with collector.holding():  # frozen before a full collection may walk them
+                search = clusters.search(self.session, threshold=threshold, located=self.verdicts.verbatim_spans(),
+                                         workers=1)
+                found, shared = clusters.groups(self.session, search)
+                collector.refreeze()
             trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
