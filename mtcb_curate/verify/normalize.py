@@ -544,7 +544,7 @@ def encode(text: str) -> bytes:
 
 #: Block size (bytes, moved forward to a character boundary) of :class:`SkeletonIndex`'s map
 #: from skeleton to text offsets. Smaller blocks mean smaller regions to normalize.
-BLOCK_BYTES = 512
+BLOCK_BYTES = 256
 
 #: :func:`find` searches at most this many characters (or bytes) per ``str.find`` call: a
 #: worker searching a 50 MB document then never holds the interpreter lock for more than
@@ -576,7 +576,7 @@ ALNUM_TABLE[np.frombuffer(_ALNUM_BYTES, dtype=np.uint8)] = True
 
 def _block_sums(values, starts: np.ndarray, n: int) -> np.ndarray:
     """Per block ``[starts[k], starts[k + 1])`` (the last one to ``n``) the sum of the uint8
-    array ``values(lo, hi)`` gives for bytes ``[lo, hi)``. Done 1,024 blocks (512 KB) at a time,
+    array ``values(lo, hi)`` gives for bytes ``[lo, hi)``. Done 1,024 blocks at a time,
     summed as uint16 (a block has at most ``BLOCK_BYTES + 3`` bytes):
     ``np.add.reduceat(..., dtype=int64)`` on the whole text first made an int64 copy of it
     (460 MB for a 57 MB filing)."""
