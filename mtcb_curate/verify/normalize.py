@@ -395,9 +395,8 @@ def _one_pass_ok(c: str) -> bool:
     return c.isspace() or (len(_fold_typography(c)) == 1 and fold_char(c, "ascii") == "")
 
 
-def _ascii_in_one_pass(region: str, offset: int) -> Normalized | None:
-    """The ``ascii`` level of a region that holds no hyphen before a line break, in one pass;
-    None when a character needs the two passes (:func:`_one_pass_ok`).
+def _ascii_in_one_pass(region: str, offset: int) -> Normalized:
+    """The ``ascii`` level of a region :func:`_one_pass_applies` to, in one pass.
 
     Without hyphenation, format characters and replacements, the two passes (``typography``,
     then ``ascii``) come to this: every maximal run of whitespace and dropped characters (ASCII
@@ -407,8 +406,6 @@ def _ascii_in_one_pass(region: str, offset: int) -> Normalized | None:
     character); the text is made by ``re`` and ``str`` at C speed, with Python work only per
     changed run.
     """
-    if not region.isascii() and not all(_one_pass_ok(c) for c in set(_NON_ASCII_CHAR.findall(region))):
-        return None
     o_start: list[int] = []
     o_end: list[int] = []
     n_start: list[int] = []
@@ -427,7 +424,7 @@ def _ascii_in_one_pass(region: str, offset: int) -> Normalized | None:
 
 
 def _one_pass_text(region: str) -> str:
-    """The text of :func:`_ascii_in_one_pass` (same conditions)."""
+    """The text of :func:`_ascii_in_one_pass`."""
     text = _collapse_whitespace(region)
     if not text.isascii():
         text = text.encode("ascii", "ignore").decode("ascii")
@@ -435,8 +432,8 @@ def _one_pass_text(region: str) -> str:
 
 
 def _one_pass_applies(text: str) -> bool:
-    """True when :func:`_ascii_in_one_pass` takes ``text``: no hyphen before a line break, and
-    only characters :func:`_one_pass_ok` takes."""
+    """True when :func:`_ascii_in_one_pass` applies to ``text``: no hyphen before a line break,
+    and only characters :func:`_one_pass_ok` takes."""
     return _HYPHEN_BEFORE_BREAK.search(text) is None and (
         text.isascii() or all(_one_pass_ok(c) for c in set(_NON_ASCII_CHAR.findall(text))))
 
@@ -461,10 +458,8 @@ def normalize(text: str, level: str = "ascii", start: int = 0, end: int | None =
     if not 0 <= start <= end <= len(text):
         raise ValueError(f"bad region [{start}, {end}) for a text of {len(text)} characters")
     region = text[start:end] if (start or end != len(text)) else text
-    if level == "ascii" and _HYPHEN_BEFORE_BREAK.search(region) is None:
-        fast = _ascii_in_one_pass(region, start)
-        if fast is not None:
-            return fast
+    if level == "ascii" and _one_pass_applies(region):
+        return _ascii_in_one_pass(region, start)
     first = "whitespace" if level == "whitespace" else "typography"
     norm = _build(region, _stage_edits(region, first), start, first, None)
     if level != "ascii":
