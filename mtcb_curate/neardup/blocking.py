@@ -609,8 +609,7 @@ class _Passes:
         exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in large))
         found = []
         if len(sa):
-            score = process.cpdist(p.sortq_array[sa], p.sortq_array[sb], scorer=fuzz.ratio, dtype=np.uint8,
-                                   score_cutoff=cutoff, workers=self.workers if len(sa) > 10_000 else 1)
+            score = _cpdist(p.sortq_array, sa, sb, dtype=np.uint8, score_cutoff=cutoff, workers=self.workers)
             found.append((sa[score > 0], sb[score > 0]))
         found += [_pairs_above(p, g, cutoff, exact, self.workers, None) for g in large]
         for a, b in found:
@@ -659,8 +658,7 @@ class _Passes:
             # the set hashes matched: confirm the sets (a 64-bit collision is possible in principle)
             ok = p.compatible(a, b)
             a, b, same_doc = a[ok], b[ok], same_doc[ok]
-            score = process.cpdist(p.sortq_array[a], p.sortq_array[b], scorer=fuzz.ratio, dtype=np.uint8,
-                                   score_cutoff=self.t, workers=self.workers if len(a) > 10_000 else 1)
+            score = _cpdist(p.sortq_array, a, b, dtype=np.uint8, score_cutoff=self.t, workers=self.workers)
             ok = score > 0 if self.t > 0 else np.ones(len(a), dtype=bool)
             a, b, same_doc = a[ok], b[ok], same_doc[ok]
             identical = p.qcode[a] == p.qcode[b]
@@ -983,7 +981,9 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     nodes = np.flatnonzero(degree)
     nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
     order = np.argsort(ends, kind="stable")
-    other = other[order].tolist()
+    ordered, other = other[order], []
+    for k in range(0, len(ordered), 1 << 16):  # in slices: one tolist() of millions held the lock 100-200 ms
+        other.extend(ordered[k:k + (1 << 16)].tolist())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
     centre = [-1] * n
     size: dict[int, int] = {}
@@ -1106,6 +1106,24 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
 
 def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray, workers: int = -1) -> np.ndarray:
     """Question similarity of each linked pair (0 when either question is empty)."""
-    s = process.cpdist(prep.sortq_array[a], prep.sortq_array[b], scorer=fuzz.ratio, dtype=np.float32,
-                       workers=workers if len(a) > 10_000 else 1)
+    s = _cpdist(prep.sortq_array, a, b, dtype=np.float32, workers=workers)
     return np.where(prep.has_q[a] & prep.has_q[b], s, 0.0)
+
+
+#: ``_cpdist`` scores this many pairs per rapidfuzz call: rapidfuzz reads its inputs holding
+#: the interpreter lock, so one call over 300,000 pairs kept the app's thread waiting 40-390 ms.
+CPDIST_CHUNK = 20_000
+
+
+def _cpdist(strings: np.ndarray, a: np.ndarray, b: np.ndarray, *, dtype, workers: int,
+            score_cutoff: float | None = None) -> np.ndarray:
+    """``process.cpdist(strings[a], strings[b], scorer=fuzz.ratio)`` in calls of at most
+    :data:`CPDIST_CHUNK` pairs (other threads run in between); ``workers`` applies from
+    10,001 pairs."""
+    out = np.empty(len(a), dtype=dtype)
+    threads = workers if len(a) > 10_000 else 1
+    for k in range(0, len(a), CPDIST_CHUNK):
+        out[k:k + CPDIST_CHUNK] = process.cpdist(strings[a[k:k + CPDIST_CHUNK]], strings[b[k:k + CPDIST_CHUNK]],
+                                                 scorer=fuzz.ratio, dtype=dtype, score_cutoff=score_cutoff,
+                                                 workers=threads)
+    return out
