@@ -40,6 +40,8 @@ Young collections go on. The ``refreeze()`` after the pass freezes what is alive
 before; what it freezes with it is the garbage that outlived two young collections during
 the pass (at 100,000 pairs with a key every 100 ms, about 130,000 objects over two passes;
 collecting it first would cost one such stall per pass).
+
+``restore()`` puts the collector back as it was (the app calls it on exit).
 """
 
 from __future__ import annotations
