@@ -52,11 +52,24 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
     write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
     write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
     session = opened(tmp_path / "src", tmp_path / "ws")
+    from mtcb_curate.tui.memory import CollectorPolicy
+
+    frozen_while_held = []
+    real_refreeze = CollectorPolicy.refreeze
+
+    def recording_refreeze(self):
+        frozen_while_held.append(self._holds)
+        return real_refreeze(self)
+
+    monkeypatch.setattr(CollectorPolicy, "refreeze", recording_refreeze)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         await _until(app, pilot, lambda: app.screen._set_results and app.screen._clusters_ready)
         await pilot.pause(0.2)
         await settle(app, pilot)
         assert searches == [1]  # one search, on one core: the other one is the screen's
+        # Each start-up pass (scan, search, set checks) freezes its results before it lets go
+        # of the collector: no full collection walks them in between.
+        assert sum(1 for holds in frozen_while_held if holds) == 3
         # The search takes the passages' places from the scan instead of finding them again.
         assert known_given and known_given[0] and len(known_given[0]) == len(session)
         assert set_runs and all(s is not None for s in set_runs)

@@ -573,9 +573,11 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         """duplicates and shared_passage over every pair not rejected, for the problems line."""
         worker = get_current_worker()
         try:
-            with self.curate_app.collector.holding():
+            collector = self.curate_app.collector
+            with collector.holding():  # frozen before a full collection may walk them
                 results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits,
                                             search=self._search)
+                collector.refreeze()
         except Exception:  # noqa: BLE001 - the problems line goes on without them
             return
         trim_heap()
