@@ -108,6 +108,26 @@ def text_of(app, selector: str) -> str:
     return str(app.screen.query_one(selector, (Static, Bar)).content)
 
 
+def text_of_head(app) -> str:
+    """The QA panel's head line as painted (``#ID  STATUS ...``)."""
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    panel = app.screen.query_one(QAPanel)
+    return "".join(seg.text for seg in panel.render_line(0)).strip()
+
+
+def while_running(fn, marks: list):
+    """``fn`` wrapped to keep ``fn`` in ``marks`` while it runs (a test asks "is this call
+    inside that one?" with ``if marks``)."""
+    def running(*args, **kwargs):
+        marks.append(fn)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            marks.pop()
+    return running
+
+
 def current(app) -> int | None:
     """The pair id under the review queue's cursor."""
     from mtcb_curate.tui.widgets.pair_list import PairList

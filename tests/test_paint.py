@@ -601,7 +601,7 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
     shown at once as before."""
     from textual import events
 
-    from support import opened, review_app
+    from support import opened, review_app, text_of_head, while_running
     from mtcb_curate.dataset.model import Status
 
     session = opened(None, ws, sample=True)
@@ -614,17 +614,8 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
         handling = []
         real_show = screen._show_current
 
-        def within(fn):
-            def handled(*args, **kwargs):
-                handling.append(fn)
-                try:
-                    return fn(*args, **kwargs)
-                finally:
-                    handling.pop()
-            return handled
-
-        screen._after_change = within(screen._after_change)
-        screen._catch_up = within(screen._catch_up)
+        screen._after_change = while_running(screen._after_change, handling)
+        screen._catch_up = while_running(screen._catch_up, handling)
 
         def counting_show():
             if handling:
@@ -652,12 +643,6 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
     session.workspace.close()
 
 
-def text_of_head(app) -> str:
-    """The QA panel's head line as painted (``#ID  STATUS ...``)."""
-    from mtcb_curate.tui.widgets.qa_panel import QAPanel
-
-    panel = app.screen.query_one(QAPanel)
-    return "".join(seg.text for seg in panel.render_line(0)).strip()
 
 
 # -- the QA panel's rows, made when painted --------------------------------------------------

@@ -161,7 +161,7 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
     config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
     monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
 
-    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+    from support import text_of_head, while_running
 
     s = opened(None, pg_server.url(), sample=True, curator="ann")
     async with review_app(s, size=(120, 30)) as (app, pilot):
@@ -170,26 +170,18 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
         deciding, wrapped = [], []
         real_decide, real_wrap = s.decide, screen._wrap_row
 
-        def decide(*args, **kwargs):
-            deciding.append(True)
-            try:
-                return real_decide(*args, **kwargs)
-            finally:
-                deciding.pop()
-
         def wrap(row, stop=None):
             if deciding:
                 wrapped.append((screen.queue.ids[row], s.status(screen.queue.current)))
             return real_wrap(row, stop)
 
-        s.decide, screen._wrap_row = decide, wrap
+        s.decide, screen._wrap_row = while_running(real_decide, deciding), wrap
         await pilot.press("a")
         await pilot.pause(0.1)
         # wrapped before the decision was in the session, shown after
         assert wrapped == [(start + 1, Status.UNDECIDED)]
         assert s.status(start) is Status.ACCEPTED and screen.queue.current == start + 1
-        head = "".join(seg.text for seg in app.screen.query_one(QAPanel).render_line(0)).strip()
-        assert head.startswith(f"#{start + 1}"), head
+        assert text_of_head(app).startswith(f"#{start + 1}"), text_of_head(app)
         for _ in range(4):
             app.post_message(events.Key("a", "a"))
         await pilot.pause(0.3)

@@ -425,7 +425,12 @@ def _ascii_in_one_pass(region: str, offset: int) -> Normalized:
 
 def _one_pass_text(region: str) -> str:
     """The text of :func:`_ascii_in_one_pass`."""
-    text = _collapse_whitespace(region)
+    return _ascii_pass_text(_collapse_whitespace(region))
+
+
+def _ascii_pass_text(text: str) -> str:
+    """The ``ascii`` pass over a ``typography`` result, text only: quotes, dashes and non-ASCII
+    dropped, which leaves a run's spaces side by side, and those become one."""
     if not text.isascii():
         text = text.encode("ascii", "ignore").decode("ascii")
     return _SPACE_RUN.sub(" ", text.translate(_ASCII_DROP_TABLE))
@@ -474,19 +479,15 @@ def normalize_text(text: str, level: str = "ascii") -> str:
         ValueError: unknown level.
     """
     _check_level(level)
-    # Without a hyphen before a line break there is no hyphenation, and then the whitespace
-    # level (and the typography level of an ASCII text) is every whitespace run -> one space;
-    # the ascii pass drops quotes, dashes and non-ASCII, which leaves a run's spaces side by
-    # side, and those become one. Both done by ``re`` and ``str`` at C speed.
-    if level == "ascii" and _one_pass_applies(text):
-        return _one_pass_text(text)
-    if (level == "whitespace" or text.isascii()) and _HYPHEN_BEFORE_BREAK.search(text) is None:
-        out = _collapse_whitespace(text)
-    else:
-        out = _apply(text, _stage_edits(text, "whitespace" if level == "whitespace" else "typography"))
     if level == "ascii":
-        out = _SPACE_RUN.sub(" ", out.encode("ascii", "ignore").decode("ascii").translate(_ASCII_DROP_TABLE))
-    return out
+        if _one_pass_applies(text):
+            return _one_pass_text(text)
+        return _ascii_pass_text(_apply(text, _stage_edits(text, "typography")))
+    # Without a hyphen before a line break there is no hyphenation, and then the whitespace
+    # level (and the typography level of an ASCII text) is every whitespace run -> one space.
+    if (level == "whitespace" or text.isascii()) and _HYPHEN_BEFORE_BREAK.search(text) is None:
+        return _collapse_whitespace(text)
+    return _apply(text, _stage_edits(text, level))
 
 
 def normalize_passage(passage: str, level: str = "ascii") -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from rich.text import Text
@@ -573,11 +574,9 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         """duplicates and shared_passage over every pair not rejected, for the problems line."""
         worker = get_current_worker()
         try:
-            collector = self.curate_app.collector
-            with collector.holding():  # frozen before a full collection may walk them
+            with self._start_up_pass():
                 results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits,
                                             search=self._search)
-                collector.refreeze()
         except Exception:  # noqa: BLE001 - the problems line goes on without them
             return
         trim_heap()
@@ -856,11 +855,9 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
     @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
     def _scan_passages(self) -> None:
         """Verify every passage (exact and normalized search) to mark the queue."""
-        collector = self.curate_app.collector
-        with collector.holding():  # frozen before a full collection may walk them
+        with self._start_up_pass():
             self.verdicts.scan()
             app_filters.warm(self.session)  # a first text query reads these instead of building them
-            collector.refreeze()
         trim_heap()
         if not get_current_worker().is_cancelled:
             self.post_message(PassagesScanned(self.verdicts.not_exact()))
@@ -873,6 +870,16 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._refreeze()
         self._find_clusters()
         self._schedule_set_checks(0)
+
+    @contextmanager
+    def _start_up_pass(self) -> Iterator[None]:
+        """Around a start-up pass's work (its worker): no full collection while it runs, and its
+        results frozen before it lets go, so that no full collection walks them
+        (``CollectorPolicy.holding``)."""
+        collector = self.curate_app.collector
+        with collector.holding():
+            yield
+            collector.refreeze()
 
     def _refreeze(self) -> None:
         """Keep the scan's and the search's results out of later full garbage collections."""
@@ -893,12 +900,10 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._search = None  # texts changed: the set checks wait for this search
         threshold = self.dedup_threshold
         try:
-            collector = self.curate_app.collector
-            with collector.holding():  # frozen before a full collection may walk them
+            with self._start_up_pass():
                 search = clusters.search(self.session, threshold=threshold, located=self.verdicts.verbatim_spans(),
                                          workers=1)
                 found, shared = clusters.groups(self.session, search)
-                collector.refreeze()
             trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
