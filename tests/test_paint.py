@@ -197,6 +197,38 @@ async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_sp
                    for text in rows)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 30)])
+async def test_wrapping_the_next_pair_ahead_makes_only_the_rows_its_first_frame_paints(ws, size):
+    """A long answer: wrapping the next pair ahead (what fills a decision's commit wait) makes
+    the rows of the panel's first screenful and no more, and showing that pair then makes no
+    row of it."""
+    from support import opened, review_app, settle
+
+    from mtcb_curate.app import review
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    session = opened(None, ws, sample=True)
+    long_answer = " ".join(f"word{i}" for i in range(300))  # under MAX_FIELD_CHARS: shown whole
+    async with review_app(session, size=size) as (app, pilot):
+        screen, panel = app.screen, app.screen.query_one(QAPanel)
+        queue = screen.query_one(PairList)
+        nxt = queue.ids[queue.cursor + 1]
+        review.edit(session, nxt, {"answer": long_answer})
+        panel._wrapped.clear()
+        screen._wrap_row(queue.cursor + 1)
+        sections = [rows for key, rows in panel._wrapped.items() if "word299" in key[1]]
+        assert len(sections) == 1
+        rows = sections[0]
+        made = [i for i, strip in enumerate(rows._strips) if strip is not None]
+        assert len(rows) > panel.size.height  # longer than the panel
+        assert made and made == list(range(len(made))) and len(made) < panel.size.height
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert queue.current == nxt
+        assert [i for i, strip in enumerate(rows._strips) if strip is not None] == made
+        assert any("word0" in strip.text for strip in panel.strips()[:panel.size.height])
+
+
 async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config(ws, tmp_path, monkeypatch):
     """``--config`` sets [preview] reference_size for the review screen too, not only the
     default config file (the problems line and the queue's ▲ mark read it, cached), from the

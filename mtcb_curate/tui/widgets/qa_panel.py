@@ -510,24 +510,35 @@ class QAPanel(BareScrollView, can_focus=False):
         """Wrap what ``show`` with the same arguments would show, ahead of time (the screen
         calls this for the pairs a decision or ``j``/``k`` shows next, while idle), so that
         showing it wraps nothing. Changes nothing on screen. ``stop``: checked before each
-        section; True ends the wrapping there (the sections wrapped are kept)."""
+        section; True ends the wrapping there (the sections wrapped are kept).
+
+        Every section's row bounds are found (``show`` counts all rows), but rows are made only
+        for the first screenful, the ``height`` rows from the top that the pair's first frame
+        paints (``show`` starts a pair at the top), counting each section's label row and the
+        blank row before it as ``_wrap`` lays them out."""
         width = self.scrollable_content_region.width
         if width <= 0 or self._label_style is None:
             return
         sections = _sections(view, result, pending, key_column, extra, problems, findability, matches)
-        # painted by the panel itself (render_lines): padded and filtered ahead too, the first
-        # screenful (all a frame shows)
+        # painted by the panel itself (render_lines): padded and filtered ahead too
         padding = self._side_padding() if bare_box(self, side_padding=True, bottom_border=True) else None
-        height = self.size.height
+        left = self.size.height  # rows of the first screenful not yet laid out
+        first = True
         for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
             if stop is not None and stop():
                 return
             text = sections[name]
-            if text.plain or label is not None:
-                rows = self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
-                                          self._base_style())
-                if padding is not None:
-                    prefilter(self, [self._padded_row(strip, *padding) for strip in rows[:height]])
+            if not text.plain and label is None:
+                continue  # as _wrap: not shown
+            if label is not None and not self._compact:
+                left -= 1 if first else 2  # the label's row, after a blank row
+            first = False
+            rows = self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
+                                      self._base_style())
+            shown = rows[:max(0, left)]  # makes those rows' strips
+            left -= len(rows)
+            if padding is not None and shown:
+                prefilter(self, [self._padded_row(strip, *padding) for strip in shown])
 
     def _component_style(self, name: str) -> Style:
         """The Rich style of component class ``name``, its colours blended over the panel's
