@@ -217,6 +217,53 @@ def test_a_decision_commits_on_its_own_thread_while_the_caller_prepares_the_next
         s.workspace.close()
 
 
+def _held_decide(url, session, pair_id, status, hold_s, reason=None, meanwhile=None) -> None:
+    """``session.decide`` while another connection holds the pair's decision row for ``hold_s``
+    seconds (the row exists: the pair was decided before)."""
+    import threading
+
+    import psycopg
+
+    with psycopg.connect(url) as holder:
+        holder.execute("SELECT 1 FROM decisions WHERE pair_id=%s FOR UPDATE", (pair_id,))
+        threading.Timer(hold_s, holder.rollback).start()
+        session.decide(pair_id, status, reason, meanwhile=meanwhile)
+
+
+def test_overlapped_commits_are_not_timed_and_a_timed_one_every_few_ends_the_overlap(pg_server, tmp_path,
+                                                                                     monkeypatch):
+    """An overlapped commit is not timed (it waits for the interpreter lock while the caller
+    works, and would keep the overlap on against a quick server): here the first overlapped
+    one is held 0.5 s by a row lock and changes nothing. Every ``OVERLAP_PROBE_EVERY``
+    overlapped decisions, one runs on the caller's thread, timed; the quick ones bring the
+    median down until decisions are no longer overlapped."""
+    from support import opened, write_source
+
+    from mtcb_curate.dataset.model import Status
+    from mtcb_curate.store import session as session_module
+
+    monkeypatch.setattr(session_module, "OVERLAP_MIN_COMMIT_S", 0.05)
+    monkeypatch.setattr(session_module, "OVERLAP_PROBE_EVERY", 2)
+    monkeypatch.setattr(session_module, "COMMIT_WINDOW", 3)
+    url = pg_server.url()
+    s = opened(write_source(tmp_path / "src"), url, curator="ann")
+    try:
+        s.decide(0, Status.ACCEPTED)  # quick: the window is [quick]
+        for status in (Status.REJECTED, Status.ACCEPTED):  # two slow ones: [quick, slow, slow]
+            _held_decide(url, s, 0, status, 0.15, reason="trivial")
+        overlapped = []
+        _held_decide(url, s, 0, Status.REJECTED, 0.5, reason="trivial",
+                     meanwhile=lambda committed: overlapped.append(0))
+        for i in range(1, 10):
+            s.decide(i % 2, Status.ACCEPTED, meanwhile=lambda committed, i=i: overlapped.append(i))
+        # Overlapped, overlapped, then timed: [slow, slow, quick] keeps the overlap on; after the
+        # next two overlapped ones, timed again: [slow, quick, quick] ends it.
+        assert overlapped == [0, 1, 3, 4]
+        assert s.status(0) is Status.ACCEPTED and s.status(1) is Status.ACCEPTED
+    finally:
+        s.workspace.close()
+
+
 def test_a_refused_decision_changes_nothing_though_meanwhile_ran(pg_server, tmp_path, monkeypatch):
     """A pair another curator holds in the work split is refused on the writer thread: the
     error reaches the caller and the session is unchanged; on SQLite ``meanwhile`` is not called."""
@@ -252,30 +299,31 @@ def test_a_refused_decision_changes_nothing_though_meanwhile_ran(pg_server, tmp_
 
 def test_only_commits_that_lately_took_long_are_filled_with_the_callers_work(pg_server, tmp_path, monkeypatch):
     """Quick commits run on the caller's thread and ``meanwhile`` is not called (a hand-off to
-    the writer thread would cost more than the wait); once a commit took long (here one held
-    0.5 s by a row lock), the average passes the threshold and the next decision is overlapped."""
-    import threading
-
-    import psycopg
+    the writer thread would cost more than the wait); one slow commit (held by a row lock)
+    does not change that; once most of the recent ones took long (the median of the last
+    ``COMMIT_WINDOW``), the next decision is overlapped."""
     from support import opened, write_source
 
     from mtcb_curate.dataset.model import Status
     from mtcb_curate.store import session as session_module
 
     monkeypatch.setattr(session_module, "OVERLAP_MIN_COMMIT_S", 0.05)
+    monkeypatch.setattr(session_module, "COMMIT_WINDOW", 5)
     url = pg_server.url()
     s = opened(write_source(tmp_path / "src"), url, curator="ann")
     try:
         calls = []
-        for _ in range(3):
+        for _ in range(2):
             s.decide(0, Status.ACCEPTED, meanwhile=lambda committed: calls.append("quick"))
+        _held_decide(url, s, 0, Status.REJECTED, 0.15, reason="trivial",
+                     meanwhile=lambda committed: calls.append("held"))
+        s.decide(1, Status.ACCEPTED, meanwhile=lambda committed: calls.append("one slow"))
+        assert calls == [] and s.status(0) is Status.REJECTED  # [quick, quick, slow, quick]
+        for status in (Status.ACCEPTED, Status.REJECTED):  # [quick, quick, slow, quick, slow], then
+            _held_decide(url, s, 0, status, 0.15, reason="trivial",  # [quick, slow, quick, slow, slow]
+                         meanwhile=lambda committed: calls.append("held"))
         assert calls == []
-        with psycopg.connect(url) as holder:
-            holder.execute("SELECT 1 FROM decisions WHERE pair_id=0 FOR UPDATE")
-            threading.Timer(0.5, holder.rollback).start()
-            s.decide(0, Status.REJECTED, "trivial", meanwhile=lambda committed: calls.append("held"))
-        assert calls == [] and s.status(0) is Status.REJECTED  # this one waited on its own thread
-        s.decide(1, Status.ACCEPTED, meanwhile=lambda committed: calls.append("after"))
-        assert calls == ["after"] and s.status(1) is Status.ACCEPTED
+        s.decide(1, Status.REJECTED, "trivial", meanwhile=lambda committed: calls.append("after"))
+        assert calls == ["after"] and s.status(1) is Status.REJECTED
     finally:
         s.workspace.close()

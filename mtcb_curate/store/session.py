@@ -8,8 +8,9 @@ what is on disk.
 
 from __future__ import annotations
 
+import statistics
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -38,11 +39,17 @@ MIN_RATE_SECONDS = 60.0
 #: ``rate_per_hour`` looks back over this much active review time (seconds).
 RATE_WINDOW_SECONDS = 3600.0
 #: ``decide`` runs its caller's ``meanwhile`` work during the commit only where recent commits
-#: took at least this long (seconds; an exponential average, weight ``COMMIT_AVERAGE_WEIGHT``,
-#: of the workspace's decision commits): a shorter wait does not pay for handing the commit to
-#: another thread (figures: README, "A server across a network").
+#: took at least this long (seconds; the median, the lower of the middle two for an even count,
+#: of the last ``COMMIT_WINDOW`` timed decision commits, so that one slow commit on a quick
+#: server does not switch it on): a shorter wait does not pay for handing the commit to another
+#: thread (figures: README, "A server across a network").
 OVERLAP_MIN_COMMIT_S = 0.002
-COMMIT_AVERAGE_WEIGHT = 0.25
+COMMIT_WINDOW = 8
+#: Only commits on the caller's thread are timed: an overlapped one waits for the interpreter
+#: lock while the caller works, so it looks slow on a quick server and would keep the overlap
+#: on. After this many overlapped decisions in a row, one runs on the caller's thread, timed,
+#: so that the median follows the server.
+OVERLAP_PROBE_EVERY = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +109,10 @@ class ReviewSession:
         #: ``chunk_index_meaning`` as last read (it is read for every pair's problems).
         self._meaning: str | None = None
         self._writer_pool: ThreadPoolExecutor | None = None
-        #: Seconds a decision's commit took lately (``_timed_decide``; a shared workspace's).
-        self._commit_s = 0.0
+        #: Seconds the last decision commits timed on the caller's thread took (``_timed_decide``).
+        self._commit_times: deque[float] = deque(maxlen=COMMIT_WINDOW)
+        #: Decisions overlapped since the last one timed on the caller's thread.
+        self._overlapped = 0
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
@@ -285,8 +294,9 @@ class ReviewSession:
         this decision in the session. It is called once, before this returns, with
         ``committed``, a function that turns True once the commit returned: the work should
         stop there (it is meant to fill the wait, not to lengthen it). Only where a commit
-        waits on a server and recent ones took ``OVERLAP_MIN_COMMIT_S`` or longer; elsewhere
-        (SQLite, a quick local server) it is not called.
+        waits on a server and recent ones took ``OVERLAP_MIN_COMMIT_S`` or longer, except one
+        decision in ``OVERLAP_PROBE_EVERY + 1``, which is committed on the caller's thread and
+        timed; elsewhere (SQLite, a quick local server) it is not called.
 
         Raises:
             IndexError: no such pair. WorkspaceError: the write failed (nothing changed here);
@@ -298,23 +308,30 @@ class ReviewSession:
         reason = reason if status is Status.REJECTED else None
         if not self.workspace.commit_waits:
             self.workspace.decide(pair_id, value, reason, at=at)
-        elif meanwhile is not None and self._commit_s >= OVERLAP_MIN_COMMIT_S:
-            commit = self._writer().submit(self._timed_decide, pair_id, value, reason, at)
+        elif (meanwhile is not None and self._overlapped < OVERLAP_PROBE_EVERY
+              and self._recent_commit_s() >= OVERLAP_MIN_COMMIT_S):
+            self._overlapped += 1
+            commit = self._writer().submit(self.workspace.decide, pair_id, value, reason, at=at)
             try:
                 meanwhile(commit.done)
             finally:
                 commit.result()
         else:
+            self._overlapped = 0
             self._timed_decide(pair_id, value, reason, at)
         self._set_decision(pair_id, None if value is None else Decision(value, reason, at))
         self._times.append(at)
 
     def _timed_decide(self, pair_id: int, value: str | None, reason: str | None, at: float) -> None:
-        """``workspace.decide``, its duration folded into the average ``decide`` reads."""
+        """``workspace.decide``, its duration (seconds) kept among the recent ones ``decide``
+        reads."""
         t = time.perf_counter()
         self.workspace.decide(pair_id, value, reason, at=at)
-        w = COMMIT_AVERAGE_WEIGHT
-        self._commit_s = (1 - w) * self._commit_s + w * (time.perf_counter() - t)
+        self._commit_times.append(time.perf_counter() - t)
+
+    def _recent_commit_s(self) -> float:
+        """The median (the lower middle one) of the recent timed commits, seconds; 0 before any."""
+        return statistics.median_low(self._commit_times) if self._commit_times else 0.0
 
     def _writer(self) -> ThreadPoolExecutor:
         """The one thread a decision's commit runs on while ``decide``'s caller does its
