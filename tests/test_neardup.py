@@ -226,6 +226,17 @@ def test_questions_that_differ_only_in_a_number_are_not_similar():
     assert find_clusters([item(0, a, "1"), item(1, b, "2")]) == []
 
 
+def test_a_question_reworded_with_its_numbers_in_another_order_is_similar():
+    """The score ignores word order, and so does the numbers rule: moving "in fiscal 2017" in
+    front of "the 10-K" keeps the same question; other numbers still make another one."""
+    a = "Based on the 10-K, what was the operating margin of the Retail segment in fiscal 2017?"
+    b = "In fiscal 2017, based on the 10-K, what was the operating margin of the Retail segment?"
+    c = "In fiscal 2018, based on the 10-K, what was the operating margin of the Retail segment?"
+    assert question_similarity(a, b) == 100
+    assert [cl.ids for cl in find_clusters([item(0, a, "1"), item(1, b, "2")])] == [(0, 1)]
+    assert find_clusters([item(0, a, "1"), item(2, c, "3")]) == []
+
+
 def test_a_chain_of_similar_questions_is_one_cluster_around_its_centre():
     a = "What was the total revenue of the company?"
     b = "What was the total revenue of the company this year?"
@@ -394,7 +405,7 @@ def test_links_agree_with_a_pairwise_loop_for_every_question_rule():
             if nx == ny:
                 expected.add((x.id, y.id))
             elif (question_similarity(x.question, y.question) >= DEFAULT_THRESHOLD
-                  and neardup._DIGITS.findall(nx) == neardup._DIGITS.findall(ny)
+                  and neardup.question_numbers(nx) == neardup.question_numbers(ny)
                   and x.doc_key == y.doc_key):
                 expected.add((x.id, y.id))
     # vocabulary questions have no document-specific word only by chance: compare within documents
@@ -609,3 +620,26 @@ def test_a_link_set_groups_again_only_when_the_pairs_or_marks_change(monkeypatch
     got = search.groups()
     got[0].clear()
     assert search.groups() == first
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(1, 7),
+                          st.floats(0, 100, allow_nan=False)), max_size=40))
+def test_linked_reads_the_members_links_as_a_scan_of_the_whole_link_table(rows):
+    """``Cluster.linked`` (indexed by member once) gives what scanning every link gives."""
+    import numpy as np
+
+    from mtcb_curate.neardup.clusters import _LINK_DTYPE, Cluster, _reason_names
+
+    links = {}
+    for a, b, bits, score in rows:
+        if a != b:
+            links[(min(a, b), max(a, b))] = (bits, round(score, 1))
+    table = np.array([(a, b, bits, score) for (a, b), (bits, score) in sorted(links.items())], dtype=_LINK_DTYPE)
+    ids = tuple(sorted({i for ab in links for i in ab})) or (0, 1)
+    cluster = Cluster(ids, ("similar",), ("doc",), table)
+    for pid in range(14):
+        scan = sorted(((b if a == pid else a, _reason_names(bits), score)
+                       for (a, b), (bits, score) in links.items() if pid in (a, b)), key=lambda r: (-r[2], r[0]))
+        assert cluster.linked(pid) == scan
+

@@ -81,6 +81,8 @@ class Cluster:
     #: The members' scored questions (words sorted, '' when empty), in ``ids`` order: with at
     #: most ``PAIRWISE_MAX`` members, ``scores`` computes every pair from them on first use.
     scored: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+    #: member id -> the rows of ``link_table`` that hold it (``_member_rows``: made on first use).
+    member_rows: dict[int, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Cluster):
@@ -165,11 +167,26 @@ class Cluster:
         """The members linked to ``pair_id`` directly (not only through others):
         ``(id, reasons, score)``, highest question similarity first (ties: lower id first).
         Empty when ``pair_id`` is not a member."""
-        t = self.link_table
-        sel = t[(t["a"] == pair_id) | (t["b"] == pair_id)]
+        at = self._member_rows().get(pair_id)
+        if at is None:
+            return []
+        sel = self.link_table[at]
         other = np.where(sel["a"] == pair_id, sel["b"], sel["a"])
         rows = list(zip(other.tolist(), map(_reason_names, sel["bits"].tolist()), sel["score"].tolist()))
         return sorted(rows, key=lambda r: (-r[2], r[0]))
+
+    def _member_rows(self) -> dict[int, np.ndarray]:
+        """member id -> the rows of ``link_table`` holding it (one sort of the
+        links' ends, once: ``linked`` is asked for the pair on screen at every key)."""
+        rows = self.member_rows
+        if rows is None:
+            t = self.link_table
+            ends = np.concatenate([t["a"], t["b"]])
+            order = np.argsort(ends, kind="stable")
+            members, starts = np.unique(ends[order], return_index=True)
+            rows = dict(zip(members.tolist(), np.split(order % max(1, len(t)), starts[1:])))
+            object.__setattr__(self, "member_rows", rows)
+        return rows
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"ids", "scores": [[a, b, score], ...], "reason", "reasons",
