@@ -505,8 +505,8 @@ def baseline(n: int = 2000) -> None:
     ours_all = time.perf_counter() - t0
     within = {(x.a, x.b) for c in clusters for x in c.links if items[x.a].doc_key == items[x.b].doc_key}
     expected = {(i, j) for i, j in found if items[i].doc_key == items[j].doc_key
-                and neardup._DIGITS.findall(normalize(items[i].question))
-                == neardup._DIGITS.findall(normalize(items[j].question))}
+                and neardup.question_numbers(normalize(items[i].question))
+                == neardup.question_numbers(normalize(items[j].question))}
     pairs = n * (n - 1) // 2
     print(f"\nBaseline: pure-Python loop over the {pairs:,} pairs of {n:,} questions: {py:.2f} s "
           f"({py / pairs * 1e9:.0f} ns per pair)")

@@ -29,7 +29,7 @@ reason                                      rule
 ==========================================  =================================================
 
 Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
-"similar". Clusters are stars around a centre (star clustering, every member linked directly
+"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order). Clusters are stars around a centre (star clustering, every member linked directly
 to its centre) of the links that say two pairs ask the same question (``QUESTION_REASONS``:
 the first five), minus the pairs a curator marked "not duplicates". Shared evidence is not a duplicate: several different questions may rest on one
 sentence. The passage rules (``PASSAGE_REASONS``) give separate shared-passage groups
@@ -98,6 +98,7 @@ from mtcb_curate.neardup.similarity import (
     content_compatible,
     fuzz,
     normalize,
+    question_numbers,
     question_similarity,
     scored_text,
 )
@@ -111,5 +112,5 @@ __all__ = [
     "cluster_index", "clusters_json", "content_compatible", "duplicate_reason", "find_clusters", "find_groups",
     "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
     "llm_links", "normalize", "not_duplicate_pairs",
-    "passage_spans", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
+    "passage_spans", "question_numbers", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
 ]

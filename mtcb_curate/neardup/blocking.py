@@ -21,7 +21,6 @@ from rapidfuzz import fuzz, process
 from mtcb_curate.neardup.clusters import _LINK_DTYPE, Cluster, Item, _reason_names
 from mtcb_curate.neardup.similarity import (
     _BIT,
-    _DIGITS,
     _NEEDLE_CHUNK,
     _PASSAGE_MASK,
     _QUESTION_BITS,
@@ -53,6 +52,7 @@ from mtcb_curate.neardup.similarity import (
     WORD_TYPO_RATIO,
     _sorted_words,
     content_compatible,
+    question_numbers,
     scored_text,
 )
 
@@ -385,7 +385,7 @@ class _Prepared:
         self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
         self.qcode = _codes(normq)
-        self.numbers = _codes([tuple(_DIGITS.findall(q)) for q in normq])
+        self.numbers = _codes([question_numbers(q) for q in normq])
         answers = [scored_text(str(r.answer)) for r in rows]
         acode = _codes(answers)
         empty = np.array([not a for a in answers])

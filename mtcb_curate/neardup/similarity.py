@@ -140,6 +140,14 @@ def scored_text(text: str) -> str:
     return normalize(text[:SCORED_CHARS])[:SCORED_CHARS].strip()
 
 
+def question_numbers(normalized: str) -> tuple[str, ...]:
+    """The numbers of a ``normalize``d question (its runs of digits), sorted: two questions
+    "differ in a number" when these differ. Sorted, as the similarity score ignores word order:
+    a question reworded with its closing clause moved to the front ("In fiscal 2017, based on
+    the 10-K, ...") has the same numbers."""
+    return tuple(sorted(_DIGITS.findall(normalized)))
+
+
 def question_similarity(a: str, b: str) -> float:
     """Similarity (0-100) of two questions as this module scores them: rapidfuzz
     ``token_sort_ratio`` of the ``scored_text``s (the first ``SCORED_CHARS`` characters,
