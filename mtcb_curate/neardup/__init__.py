@@ -29,7 +29,10 @@ reason                                      rule
 ==========================================  =================================================
 
 Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
-"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order). Clusters are stars around a centre (star clustering, every member linked directly
+"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order).
+Question similarity is ``question_similarity``: rapidfuzz ``token_sort_ratio`` of the
+normalized questions with their interrogative phrases written as one word (``asked``: "what
+number of" is "how many"). Clusters are stars around a centre (star clustering, every member linked directly
 to its centre) of the links that say two pairs ask the same question (``QUESTION_REASONS``:
 the first five), minus the pairs a curator marked "not duplicates". Shared evidence is not a duplicate: several different questions may rest on one
 sentence. The passage rules (``PASSAGE_REASONS``) give separate shared-passage groups
@@ -91,12 +94,14 @@ from mtcb_curate.neardup.similarity import (
     REASON_SAME_PASSAGE,
     REASON_SIMILAR,
     REASONS,
+    SAME_ASKING,
     SCORED_CHARS,
     FUNCTION_WORDS,
     MAX_EXTRA_WORDS,
     MIN_SHARED_WORDS,
     content_compatible,
     fuzz,
+    asked,
     normalize,
     question_numbers,
     question_similarity,
@@ -108,8 +113,8 @@ __all__ = [
     "EXACT_MAX_PAIRS", "FUNCTION_WORDS", "LLM_CLUSTERS_KEY", "MAX_EXTRA_WORDS", "MIN_SHARED_WORDS", "MIN_OVERLAP_CHARS", "PAIRWISE_MAX", "PASSAGE_REASONS",
     "PREFILTER_MARGIN", "QUESTION_REASONS", "REASON_IDENTICAL",
     "REASON_IDENTICAL_ACROSS", "REASON_LLM", "REASON_OVERLAP", "REASON_SAME_ANSWER",
-    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SCORED_CHARS", "Cluster", "Item", "Link", "LinkSet",
-    "cluster_index", "clusters_json", "content_compatible", "duplicate_reason", "find_clusters", "find_groups",
+    "REASON_SAME_PASSAGE", "REASON_SIMILAR", "REASONS", "SAME_ASKING", "SCORED_CHARS", "Cluster", "Item", "Link", "LinkSet",
+    "asked", "cluster_index", "clusters_json", "content_compatible", "duplicate_reason", "find_clusters", "find_groups",
     "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
     "llm_links", "normalize", "not_duplicate_pairs",
     "passage_spans", "question_numbers", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",

@@ -51,6 +51,7 @@ from mtcb_curate.neardup.similarity import (
     WORD_TYPO_MIN_CHARS,
     WORD_TYPO_RATIO,
     _sorted_words,
+    asked,
     content_compatible,
     question_numbers,
     scored_text,
@@ -379,12 +380,13 @@ class _Prepared:
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
         normq = [scored_text(str(r.question)) for r in rows]
+        self.qcode = _codes(normq)  # "identical question": the normalized text as it is
+        normq = [asked(q) for q in normq]  # what the score and the word rules read
         self.normq = normq
         self.sortq = [_sorted_words(q) for q in normq]
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
         self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
-        self.qcode = _codes(normq)
         self.numbers = _codes([question_numbers(q) for q in normq])
         answers = [scored_text(str(r.answer)) for r in rows]
         acode = _codes(answers)

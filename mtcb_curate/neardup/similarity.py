@@ -148,11 +148,27 @@ def question_numbers(normalized: str) -> tuple[str, ...]:
     return tuple(sorted(_DIGITS.findall(normalized)))
 
 
+#: Interrogative phrases that ask what one word asks, in ``normalize``d text, and that word:
+#: a question reworded with one of them ("How many employees..." / "What number of
+#: employees...", 83.6) scores under the threshold otherwise.
+SAME_ASKING = {"what number of": "how many", "what amount of": "how much", "for what reason": "why",
+               "in what place": "where", "which person": "who"}
+_ASKING = re.compile(r"\b(?:" + "|".join(map(re.escape, SAME_ASKING)) + r")\b")
+
+
+def asked(normalized: str) -> str:
+    """A ``normalize``d question with every phrase of ``SAME_ASKING`` written as its one word:
+    what the similarity score reads (the "identical question" rule reads the text as it is)."""
+    return _ASKING.sub(lambda m: SAME_ASKING[m.group(0)], normalized) if "what" in normalized or "which" in normalized \
+        else normalized
+
+
 def question_similarity(a: str, b: str) -> float:
     """Similarity (0-100) of two questions as this module scores them: rapidfuzz
     ``token_sort_ratio`` of the ``scored_text``s (the first ``SCORED_CHARS`` characters,
-    normalized); 0 when either normalizes to ''."""
-    na, nb = scored_text(a), scored_text(b)
+    normalized) with their interrogative phrases made one word (``asked``); 0 when either
+    normalizes to ''."""
+    na, nb = asked(scored_text(a)), asked(scored_text(b))
     if not na or not nb:
         return 0.0
     return float(fuzz.ratio(_sorted_words(na), _sorted_words(nb)))
