@@ -159,8 +159,9 @@ _ASKING = re.compile(r"\b(?:" + "|".join(map(re.escape, SAME_ASKING)) + r")\b")
 def asked(normalized: str) -> str:
     """A ``normalize``d question with every phrase of ``SAME_ASKING`` written as its one word:
     what the similarity score reads (the "identical question" rule reads the text as it is)."""
-    return _ASKING.sub(lambda m: SAME_ASKING[m.group(0)], normalized) if "what" in normalized or "which" in normalized \
-        else normalized
+    if "what" not in normalized and "which" not in normalized:
+        return normalized  # every phrase holds one of the two: no search needed
+    return _ASKING.sub(lambda m: SAME_ASKING[m.group(0)], normalized)
 
 
 def question_similarity(a: str, b: str) -> float:
