@@ -752,3 +752,37 @@ def test_section_rows_keep_the_texts_own_style_as_rich_prints_it():
     # the same styles as Rich's console gives the Text, over the panel's base
     printed = [seg for seg in console.render_lines(text, console.options.update_width(40), pad=False)[0] if seg.text]
     assert [(seg.text, base + seg.style) for seg in printed] == [(seg.text, seg.style) for seg in row[:3]]
+
+
+async def test_the_review_footer_is_rebuilt_only_when_the_keys_it_shows_change():
+    """Textual's footer rebuilds its keys on every bindings update (three times while the review
+    screen mounts); ``KeysFooter`` only when the keys it shows change (here one is hidden)."""
+    from textual.binding import Binding
+
+    from mtcb_curate.tui.widgets.keys_footer import KeysFooter
+
+    class Toggle(App):
+        BINDINGS = [Binding("a", "act", "Act"), Binding("b", "other", "Other")]
+        allowed = True
+
+        def compose(self) -> ComposeResult:
+            yield KeysFooter()
+
+        def check_action(self, action: str, parameters) -> bool | None:
+            return self.allowed if action == "act" else True  # False: not shown
+
+    app = Toggle()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        footer = app.query_one(KeysFooter)
+        built = footer.rebuilds
+        assert built >= 1 and [k.description for k in footer.query("FooterKey")][:2] == ["Act", "Other"]
+        for _ in range(3):
+            app.refresh_bindings()  # an update that changes nothing shown
+            await pilot.pause()
+        assert footer.rebuilds == built
+        app.allowed = False
+        app.refresh_bindings()
+        await pilot.pause(0.1)  # the rebuild runs after the next refresh
+        assert footer.rebuilds == built + 1
+        assert [k.description for k in footer.query("FooterKey")][:1] == ["Other"]

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, TextArea
+from textual.widgets import Input, TextArea
 from textual.worker import get_current_worker
 
 from mtcb_curate.errors import CurateError
@@ -64,6 +64,7 @@ from mtcb_curate.tui.screens.bulk import BulkScreen
 from mtcb_curate.app import bulk as app_bulk
 from mtcb_curate.app import filters as app_filters
 from mtcb_curate.tui.widgets.bar import Bar
+from mtcb_curate.tui.widgets.keys_footer import KeysFooter
 from mtcb_curate.tui.widgets.qa_panel import QAPanel
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
 from mtcb_curate.tui.widgets.scrolling import KeepsPaintedLines, StillHorizontal, StillVertical
@@ -275,7 +276,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                 yield Bar(id="doc-title")
                 yield SourceViewer(id="source")
         yield Bar(id="progress")
-        yield Footer(compact=True)  # every key of the review screen fits a 150-column terminal
+        yield KeysFooter(compact=True)  # every key of the review screen fits a 150-column terminal
 
     def on_mount(self) -> None:
         from mtcb_curate.app.gate import resolve_limits
