@@ -21,8 +21,6 @@ class KeysFooter(Footer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._shown: tuple | None = None
-        #: How many times the keys were rebuilt (for tests).
-        self.rebuilds = 0
 
     def bindings_changed(self, screen: Screen) -> None:
         """Rebuild (as ``Footer`` does) only when the keys it would show differ from those it shows."""
@@ -31,7 +29,6 @@ class KeysFooter(Footer):
             if shown == self._shown and self._bindings_ready:
                 return
             self._shown = shown
-            self.rebuilds += 1
         super().bindings_changed(screen)
 
     @staticmethod

@@ -13,7 +13,7 @@ Every dataset string goes in as ``rich.text.Text`` made with ``printable``: mark
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar
 
 from rich._wrap import divide_line
@@ -467,22 +467,34 @@ class QAPanel(BareScrollView, can_focus=False):
         label_style = self._label_style = self._component_style("qa-panel--label")
         base = self._rows_base = self._base_style()
         rows: list[tuple[Sequence[Strip], int]] = []
-        for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
-            text = self._sections[name]
-            if not text.plain and label is None:
-                continue
-            if label is not None and not self._compact:
+        for label, section in self._laid_out(self._sections, width, label_style, base):
+            if label is not None:
                 if rows:
                     rows.append(((Strip.blank(width, base),), 0))
                 head = Strip([Segment(label, label_style)]).apply_style(base).adjust_cell_length(width, base)
                 rows.append(((head,), 0))
-            section = self._wrapped_rows(text, label if self._compact else None, width, label_style, base)
             rows.extend((section, i) for i in range(len(section)))
         self._rows = rows
         # Without the reactive's layout pass (``virtual_size`` asks for one): the panel's size
         # is fixed by the stylesheet, and that pass over the whole screen cost 10-15 ms on
         # every key. Scrolling reads ``virtual_size`` directly.
         self.set_reactive(QAPanel.virtual_size, Size(width, len(rows)))
+
+    def _laid_out(self, sections: dict[str, Text], width: int, label_style: Style, base: Style,
+                  stop: Callable[[], bool] | None = None) -> Iterator[tuple[str | None, SectionRows]]:
+        """The sections the panel shows, top to bottom: ``(label, rows)``, ``label`` the one
+        drawn on a row of its own above the rows (after a blank row, but for the first shown),
+        or None (the compact layout puts it before the text; a section without one). A section
+        with neither text nor label is not shown. ``stop``: checked before each section; True
+        ends the sections there."""
+        for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
+            if stop is not None and stop():
+                return
+            text = sections[name]
+            if not text.plain and label is None:
+                continue
+            yield (None if self._compact else label,
+                   self._wrapped_rows(text, label if self._compact else None, width, label_style, base))
 
     def _wrapped_rows(self, text: Text, label: str | None, width: int, label_style: Style,
                       base: Style) -> SectionRows:
@@ -514,8 +526,8 @@ class QAPanel(BareScrollView, can_focus=False):
 
         Every section's row bounds are found (``show`` counts all rows), but rows are made only
         for the first screenful, the ``height`` rows from the top that the pair's first frame
-        paints (``show`` starts a pair at the top), counting each section's label row and the
-        blank row before it as ``_wrap`` lays them out."""
+        paints (``show`` starts a pair at the top), laid out as ``_wrap`` lays them out
+        (``_laid_out``)."""
         width = self.scrollable_content_region.width
         if width <= 0 or self._label_style is None:
             return
@@ -524,17 +536,10 @@ class QAPanel(BareScrollView, can_focus=False):
         padding = self._side_padding() if bare_box(self, side_padding=True, bottom_border=True) else None
         left = self.size.height  # rows of the first screenful not yet laid out
         first = True
-        for name, label in COMPACT_SECTIONS if self._compact else SECTIONS:
-            if stop is not None and stop():
-                return
-            text = sections[name]
-            if not text.plain and label is None:
-                continue  # as _wrap: not shown
-            if label is not None and not self._compact:
+        for label, rows in self._laid_out(sections, width, self._label_style, self._base_style(), stop):
+            if label is not None:
                 left -= 1 if first else 2  # the label's row, after a blank row
             first = False
-            rows = self._wrapped_rows(text, label if self._compact else None, width, self._label_style,
-                                      self._base_style())
             shown = rows[:max(0, left)]  # makes those rows' strips
             left -= len(rows)
             if padding is not None and shown:
