@@ -77,7 +77,7 @@ class Problem:
 
 
 #: How many decoded document texts :func:`document_text` keeps (least recently used first out).
-TEXT_CACHE_SIZE = 6
+TEXT_CACHE_SIZE = 4
 
 
 @functools.lru_cache(maxsize=TEXT_CACHE_SIZE)

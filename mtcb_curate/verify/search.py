@@ -43,7 +43,7 @@ _BITMAP_BITS = 22
 _BITMAP_MAX_BITS = 27
 #: Skeleton indexes a :class:`CorpusIndex` keeps (least recently used dropped first): about
 #: 0.8 bytes a character each, rebuilt in 3-5 ms per MB when needed again.
-SKELETONS_KEPT = 8
+SKELETONS_KEPT = 4
 #: Document keys computed per numpy step in the batched pass (8 MB of text).
 _SLICE_WORDS = 1 << 20
 
