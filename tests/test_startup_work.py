@@ -67,9 +67,9 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
         await pilot.pause(0.2)
         await settle(app, pilot)
         assert searches == [1]  # one search, on one core: the other one is the screen's
-        # Each start-up pass (scan, search, set checks) freezes its results before it lets go
-        # of the collector: no full collection walks them in between.
-        assert sum(1 for holds in frozen_while_held if holds) == 3
+        # Each start-up pass (scan, search, set checks, token cache) freezes its results before
+        # it lets go of the collector: no full collection walks them in between.
+        assert sum(1 for holds in frozen_while_held if holds) == 4
         # The search takes the passages' places from the scan instead of finding them again.
         assert known_given and known_given[0] and len(known_given[0]) == len(session)
         assert set_runs and all(s is not None for s in set_runs)

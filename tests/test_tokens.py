@@ -7,12 +7,22 @@ from mtcb_curate.dataset import tokens
 
 def test_encoding_works_offline_in_an_empty_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tk"))
-    tokens.encoding.cache_clear()
+    tokens.release_encoding()
     try:
         assert tokens.encoding().encode_ordinary("hello world") == [15339, 1917]
         assert any((tmp_path / "tk").iterdir())
     finally:
-        tokens.encoding.cache_clear()
+        tokens.release_encoding()
+
+
+def test_a_released_encoding_is_loaded_again_and_the_old_one_still_works():
+    first = tokens.encoding()
+    assert tokens.encoding() is first
+    assert tokens.release_encoding() is True
+    assert tokens.release_encoding() is False
+    second = tokens.encoding()
+    assert second is not first
+    assert first.encode_ordinary("hello world") == second.encode_ordinary("hello world") == [15339, 1917]
 
 
 def test_windows_follow_stride_and_overlap():

@@ -15,12 +15,10 @@ def preload_tui() -> threading.Thread:
 
     Loading the dataset spends most of its time in pyarrow, which releases the GIL, so the
     import of Textual (about 0.15 s) overlaps it on a second core. An import error is raised
-    again by the import after ``join``. Another thread, not joined, loads tiktoken's
-    ``cl100k_base`` meanwhile (the passage checks count tokens): building it holds the GIL for
-    about 0.1 s, which in the start-up worker stalled the first keys (a failure is raised again
-    by the first count).
+    again by the import after ``join``. The tokenizer is not loaded here: a corpus opened
+    before has its windows and passage counts in the token cache (``dataset.token_cache``),
+    and tiktoken's ``cl100k_base`` holds about 37 MB once loaded.
     """
-    threading.Thread(target=_load_quietly, daemon=True, name="load-encoding").start()
     thread = threading.Thread(target=_import_quietly, args=("mtcb_curate.tui.app",), daemon=True)
     thread.start()
     return thread
@@ -30,15 +28,6 @@ def _import_quietly(module: str) -> None:
     try:
         importlib.import_module(module)
     except Exception:  # noqa: BLE001 - the main thread's import reports it
-        pass
-
-
-def _load_quietly() -> None:
-    try:
-        from mtcb_curate.dataset.tokens import encoding
-
-        encoding()
-    except Exception:  # noqa: BLE001 - the first count reports it
         pass
 
 

@@ -1,39 +1,28 @@
-"""MTCB generation windows per document, cached in memory (``verify.CorpusIndex``) and on disk.
+"""MTCB generation windows per document for the statistics, cached in memory
+(``verify.CorpusIndex``) and on disk (``dataset.token_cache``).
 
 Tokenizing a corpus costs about 0.1 s per MB (about 5 s for ficha's 48 MB), too slow for a
-statistics screen that should open in a second. The windows' character offsets are kept in a
-JSON file per document text under a cache folder (``app.stats`` uses the user cache directory,
-:func:`default_cache_dir`, for every workspace), named by the sha1 of the UTF-8 text, so a
-changed text is never served stale windows and any workspace over the same text reuses them. A file that cannot be read or written is ignored (the windows are computed).
+statistics screen that should open in a second. The windows are kept in a file per document
+text, named by the sha1 of its UTF-8 bytes (``dataset.token_cache.TokenCache``; ``app.stats``
+uses the user cache directory, :func:`default_cache_dir`, the same folder as the session's
+corpus index), so a changed text is never served stale windows and any workspace over the same
+text reuses them. A file that cannot be read or written is ignored (the windows are computed).
 :func:`corpus_window_spans` does a whole corpus, tokenizing the documents not cached yet on
 several threads (tiktoken releases the GIL while it encodes).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from mtcb_curate.dataset import tokens as tok
+from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
+from mtcb_curate.dataset.token_cache import default_cache_dir as default_cache_dir  # noqa: F401 - re-exported
 
-#: Folder name of the cache inside a workspace.
+#: Folder name of the statistics' own caches inside a workspace.
 CACHE_FOLDER = "stats-windows"
-
-
-def default_cache_dir() -> Path:
-    """``<user cache dir>/mtcb-curate/stats-windows`` (``files.user_cache_folder``)."""
-    from mtcb_curate.files import user_cache_folder
-
-    return user_cache_folder(CACHE_FOLDER)
-
-
-def _digest(text: str | bytes) -> str:
-    from mtcb_curate.stats.located import text_digest
-
-    return text_digest(text)
 
 
 def window_spans(text: str | bytes, *, index=None, key: str | None = None, cache_dir: Path | None = None,
@@ -42,39 +31,24 @@ def window_spans(text: str | bytes, *, index=None, key: str | None = None, cache
     ``text`` may be its UTF-8 bytes (``Document.data``: decoded only to tokenize it).
 
     Looked up in ``index.cached_windows(key)`` (a ``verify.CorpusIndex``), then in
-    ``cache_dir``; else computed (when ``build``) and written to ``cache_dir``.
+    ``cache_dir`` (a ``TokenCache`` folder); else computed (when ``build``) and written to
+    ``cache_dir``.
 
     Returns:
         The spans in window order, or None when not cached and ``build`` is False.
     """
-    path = None if cache_dir is None else Path(cache_dir) / f"{_digest(text)}.json"
-    cached = index.cached_windows(key) if index is not None and key is not None else None
-    if cached is not None:
-        spans = [(w.start, w.end) for w in cached]
-        if path is None or path.exists():
-            return spans
+    cache = None if cache_dir is None else TokenCache(cache_dir)
+    got = index.cached_windows(key) if index is not None and key is not None else None
+    if got is not None:
+        if cache is not None and not cache.has_windows(text):
+            cache.put_windows(text, got)
+    elif cache is not None and (got := cache.windows(text)) is not None:
+        pass
+    elif not build:
+        return None
     else:
-        if path is not None:
-            try:
-                return [(int(a), int(b)) for a, b in json.loads(path.read_text(encoding="utf-8"))]
-            except (OSError, ValueError, TypeError):
-                pass
-        if not build:
-            return None
-        if isinstance(text, bytes):
-            from mtcb_curate.dataset.model import document_text
-
-            text = document_text(text)
-        spans = [(w.start, w.end) for w in tok.windows(text)]
-    if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(spans), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            pass
-    return spans
+        got = cached_windows(cache, text)
+    return [(w.start, w.end) for w in got]
 
 
 #: Threads that tokenize documents at once (at most the CPUs).

@@ -124,11 +124,13 @@ class ReviewSession:
     def corpus_index(self):
         """The dataset's ``verify.CorpusIndex``, one per session: the app's verdicts, the
         checklist and the commands share its skeleton indexes and token windows (a window
-        pass tokenizes the corpus, about 5 s at ficha scale, so it must not run twice)."""
+        pass tokenizes the corpus, about 5 s at ficha scale, so it must not run twice; the
+        windows are kept in the user cache, ``dataset.token_cache``, for the next session)."""
         if self._corpus_index is None:
+            from mtcb_curate.dataset.token_cache import TokenCache
             from mtcb_curate.verify.search import CorpusIndex
 
-            self._corpus_index = CorpusIndex.from_dataset(self.dataset)
+            self._corpus_index = CorpusIndex.from_dataset(self.dataset, TokenCache())
         return self._corpus_index
 
     @property

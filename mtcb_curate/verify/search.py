@@ -16,6 +16,7 @@ import numpy as np
 
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, document_text
+from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
 from mtcb_curate.verify.normalize import (
     SkeletonIndex,
     encode,
@@ -60,11 +61,13 @@ class CorpusIndex:
     :class:`SkeletonIndex` (about 3-5 ms per MB; it adds the skeleton, about 0.8 bytes per
     character) when one of its passages needs it, the last :data:`SKELETONS_KEPT` kept; its
     MTCB windows (tiktoken, about 0.1 s per MB), kept, when one of its pairs has a
-    chunk_index. Thread-safe for reading in the sense that a race only
+    chunk_index; with ``token_cache`` (a ``dataset.token_cache.TokenCache``) windows are read
+    from and written to disk, so a corpus opened again needs no tokenizer. Thread-safe for reading in the sense that a race only
     builds a cache entry twice.
     """
 
-    def __init__(self, documents: Mapping[str, str | bytes]):
+    def __init__(self, documents: Mapping[str, str | bytes], token_cache: TokenCache | None = None):
+        self.token_cache = token_cache
         self._bytes: dict[str, bytes] = {k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
         self.documents: Mapping[str, str] = _Texts(self._bytes)
         self._skel: OrderedDict[str, SkeletonIndex] = OrderedDict()
@@ -72,9 +75,9 @@ class CorpusIndex:
         self._windows: dict[str, list[tok.Window]] = {}
 
     @classmethod
-    def from_dataset(cls, dataset: Dataset) -> "CorpusIndex":
+    def from_dataset(cls, dataset: Dataset, token_cache: TokenCache | None = None) -> "CorpusIndex":
         """The index over ``dataset.documents`` (their UTF-8 bytes, shared, not copied)."""
-        return cls({k: d.data for k, d in dataset.documents.items()})
+        return cls({k: d.data for k, d in dataset.documents.items()}, token_cache)
 
     def text(self, key: str) -> str | None:
         """The document text for ``key``, or None."""
@@ -121,16 +124,25 @@ class CorpusIndex:
         return sk
 
     def windows(self, key: str) -> list[tok.Window]:
-        """The document's MTCB generation windows (``tokens.windows``; built on first use).
+        """The document's MTCB generation windows (``tokens.windows``; built on first use, or
+        read from the token cache).
 
         Raises:
             KeyError: no document has that key.
         """
         w = self._windows.get(key)
         if w is None:
-            w = tok.windows(self.documents[key])
+            w = cached_windows(self.token_cache, self._bytes[key])
             self._windows[key] = w
         return w
+
+    def windows_stored(self, key: str) -> bool:
+        """Whether the document's windows are in memory or in the token cache (nothing read,
+        nothing tokenized); False for an unknown key."""
+        if key in self._windows:
+            return True
+        data = self._bytes.get(key)
+        return data is not None and self.token_cache is not None and self.token_cache.has_windows(data)
 
     def cached_windows(self, key: str) -> list[tok.Window] | None:
         """The document's windows if already computed, else None (never tokenizes)."""

@@ -42,6 +42,7 @@ from typing import Any
 
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, QAPair
+from mtcb_curate.dataset.token_cache import cached_count
 from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
 from mtcb_curate.verify.normalize import LEVELS, encode, normalize_passage
 from mtcb_curate.verify.search import _BATCH_MIN_BYTES, MAX_OFFSETS, CorpusIndex, _offsets, find_normalized
@@ -204,7 +205,7 @@ def verify_pair(
     base: dict[str, Any] = dict(
         id=pair.id, doc_key=key, chars=len(p), edge_whitespace=bool(p) and p != p.strip(),
         chunk_index=pair.chunk_index, has_document=text is not None, passage=p,
-        tokens=tok.count_tokens(p) if count_tokens else None,
+        tokens=cached_count(index.token_cache, p) if count_tokens else None,
     )
     if not p.strip():
         return PairResult(verdict=Verdict.EMPTY, score=None, start=None, end=None, **base)

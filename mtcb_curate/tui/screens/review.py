@@ -219,6 +219,8 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         #: pid -> its shared-passage group (different questions on the same evidence).
         self._shared_index: dict[int, neardup.Cluster] = {}
         self._clusters_ready = False
+        #: The token pass (``_fill_token_cache``) has started: once per session.
+        self._tokens_filled = False
         self._not_verbatim: set[int] = set()
         self._shown_doc: str | None = None
         self._shown_pair: int | None = None
@@ -935,6 +937,24 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             self._schedule_set_checks(0)
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
+        if not self._tokens_filled:
+            self._tokens_filled = True
+            self._fill_token_cache()
+
+    @work(thread=True, exclusive=True, group="tokens", exit_on_error=False)
+    def _fill_token_cache(self) -> None:
+        """The last start-up pass: what a later session would tokenize goes into the token cache
+        (``Verdicts.fill_token_cache``), then the tokenizer is let go (about 37 MB), so a
+        corpus opened again runs without it until a passage is edited or generated."""
+        from mtcb_curate.dataset import tokens
+
+        worker = get_current_worker()
+        try:
+            with self._start_up_pass():
+                self.verdicts.fill_token_cache(lambda: worker.is_cancelled)
+        finally:
+            if tokens.release_encoding():
+                trim_heap()
 
     def action_cluster(self) -> None:
         """Open the current pair's near-duplicate cluster side by side."""
