@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import gc
+import os
+import platform
+import subprocess
+import sys
 import time
+
+import pytest
 
 from mtcb_curate.tui import memory
 from mtcb_curate.tui.memory import CollectorPolicy
@@ -76,3 +82,39 @@ def test_no_full_collection_while_a_pass_holds(monkeypatch):
         assert policy.tick() is True  # released: the usual policy again
     finally:
         policy.restore()
+
+
+_ARENA_PROBE = r"""
+import ctypes, ctypes.util, sys, tempfile, threading
+from mtcb_curate.tui.memory import limit_heap_arenas
+print(limit_heap_arenas(1) if sys.argv[1] == "limit" else None)
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+libc.malloc.restype = ctypes.c_void_p; libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+def churn():  # ctypes calls release the GIL: the threads allocate at once
+    for _ in range(20000):
+        libc.free(libc.malloc(4096))
+threads = [threading.Thread(target=churn) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc.fopen.restype = ctypes.c_void_p; libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]; libc.fclose.argtypes = [ctypes.c_void_p]
+path = tempfile.mktemp()
+fp = libc.fopen(path.encode(), b"w"); libc.malloc_info(0, fp); libc.fclose(fp)
+print(open(path).read().count("<heap nr="))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc", reason="glibc only")
+def test_limiting_heap_arenas_keeps_allocating_threads_in_one(monkeypatch):
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+
+    def arenas(mode: str, **env) -> tuple[str, int]:
+        out = subprocess.run([sys.executable, "-c", _ARENA_PROBE, mode], capture_output=True, text=True,
+                             check=True, env={**os.environ, **env}).stdout.split()
+        return out[0], int(out[1])
+
+    assert arenas("none")[1] > 1  # glibc gives contending threads arenas of their own
+    assert arenas("limit") == ("True", 1)
+    # a MALLOC_ARENA_MAX the user set is theirs: not overridden
+    assert arenas("limit", MALLOC_ARENA_MAX="4")[0] == "False"

@@ -35,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
     """Open the app on the chosen data; 0 on a normal quit, 2 on bad input."""
     from mtcb_curate.config import load_keymap
 
+    from mtcb_curate.tui.memory import limit_heap_arenas
+
+    limit_heap_arenas()  # before any thread starts
     keymap = load_keymap(args.config)
     tui_import = preload_tui()
     session = open_session(options(args, read_only=args.read_only))
