@@ -37,7 +37,8 @@ pairs and reports every key slower than 50 ms while the background work runs, an
 the app used from its first frame until it was quiet.
 
 ``memory`` reports the resident set (``VmRSS``) of the app once quiet against the anchor's, and
-the corpus text size (characters of the ``text`` column, as UTF-8 bytes). ``startup`` times,
+the corpus text size (characters of the ``text`` column, as UTF-8 bytes): per round a first
+open with an empty user cache, then the same workspace opened again. ``startup`` times,
 in fresh processes, the resumed app from spawn to its first frame showing a pair, against a
 fresh Python that runs ``datasets.load_dataset`` on the same folder's two configs (warm cache:
 one untimed load first), interleaved.
@@ -523,13 +524,18 @@ def corpus_bytes(data: str) -> int:
 
 
 def bench_memory(args, tmp: str) -> None:
-    env = _env(_config(tmp))
     data = _dataset("ficha", 1331)
     text = corpus_bytes(data) / 2**20
     size = (120, 30)
     rows = []
     for rnd in range(args.rounds):
-        for label, argv in (("app", app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws"))),
+        # Each round has its own user cache: the first open finds the token cache empty (it
+        # tokenizes the corpus, fills the cache and lets the tokenizer go), the second is the
+        # same workspace opened again, as a curator resumes.
+        env = _env(_config(tmp))
+        env["XDG_CACHE_HOME"] = tempfile.mkdtemp(dir=tmp, prefix="cache-")
+        ws = os.path.join(tempfile.mkdtemp(dir=tmp), "ws")
+        for label, argv in (("first open", app_argv(data, ws)), ("reopened", app_argv(data, ws)),
                             ("anchor", anchor_argv())):
             child = PtyChild(argv, size, env)
             try:
@@ -539,24 +545,55 @@ def bench_memory(args, tmp: str) -> None:
                 rows.append((rnd + 1, label, first, child.rss_mb()))
             finally:
                 child.close()
-    print(f"\nmemory (VmRSS, MB) at ficha scale; corpus text {text:.1f} MB (UTF-8); target: app <= "
-          f"{3 * text:.0f} MB (3x) and <= anchor + 150 MB")
+    print(f"\nmemory (VmRSS, MB) at ficha scale; corpus text {text:.1f} MB (UTF-8); target: app <= anchor + 150 MB "
+          f"(the issue's figure for 3x the text over the Textual baseline; 3x this text is {3 * text:.0f} MB)")
     by_round: dict[int, dict] = {}
     for rnd, label, first, quiet in rows:
         by_round.setdefault(rnd, {})[label] = (first, quiet)
-        print(f"  round {rnd} {label:>6}: first frame {first:6.0f}, quiet {quiet:6.0f}")
+        print(f"  round {rnd} {label:>10}: first frame {first:6.0f}, quiet {quiet:6.0f}")
     for rnd, d in by_round.items():
-        app, anc = d["app"][1], d["anchor"][1]
-        print(f"  round {rnd}: app {app:.0f} MB = {app / text:.2f}x the text, {app - anc:+.0f} MB over the anchor "
-              f"({'ok' if app <= 3 * text and app - anc <= 150 else 'MISSED'})")
+        anc = d["anchor"][1]
+        for label in ("first open", "reopened"):
+            app = d[label][1]
+            print(f"  round {rnd} {label:>10}: {app:.0f} MB, {app - anc:+.0f} MB over the anchor = "
+                  f"{(app - anc) / text:.2f}x the text ({'ok' if app - anc <= 150 else 'MISSED'}); "
+                  f"{app / text:.2f}x the text in all")
+
+
+def _with_chunk_index(data: str, tmp: str) -> str:
+    """A copy of the dataset folder ``data`` whose pairs all have chunk_index 0 (the corpus
+    linked, not copied): the review screen then needs every document's windows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tempfile.mkdtemp(dir=tmp, prefix="chunked-")
+    for name in os.listdir(data):
+        if name != "questions":
+            os.symlink(os.path.abspath(os.path.join(data, name)), os.path.join(out, name))
+    os.makedirs(os.path.join(out, "questions"))
+    for name in os.listdir(os.path.join(data, "questions")):
+        table = pq.read_table(os.path.join(data, "questions", name))
+        i = table.schema.get_field_index("chunk_index")
+        table = table.set_column(i, table.schema.field(i), pa.array([0] * table.num_rows, pa.int64()))
+        pq.write_table(table, os.path.join(out, "questions", name))
+    return out
 
 
 def bench_background(args, tmp: str) -> None:
     env = _env(_config(tmp))
     data = _dataset("ficha", 1331) if args.background_scale == "ficha" else _dataset("pairs100k", 100_000)
+    if args.chunk_index:
+        data = _with_chunk_index(data, tmp)
     size = (120, 30)
+
+    def run_env() -> dict:
+        # --cold-cache: each run with its own empty user cache (the token cache among it)
+        return {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=tmp, prefix="cache-")} if args.cold_cache else env
+
+    print(f"\nbackground: {'an empty user cache per run' if args.cold_cache else 'the user cache as it is'}"
+          f"{', every pair with a chunk_index' if args.chunk_index else ''}", flush=True)
     # Run 1, no keys: the app's CPU from its first frame until it is quiet (its start-up work).
-    child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, env)
+    child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, run_env())
     try:
         t_first = child.wait_head(300)
         cpu0 = child.cpu_seconds()
@@ -568,7 +605,7 @@ def bench_background(args, tmp: str) -> None:
     print(f"\nbackground work at {args.background_scale} ({size[0]}x{size[1]}), no keys: {cpu:.1f} s of CPU from the first "
           f"frame {'until quiet' if quiet else 'and still busy'} after {wall:.0f} s wall (target <= 30 s CPU)", flush=True)
     # Run 2: j every 100 ms from the first frame, for as long as run 1 was busy (at most 120 s).
-    child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, env)
+    child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, run_env())
     try:
         child.wait_head(300)
         start = child.current_head()
@@ -648,6 +685,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspace", choices=("sqlite", "postgres"), default="sqlite",
                     help="latency: where the app's workspace lives (postgres: a local server started here)")
     ap.add_argument("--background-scale", choices=("100k", "ficha"), default="100k")
+    ap.add_argument("--cold-cache", action="store_true",
+                    help="background: each run with an empty user cache (the token cache: a corpus never opened)")
+    ap.add_argument("--chunk-index", action="store_true",
+                    help="background: every pair with a chunk_index (the screen needs every document's windows)")
     ap.add_argument("--background-s", type=float, default=400.0, help="longest wait for the 100k app to be quiet")
     ap.add_argument("--app-root", default=ROOT,
                     help="run the app from this checkout (for example a git worktree of another commit: an A/B)")
