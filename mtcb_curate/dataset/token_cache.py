@@ -7,21 +7,22 @@ current pair's document (``chunk_index``) and the token count of its passage. Bo
 the text alone, so they are kept under ``<user cache dir>/mtcb-curate/tokens/``
 (:func:`default_cache_dir`) for every workspace:
 
-``windows-<sha1>.json``
-    One file per document text (sha1 of its UTF-8 bytes, ``stats.located.text_digest``): its
-    token count and every window as ``[start_token, end_token, start, end]``
-    (``dataset.tokens.Window``). A file whose windows do not follow MTCB's cut (8,192 tokens,
-    stride 7,680) is ignored and rewritten.
-``passage-tokens.tsv``
-    One line per passage counted, ``<first 16 hex digits of the sha1 of its UTF-8 bytes>\\t<tokens>``
-    (64 bits: a collision among a million passages has odds of about 1 in 4 x 10^7), appended as counts
-    are made; read once per process; rewritten with its newest :data:`COUNTS_KEPT` lines when it
-    grows past twice that.
+``windows-cl100k_base-1-<sha1>.json``
+    One file per document text (the sha1 of its UTF-8 bytes, the digest
+    ``stats.located.text_digest`` gives it): its token count and every window as
+    ``[start_token, end_token, start, end]`` (``dataset.tokens.Window``). A file whose windows
+    do not follow MTCB's cut (8,192 tokens, stride 7,680) is ignored and rewritten.
+``passage-tokens-cl100k_base-1.tsv``
+    One line per passage counted: the first 16 hex digits of the sha1 of its UTF-8 bytes, a
+    tab, its token count (64 bits of key: a collision among a million passages has odds of
+    about 1 in 4 x 10^7). Lines are appended as counts are made; the file is read once per
+    process and rewritten with its newest :data:`COUNTS_KEPT` counts when it grows past twice
+    that.
 
-Both names hold :data:`FORMAT` and the encoding's name, so another cut or encoding never reads
-an old answer. An unreadable or malformed file is ignored (the work is done again); writing is
-best effort (a read-only folder means no cache) and atomic for the window files (a temporary
-file renamed over the old one).
+Both names hold the encoding's name and :data:`FORMAT` (``cl100k_base`` and ``1`` above), so
+another cut or encoding never reads an old answer. An unreadable or malformed file is ignored
+(the work is done again); writing is best effort (a read-only folder means no cache) and atomic
+for the window files (a temporary file renamed over the old one).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from mtcb_curate.files import atomic_write_bytes, user_cache_folder
 CACHE_FOLDER = "tokens"
 #: Bump when the files' layout changes.
 FORMAT = 1
-#: Passage counts kept when ``passage-tokens.tsv`` is rewritten (it is at twice this).
+#: Passage counts kept when the counts file is rewritten (it is at twice this).
 COUNTS_KEPT = 200_000
 
 
@@ -96,7 +97,7 @@ class TokenCache:
     def __init__(self, folder: Path | None = None):
         self.folder = Path(folder) if folder is not None else default_cache_dir()
         self._lock = threading.Lock()
-        self._counts: dict[str, int] | None = None
+        self._counts: dict[int, int] | None = None
         self._counts_lines = 0
 
     # -- windows ------------------------------------------------------------------------------
