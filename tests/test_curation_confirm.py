@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tui_dedup import CORPUS, QUESTIONS  # noqa: E402
+from test_tui_dedup import dedup_session  # noqa: E402
 
-from conftest import write_jsonl  # noqa: E402
-from support import current, opened, review_app, review_at_once, settle  # noqa: E402
+from support import current, review_app, review_at_once, settle  # noqa: E402
 
 from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.tui.screens.cluster import ClusterScreen  # noqa: E402
@@ -30,9 +29,7 @@ async def _until_set_checks(app, pilot) -> None:
 
 async def test_accept_after_keep_one_does_not_ask_about_the_settled_cluster(tmp_path, monkeypatch):
     review_at_once(monkeypatch)
-    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
-    session = opened(tmp_path / "src", tmp_path / "ws")
+    session = dedup_session(tmp_path)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         await _until_set_checks(app, pilot)
         screen = app.screen
@@ -52,9 +49,7 @@ async def test_accept_after_keep_one_does_not_ask_about_the_settled_cluster(tmp_
 
 async def test_accept_still_asks_while_the_cluster_is_unresolved(tmp_path, monkeypatch):
     review_at_once(monkeypatch)
-    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
-    session = opened(tmp_path / "src", tmp_path / "ws")
+    session = dedup_session(tmp_path)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         await _until_set_checks(app, pilot)
         await pilot.press("d")

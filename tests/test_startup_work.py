@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tui_dedup import CORPUS, QUESTIONS  # noqa: E402
+from test_tui_dedup import dedup_session  # noqa: E402
 
-from conftest import write_jsonl  # noqa: E402
-from support import opened, review_app, review_at_once, settle  # noqa: E402
+from support import review_app, review_at_once, settle  # noqa: E402
 
 from mtcb_curate import neardup  # noqa: E402
 from mtcb_curate.checks import pair as checks_pair  # noqa: E402
@@ -49,9 +48,7 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
     from mtcb_curate.tui.screens import review
 
     monkeypatch.setattr(review, "set_check_results", recording_set)
-    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
-    session = opened(tmp_path / "src", tmp_path / "ws")
+    session = dedup_session(tmp_path)
     from mtcb_curate.tui.memory import CollectorPolicy
 
     frozen_while_held = []
@@ -80,10 +77,8 @@ async def test_the_app_shortens_the_thread_switch_interval_while_it_runs(tmp_pat
     from mtcb_curate.tui import app as tui_app
 
     review_at_once(monkeypatch)
-    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
     before = sys.getswitchinterval()
-    session = opened(tmp_path / "src", tmp_path / "ws")
+    session = dedup_session(tmp_path)
     async with review_app(session, size=(80, 24)) as (app, pilot):
         await settle(app, pilot)
         assert sys.getswitchinterval() == tui_app.SWITCH_INTERVAL_S

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tui_dedup import CORPUS, QUESTIONS  # noqa: E402
+from test_tui_dedup import dedup_session  # noqa: E402
 
-from conftest import write_jsonl  # noqa: E402
 from support import opened, review_app, review_at_once, settle  # noqa: E402
 
 from mtcb_curate.dataset import token_cache, tokens  # noqa: E402
@@ -105,9 +104,7 @@ def test_an_index_over_a_corpus_seen_before_reads_its_windows_without_the_tokeni
 
 async def test_the_review_screen_fills_the_cache_lets_the_tokenizer_go_and_reopens_without_it(tmp_path, monkeypatch):
     review_at_once(monkeypatch)
-    write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
-    write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
-    session = opened(tmp_path / "src", tmp_path / "ws")
+    session = dedup_session(tmp_path)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         for _ in range(100):
             await settle(app, pilot)

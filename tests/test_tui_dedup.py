@@ -62,11 +62,21 @@ def at_once(monkeypatch):
     monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
 
 
-@pytest.fixture
-def data(tmp_path) -> Path:
+def write_data(tmp_path) -> Path:
+    """CORPUS and QUESTIONS written as a dataset folder under ``tmp_path``; returns it."""
     write_jsonl(tmp_path / "src" / "corpus.jsonl", CORPUS)
     write_jsonl(tmp_path / "src" / "questions.jsonl", QUESTIONS)
     return tmp_path / "src"
+
+
+def dedup_session(tmp_path):
+    """A session over :func:`write_data`'s folder, its workspace in ``tmp_path / "ws"``."""
+    return opened(write_data(tmp_path), tmp_path / "ws")
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    return write_data(tmp_path)
 
 
 @pytest.fixture

@@ -161,7 +161,10 @@ class Verdicts:
             if index.has(key) and index.cached_windows(key) is None:
                 done += not index.windows_stored(key)
                 index.windows(key)  # read from the cache, else tokenized and stored
-        passages = dict.fromkeys(self._passage(pid) for pid in range(len(self.session)))
+        from mtcb_curate.dataset.model import PASSAGE_FIELD
+
+        edited = self.session.edited_texts(PASSAGE_FIELD)  # as cached_many: no PairView per pair
+        passages = dict.fromkeys(edited.get(pid, pair.passage) for pid, pair in enumerate(self.session.pairs))
         missing = [t for t in passages if cache.count(t) is None]
         step = 1000
         for i in range(0, len(missing), step):

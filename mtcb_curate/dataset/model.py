@@ -98,6 +98,15 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+@functools.lru_cache(maxsize=4096)
+def text_digest(text: str | bytes) -> str:
+    """sha1 hex of ``text``'s UTF-8 bytes (lone surrogates kept), or of ``text`` itself when it
+    is those bytes (a corpus document's ``Document.data``: the same digest, with no decoding);
+    remembered per text (a document is hashed once per process: the statistics' corpus digest
+    and the token cache both use it)."""
+    return hashlib.sha1(text if isinstance(text, bytes) else encode_text(text)).hexdigest()
+
+
 class Document:
     """One corpus document.
 

@@ -8,8 +8,8 @@ the text alone, so they are kept under ``<user cache dir>/mtcb-curate/tokens/``
 (:func:`default_cache_dir`) for every workspace:
 
 ``windows-cl100k_base-1-<sha1>.json``
-    One file per document text (the sha1 of its UTF-8 bytes, the digest
-    ``stats.located.text_digest`` gives it): its token count and every window as
+    One file per document text (the sha1 of its UTF-8 bytes, ``dataset.model.text_digest``,
+    so a document is hashed once per process): its token count and every window as
     ``[start_token, end_token, start, end]`` (``dataset.tokens.Window``). A file whose windows
     do not follow MTCB's cut (8,192 tokens, stride 7,680) is ignored and rewritten.
 ``passage-tokens-cl100k_base-1.tsv``
@@ -27,14 +27,13 @@ for the window files (a temporary file renamed over the old one).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 from mtcb_curate.dataset import tokens as tok
-from mtcb_curate.dataset.model import document_text, encode_text
+from mtcb_curate.dataset.model import document_text, text_digest
 from mtcb_curate.files import atomic_write_bytes, user_cache_folder
 
 #: Folder name under the user cache directory.
@@ -50,15 +49,9 @@ def default_cache_dir() -> Path:
     return user_cache_folder(CACHE_FOLDER)
 
 
-def _sha1(text: str | bytes) -> str:
-    """sha1 hex of ``text``'s UTF-8 bytes (lone surrogates kept), or of ``text`` when it is
-    bytes (the name ``stats.located.text_digest`` gives a document, without its imports)."""
-    return hashlib.sha1(text if isinstance(text, bytes) else encode_text(text)).hexdigest()
-
-
 def _count_key(text: str) -> int:
-    """A passage's key in the counts file: the first 64 bits of its :func:`_sha1`."""
-    return int(_sha1(text)[:16], 16)
+    """A passage's key in the counts file: the first 64 bits of its ``dataset.model.text_digest``."""
+    return int(text_digest(text)[:16], 16)
 
 
 def _windows_from_json(raw: object) -> list[tok.Window] | None:
@@ -103,7 +96,7 @@ class TokenCache:
     # -- windows ------------------------------------------------------------------------------
 
     def _windows_path(self, text: str | bytes) -> Path:
-        return self.folder / f"windows-{tok.ENCODING}-{FORMAT}-{_sha1(text)}.json"
+        return self.folder / f"windows-{tok.ENCODING}-{FORMAT}-{text_digest(text)}.json"
 
     def windows(self, text: str | bytes) -> list[tok.Window] | None:
         """The stored windows of ``text`` (a document's text or its UTF-8 bytes, the same

@@ -23,7 +23,6 @@ written is ignored.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -33,20 +32,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mtcb_curate.dataset.model import text_digest
+
 #: File name of the cache inside the statistics cache folder.
 CACHE_NAME = "located.arrow"
 #: The columns besides ``key``.
 COLUMNS = ("verdict", "start", "tokens", "form", "type")
 _META = b"mtcb_curate.corpus"
-
-
-@functools.lru_cache(maxsize=4096)
-def text_digest(text: str | bytes) -> str:
-    """sha1 hex of ``text``'s UTF-8 bytes (lone surrogates kept), or of ``text`` itself when it
-    is those bytes (a corpus document's ``Document.data``: the same digest, with no decoding);
-    remembered per text (a document is hashed once per process: the corpus digest and the
-    window cache both use it)."""
-    return hashlib.sha1(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def corpus_digest(documents: Mapping[str, Any]) -> str:

@@ -39,15 +39,16 @@ def window_spans(text: str | bytes, *, index=None, key: str | None = None, cache
     """
     cache = None if cache_dir is None else TokenCache(cache_dir)
     got = index.cached_windows(key) if index is not None and key is not None else None
-    if got is not None:
-        if cache is not None and not cache.has_windows(text):
+    if got is not None and cache is not None and not cache.has_windows(text):
+        cache.put_windows(text, got)
+    if got is None and cache is not None:
+        got = cache.windows(text)
+    if got is None:
+        if not build:
+            return None
+        got = cached_windows(None, text)
+        if cache is not None:
             cache.put_windows(text, got)
-    elif cache is not None and (got := cache.windows(text)) is not None:
-        pass
-    elif not build:
-        return None
-    else:
-        got = cached_windows(cache, text)
     return [(w.start, w.end) for w in got]
 
 
