@@ -793,3 +793,39 @@ async def test_the_review_footer_is_rebuilt_only_when_the_keys_it_shows_change()
         await pilot.pause(0.1)  # the rebuild runs after the next refresh
         assert rebuilds == [1]
         assert [k.description for k in footer.query("FooterKey")][:1] == ["Other"]
+
+
+def test_the_viewers_row_cache_drops_the_least_recently_used_and_frees_what_it_drops():
+    """The source viewer's painted rows (cleared at each pair change) are freed by reference
+    counting; Textual's ``LRUCache`` leaves its ring of links, rows in it, to the collector."""
+    import gc
+
+    from rich.segment import Segment
+    from textual.cache import LRUCache
+    from textual.strip import Strip
+
+    from mtcb_curate.tui.widgets.source_viewer import _RowCache
+
+    cache = _RowCache(3)
+    for key in "abc":
+        cache[key] = Strip([Segment(key)])
+    assert cache.get("a").text == "a" and cache.get("z") is None
+    cache["d"] = Strip([Segment("d")])
+    assert list(cache) == ["c", "a", "d"]  # b was used least recently
+    assert "b" not in cache
+
+    def garbage_after_clear(make) -> int:
+        gc.disable()
+        try:
+            gc.collect()
+            rows = make(8)
+            for k in range(12):
+                rows[k] = Strip([Segment(f"row {k}")])
+            rows.clear()
+            del rows
+            return gc.collect()
+        finally:
+            gc.enable()
+
+    assert garbage_after_clear(LRUCache) > 0
+    assert garbage_after_clear(_RowCache) == 0

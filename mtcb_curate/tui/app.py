@@ -10,7 +10,7 @@ from textual.app import App
 
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
+from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy, keep_strips_acyclic
 from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
 
@@ -100,6 +100,7 @@ class CurateApp(App[None]):
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         if self.keymap:
             self.set_keymap(self.keymap)
+        keep_strips_acyclic()  # painted rows freed when dropped, not left to full collections
         self.push_screen(ReviewScreen(self.session))
         # Once the first screen is drawn: keep full garbage collections out of key presses.
         self.call_after_refresh(self.collector.start)

@@ -47,7 +47,6 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.selection import Selection
@@ -66,6 +65,30 @@ _SPAN_KEYS = 64
 #: ``Strip`` and its caches): 1,024 made each full collection several times longer
 #: (``tui/memory.py``).
 _LINE_CACHE_ROWS = 320
+
+
+class _RowCache(OrderedDict):
+    """Painted rows by key; past ``size`` the least recently used go. An ``OrderedDict``
+    rather than Textual's ``LRUCache``: that one links its entries in a ring of lists, which
+    ``clear()`` leaves whole, every row in it, for the cyclic garbage collector (each pair
+    change clears this cache; ``tui/memory.py``). Here a dropped row is freed at once."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def get(self, key, default=None):  # type: ignore[override]
+        """The row for ``key`` (now the most recently used), or ``default``."""
+        row = super().get(key, default)
+        if row is not default:
+            self.move_to_end(key)
+        return row
+
+    def __setitem__(self, key, row) -> None:
+        super().__setitem__(key, row)
+        self.move_to_end(key)
+        if len(self) > self.size:
+            self.popitem(last=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,7 +506,7 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._pending_follow = False
         #: Painted rows by (highlights, row, width, offsets, thumb): rows of other highlights
         #: of this document stay (``warm`` paints the next pair's rows ahead of time).
-        self._line_cache: LRUCache[tuple, Strip] = LRUCache(_LINE_CACHE_ROWS)
+        self._line_cache: _RowCache = _RowCache(_LINE_CACHE_ROWS)
         #: True while Textual paints the viewer (``render_lines``): rows without offsets.
         self._painting = False
         #: The thumb's rows during a paint (``_thumb``), worked out once per paint.
