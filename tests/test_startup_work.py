@@ -83,3 +83,63 @@ async def test_the_app_shortens_the_thread_switch_interval_while_it_runs(tmp_pat
         await settle(app, pilot)
         assert sys.getswitchinterval() == tui_app.SWITCH_INTERVAL_S
     assert sys.getswitchinterval() == before
+
+
+async def test_start_up_passes_run_one_at_a_time_and_the_search_indexes_large_clusters(tmp_path, monkeypatch):
+    """Each start-up pass competes with the keys for the GIL: the token pass starts once the
+    set checks are done, not beside them; the near-duplicate worker indexes the links of
+    clusters from ``WARM_LINKS`` links by member, so the badge does not sort them at a key."""
+    import threading
+
+    from mtcb_curate.app.verdicts import Verdicts
+    from mtcb_curate.tui.screens import review
+
+    review_at_once(monkeypatch)
+    monkeypatch.setattr(review, "WARM_LINKS", 1)
+    events, lock = [], threading.Lock()
+    real_set, real_fill = review.set_check_results, Verdicts.fill_token_cache
+
+    def recording_set(session, **kw):
+        with lock:
+            events.append("set checks start")
+        try:
+            return real_set(session, **kw)
+        finally:
+            with lock:
+                events.append("set checks end")
+
+    def recording_fill(self, cancelled):
+        with lock:
+            events.append("tokens start")
+        return real_fill(self, cancelled)
+
+    monkeypatch.setattr(review, "set_check_results", recording_set)
+    monkeypatch.setattr(Verdicts, "fill_token_cache", recording_fill)
+    session = dedup_session(tmp_path)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await _until(app, pilot, lambda: "tokens start" in events)
+        assert events[:3] == ["set checks start", "set checks end", "tokens start"]
+        found = set(app.screen._cluster_index.values())
+        assert found and all(c.member_index is not None for c in found)
+
+
+async def test_the_token_pass_runs_when_the_set_checks_fail(tmp_path, monkeypatch):
+    from mtcb_curate.app.verdicts import Verdicts
+    from mtcb_curate.tui.screens import review
+
+    review_at_once(monkeypatch)
+    started = []
+    real_fill = Verdicts.fill_token_cache
+
+    def failing(session, **kw):
+        raise RuntimeError("set checks broke")
+
+    def recording_fill(self, cancelled):
+        started.append(True)
+        return real_fill(self, cancelled)
+
+    monkeypatch.setattr(review, "set_check_results", failing)
+    monkeypatch.setattr(Verdicts, "fill_token_cache", recording_fill)
+    async with review_app(dedup_session(tmp_path), size=(120, 30)) as (app, pilot):
+        await _until(app, pilot, lambda: bool(started))
+        assert app.screen._set_results == {}  # the problems line goes on without them

@@ -849,8 +849,11 @@ def _passages(prep: _Prepared, spans: Mapping[int, tuple[int, int]], edges: _Edg
         loc = members[located[members]]
         if len(loc) >= 2:
             _span_overlaps(loc, span, edges)
-    # passages without a span: compared as text
-    _text_containment(prep, text, q, ~located, edges)
+    # passages without a span: compared as text, a document at a time (its arrays are built
+    # and sorted while holding the GIL; the whole set's at once kept the keys waiting)
+    free = ~located
+    for members in _groups(prep.doc[q], q):
+        _text_containment(prep, text, members, free, edges)
 
 
 def _span_overlaps(members: np.ndarray, span: np.ndarray, edges: _Edges) -> None:

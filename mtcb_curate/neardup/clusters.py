@@ -81,8 +81,8 @@ class Cluster:
     #: The members' scored questions (words sorted, '' when empty), in ``ids`` order: with at
     #: most ``PAIRWISE_MAX`` members, ``scores`` computes every pair from them on first use.
     scored: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
-    #: member id -> the rows of ``link_table`` that hold it (``_member_rows``: made on first use).
-    member_rows: dict[int, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    #: The rows of ``link_table`` by member (``member_rows``: made on first use).
+    member_index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Cluster):
@@ -167,26 +167,30 @@ class Cluster:
         """The members linked to ``pair_id`` directly (not only through others):
         ``(id, reasons, score)``, highest question similarity first (ties: lower id first).
         Empty when ``pair_id`` is not a member."""
-        at = self._member_rows().get(pair_id)
-        if at is None:
+        members, bounds, rows = self.member_rows()
+        k = int(np.searchsorted(members, pair_id))
+        if k == len(members) or members[k] != pair_id:
             return []
-        sel = self.link_table[at]
+        sel = self.link_table[rows[bounds[k]:bounds[k + 1]]]
         other = np.where(sel["a"] == pair_id, sel["b"], sel["a"])
-        rows = list(zip(other.tolist(), map(_reason_names, sel["bits"].tolist()), sel["score"].tolist()))
-        return sorted(rows, key=lambda r: (-r[2], r[0]))
+        found = list(zip(other.tolist(), map(_reason_names, sel["bits"].tolist()), sel["score"].tolist()))
+        return sorted(found, key=lambda r: (-r[2], r[0]))
 
-    def _member_rows(self) -> dict[int, np.ndarray]:
-        """member id -> the rows of ``link_table`` holding it (one sort of the
-        links' ends, once: ``linked`` is asked for the pair on screen at every key)."""
-        rows = self.member_rows
-        if rows is None:
+    def member_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows of ``link_table`` by member, made once: ``(members, bounds, rows)`` where
+        member ``members[k]`` (ascending ids) is in rows ``rows[bounds[k]:bounds[k + 1]]``.
+        ``linked`` reads it for the pair on screen at every key; for a large cluster making it
+        takes a sort of its links, which the review screen does in its worker, ahead."""
+        index = self.member_index
+        if index is None:
             t = self.link_table
             ends = np.concatenate([t["a"], t["b"]])
             order = np.argsort(ends, kind="stable")
-            members, starts = np.unique(ends[order], return_index=True)
-            rows = dict(zip(members.tolist(), np.split(order % max(1, len(t)), starts[1:])))
-            object.__setattr__(self, "member_rows", rows)
-        return rows
+            ends = ends[order]
+            starts = np.flatnonzero(np.r_[True, ends[1:] != ends[:-1]]) if len(ends) else np.zeros(0, dtype=np.int64)
+            index = (ends[starts], np.r_[starts, len(ends)], order % max(1, len(t)))
+            object.__setattr__(self, "member_index", index)
+        return index
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"ids", "scores": [[a, b, score], ...], "reason", "reasons",

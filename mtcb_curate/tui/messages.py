@@ -40,9 +40,10 @@ class PassagesScanned(Message, bubble=False):
 @dataclass(eq=False)
 class SetChecksDone(Message, bubble=False):
     """The set-wide checks (``checks.pair.set_check_results``: duplicates, shared_passage) ran
-    over every pair not rejected: ``results`` maps check id -> ``CheckResult``."""
+    over every pair not rejected: ``results`` maps check id -> ``CheckResult``; None when
+    they failed (the problems line goes on without them)."""
 
-    results: dict[str, Any]
+    results: dict[str, Any] | None
 
 
 @dataclass(eq=False)

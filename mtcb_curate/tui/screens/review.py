@@ -87,6 +87,10 @@ SCAN_DELAY_S = 0.5
 #: Seconds after the latest change before the set-wide checks (duplicates, shared_passage) run
 #: again in a worker for the problems line: a run of decisions starts one search, not one each.
 SET_CHECKS_DELAY_S = 1.0
+#: Links from which the near-duplicate worker indexes a cluster's links by member ahead
+#: (``Cluster.member_rows``, read by the badge at each key); fewer take well under a
+#: millisecond when the pair is first shown.
+WARM_LINKS = 2_000
 #: The compact layout (question, answer and verdict first; ``styles/app.tcss``, ``QAPanel.compact``)
 #: applies at this many columns or fewer, or this many rows or fewer.
 COMPACT_MAX_COLUMNS = 120
@@ -581,13 +585,17 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                 results = set_check_results(self.session, threshold=self.dedup_threshold, limits=self._limits,
                                             search=self._search)
         except Exception:  # noqa: BLE001 - the problems line goes on without them
-            return
+            results = None
         trim_heap()
         if not worker.is_cancelled:
             self.post_message(SetChecksDone(results))
 
     @on(SetChecksDone)
     def _set_checks_done(self, message: SetChecksDone) -> None:
+        if not self._clusters_searching:
+            self._start_token_fill()
+        if message.results is None:  # failed: the problems line goes on without them
+            return
         self._set_results = message.results
         self.queue.refresh()
         self._show_current()
@@ -907,6 +915,9 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                 search = clusters.search(self.session, threshold=threshold, located=self.verdicts.verbatim_spans(),
                                          workers=1)
                 found, shared = clusters.groups(self.session, search)
+                for cluster in found:  # the badge reads its links by member at each key
+                    if cluster.link_count >= WARM_LINKS:
+                        cluster.member_rows()
             trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
@@ -937,6 +948,13 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             self._schedule_set_checks(0)
         self._refreeze()
         self._show_current()  # the badge of the pair on screen
+        if not self._set_checks_waiting:
+            self._start_token_fill()
+        # else after the set checks: one start-up pass at a time, each already competes with
+        # the keys for the GIL
+
+    def _start_token_fill(self) -> None:
+        """Start the token pass (``_fill_token_cache``) once per session."""
         if not self._tokens_filled:
             self._tokens_filled = True
             self._fill_token_cache()
