@@ -158,3 +158,26 @@ def test_painted_rows_divided_whole_are_freed_without_the_cyclic_collector():
     for cuts in ([8], [3, 8], [2, 5, 8], [8, 9], [1], []):
         assert [(s.text, s.cell_length) for s in Strip.divide(strip, cuts)] == \
             [(s.text, s.cell_length) for s in textual_divide(strip, cuts)], cuts
+
+
+def test_full_collections_are_off_from_mount_and_nothing_frozen_until_start():
+    """``defer_full`` (as the app mounts): no automatic full collection, none from ``tick``,
+    nothing frozen; ``start`` then freezes; ``restore`` puts everything back either way."""
+    before = gc.get_threshold()
+    policy = CollectorPolicy()
+    policy.defer_full()
+    try:
+        assert gc.get_threshold()[:2] == before[:2] and gc.get_threshold()[2] >= 10**9
+        assert not policy.active and gc.get_freeze_count() == 0
+        gc.collect(1)
+        assert policy.tick() is False and policy.full_collections == 0
+        policy.refreeze()
+        assert gc.get_freeze_count() == 0
+        policy.start()
+        assert policy.active and gc.get_freeze_count() > 0
+    finally:
+        policy.restore()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and not policy.active
+    policy.defer_full()
+    policy.restore()  # never started: nothing was frozen, the thresholds come back
+    assert gc.get_threshold() == before

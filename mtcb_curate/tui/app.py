@@ -101,6 +101,7 @@ class CurateApp(App[None]):
         if self.keymap:
             self.set_keymap(self.keymap)
         keep_strips_acyclic()  # painted rows freed when dropped, not left to full collections
+        self.collector.defer_full()
         self.push_screen(ReviewScreen(self.session))
         # Once the first screen is drawn: keep full garbage collections out of key presses.
         self.call_after_refresh(self.collector.start)

@@ -10,7 +10,9 @@ freed by the cyclic collector. Paging through pairs leaves about 50,000 such obj
 in generation 2; collected every 2 s they cost 100-170 ms per collection, collected every
 0.25 s about 9 ms (measured over 500 key presses).
 
-The policy, started once the first screen is drawn:
+The policy, started once the first screen is drawn (automatic full collections are off from
+the moment the app mounts, ``defer_full()``: one walking the whole loaded heap, not yet
+frozen, used to come about a second after the first frame and stall a key):
 
 1. ``gc.freeze()``: everything alive after loading (the dataset, the workspace, Textual's
    start-up objects) moves to the permanent generation that collections never walk;
@@ -74,6 +76,7 @@ class CollectorPolicy:
 
     def __init__(self) -> None:
         self._saved: tuple[int, int, int] | None = None
+        self._started = False
         self._last_input = time.monotonic()
         self.full_collections = 0
         self._holds = 0
@@ -82,23 +85,31 @@ class CollectorPolicy:
     @property
     def active(self) -> bool:
         """Whether ``start`` has run and ``restore`` has not."""
-        return self._saved is not None
+        return self._started
+
+    def defer_full(self) -> None:
+        """Switch off automatic full collections now, before ``start`` (young ones go on): the
+        app calls it as it mounts, so that none walks the whole loaded heap, not yet frozen,
+        while the first screen is built and answers its first keys."""
+        if self._saved is None:
+            self._saved = gc.get_threshold()
+            first, second, _ = self._saved
+            gc.set_threshold(first, second, _NEVER)
 
     def start(self) -> None:
         """Freeze what is alive now and switch off automatic full collections."""
-        if self._saved is not None:
+        if self._started:
             return
-        self._saved = gc.get_threshold()
+        self.defer_full()
+        self._started = True
         gc.freeze()
         trim_heap()  # what loading freed (the text column as str, pyarrow's buffers)
-        first, second, _ = self._saved
-        gc.set_threshold(first, second, _NEVER)
 
     def refreeze(self) -> None:
         """Freeze again after a burst of long-lived objects (the passage scan's verdicts, the
         near-duplicate clusters): without this the next full collection walks all of them
         (measured: 350-400 ms at ficha scale)."""
-        if self._saved is not None:
+        if self._started:
             gc.freeze()
 
     @contextmanager
@@ -122,7 +133,7 @@ class CollectorPolicy:
 
         Returns True when it collected.
         """
-        if self._saved is None:
+        if not self._started:
             return False
         pending = gc.get_count()[2]  # generation-1 collections since the last full one
         if self._holds:
@@ -139,8 +150,10 @@ class CollectorPolicy:
         if self._saved is None:
             return
         gc.set_threshold(*self._saved)
-        gc.unfreeze()
+        if self._started:
+            gc.unfreeze()
         self._saved = None
+        self._started = False
 
 
 def keep_strips_acyclic() -> bool:
