@@ -264,3 +264,15 @@ def test_question_form_and_type_criteria_follow_the_rules_on_current_texts(tmp_p
             filters.parse("type:")
     finally:
         s.workspace.close()
+
+
+def test_arrow_column_of_many_texts_matches_pyarrows_own():
+    """``_string_array`` fills the data buffer a slice of ``_JOIN_TEXTS`` texts at a time."""
+    import pyarrow as pa
+
+    from mtcb_curate.app import filters
+
+    texts = [f"passage {i}: net revenue €{i:,} — “quoted” " * (i % 5) for i in range(3 * filters._JOIN_TEXTS + 7)]
+    got = filters._string_array(texts)
+    assert got.equals(pa.array(texts, type=pa.large_string()))
+    assert filters._string_array([]).equals(pa.array([], type=pa.large_string()))

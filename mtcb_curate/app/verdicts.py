@@ -30,6 +30,7 @@ from mtcb_curate.verify import (
     verify_pair,
 )
 from mtcb_curate.dataset.token_cache import cached_count
+from mtcb_curate.threads import let_others_run
 
 #: Documents up to this many characters are verified on the caller's thread by
 #: ``quick_inline`` (at most about 5 ms of search, 20 ms for a first skeleton index); the
@@ -165,7 +166,12 @@ class Verdicts:
 
         edited = self.session.edited_texts(PASSAGE_FIELD)  # as cached_many: no PairView per pair
         passages = dict.fromkeys(edited.get(pid, pair.passage) for pid, pair in enumerate(self.session.pairs))
-        missing = [t for t in passages if cache.count(t) is None]
+        missing: list[str] = []
+        for k, text in enumerate(passages):  # hashing a passage over 2 KB lets go of the GIL
+            if cache.count(text) is None:
+                missing.append(text)
+            if k % 256 == 255:
+                let_others_run()
         step = 1000
         for i in range(0, len(missing), step):
             if cancelled():
