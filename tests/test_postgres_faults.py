@@ -137,3 +137,36 @@ def test_a_server_that_stays_down_is_one_workspace_error(own_server, monkeypatch
         ws.close()
     with PgWorkspace.open(url) as again:
         assert again.decisions() == {}
+
+
+def test_two_threads_finding_the_connection_broken_reconnect_once(own_server):
+    """The app's reads and the session's writer thread share the connection: when both find it
+    broken, one replaces it and the other uses the new one (replacing it again closed it under
+    the first thread's statement); the screen is told once."""
+    url = own_server.url()
+    messages: list[str] = []
+    with PgWorkspace.open(url, curator="ann") as ws:
+        ws.on_reconnect = messages.append
+        ws.decide(0, "accepted")
+        old = ws._conn
+        old.close()  # as a dropped connection leaves it: both threads hold this one
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def both() -> None:
+            try:
+                start.wait()
+                ws._reconnect(old)
+                assert ws._conn.execute("SELECT 1").fetchone() == (1,)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=both) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert ws.reconnects == 1 and len(messages) == 1 and ws._conn is not old
+        ws.decide(1, "rejected", "trivial")  # reads and writes go on on the new connection
+        assert {p: d.status for p, d in ws.decisions().items()} == {0: "accepted", 1: "rejected"}

@@ -53,6 +53,7 @@ import functools
 import hashlib
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -264,6 +265,7 @@ class PgWorkspace:
         self.reconnects = 0
         self.synchronous_commit = "on"
         self.on_reconnect: Callable[[str], None] | None = None
+        self._reconnect_lock = threading.Lock()
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -804,12 +806,13 @@ class PgWorkspace:
         """Run a query, reconnecting once when the connection broke (reads are safe to repeat)."""
         import psycopg
 
+        conn = self._conn
         try:
-            return self._conn.execute(sql, params).fetchall()
+            return conn.execute(sql, params).fetchall()
         except psycopg.OperationalError:
-            if not self._conn.broken and not self._conn.closed:
+            if not conn.broken and not conn.closed:
                 raise
-            self._reconnect()
+            self._reconnect(conn)
             return self._conn.execute(sql, params).fetchall()
 
     def _write(self, work: Callable[[Any, str], Any], *, done: Callable[[list[int]], Any] | None = None,
@@ -824,16 +827,17 @@ class PgWorkspace:
         self._writable()
         action = uuid.uuid4().hex
         while True:
+            conn = self._conn
             try:
                 if one_statement:
-                    return work(self._conn, action)
-                with self._conn.transaction():
-                    with self._conn.cursor() as cur:
+                    return work(conn, action)
+                with conn.transaction():
+                    with conn.cursor() as cur:
                         return work(cur, action)
             except psycopg.OperationalError:
-                if not self._conn.broken and not self._conn.closed:
+                if not conn.broken and not conn.closed:
                     raise
-            self._reconnect()
+            self._reconnect(conn)
             if idempotent:
                 continue
             if done_undo is not None:
@@ -845,12 +849,21 @@ class PgWorkspace:
             if seqs and done is not None:
                 return done(seqs)
 
-    def _reconnect(self) -> None:
-        """Replace the broken connection, trying for ``RECONNECT_SECONDS``.
+    def _reconnect(self, broken: Any) -> None:
+        """Replace the ``broken`` connection, trying for ``RECONNECT_SECONDS``. One thread at a
+        time (the app's reads and the session's writer thread share the connection): a thread
+        that finds ``broken`` already replaced uses the new connection instead of replacing it
+        again, which would close it under the other thread's statement.
 
         Raises:
             psycopg.OperationalError: the server did not come back in time.
         """
+        with self._reconnect_lock:
+            if self._conn is not broken:
+                return
+            self._replace_connection()
+
+    def _replace_connection(self) -> None:
         import psycopg
 
         try:
