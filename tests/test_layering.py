@@ -24,7 +24,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
 
 #: Cross-cutting modules at the package's top level (and the package root, ``__version__``).
-UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "threads")
+UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "threads", "arrays")
 #: The domain packages, bottom-up: each may import the utilities and the packages before it.
 DOMAIN = ("dataset", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
 APPLICATION = ("app",)
