@@ -4,6 +4,7 @@ checks group, instead of the set checks searching the whole set again while it r
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -143,3 +144,44 @@ async def test_the_token_pass_runs_when_the_set_checks_fail(tmp_path, monkeypatc
     async with review_app(dedup_session(tmp_path), size=(120, 30)) as (app, pilot):
         await _until(app, pilot, lambda: bool(started))
         assert app.screen._set_results == {}  # the problems line goes on without them
+
+
+async def test_a_key_holds_pacing_workers_until_its_frame_is_drawn(tmp_path, monkeypatch):
+    from mtcb_curate import threads
+    from mtcb_curate.tui.screens.review import ReviewScreen
+
+    review_at_once(monkeypatch)
+    seen = []
+    real_next = ReviewScreen.action_next
+
+    def action_next(self):
+        seen.append(threads.held())  # while the key is handled
+        return real_next(self)
+
+    monkeypatch.setattr(ReviewScreen, "action_next", action_next)
+    session = dedup_session(tmp_path)
+    async with review_app(session, size=(80, 24)) as (app, pilot):
+        await settle(app, pilot)
+        assert not threads.held()
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert seen == [True]
+        assert not threads.held()  # released once the frame was drawn
+
+
+async def test_the_start_up_passes_pace_in_their_workers(tmp_path, monkeypatch):
+    from mtcb_curate import threads
+
+    review_at_once(monkeypatch)
+    pacing = set()
+    real_pace = threads.pace
+
+    def pace(hold=True):
+        pacing.add(threading.current_thread().name)
+        real_pace(hold)
+
+    monkeypatch.setattr(threads, "pace", pace)  # paced() calls it
+    session = dedup_session(tmp_path)
+    async with review_app(session, size=(80, 24)) as (app, pilot):
+        await _until(app, pilot, lambda: app.screen._set_results and app.screen._clusters_ready)
+    assert pacing and threading.main_thread().name not in pacing

@@ -30,6 +30,7 @@ from typing import Any
 
 from mtcb_curate.app import re2
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Status
+from mtcb_curate.threads import paced
 from mtcb_curate.errors import CurateError
 from mtcb_curate.stats.questions import FORMS as _FORMS
 from mtcb_curate.stats.questions import TYPES as _TYPES
@@ -295,6 +296,7 @@ _MATCH_CACHE_SIZE = 16
 #: ASCII (where RE2's ``\b`` differs from Python's).
 _COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]]" = weakref.WeakKeyDictionary()
 _BUILD = threading.RLock()  # the caches are built by the start-up worker and on the key path
+# (so the worker paces with hold=False while holding it: threads.pace)
 
 
 @dataclass
@@ -335,7 +337,7 @@ def _non_ascii_word(col: _Column) -> frozenset[int]:
     with _BUILD:
         if col.non_ascii_word is None:  # Python's \w on the texts outside ASCII only
             wide = _true_rows(pc.invert(pc.string_is_ascii(col.texts)))
-            col.non_ascii_word = frozenset(i for i in wide if re2.non_ascii_word(col.source[i]))
+            col.non_ascii_word = frozenset(i for i in paced(wide, hold=False) if re2.non_ascii_word(col.source[i]))
         return col.non_ascii_word
 
 
@@ -348,7 +350,7 @@ def _lowered(session, name: str) -> list[str]:
         attr = "passage" if name == PASSAGE_FIELD else name
         loaded = len(session.dataset.pairs)  # the source's rows never change; added pairs may
         if low is None or len(low) < loaded:
-            low = per[name] = [getattr(p, attr).lower() for p in pairs[:loaded]]
+            low = per[name] = [getattr(p, attr).lower() for p in paced(pairs[:loaded], hold=False)]
         del low[loaded:]
         low.extend(getattr(p, attr).lower() for p in pairs[loaded:])
         return low
@@ -364,7 +366,7 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
             loaded = len(session.dataset.pairs)
             attr = "passage" if name == PASSAGE_FIELD else name
             texts = _lowered(session, name)[:loaded] if lowered else [getattr(p, attr) for p in
-                                                                      session.pairs[:loaded]]
+                                                                      paced(session.pairs[:loaded], hold=False)]
             try:
                 per[(name, lowered)] = _Column(_string_array(texts), texts)
             except (UnicodeError, pa.ArrowException):  # a lone surrogate: Python searches
@@ -388,12 +390,12 @@ def _string_array(texts: list[str]) -> Any:
     import numpy as np
     import pyarrow as pa
 
-    encoded = [t.encode("utf-8") for t in texts]
+    encoded = [t.encode("utf-8") for t in paced(texts, hold=False)]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     # The data buffer filled a slice at a time: one join of every text held the GIL 10-35 ms.
     data = bytearray(int(offsets[-1]))
-    for k in range(0, len(encoded), _JOIN_TEXTS):
+    for k in paced(range(0, len(encoded), _JOIN_TEXTS), hold=False):
         chunk = b"".join(encoded[k:k + _JOIN_TEXTS])
         data[int(offsets[k]):int(offsets[k]) + len(chunk)] = chunk
     return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(data))

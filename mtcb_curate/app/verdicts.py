@@ -30,7 +30,7 @@ from mtcb_curate.verify import (
     verify_pair,
 )
 from mtcb_curate.dataset.token_cache import cached_count
-from mtcb_curate.threads import let_others_run
+from mtcb_curate.threads import pace, paced
 
 #: Documents up to this many characters are verified on the caller's thread by
 #: ``quick_inline`` (at most about 5 ms of search, 20 ms for a first skeleton index); the
@@ -159,6 +159,7 @@ class Verdicts:
         for key in keys:
             if cancelled():
                 return done
+            pace()
             if index.has(key) and index.cached_windows(key) is None:
                 done += not index.windows_stored(key)
                 index.windows(key)  # read from the cache, else tokenized and stored
@@ -167,17 +168,16 @@ class Verdicts:
         edited = self.session.edited_texts(PASSAGE_FIELD)  # as cached_many: no PairView per pair
         passages = dict.fromkeys(edited.get(pid, pair.passage) for pid, pair in enumerate(self.session.pairs))
         missing: list[str] = []
-        for k, text in enumerate(passages):  # hashing a passage over 2 KB lets go of the GIL
+        for text in paced(passages):  # hashing a passage over 2 KB lets go of the GIL
             if cache.count(text) is None:
                 missing.append(text)
-            if k % 256 == 255:
-                let_others_run()
         step = 1000
         for i in range(0, len(missing), step):
             if cancelled():
                 return done
+            pace()
             encode = tokens.encoding().encode_ordinary
-            cache.put_counts({t: len(encode(t)) for t in missing[i:i + step]})
+            cache.put_counts({t: len(encode(t)) for t in paced(missing[i:i + step])})
             done += len(missing[i:i + step])
         return done
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from mtcb_curate.checks import findable, links, passages, questions
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits
 from mtcb_curate import neardup
+from mtcb_curate.threads import paced
 
 if TYPE_CHECKING:
     from mtcb_curate.store.session import ReviewSession
@@ -208,11 +209,11 @@ def set_check_results(session: ReviewSession, *, threshold: float = neardup.DEFA
 
     if search is not None and search.threshold == threshold:
         items = [neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage)
-                 for pid, v in ((pid, session.view(pid)) for pid in range(len(session)))]
+                 for pid, v in ((pid, session.view(pid)) for pid in paced(range(len(session))))]
         if items == search.items:
             from mtcb_curate.dataset.model import Status
 
-            live = [pid for pid in range(len(session)) if session.status(pid) is not Status.REJECTED]
+            live = [pid for pid in paced(range(len(session))) if session.status(pid) is not Status.REJECTED]
             extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
             if tuple(extra) == search.extra_links:  # the LLM links it ran with are still the stored ones
                 clusters, shared = search.groups(keep=live, not_duplicates=session.not_duplicates(),

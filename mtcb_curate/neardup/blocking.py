@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from mtcb_curate.arrays import isin as _isin
+from mtcb_curate.arrays import unique as _unique
 from mtcb_curate.neardup.clusters import _LINK_DTYPE, Cluster, Item, _reason_names
 from mtcb_curate.neardup.similarity import (
     _BIT,
@@ -56,6 +58,7 @@ from mtcb_curate.neardup.similarity import (
     question_numbers,
     scored_text,
 )
+from mtcb_curate.threads import pace, paced
 
 #: Questions with more content words than this are indexed by their whole set and every set
 #: of one word fewer, not of two fewer (their keys grow as the square of the count).
@@ -210,7 +213,7 @@ class LinkSet:
         prep = self._prep
         a, b, bits = self._a, self._b, self._bits
         if keep is not None:
-            inside = np.isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))
+            inside = _isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))
             ok = inside[a] & inside[b]
             a, b, bits = a[ok], b[ok], bits[ok]
         if not_duplicates:
@@ -324,16 +327,6 @@ def _codes(values: Sequence[Any]) -> np.ndarray:
     return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
 
 
-def _unique(values: np.ndarray, counts: bool = False):
-    """``np.unique`` by sorting (numpy's hash-based path was slower on these int64 keys)."""
-    v = np.sort(values)
-    first = np.r_[True, v[1:] != v[:-1]] if len(v) else np.zeros(0, dtype=bool)
-    if not counts:
-        return v[first]
-    starts = np.flatnonzero(first)
-    return v[starts], np.diff(np.r_[starts, len(v)])
-
-
 def _level2_fits(a: frozenset, b: frozenset) -> bool:
     """Two extra words count only when the longer set has at most ``_MAX_LEVEL2_WORDS``."""
     return abs(len(a) - len(b)) < 2 or max(len(a), len(b)) <= _MAX_LEVEL2_WORDS
@@ -379,16 +372,16 @@ class _Prepared:
         self.ids = np.array([r.id for r in rows], dtype=np.int64)
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
-        normq = [scored_text(str(r.question)) for r in rows]
+        normq = [scored_text(str(r.question)) for r in paced(rows)]
         self.qcode = _codes(normq)  # "identical question": the normalized text as it is
-        normq = [asked(q) for q in normq]  # what the score and the word rules read
+        normq = [asked(q) for q in paced(normq)]  # what the score and the word rules read
         self.normq = normq
-        self.sortq = [_sorted_words(q) for q in normq]
+        self.sortq = [_sorted_words(q) for q in paced(normq)]
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
         self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
-        self.numbers = _codes([question_numbers(q) for q in normq])
-        answers = [scored_text(str(r.answer)) for r in rows]
+        self.numbers = _codes([question_numbers(q) for q in paced(normq)])
+        answers = [scored_text(str(r.answer)) for r in paced(rows)]
         acode = _codes(answers)
         empty = np.array([not a for a in answers])
         acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing
@@ -410,7 +403,7 @@ class _Prepared:
             dw, per = _unique(doc * nw + word, counts=True)  # questions per (doc, word)
             df = np.bincount(dw % nw, minlength=nw)  # documents per word
             specific = dw[(per >= 2) & (df[dw % nw] == 1)]
-            hit = np.isin(doc * nw + word, specific)
+            hit = _isin(doc * nw + word, specific)
             self._anchored = np.bincount(owner[hit], minlength=self.n) > 0
         return self._anchored
 
@@ -419,9 +412,9 @@ class _Prepared:
         """Each question's distinct words: ``(owner positions, word ids, vocabulary)``."""
         if self._word_table is None:
             vocab: dict[str, int] = {}
-            sets = [set(q.split()) for q in self.normq]
+            sets = [set(q.split()) for q in paced(self.normq)]
             sizes = np.fromiter(map(len, sets), dtype=np.int64, count=self.n)
-            word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in sets for w in ws), dtype=np.int64,
+            word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in paced(sets) for w in ws), dtype=np.int64,
                                count=int(sizes.sum()))
             self._word_table = (np.repeat(np.arange(self.n), sizes), word, list(vocab))
         return self._word_table
@@ -445,7 +438,7 @@ class _Prepared:
             sizes = np.bincount(owner, minlength=self.n)
             cuts = np.r_[0, np.cumsum(sizes)].tolist()
             wl = word.tolist()
-            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in range(self.n)]
+            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in paced(range(self.n))]
             rng = np.random.default_rng(0x5EED)
             word_hash = rng.integers(1, 2**62, size=len(vocab) + 1, dtype=np.int64)
             word_hash = word_hash.astype(np.uint64) * np.uint64(2) + np.uint64(1)
@@ -471,7 +464,7 @@ class _Prepared:
         rest = np.flatnonzero(~same)
         ok = same.copy()
         ok[rest] = [content_compatible(c[x], c[y]) and _level2_fits(c[x], c[y])
-                    for x, y in zip(a[rest].tolist(), b[rest].tolist())]
+                    for x, y in paced(zip(a[rest].tolist(), b[rest].tolist()))]
         return ok
 
     def content_keys(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -484,7 +477,7 @@ class _Prepared:
         owners, keys = [members], [h[members]]
         sizes = self._sizes[members]
         with np.errstate(over="ignore"):
-            for size in np.unique(sizes).tolist():
+            for size in _unique(sizes).tolist():
                 if size - 1 < MIN_SHARED_WORDS:
                     continue
                 grp = members[sizes == size]
@@ -570,7 +563,7 @@ class _Passes:
             for s, e in zip(cuts[:-1], cuts[1:]):
                 if e - s >= 2:
                     self.by_doc[int(docs[s])] = order[s:e]
-        self.cross_members = q[~prep.anchored[q]] if similar and len(np.unique(prep.doc[q])) > 1 else q[:0]
+        self.cross_members = q[~prep.anchored[q]] if similar and len(_unique(prep.doc[q])) > 1 else q[:0]
         within_rows = sum(len(v) for v in self.by_doc.values())
         self.total = within_rows + len(self.cross_members)
         self.done = 0
@@ -592,7 +585,7 @@ class _Passes:
         groups = list(self.by_doc.values())
         exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in groups))
         p = self.prep
-        for g in groups:
+        for g in paced(groups):
             a, b = _pairs_above(p, g, self.t, exact, self.workers, self._tick)
             ok = p.numbers[a] == p.numbers[b]
             a, b = a[ok], b[ok]
@@ -715,6 +708,7 @@ def _pairs_above(prep: _Prepared, members: np.ndarray, cutoff: float, exact: boo
     out_a, out_b = [], []
     i0 = 0
     while i0 < m:
+        pace()
         rows = max(16, BLOCK_CELLS // max(1, m - i0))
         i1 = min(m, i0 + rows)
         hi = max(i1, int(np.searchsorted(lengths, lengths[i1 - 1] * stretch, side="right")))
@@ -751,7 +745,7 @@ def _verify(strings: np.ndarray, r: np.ndarray, c: np.ndarray, cutoff: float) ->
     row, so rapidfuzz prepares each row's question once (``cpdist`` would do it per pair)."""
     cuts = np.flatnonzero(np.r_[True, r[1:] != r[:-1], True]).tolist()
     keep = np.zeros(len(r), dtype=bool)
-    for s, e in zip(cuts[:-1], cuts[1:]):
+    for s, e in paced(zip(cuts[:-1], cuts[1:])):
         row = r[s]
         keep[s:e] = process.cdist(strings[row:row + 1], strings[c[s:e]], scorer=fuzz.ratio, dtype=np.uint8,
                                   score_cutoff=cutoff)[0] > 0
@@ -794,7 +788,7 @@ def _small_group_pairs(keys: np.ndarray, members: np.ndarray, max_size: int
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     sizes = np.diff(np.r_[starts, len(k)])
     out_a, out_b, large = [none], [none], []
-    for size in np.unique(sizes).tolist():
+    for size in _unique(sizes).tolist():
         if size < 2:
             continue
         rows = starts[sizes == size]
@@ -830,7 +824,7 @@ def _group_links(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _passages(prep: _Prepared, spans: Mapping[int, tuple[int, int]], edges: _Edges) -> None:
     """Same and overlapping supporting passages within each document."""
     rows = prep.rows
-    text = [" ".join(str(r.passage).split()).replace("\x00", "") for r in rows]
+    text = [" ".join(str(r.passage).split()).replace("\x00", "") for r in paced(rows)]
     nonempty = np.array([bool(t) for t in text])
     # identical text
     q = np.flatnonzero(nonempty)
@@ -840,19 +834,19 @@ def _passages(prep: _Prepared, spans: Mapping[int, tuple[int, int]], edges: _Edg
         edges.add(a, b, _BIT[REASON_SAME_PASSAGE])
     # located spans
     span = np.full((prep.n, 2), -1, dtype=np.int64)
-    for k, r in enumerate(rows):
+    for k, r in enumerate(paced(rows)):
         s = spans.get(r.id)
         if s is not None and nonempty[k] and 0 <= s[0] < s[1]:
             span[k] = s
     located = span[:, 0] >= 0
-    for members in _groups(prep.doc[q], q):
+    for members in paced(_groups(prep.doc[q], q)):
         loc = members[located[members]]
         if len(loc) >= 2:
             _span_overlaps(loc, span, edges)
     # passages without a span: compared as text, a document at a time (its arrays are built
     # and sorted while holding the GIL; the whole set's at once kept the keys waiting)
     free = ~located
-    for members in _groups(prep.doc[q], q):
+    for members in paced(_groups(prep.doc[q], q)):
         _text_containment(prep, text, members, free, edges)
 
 
@@ -908,7 +902,7 @@ def _text_containment(prep: _Prepared, text: list[str], candidates: np.ndarray, 
         order = np.argsort(h_key, kind="stable")
         h_key, h_owner = h_key[order], h_owner[order]
         needles = needles[lens[needles] >= MIN_OVERLAP_CHARS]
-        for k in range(0, len(needles), _NEEDLE_CHUNK):
+        for k in paced(range(0, len(needles), _NEEDLE_CHUNK)):
             chunk = needles[k:k + _NEEDLE_CHUNK]
             n_owner = np.repeat(chunk, _STEP)
             n_key = _window_hash(codes, starts[n_owner] + np.tile(np.arange(_STEP), len(chunk))) ^ doc[n_owner]
@@ -920,9 +914,9 @@ def _text_containment(prep: _Prepared, text: list[str], candidates: np.ndarray, 
             na = np.repeat(n_owner, counts)
             nb = h_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
             keep = na != nb
-            pair = np.unique(na[keep] * len(candidates) + nb[keep])
+            pair = _unique(na[keep] * len(candidates) + nb[keep])
             a, b = candidates[pair // len(candidates)], candidates[pair % len(candidates)]
-            found = np.fromiter((text[x] != text[y] and text[x] in text[y] for x, y in zip(a.tolist(), b.tolist())),
+            found = np.fromiter((text[x] != text[y] and text[x] in text[y] for x, y in paced(zip(a.tolist(), b.tolist()))),
                                 dtype=bool, count=len(a))
             edges.add(a[found], b[found], _BIT[REASON_OVERLAP])
 
@@ -932,7 +926,7 @@ def _window_hash(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     h = np.zeros(len(positions), dtype=np.uint64)
     base = np.uint64(1_000_003)
     with np.errstate(over="ignore"):
-        for t in range(_WINDOW):
+        for t in paced(range(_WINDOW)):  # each step lets go of the GIL (numpy)
             h = h * base + codes[positions + t].astype(np.uint64)
     return h
 
@@ -948,7 +942,7 @@ def _drop_excluded(a: np.ndarray, b: np.ndarray, bits: np.ndarray, ids: np.ndarr
             keys.append(min(px, py) * n + max(px, py))
     if not keys:
         return a, b, bits
-    keep = ~np.isin(a * n + b, np.array(keys, dtype=np.int64))
+    keep = ~_isin(a * n + b, np.array(keys, dtype=np.int64))
     return a[keep], b[keep], bits[keep]
 
 
@@ -957,6 +951,7 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     shortcut until every pointer is a root (no Python loop over edges)."""
     parent = np.arange(n)
     while True:
+        pace()
         pa, pb = parent[a], parent[b]
         lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
         moving = lo != hi
@@ -988,12 +983,13 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     order = np.argsort(ends, kind="stable")
     ordered, other = other[order], []
     for k in range(0, len(ordered), 1 << 16):  # in slices: one tolist() of millions held the lock 100-200 ms
+        pace()
         other.extend(ordered[k:k + (1 << 16)].tolist())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
     centre = [-1] * n
     size: dict[int, int] = {}
     orphans = []
-    for u in nodes.tolist():
+    for u in paced(nodes.tolist()):
         if centre[u] >= 0:
             continue
         free = [v for v in other[indptr[u]:indptr[u + 1]] if centre[v] < 0]
@@ -1007,7 +1003,7 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     # A position whose neighbours all went to other stars joins one of them: a neighbour that
     # is a centre by now takes it; else the neighbour leaves its star (which keeps two members
     # or more) to centre a new one; else that star of two is centred on the neighbour instead.
-    for u in orphans:
+    for u in paced(orphans):
         if centre[u] >= 0:
             continue
         near = other[indptr[u]:indptr[u + 1]]
@@ -1041,9 +1037,9 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
         return centre
     n64 = np.int64(n)
     at_centre = y == s
-    linked_centre = np.unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
-    keys, counts = np.unique(x.astype(np.int64) * n64 + s, return_counts=True)
-    cand = np.isin(keys, linked_centre, assume_unique=True)
+    linked_centre = _unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
+    keys, counts = _unique(x.astype(np.int64) * n64 + s, counts=True)
+    cand = _isin(keys, linked_centre)
     keys, counts = keys[cand], counts[cand]
     cx, cs = keys // n64, keys % n64
     order = np.lexsort((cs, cs != centre[cx], -counts, cx))
@@ -1095,7 +1091,7 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     nodes_list = nodes.tolist()
     doc_keys, sortq, has_q = prep.doc_keys, prep.sortq, prep.has_q
     out = []
-    for k, (s, e) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())):
+    for k, (s, e) in enumerate(paced(zip(cuts[:-1].tolist(), cuts[1:].tolist()))):
         ms, me = ncuts[k], ncuts[k + 1]
         members = nodes_list[ms:me]
         out.append(Cluster(
@@ -1128,6 +1124,7 @@ def _cpdist(strings: np.ndarray, a: np.ndarray, b: np.ndarray, *, dtype, workers
     out = np.empty(len(a), dtype=dtype)
     threads = workers if len(a) > 10_000 else 1
     for k in range(0, len(a), CPDIST_CHUNK):
+        pace()
         out[k:k + CPDIST_CHUNK] = process.cpdist(strings[a[k:k + CPDIST_CHUNK]], strings[b[k:k + CPDIST_CHUNK]],
                                                  scorer=fuzz.ratio, dtype=dtype, score_cutoff=score_cutoff,
                                                  workers=threads)

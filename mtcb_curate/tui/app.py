@@ -8,6 +8,7 @@ from pathlib import Path
 from textual import events
 from textual.app import App
 
+from mtcb_curate import threads
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy, keep_strips_acyclic
@@ -110,6 +111,13 @@ class CurateApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self.collector.touch()
+            # Workers that pace (start-up passes) sleep until the key's frame is drawn.
+            threads.hold()
+            try:
+                await super().on_event(event)
+            finally:
+                self.call_after_refresh(threads.release)
+            return
         await super().on_event(event)
 
     def on_unmount(self) -> None:

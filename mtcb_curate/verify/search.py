@@ -17,6 +17,7 @@ import numpy as np
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
+from mtcb_curate.threads import pace, paced
 from mtcb_curate.verify.normalize import (
     SkeletonIndex,
     encode,
@@ -190,7 +191,7 @@ class CorpusIndex:
         exactly. Cost: a few numpy passes over the corpus (about 0.1-0.2 s for 48 MB) plus the hits.
         """
         items = []
-        for pid, p in passages.items():
+        for pid, p in paced(passages.items()):
             pb = encode(p)
             if len(pb) >= _BATCH_MIN_BYTES:
                 items.append((pid, pb))
@@ -234,6 +235,7 @@ class CorpusIndex:
             v = np.frombuffer(data, dtype="<u8", count=n8)
             # In slices of _SLICE_WORDS keys: the temporaries stay a few MB for a 50 MB document.
             for first in range(0, n8 - 2, _SLICE_WORDS):
+                pace()
                 w = v[first:first + _SLICE_WORDS + 2]
                 dk = _mix(w[:-2], w[1:-1], w[2:])
                 bk = _bucket(dk, bits)
@@ -286,7 +288,9 @@ class CorpusIndex:
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
-        for row, doc, s in zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()):
+        for k, (row, doc, s) in enumerate(zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist())):
+            if k & 1023 == 0:
+                pace()
             pb = items[row][1]
             if datas[doc].startswith(pb, s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)

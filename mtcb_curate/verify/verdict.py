@@ -43,6 +43,7 @@ from typing import Any
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, QAPair
 from mtcb_curate.dataset.token_cache import cached_count
+from mtcb_curate.threads import pace
 from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
 from mtcb_curate.verify.normalize import LEVELS, encode, normalize_passage
 from mtcb_curate.verify.search import _BATCH_MIN_BYTES, MAX_OFFSETS, CorpusIndex, _offsets, find_normalized
@@ -371,6 +372,7 @@ def verify_dataset(
     # once for all its pairs (it keeps only the last few of either).
     order = sorted(range(total), key=lambda i: pair_list[i].doc_key)
     for n, i in enumerate(order):
+        pace()  # a worker's scan gives way to the curator's keys (mtcb_curate.threads)
         pair = pair_list[i]
         t = texts[pair.id]
         hits = batch.get(pair.id, {}) if len(encode(t)) >= _BATCH_MIN_BYTES else None
