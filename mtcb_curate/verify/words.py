@@ -5,6 +5,7 @@ numbers without thousands separators)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 #: ``answerable`` warns when fewer than this share of the answer's content words (lower case,
 #: stopwords removed, numbers without separators) occur in the passage. Our own lexical
@@ -31,9 +32,12 @@ def content_words(text: str) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def answer_overlap(answer: str, passage: str) -> float | None:
     """Share (0-1) of the answer's content words found in the passage; None when the answer
-    has none (empty, or stopwords only)."""
+    has none (empty, or stopwords only). Cached for the last 4,096 (answer, passage) pairs: the
+    review screen's queue asks again for every row it shows each time the set-wide results
+    change."""
     words = content_words(answer)
     if not words:
         return None
