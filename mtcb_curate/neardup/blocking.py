@@ -400,9 +400,11 @@ class _Prepared:
             owner, word, _ = self.word_table
             doc = self.doc[owner]
             nw = int(word.max()) + 1 if len(word) else 1
+            pace()
             dw, per = _unique(doc * nw + word, counts=True)  # questions per (doc, word)
             df = np.bincount(dw % nw, minlength=nw)  # documents per word
             specific = dw[(per >= 2) & (df[dw % nw] == 1)]
+            pace()
             hit = _isin(doc * nw + word, specific)
             self._anchored = np.bincount(owner[hit], minlength=self.n) > 0
         return self._anchored
@@ -413,9 +415,11 @@ class _Prepared:
         if self._word_table is None:
             vocab: dict[str, int] = {}
             sets = [set(q.split()) for q in paced(self.normq)]
+            pace()
             sizes = np.fromiter(map(len, sets), dtype=np.int64, count=self.n)
             word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in paced(sets) for w in ws), dtype=np.int64,
                                count=int(sizes.sum()))
+            pace()
             self._word_table = (np.repeat(np.arange(self.n), sizes), word, list(vocab))
         return self._word_table
 
@@ -428,17 +432,21 @@ class _Prepared:
             stop = np.fromiter((w in FUNCTION_WORDS for w in vocab), dtype=bool, count=len(vocab))
             keep = ~stop[word] if len(word) else np.zeros(0, dtype=bool)
             content_vocab = [w for w, st in zip(vocab, stop.tolist()) if not st]
+            pace()
             cls = _typo_classes(content_vocab)
             cls_of = np.full(len(vocab), -1, dtype=np.int64)
             cls_of[~stop] = [cls[w] for w in content_vocab]
             owner, word = owner[keep], cls_of[word[keep]]
+            pace()
             pair = _unique(owner * (len(vocab) + 1) + word)  # a class once per question
             owner, word = pair // (len(vocab) + 1), pair % (len(vocab) + 1)
             self._flat = (owner, word)
             sizes = np.bincount(owner, minlength=self.n)
             cuts = np.r_[0, np.cumsum(sizes)].tolist()
+            pace()
             wl = word.tolist()
             self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in paced(range(self.n))]
+            pace()
             rng = np.random.default_rng(0x5EED)
             word_hash = rng.integers(1, 2**62, size=len(vocab) + 1, dtype=np.int64)
             word_hash = word_hash.astype(np.uint64) * np.uint64(2) + np.uint64(1)
@@ -480,6 +488,7 @@ class _Prepared:
             for size in _unique(sizes).tolist():
                 if size - 1 < MIN_SHARED_WORDS:
                     continue
+                pace()
                 grp = members[sizes == size]
                 words = word[starts[grp][:, None] + np.arange(size)]
                 wh = self._class_hash[words]
@@ -627,11 +636,13 @@ class _Passes:
         if len(members) < 2:
             self._tick(self.total)
             return
+        pace()
         owner, key = p.content_keys(members)
         # each index key looked up among the (fewer) probes: every question's whole set
         probe = p.set_hash[members]
         order = np.argsort(probe)
         probe, probe_owner = probe[order], members[order]
+        pace()
         lo = np.searchsorted(probe, key, side="left")
         counts = np.searchsorted(probe, key, side="right") - lo
         hit = counts > 0
@@ -639,10 +650,12 @@ class _Passes:
         total = int(counts.sum())
         self._tick(self.total // 2)
         if total:
+            pace()
             b = np.repeat(owner, counts)
             a = probe_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
             x, y = np.minimum(a, b), np.maximum(a, b)
             keep = x != y
+            pace()
             pair = _unique(x[keep] * p.n + y[keep])
             a, b = pair // p.n, pair % p.n
             anchored = p.anchored
@@ -651,6 +664,7 @@ class _Passes:
             ok = scope & (p.numbers[a] == p.numbers[b]) & p.has_q[a] & p.has_q[b]
             a, b, same_doc = a[ok], b[ok], same_doc[ok]
             # the set hashes matched: confirm the sets (a 64-bit collision is possible in principle)
+            pace()
             ok = p.compatible(a, b)
             a, b, same_doc = a[ok], b[ok], same_doc[ok]
             score = _cpdist(p.sortq_array, a, b, dtype=np.uint8, score_cutoff=self.t, workers=self.workers)
@@ -976,10 +990,12 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     ends = np.concatenate([a, b])
     other = np.concatenate([b, a])
     weight = np.concatenate([score, score]).astype(np.float64)
+    pace()
     degree = np.bincount(ends, minlength=n)
     strength = np.bincount(ends, weights=weight, minlength=n)
     nodes = np.flatnonzero(degree)
     nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
+    pace()
     order = np.argsort(ends, kind="stable")
     ordered, other = other[order], []
     for k in range(0, len(ordered), 1 << 16):  # in slices: one tolist() of millions held the lock 100-200 ms
@@ -1037,17 +1053,21 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
         return centre
     n64 = np.int64(n)
     at_centre = y == s
+    pace()
     linked_centre = _unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
+    pace()
     keys, counts = _unique(x.astype(np.int64) * n64 + s, counts=True)
     cand = _isin(keys, linked_centre)
     keys, counts = keys[cand], counts[cand]
     cx, cs = keys // n64, keys % n64
+    pace()
     order = np.lexsort((cs, cs != centre[cx], -counts, cx))
     cx, cs = cx[order], cs[order]
     first = np.r_[True, cx[1:] != cx[:-1]]
     mx, ms = cx[first], cs[first]
     move = ms != centre[mx]
     mx, ms = mx[move], ms[move]
+    pace()
     size = np.bincount(centre[centre >= 0], minlength=n)
     stays = size - np.bincount(centre[mx], minlength=n) >= 2  # arrivals not counted: they may not come
     mx, ms = mx[stays[centre[mx]]], ms[stays[centre[mx]]]
@@ -1062,6 +1082,7 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
         return []
     identical = (bits & (_BIT[REASON_IDENTICAL] | _BIT[REASON_IDENTICAL_ACROSS])) != 0
     bits = np.where(identical, bits & ~_QUESTION_BITS, bits)  # "identical" says it all
+    pace()
     score = _scores(prep, a, b, workers)
     if star:
         root = _stars(prep.n, a, b, score)
@@ -1072,21 +1093,25 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     else:
         root = _components(prep.n, a, b)
     ids = prep.ids
+    pace()
     table = np.empty(len(a), dtype=_LINK_DTYPE)
     table["a"] = np.minimum(ids[a], ids[b])
     table["b"] = np.maximum(ids[a], ids[b])
     table["bits"] = bits
     table["score"] = np.round(score.astype(np.float64), 1)
     # links grouped by component, then ordered by (a, b) id
+    pace()
     order = np.lexsort((table["b"], table["a"], root[a]))
     table, a, b, er = table[order], a[order], b[order], root[a][order]
     cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True])
     cluster_bits = np.bitwise_or.reduceat(table["bits"], cuts[:-1]).tolist() if len(a) else []
     # members of each component, ordered by id
+    pace()
     nodes = _unique(np.r_[a, b])
     nodes = nodes[np.lexsort((ids[nodes], root[nodes]))]
     node_root = root[nodes]
     ncuts = np.flatnonzero(np.r_[True, node_root[1:] != node_root[:-1], True]).tolist()
+    pace()
     node_ids = ids[nodes].tolist()
     nodes_list = nodes.tolist()
     doc_keys, sortq, has_q = prep.doc_keys, prep.sortq, prep.has_q
@@ -1101,6 +1126,7 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
             link_table=table[s:e],
             scored=tuple(sortq[m] if has_q[m] else "" for m in members) if me - ms <= PAIRWISE_MAX else None,
         ))
+    pace()
     out.sort(key=lambda c: (-c.size, c.ids[0]))
     return out
 

@@ -202,25 +202,31 @@ class CorpusIndex:
         # All passages in one buffer; window w of a passage of n bytes starts at
         # j = ((n - 31) * (2 w + 1)) // (2 W), gathered without a Python loop per window.
         lengths = np.fromiter((len(pb) for _, pb in items), dtype=np.int64, count=m)
+        pace()
         offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         joined = np.frombuffer(b"".join(pb for _, pb in items), dtype=np.uint8)
+        pace()
         starts = ((lengths - 31)[:, None] * (2 * np.arange(_WINDOWS) + 1)) // (2 * _WINDOWS)  # (m, W)
         wins = joined[(offsets[:, None] + starts)[:, :, None] + np.arange(31)]  # (m, W, 31)
+        pace()
         qkeys = np.empty((m, _WINDOWS, 8), dtype=np.uint64)
         for r in range(8):
             words = np.ascontiguousarray(wins[:, :, r:r + 24]).view("<u8")  # (m, W, 3)
             qkeys[:, :, r] = _mix(words[..., 0], words[..., 1], words[..., 2])
+        pace()
         flat = qkeys.ravel()
         uniq = np.sort(flat)  # sort-based unique: numpy's hash-based np.unique took 4.7 s for 3.2M keys
         if uniq.size > 1:
             uniq = uniq[np.concatenate(([True], uniq[1:] != uniq[:-1]))]
         # A packed bitmap of at least 16 bits per key (about 6 % false candidates; a fixed
         # 2^22 bits let through more than half of all corpus positions at 100,000 passages).
+        pace()
         bits = max(_BITMAP_BITS, min(_BITMAP_MAX_BITS, int(uniq.size * 16).bit_length()))
         bitmap = np.zeros(1 << (bits - 3), dtype=np.uint8)
         b = _bucket(uniq, bits)
         np.bitwise_or.at(bitmap, b >> 3, (np.uint8(1) << (b & 7).astype(np.uint8)))
 
+        pace()
         keys_list = list(self.documents)
         datas: list[bytes] = []
         hit_doc: list[np.ndarray] = []
@@ -253,20 +259,25 @@ class CorpusIndex:
                 hit_key.append(ck[ok])
         if not hit_key:
             return {}
+        pace()
         hk = np.concatenate(hit_key)
         order = np.argsort(hk, kind="stable")
         hk = hk[order]
+        pace()
         hd = np.concatenate(hit_doc)[order]
         hp = np.concatenate(hit_pos)[order]
         # Looked up in sorted order (numpy's binary search narrows from the previous key: 4x
         # faster than 3.2 million keys in passage order), then put back in passage order.
+        pace()
         order_q = np.argsort(flat, kind="stable")
         lo = np.empty(flat.size, dtype=np.int64)
         hi = np.empty(flat.size, dtype=np.int64)
         lo[order_q] = np.searchsorted(hk, flat[order_q], "left")
+        pace()
         hi[order_q] = np.searchsorted(hk, flat[order_q], "right")
         lo = lo.reshape(m, _WINDOWS, 8)
         hi = hi.reshape(m, _WINDOWS, 8)
+        pace()
         counts = (hi - lo).sum(axis=2)  # (m, W)
         choice = counts.argmin(axis=1)
         rows = np.arange(m)
@@ -279,12 +290,15 @@ class CorpusIndex:
         if total == 0:
             return out
         # Flatten every (passage, shift r, hit) into arrays: hit index, passage row, start.
+        pace()
         flat_n = n_c.ravel()
         row_of = np.repeat(np.repeat(rows, 8), flat_n)
         shift_of = np.repeat(np.tile(np.arange(8), m), flat_n)
+        pace()
         first = np.repeat(lo_c.ravel(), flat_n)
         within = np.arange(total) - np.repeat(np.cumsum(flat_n) - flat_n, flat_n)
         h = first + within
+        pace()
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
@@ -294,6 +308,7 @@ class CorpusIndex:
             pb = items[row][1]
             if datas[doc].startswith(pb, s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)
+        pace()
         for row, per_doc in found.items():
             out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
         return out
