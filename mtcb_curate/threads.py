@@ -7,7 +7,9 @@ busy worker roughly halves the app's thread's speed, and one whose calls let go 
 often can keep it waiting longer (the "convoy effect": each release wakes the waiter and
 restarts its wait). So:
 
-* the app calls :func:`hold` as a key arrives and :func:`release` once its frame is drawn;
+* while a worker runs its pass inside :func:`working`, the app calls :func:`hold` as a key
+  arrives and :func:`release` once its frame is drawn (with no such worker, a key costs
+  nothing more);
 * a worker calls :func:`pace` between small steps of its loops (or iterates with
   :func:`paced`): while a key is held it sleeps, and otherwise it sleeps ``YIELD_S`` once every
   ``YIELD_EVERY_S`` of its own run, which lets a thread waiting for the GIL take it.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -38,10 +41,31 @@ YIELD_S = 0.0002
 
 _MAIN = threading.main_thread().ident
 _get_ident = threading.get_ident
+_working = 0  # pacing workers inside working()
+_working_lock = threading.Lock()
 _holds = 0  # keys held and not yet released (changed on the app's thread only)
 _held = False  # _holds > 0, read by workers without a lock
 _until = 0.0  # time.monotonic() after which a hold no longer holds
 _ran_since = 0.0  # time.monotonic() of the last pause (any worker: they take turns anyway)
+
+
+@contextmanager
+def working() -> Iterator[None]:
+    """Around a pacing worker's pass (any thread): while one runs, :func:`workers_pacing` is
+    true and the app holds the workers at each key."""
+    global _working
+    with _working_lock:
+        _working += 1
+    try:
+        yield
+    finally:
+        with _working_lock:
+            _working -= 1
+
+
+def workers_pacing() -> bool:
+    """Whether a worker is inside :func:`working` now."""
+    return _working > 0
 
 
 def hold(seconds: float = HOLD_MAX_S) -> None:

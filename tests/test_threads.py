@@ -101,3 +101,16 @@ def test_a_busy_worker_sleeps_briefly_every_few_milliseconds(monkeypatch):
     # 30 ms of work with a pause every YIELD_EVERY_S (2 ms): several short sleeps
     assert len(sleeps) >= 5
     assert set(sleeps) == {threads.YIELD_S}
+
+
+def test_workers_pace_only_inside_working_and_it_counts_each_worker():
+    assert not threads.workers_pacing()
+    with threads.working():
+        with threads.working():
+            assert threads.workers_pacing()
+        assert threads.workers_pacing()
+    assert not threads.workers_pacing()
+    with pytest.raises(RuntimeError):
+        with threads.working():
+            raise RuntimeError("a failed pass")
+    assert not threads.workers_pacing()

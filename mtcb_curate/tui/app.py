@@ -111,7 +111,8 @@ class CurateApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self.collector.touch()
-            # Workers that pace (start-up passes) sleep until the key's frame is drawn.
+        if isinstance(event, events.Key) and threads.workers_pacing():
+            # The start-up passes' workers sleep until the key's frame is drawn.
             threads.hold()
             try:
                 await super().on_event(event)

@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Input, TextArea
 from textual.worker import get_current_worker
 
+from mtcb_curate import threads
 from mtcb_curate.errors import CurateError
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line, printable
@@ -884,11 +885,12 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
 
     @contextmanager
     def _start_up_pass(self) -> Iterator[None]:
-        """Around a start-up pass's work (its worker): no full collection while it runs, and its
+        """Around a start-up pass's work (its worker): the app holds it at each key
+        (``threads.working``: its loops pace), no full collection while it runs, and its
         results frozen before it lets go, so that no full collection walks them
         (``CollectorPolicy.holding``)."""
         collector = self.curate_app.collector
-        with collector.holding():
+        with threads.working(), collector.holding():
             yield
             collector.refreeze()
 
