@@ -43,8 +43,7 @@ _MAIN = threading.main_thread().ident
 _get_ident = threading.get_ident
 _working = 0  # pacing workers inside working()
 _working_lock = threading.Lock()
-_holds = 0  # keys held and not yet released (changed on the app's thread only)
-_held = False  # _holds > 0, read by workers without a lock
+_holds = 0  # keys held and not yet released (changed on the app's thread only; workers read it)
 _until = 0.0  # time.monotonic() after which a hold no longer holds
 _ran_since = 0.0  # time.monotonic() of the last pause (any worker: they take turns anyway)
 
@@ -72,26 +71,24 @@ def hold(seconds: float = HOLD_MAX_S) -> None:
     """Hold the workers that :func:`pace`: from now until as many :func:`release` calls as
     ``hold`` calls, or ``seconds`` from the latest ``hold`` at most. Call it on the app's thread
     as a key arrives."""
-    global _holds, _held, _until
+    global _holds, _until
     now = time.monotonic()
     if now >= _until:
         _holds = 0  # a hold that ran out and was never released
     _until = now + seconds
     _holds += 1
-    _held = True
 
 
 def release() -> None:
     """Undo one :func:`hold` (more calls than holds do nothing). Call it on the app's thread
     once the key's frame is drawn."""
-    global _holds, _held
+    global _holds
     _holds = max(0, _holds - 1)
-    _held = _holds > 0
 
 
 def held() -> bool:
     """Whether a key holds the workers now."""
-    return _held and time.monotonic() < _until
+    return _holds > 0 and time.monotonic() < _until
 
 
 def pace(hold: bool = True) -> None:
@@ -104,7 +101,7 @@ def pace(hold: bool = True) -> None:
     a lock the app's thread may take (waiting for a key there would keep that key waiting).
     """
     global _ran_since
-    if _held and hold:
+    if _holds and hold:
         if _get_ident() != _MAIN:
             _wait()
         return
@@ -124,7 +121,7 @@ def paced(items: Iterable[T], hold: bool = True) -> Iterator[T]:
 
 def _wait() -> None:
     global _ran_since
-    while _held:
+    while _holds:
         left = _until - time.monotonic()
         if left <= 0:
             break

@@ -175,7 +175,6 @@ class Verdicts:
         for i in range(0, len(missing), step):
             if cancelled():
                 return done
-            pace()
             encode = tokens.encoding().encode_ordinary
             cache.put_counts({t: len(encode(t)) for t in paced(missing[i:i + step])})
             done += len(missing[i:i + step])

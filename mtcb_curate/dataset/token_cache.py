@@ -133,7 +133,6 @@ class TokenCache:
         """The counts file read once (the caller holds the lock); a malformed line is skipped."""
         if self._counts is None:
             counts: dict[int, int] = {}
-            lines = 0
             try:
                 # Read at once, then parsed: iterating the file line by line lets go of the
                 # GIL at every buffered read and takes it straight back, which kept the app's
@@ -142,15 +141,15 @@ class TokenCache:
                     raw = f.read()
             except OSError:
                 raw = b""
-            for line in raw.splitlines():
-                lines += 1
+            lines = raw.splitlines()
+            for line in lines:
                 key, _, value = line.partition(b"\t")
                 if len(key) == 16 and value.isdigit():
                     try:
                         counts[int(key, 16)] = int(value)
                     except ValueError:
                         continue
-            self._counts, self._counts_lines = counts, lines
+            self._counts, self._counts_lines = counts, len(lines)
         return self._counts
 
     def count(self, text: str) -> int | None:

@@ -111,14 +111,14 @@ class CurateApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self.collector.touch()
-        if isinstance(event, events.Key) and threads.workers_pacing():
-            # The start-up passes' workers sleep until the key's frame is drawn.
-            threads.hold()
-            try:
-                await super().on_event(event)
-            finally:
-                self.call_after_refresh(threads.release)
-            return
+            if threads.workers_pacing():
+                # The start-up passes' workers sleep until the key's frame is drawn.
+                threads.hold()
+                try:
+                    await super().on_event(event)
+                finally:
+                    self.call_after_refresh(threads.release)
+                return
         await super().on_event(event)
 
     def on_unmount(self) -> None:
