@@ -16,6 +16,10 @@ restarts its wait). So:
 
 Both sides are cheap when nothing is held: :func:`pace` reads one global and the clock.
 A worker that never calls them runs as before.
+
+State both a worker and the app's thread build (caches a pass warms up and a key may need
+first) is guarded by a :class:`SharedLock`: a worker holding it is held at keys like any other,
+except while another thread waits for that lock.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ _MAIN = threading.main_thread().ident
 _get_ident = threading.get_ident
 _working = 0  # pacing workers inside working()
 _working_lock = threading.Lock()
-_holds = 0  # keys held and not yet released (changed on the app's thread only; workers read it)
+_holds = 0  # keys held and not yet released (changed under _holds_lock; workers only read it)
+_holds_lock = threading.Lock()
 _until = 0.0  # time.monotonic() after which a hold no longer holds
 _ran_since = 0.0  # time.monotonic() of the last pause (any worker: they take turns anyway)
 
@@ -69,21 +74,23 @@ def workers_pacing() -> bool:
 
 def hold(seconds: float = HOLD_MAX_S) -> None:
     """Hold the workers that :func:`pace`: from now until as many :func:`release` calls as
-    ``hold`` calls, or ``seconds`` from the latest ``hold`` at most. Call it on the app's thread
-    as a key arrives."""
+    ``hold`` calls, or ``seconds`` from the latest ``hold`` at most. Call it as a key arrives
+    (the terminal's input thread or the app's)."""
     global _holds, _until
-    now = time.monotonic()
-    if now >= _until:
-        _holds = 0  # a hold that ran out and was never released
-    _until = now + seconds
-    _holds += 1
+    with _holds_lock:
+        now = time.monotonic()
+        if now >= _until:
+            _holds = 0  # a hold that ran out and was never released
+        _until = now + seconds
+        _holds += 1
 
 
 def release() -> None:
     """Undo one :func:`hold` (more calls than holds do nothing). Call it on the app's thread
     once the key's frame is drawn."""
     global _holds
-    _holds = max(0, _holds - 1)
+    with _holds_lock:
+        _holds = max(0, _holds - 1)
 
 
 def held() -> bool:
@@ -91,19 +98,53 @@ def held() -> bool:
     return _holds > 0 and time.monotonic() < _until
 
 
-def pace(hold: bool = True) -> None:
-    """Call in a worker between steps of a few milliseconds at most: sleeps while a key is
-    held (``hold``; at most until its deadline), and otherwise ``YIELD_S`` seconds if this
-    thread or another pacing worker has run ``YIELD_EVERY_S`` since the last pause. Does
-    nothing on the main thread (the app's: it must never wait for its own keys).
+class SharedLock:
+    """A re-entrant lock (``with lock:``) that pacing workers and the app's thread both take.
 
-    ``hold=False``: only the short sleep, never the wait for a key. For steps run while holding
-    a lock the app's thread may take (waiting for a key there would keep that key waiting).
+    A worker that holds it passes it to :func:`pace` (``lock=``): while another thread waits
+    for the lock, that worker is not held at keys (it takes the short sleep only), since the
+    waiting thread may be the app's, handling the very key that holds the worker. Otherwise
+    it is held as usual.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._count = threading.Lock()
+        self._waiting = 0
+
+    def __enter__(self) -> SharedLock:
+        if not self._lock.acquire(blocking=False):
+            with self._count:
+                self._waiting += 1
+            try:
+                self._lock.acquire()
+            finally:
+                with self._count:
+                    self._waiting -= 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    @property
+    def wanted(self) -> bool:
+        """Whether a thread is waiting to take the lock now."""
+        return self._waiting > 0
+
+
+def pace(lock: SharedLock | None = None) -> None:
+    """Call in a worker between steps of a few milliseconds at most: sleeps while a key is
+    held (at most until its deadline), and otherwise ``YIELD_S`` seconds if this thread or
+    another pacing worker has run ``YIELD_EVERY_S`` since the last pause. Does nothing on the
+    main thread (the app's: it must never wait for its own keys).
+
+    ``lock``: a :class:`SharedLock` the worker holds; while another thread waits for it, no
+    wait for a key (only the short sleep), and a wait already begun ends.
     """
     global _ran_since
-    if _holds and hold:
+    if _holds and not (lock is not None and lock.wanted):
         if _get_ident() != _MAIN:
-            _wait()
+            _wait(lock)
         return
     now = time.monotonic()
     if now - _ran_since >= YIELD_EVERY_S and _get_ident() != _MAIN:
@@ -111,17 +152,45 @@ def pace(hold: bool = True) -> None:
         _ran_since = time.monotonic()
 
 
-def paced(items: Iterable[T], hold: bool = True) -> Iterator[T]:
-    """``items``, with :func:`pace` (``hold``) before each: for a worker's loops over many items
+def paced(items: Iterable[T], lock: SharedLock | None = None) -> Iterator[T]:
+    """``items``, with :func:`pace` (``lock``) before each: for a worker's loops over many items
     (each a microsecond or more; pace a cheaper loop in slices)."""
     for item in items:
-        pace(hold)
+        pace(lock)
         yield item
 
 
-def _wait() -> None:
+#: Entries :func:`discard` frees between two paces.
+DISCARD_STEP = 2048
+
+
+def discard(items: list | dict | set) -> None:
+    """Empty ``items`` (a large list, dict or set that a worker made and needs no more, and
+    that nothing else refers to) :data:`DISCARD_STEP` entries at a time, with :func:`pace`
+    between: freeing a container whose entries die with it holds the GIL for all of them at
+    once (100,000 small sets: about 50 ms), keeping the app's keys waiting. The caller then
+    drops the empty container.
+
+    Raises:
+        TypeError: ``items`` is none of the three.
+    """
+    if isinstance(items, list):
+        while items:
+            pace()
+            del items[-DISCARD_STEP:]
+    elif isinstance(items, (dict, set)):
+        pop = items.popitem if isinstance(items, dict) else items.pop
+        while items:
+            pace()
+            for _ in range(min(DISCARD_STEP, len(items))):
+                pop()
+    else:
+        raise TypeError(f"discard: a list, dict or set, not {type(items).__name__}")
+
+
+def _wait(lock: SharedLock | None) -> None:
     global _ran_since
-    while _holds:
+    while _holds and not (lock is not None and lock.wanted):
         left = _until - time.monotonic()
         if left <= 0:
             break

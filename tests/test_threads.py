@@ -72,11 +72,52 @@ def test_the_main_thread_never_waits_for_a_hold():
     assert time.monotonic() - t0 < 0.05
 
 
-def test_pace_without_hold_does_not_wait_for_a_key():
+def test_a_worker_holding_a_shared_lock_is_held_while_no_one_waits_for_it():
+    lock = threads.SharedLock()
+
+    def work():
+        with lock:
+            threads.pace(lock)
+
     threads.hold()
-    t, out = _in_worker(lambda: [threads.pace(hold=False) for _ in range(10)])
+    t, out = _in_worker(work)
+    time.sleep(0.05)
+    assert t.is_alive()  # held, as any pacing worker
+    threads.release()
     t.join(1)
-    assert out["seconds"] < 0.05
+    assert 0.04 <= out["seconds"] < threads.HOLD_MAX_S
+
+
+def test_the_app_waiting_for_a_shared_lock_ends_the_hold_of_the_worker_holding_it():
+    lock = threads.SharedLock()
+    inside = threading.Event()
+
+    def work():
+        with lock:
+            inside.set()
+            for _ in range(20):
+                threads.pace(lock)
+
+    threads.hold()  # the key the app's thread is handling
+    t, out = _in_worker(work)
+    assert inside.wait(1)
+    time.sleep(0.02)
+    assert t.is_alive()  # held at its first pace
+    t0 = time.monotonic()
+    with lock:  # the key's handling needs what the worker builds: no wait for the hold
+        waited = time.monotonic() - t0
+    threads.release()
+    t.join(1)
+    assert waited < 0.1 < threads.HOLD_MAX_S
+    assert not lock.wanted
+
+
+def test_a_shared_lock_is_reentrant_and_counts_no_waiter_for_its_owner():
+    lock = threads.SharedLock()
+    with lock:
+        with lock:
+            assert not lock.wanted
+    assert not lock.wanted
 
 
 def test_paced_yields_every_item_in_order():
@@ -114,3 +155,24 @@ def test_workers_pace_only_inside_working_and_it_counts_each_worker():
         with threads.working():
             raise RuntimeError("a failed pass")
     assert not threads.workers_pacing()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: [{i} for i in range(10_000)],
+    lambda: {i: [i] for i in range(10_000)},
+    lambda: {(i, str(i)) for i in range(10_000)},
+])
+def test_discard_empties_a_container_a_step_at_a_time(make, monkeypatch):
+    items = make()
+    paces = []
+    monkeypatch.setattr(threads, "pace", lambda lock=None: paces.append(len(items)))
+    threads.discard(items)
+    assert len(items) == 0
+    # a pace before each step of DISCARD_STEP entries, each seeing fewer left
+    assert len(paces) == -(-10_000 // threads.DISCARD_STEP)
+    assert paces == sorted(paces, reverse=True) and paces[0] == 10_000
+
+
+def test_discard_refuses_what_it_cannot_empty():
+    with pytest.raises(TypeError, match="tuple"):
+        threads.discard((1, 2))
