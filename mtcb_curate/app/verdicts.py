@@ -69,7 +69,9 @@ class Verdicts:
         edited = self.session.edited_texts(PASSAGE_FIELD)
         pairs = self.session.pairs
         out: dict[int, PairResult] = {}
-        for pid in ids:
+        for n, pid in enumerate(ids):
+            if not n & 1023:
+                pace()  # a worker's call gives way to the keys (a no-op on the app's thread)
             pair = pairs[pid]
             passage = edited.get(pid, pair.passage)
             for store in (self._complete, self._quick):
@@ -185,7 +187,9 @@ class Verdicts:
         document, or None where the passage is not there verbatim; pairs without a cached
         verdict, and empty passages, are left out (for ``app.clusters.search``'s ``located``)."""
         out: dict[int, tuple[int, int] | None] = {}
-        for pid, r in self.cached_many(range(len(self.session))).items():
+        for n, (pid, r) in enumerate(self.cached_many(range(len(self.session))).items()):
+            if not n & 1023:
+                pace()
             if r.verdict == Verdict.EXACT:
                 out[pid] = (r.start, r.start + len(r.passage))
             elif r.verdict != Verdict.EMPTY:

@@ -18,7 +18,7 @@ from mtcb_curate.arrays import unique
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
-from mtcb_curate.threads import pace, paced
+from mtcb_curate.threads import discard, pace, paced
 from mtcb_curate.verify.normalize import (
     SkeletonIndex,
     encode,
@@ -308,8 +308,10 @@ class CorpusIndex:
             if datas[doc].startswith(pb, s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)
         pace()
-        for row, per_doc in found.items():
+        for row, per_doc in paced(found.items()):
             out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
+        discard(found)  # a dict and a set per passage: freed at return, they held the GIL
+        discard(items)  # and a bytes object per passage
         return out
 
     def _data(self, key: str) -> bytes:

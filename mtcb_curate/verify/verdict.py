@@ -40,10 +40,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, QAPair
 from mtcb_curate.dataset.token_cache import cached_count
-from mtcb_curate.threads import pace
+from mtcb_curate.threads import discard, pace, paced
 from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
 from mtcb_curate.verify.normalize import LEVELS, encode, normalize_passage
 from mtcb_curate.verify.search import _BATCH_MIN_BYTES, MAX_OFFSETS, CorpusIndex, _offsets, find_normalized
@@ -370,7 +372,10 @@ def verify_dataset(
     step = max(1, total // 100)
     # One document after another: the index decodes a document's text and builds its skeleton
     # once for all its pairs (it keeps only the last few of either).
-    order = sorted(range(total), key=lambda i: pair_list[i].doc_key)
+    # (numpy's stable argsort of document codes: sorting the keys in Python holds the GIL)
+    doc_codes: dict[str, int] = {}
+    order = np.argsort(np.fromiter((doc_codes.setdefault(p.doc_key, len(doc_codes)) for p in paced(pair_list)),
+                                   dtype=np.int64, count=total), kind="stable").tolist()
     for n, i in enumerate(order):
         pace()  # a worker's scan gives way to the curator's keys (mtcb_curate.threads)
         pair = pair_list[i]
@@ -382,5 +387,6 @@ def verify_dataset(
         results[i] = r
         if progress is not None and ((n + 1) % step == 0 or n + 1 == total):
             progress(n + 1, total)
+    discard(batch)  # each pair's hits: freed at once, they would hold the GIL for tens of ms
     done: list[PairResult] = results  # type: ignore[assignment] - every slot is filled
     return VerifyReport(dataset.name, done, summarize(done))
