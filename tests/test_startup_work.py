@@ -178,12 +178,55 @@ async def test_the_start_up_passes_pace_in_their_workers(tmp_path, monkeypatch):
     pacing = set()
     real_pace = threads.pace
 
-    def pace(hold=True):
+    def pace(lock=None):
         pacing.add(threading.current_thread().name)
-        real_pace(hold)
+        real_pace(lock)
 
     monkeypatch.setattr(threads, "pace", pace)  # paced() calls it
     session = dedup_session(tmp_path)
     async with review_app(session, size=(80, 24)) as (app, pilot):
         await _until(app, pilot, lambda: app.screen._set_results and app.screen._clusters_ready)
     assert pacing and threading.main_thread().name not in pacing
+
+
+def test_key_holds_count_keys_the_input_thread_held():
+    from mtcb_curate import threads
+    from mtcb_curate.tui.app import KeyHolds
+
+    holds = KeyHolds()
+    holds.arrived()  # no pass running: nothing held, nothing to release
+    assert not threads.held() and not holds.handling()
+    with threads.working():
+        t = threading.Thread(target=holds.arrived)  # as the terminal's input thread
+        t.start()
+        t.join()
+        assert threads.held()  # from the key's arrival, before the app's thread handles it
+        assert holds.handling()  # that key: released by the app after its frame
+        threads.release()
+        assert not threads.held()
+        assert holds.handling()  # a key not seen by the input thread (a Pilot's) holds now
+        assert threads.held()
+        threads.release()
+    assert not threads.held()
+
+
+async def test_the_terminal_driver_holds_the_workers_as_it_reads_a_key(tmp_path, monkeypatch):
+    from textual import events
+
+    from mtcb_curate import threads
+
+    review_at_once(monkeypatch)
+    async with review_app(dedup_session(tmp_path), size=(80, 24)) as (app, pilot):
+        await _until(app, pilot, lambda: app.screen._set_results and not threads.workers_pacing())
+        driver_class = app.get_driver_class()  # what a terminal runs (a test runs headless)
+        assert driver_class.__name__.startswith("Holding")
+        driver = driver_class(app, size=(80, 24))  # its input side, fed the key a terminal sent
+        start = app.screen.queue.cursor
+        with threads.working():
+            t = threading.Thread(target=driver.process_message, args=(events.Key("j", "j"),))
+            t.start()
+            t.join()
+            assert threads.held()
+            await settle(app, pilot)
+            assert app.screen.queue.cursor == start + 1  # the key reached the app and was handled
+            assert not threads.held()  # and its hold was released after the frame
