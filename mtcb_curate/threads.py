@@ -164,24 +164,24 @@ def paced(items: Iterable[T], lock: SharedLock | None = None) -> Iterator[T]:
 DISCARD_STEP = 2048
 
 
-def discard(items: list | dict | set) -> None:
+def discard(items: list | dict | set, lock: SharedLock | None = None) -> None:
     """Empty ``items`` (a large list, dict or set that a worker made and needs no more, and
     that nothing else refers to) :data:`DISCARD_STEP` entries at a time, with :func:`pace`
-    between: freeing a container whose entries die with it holds the GIL for all of them at
-    once (100,000 small sets: about 50 ms), keeping the app's keys waiting. The caller then
-    drops the empty container.
+    (``lock``) between: freeing a container whose entries die with it holds the GIL for all of
+    them at once (100,000 small sets: about 50 ms), keeping the app's keys waiting. The caller
+    then drops the empty container.
 
     Raises:
         TypeError: ``items`` is none of the three.
     """
     if isinstance(items, list):
         while items:
-            pace()
+            pace(lock)
             del items[-DISCARD_STEP:]
     elif isinstance(items, (dict, set)):
         pop = items.popitem if isinstance(items, dict) else items.pop
         while items:
-            pace()
+            pace(lock)
             for _ in range(min(DISCARD_STEP, len(items))):
                 pop()
     else:

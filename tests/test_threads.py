@@ -176,3 +176,23 @@ def test_discard_empties_a_container_a_step_at_a_time(make, monkeypatch):
 def test_discard_refuses_what_it_cannot_empty():
     with pytest.raises(TypeError, match="tuple"):
         threads.discard((1, 2))
+
+
+def test_discard_under_a_shared_lock_gives_way_to_a_thread_waiting_for_it():
+    lock = threads.SharedLock()
+    inside = threading.Event()
+
+    def work():
+        with lock:
+            inside.set()
+            threads.discard(list(range(50 * threads.DISCARD_STEP)), lock)
+
+    threads.hold()
+    t, _ = _in_worker(work)
+    assert inside.wait(1)
+    t0 = time.monotonic()
+    with lock:  # held at its first pace, the worker lets the lock go when this thread waits
+        waited = time.monotonic() - t0
+    threads.release()
+    t.join(1)
+    assert waited < 0.1 < threads.HOLD_MAX_S

@@ -396,7 +396,7 @@ def _string_array(texts: list[str]) -> Any:
     # 10-35 ms, and so did a zeroed buffer to copy them into (bytearray: 33 ms for 50 MB); the
     # join of the slices lets go of it while it copies.
     chunks = [b"".join(encoded[k:k + _JOIN_TEXTS]) for k in paced(range(0, len(encoded), _JOIN_TEXTS), _BUILD)]
-    discard(encoded)
+    discard(encoded, _BUILD)
     data = b"".join(chunks)
     return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
 
