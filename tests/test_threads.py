@@ -88,28 +88,34 @@ def test_a_worker_holding_a_shared_lock_is_held_while_no_one_waits_for_it():
     assert 0.04 <= out["seconds"] < threads.HOLD_MAX_S
 
 
-def test_the_app_waiting_for_a_shared_lock_ends_the_hold_of_the_worker_holding_it():
+def _wait_for_the_lock_of_a_held_worker(body) -> float:
+    """Hold (a key being handled), start a worker that takes a SharedLock and runs
+    ``body(lock)``, then take the lock here as the app's thread would: seconds waited."""
     lock = threads.SharedLock()
     inside = threading.Event()
 
     def work():
         with lock:
             inside.set()
-            for _ in range(20):
-                threads.pace(lock)
+            body(lock)
 
-    threads.hold()  # the key the app's thread is handling
-    t, out = _in_worker(work)
+    threads.hold()
+    t, _ = _in_worker(work)
     assert inside.wait(1)
     time.sleep(0.02)
     assert t.is_alive()  # held at its first pace
     t0 = time.monotonic()
-    with lock:  # the key's handling needs what the worker builds: no wait for the hold
+    with lock:  # the key's handling needs what the worker builds
         waited = time.monotonic() - t0
     threads.release()
     t.join(1)
-    assert waited < 0.1 < threads.HOLD_MAX_S
     assert not lock.wanted
+    return waited
+
+
+def test_the_app_waiting_for_a_shared_lock_ends_the_hold_of_the_worker_holding_it():
+    waited = _wait_for_the_lock_of_a_held_worker(lambda lock: [threads.pace(lock) for _ in range(20)])
+    assert waited < 0.1 < threads.HOLD_MAX_S
 
 
 def test_a_shared_lock_is_reentrant_and_counts_no_waiter_for_its_owner():
@@ -179,20 +185,6 @@ def test_discard_refuses_what_it_cannot_empty():
 
 
 def test_discard_under_a_shared_lock_gives_way_to_a_thread_waiting_for_it():
-    lock = threads.SharedLock()
-    inside = threading.Event()
-
-    def work():
-        with lock:
-            inside.set()
-            threads.discard(list(range(50 * threads.DISCARD_STEP)), lock)
-
-    threads.hold()
-    t, _ = _in_worker(work)
-    assert inside.wait(1)
-    t0 = time.monotonic()
-    with lock:  # held at its first pace, the worker lets the lock go when this thread waits
-        waited = time.monotonic() - t0
-    threads.release()
-    t.join(1)
+    waited = _wait_for_the_lock_of_a_held_worker(
+        lambda lock: threads.discard(list(range(50 * threads.DISCARD_STEP)), lock))
     assert waited < 0.1 < threads.HOLD_MAX_S
