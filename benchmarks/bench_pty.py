@@ -34,7 +34,8 @@ Modes: ``paced`` (keys ``--pace-ms`` apart, 150 ms by default) and ``burst`` (ke
 quiet (under 5 % of a core for 1 s), so the start-up work (passage scan, findability) is over,
 except in ``background``, which presses ``j`` every 100 ms from the first frame at 100,000
 pairs and reports every key slower than 50 ms while the background work runs, and the CPU time
-the app used from its first frame until it was quiet.
+the app used from its first frame until it was quiet; then the anchor, pressed the same way for
+as long (what the terminal and the host give any key in that hour).
 
 ``memory`` reports the resident set (``VmRSS``) of the app once quiet against the anchor's, and
 the corpus text size (characters of the ``text`` column, as UTF-8 bytes): per round a first
@@ -48,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import math
 import os
 import re
@@ -597,7 +597,7 @@ def bench_background(args, tmp: str) -> None:
     # Run 1, no keys: the app's CPU from its first frame until it is quiet (its start-up work).
     child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, run_env())
     try:
-        t_first = child.wait_head(300)
+        child.wait_head(300)
         cpu0 = child.cpu_seconds()
         wall = child.wait_quiet(timeout=args.background_s)
         cpu = child.cpu_seconds() - cpu0
@@ -609,30 +609,50 @@ def bench_background(args, tmp: str) -> None:
     # Run 2: j every 100 ms from the first frame, for as long as run 1 was busy (at most 120 s)
     # and at least PAGING_S: a minute of paging passes the collector policy's forced full
     # collection (tui/memory.py), which keys held without a pause meet after about 30 s.
+    paging_s = max(min(wall, 120.0), PAGING_S)
     child = PtyChild(app_argv(data, os.path.join(tempfile.mkdtemp(dir=tmp), "ws")), size, run_env())
     try:
         child.wait_head(300)
-        start = child.current_head()
-        child.frames.clear()
-        paging_s = max(min(wall, 120.0), PAGING_S)
-        times = []
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < paging_s:
-            times.append(child.send(b"j"))
-            child.pump(0.1)
-        child.pump(2.0)
-        child.process()
-        lat = []
-        for k, tk in enumerate(times, 1):
-            hit = next((t for t, hid, _ in child.frames if t >= tk and hid is not None and hid >= start + k), None)
-            lat.append((hit - tk) * 1000 if hit is not None else float("inf"))
+        lat = _page(child, b"j", paging_s)
     finally:
         child.close()
+    print(f"  j every 100 ms for {paging_s:.0f} s from the first frame: {_stalls(lat)}; target: none)", flush=True)
+    # Run 3, the anchor (a trivial Textual app, no background work), the same keys for as long:
+    # what this terminal and host give a key at all in the same hour.
+    child = PtyChild(anchor_argv(), size, env)
+    try:
+        child.wait_head(60)
+        lat = _page(child, b"a", paging_s)
+    finally:
+        child.close()
+    print(f"  the anchor, a key every 100 ms for {paging_s:.0f} s: {_stalls(lat)})", flush=True)
+
+
+def _page(child: PtyChild, key: bytes, seconds: float) -> list[float]:
+    """Press ``key`` every 100 ms for ``seconds`` from now; each key's latency (ms; inf: no
+    frame showed it) to the first frame whose head line shows the next pair."""
+    start = child.current_head()
+    child.frames.clear()
+    times = []
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        times.append(child.send(key))
+        child.pump(0.1)
+    child.pump(2.0)
+    child.process()
+    lat = []
+    for k, tk in enumerate(times, 1):
+        hit = next((t for t, hid, _ in child.frames if t >= tk and hid is not None and hid >= start + k), None)
+        lat.append((hit - tk) * 1000 if hit is not None else float("inf"))
+    return lat
+
+
+def _stalls(lat: list[float]) -> str:
+    """'N keys, median, p99; M over STALL_MS (largest: [...]' for key latencies in ms."""
     stalls = sorted(x for x in lat if x > STALL_MS)
     shown = [x for x in lat if x != float("inf")]
-    print(f"  j every 100 ms for {paging_s:.0f} s from the first frame: {len(lat)} keys, median "
-          f"{statistics.median(shown):.1f} ms, p99 {_pct(lat, 0.99):.1f} ms; {len(stalls)} over {STALL_MS:.0f} ms "
-          f"(largest: {[round(x) if x != float('inf') else 'never' for x in stalls[-8:]]}; target: none)", flush=True)
+    return (f"{len(lat)} keys, median {statistics.median(shown):.1f} ms, p99 {_pct(lat, 0.99):.1f} ms; "
+            f"{len(stalls)} over {STALL_MS:.0f} ms (largest: {[round(x) if x != float('inf') else 'never' for x in stalls[-8:]]}")
 
 
 LOAD_SRC = r'''
