@@ -9,6 +9,9 @@ same results through sorting, which lets go of it (and was faster on these int64
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 
@@ -21,6 +24,13 @@ def unique(values: np.ndarray, counts: bool = False):
         return v[first]
     starts = np.flatnonzero(first)
     return v[starts], np.diff(np.r_[starts, len(v)])
+
+
+def codes(values: Sequence[Any]) -> np.ndarray:
+    """An int64 code per value, equal for equal values (0, 1, ... in order of first
+    appearance): shape ``(len(values),)``."""
+    table: dict[Any, int] = {}
+    return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
 
 
 def isin(values: np.ndarray, test: np.ndarray) -> np.ndarray:

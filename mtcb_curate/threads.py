@@ -152,11 +152,13 @@ def pace(lock: SharedLock | None = None) -> None:
         _ran_since = time.monotonic()
 
 
-def paced(items: Iterable[T], lock: SharedLock | None = None) -> Iterator[T]:
-    """``items``, with :func:`pace` (``lock``) before each: for a worker's loops over many items
-    (each a microsecond or more; pace a cheaper loop in slices)."""
-    for item in items:
-        pace(lock)
+def paced(items: Iterable[T], lock: SharedLock | None = None, every: int = 1) -> Iterator[T]:
+    """``items``, with :func:`pace` (``lock``) before the first and then every ``every`` of
+    them: for a worker's loops over many items (``every=1`` when each takes a microsecond or
+    more; more for cheaper ones, where a pace per item would cost more than the item)."""
+    for n, item in enumerate(items):
+        if not n % every:
+            pace(lock)
         yield item
 
 

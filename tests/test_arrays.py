@@ -55,3 +55,10 @@ def test_unique_lets_another_thread_run_where_numpy_holds_the_gil():
     ours = min(_longest_wait_of_another_thread(lambda: arrays.unique(values)) for _ in range(3))
     theirs = min(_longest_wait_of_another_thread(lambda: np.unique(values)) for _ in range(3))
     assert ours < theirs
+
+
+def test_codes_give_equal_values_equal_codes_in_order_of_first_appearance():
+    values = ["b", "a", "b", ("x", 1), "a", ("x", 1)]
+    got = arrays.codes(values)
+    assert got.dtype == np.int64 and got.tolist() == [0, 1, 0, 2, 1, 2]
+    assert arrays.codes([]).tolist() == []

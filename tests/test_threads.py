@@ -188,3 +188,13 @@ def test_discard_under_a_shared_lock_gives_way_to_a_thread_waiting_for_it():
     waited = _wait_for_the_lock_of_a_held_worker(
         lambda lock: threads.discard(list(range(50 * threads.DISCARD_STEP)), lock))
     assert waited < 0.1 < threads.HOLD_MAX_S
+
+
+def test_paced_every_n_paces_before_the_first_item_and_then_every_n(monkeypatch):
+    seen = []
+    monkeypatch.setattr(threads, "pace", lambda lock=None: seen.append(len(out)))
+    out = []
+    for x in threads.paced(range(2500), every=1024):
+        out.append(x)
+    assert out == list(range(2500))
+    assert seen == [0, 1024, 2048]  # paced before items 0, 1024 and 2048

@@ -29,8 +29,7 @@ from typing import Any
 
 from mtcb_curate.app import re2
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Status
-from mtcb_curate import threads
-from mtcb_curate.threads import discard, paced
+from mtcb_curate.threads import SharedLock, discard, paced
 from mtcb_curate.errors import CurateError
 from mtcb_curate.stats.questions import FORMS as _FORMS
 from mtcb_curate.stats.questions import TYPES as _TYPES
@@ -295,7 +294,7 @@ _MATCH_CACHE_SIZE = 16
 #: Arrow cannot hold, such as a lone surrogate), and its pairs holding a word character outside
 #: ASCII (where RE2's ``\b`` differs from Python's).
 _COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]]" = weakref.WeakKeyDictionary()
-_BUILD = threads.SharedLock()  # the caches are built by the start-up worker and on the key path
+_BUILD = SharedLock()  # the caches are built by the start-up worker and on the key path
 
 
 @dataclass

@@ -69,9 +69,7 @@ class Verdicts:
         edited = self.session.edited_texts(PASSAGE_FIELD)
         pairs = self.session.pairs
         out: dict[int, PairResult] = {}
-        for n, pid in enumerate(ids):
-            if not n & 1023:
-                pace()  # a worker's call gives way to the keys (a no-op on the app's thread)
+        for pid in paced(ids, every=1024):  # a worker's call gives way to the keys
             pair = pairs[pid]
             passage = edited.get(pid, pair.passage)
             for store in (self._complete, self._quick):
@@ -187,9 +185,7 @@ class Verdicts:
         document, or None where the passage is not there verbatim; pairs without a cached
         verdict, and empty passages, are left out (for ``app.clusters.search``'s ``located``)."""
         out: dict[int, tuple[int, int] | None] = {}
-        for n, (pid, r) in enumerate(self.cached_many(range(len(self.session))).items()):
-            if not n & 1023:
-                pace()
+        for pid, r in paced(self.cached_many(range(len(self.session))).items(), every=1024):
             if r.verdict == Verdict.EXACT:
                 out[pid] = (r.start, r.start + len(r.passage))
             elif r.verdict != Verdict.EMPTY:

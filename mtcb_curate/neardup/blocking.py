@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from mtcb_curate.arrays import codes as _codes
 from mtcb_curate.arrays import isin as _isin
 from mtcb_curate.arrays import unique as _unique
 from mtcb_curate.neardup.clusters import _LINK_DTYPE, Cluster, Item, _reason_names
@@ -319,12 +320,6 @@ def screen_cutoff_for(cutoff: float) -> float:
 
 
 # -- internals -----------------------------------------------------------------------------
-
-
-def _codes(values: Sequence[Any]) -> np.ndarray:
-    """Equal values -> equal int64 codes."""
-    table: dict[Any, int] = {}
-    return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
 
 
 def _level2_fits(a: frozenset, b: frozenset) -> bool:

@@ -301,9 +301,7 @@ class CorpusIndex:
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
-        for k, (row, doc, s) in enumerate(zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist())):
-            if k & 1023 == 0:
-                pace()
+        for row, doc, s in paced(zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()), every=1024):
             pb = items[row][1]
             if datas[doc].startswith(pb, s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)

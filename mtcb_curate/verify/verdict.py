@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mtcb_curate.arrays import codes
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, QAPair
 from mtcb_curate.dataset.token_cache import cached_count
@@ -373,9 +374,7 @@ def verify_dataset(
     # One document after another: the index decodes a document's text and builds its skeleton
     # once for all its pairs (it keeps only the last few of either).
     # (numpy's stable argsort of document codes: sorting the keys in Python holds the GIL)
-    doc_codes: dict[str, int] = {}
-    order = np.argsort(np.fromiter((doc_codes.setdefault(p.doc_key, len(doc_codes)) for p in paced(pair_list)),
-                                   dtype=np.int64, count=total), kind="stable").tolist()
+    order = np.argsort(codes([p.doc_key for p in paced(pair_list)]), kind="stable").tolist()
     for n, i in enumerate(order):
         pace()  # a worker's scan gives way to the curator's keys (mtcb_curate.threads)
         pair = pair_list[i]
