@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", choices=("100k", "ficha"), default="100k")
     ap.add_argument("--threshold", type=float, default=10.0, help="ms late to record a wake-up")
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--stretch", type=float, default=5.0,
+                    help="ms a worker runs between two paces to list that stretch")
     args = ap.parse_args(argv)
 
     from bench_pty import _dataset
@@ -83,6 +85,19 @@ def main(argv: list[str] | None = None) -> int:
           f"median, {max(anchor):.1f} ms at most over 2 s", flush=True)
 
     spans: list[tuple[float, float, str, float]] = []
+    paces: list[tuple[float, float]] = []  # (entered, returned) of each pace in the worker
+    pace = threads.pace
+
+    def timed_pace(lock=None):
+        t0 = time.perf_counter()
+        pace(lock)
+        paces.append((t0, time.perf_counter()))
+
+    # Every module that took ``pace`` by name, and ``threads`` itself (``paced``, ``discard``).
+    users = [m for name, m in list(sys.modules.items())
+             if name.startswith("mtcb_curate") and getattr(m, "pace", None) is pace]
+    for m in users:
+        m.pace = timed_pace
 
     def search():
         found = clusters.search(session, threshold=neardup.DEFAULT_THRESHOLD, located=verdicts.verbatim_spans(),
@@ -114,14 +129,18 @@ def main(argv: list[str] | None = None) -> int:
     places: dict[float, str] = {}
     wakeups = []
     worker.start()
+    samples: list[tuple[float, str, float]] = []  # (when, the worker's innermost project line, ms late)
     while worker.is_alive():
         t0, late = _wake_up()
+        frame = sys._current_frames().get(worker.ident)
         if late > args.threshold:  # where the worker stands now: it has just let go of the GIL
-            frame = sys._current_frames().get(worker.ident)
             stack = traceback.extract_stack(frame)[-3:] if frame is not None else []
             places[t0] = " < ".join(f"{os.path.basename(f.filename)}:{f.name}:{f.lineno}" for f in reversed(stack))
+        samples.append((time.perf_counter(), _own_line(frame), late))
         wakeups.append((t0, late))
     worker.join()
+    for m in users:
+        m.pace = pace
 
     def pass_of(t: float) -> str:
         return next((name for a, b, name, _ in spans if a <= t <= b), "between")
@@ -134,7 +153,46 @@ def main(argv: list[str] | None = None) -> int:
     print("\nlongest waits (ms late, pass, where the worker stood as it let go of the GIL):")
     for t, late in sorted(((t, late) for t, late in wakeups if t in places), key=lambda x: -x[1])[:args.top]:
         print(f"  {late:6.1f}  {pass_of(t):>10}  {places[t]}")
+    _report_stretches(paces, spans, samples, args.stretch, args.top)
     return 0
+
+
+def _own_line(frame) -> str:
+    """The innermost line of the project's code in ``frame``'s stack (or of any code)."""
+    top = frame
+    while frame is not None:
+        if "mtcb_curate" in frame.f_code.co_filename:
+            return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return f"{os.path.basename(top.f_code.co_filename)}:{top.f_code.co_name}" if top is not None else "-"
+
+
+def _report_stretches(paces, spans, samples, stretch_ms: float, top: int) -> None:
+    """Stretches in which a pass ran longer than ``stretch_ms`` between two paces (a key held
+    then waits for the rest of it), per pass, and the lines the samples found in them."""
+    import bisect
+    from collections import Counter
+
+    times = [t for t, _, _ in samples]
+    print(f"\nstretches between two paces longer than {stretch_ms:g} ms (a held key waits out the rest):")
+    print(f"{'pass':>10}  {'paces':>8}  {'> ' + format(stretch_ms, 'g') + ' ms':>8}  {'longest ms':>10}  {'total s':>7}")
+    where: Counter[str] = Counter()
+    late_at: Counter[str] = Counter()
+    for a, b, name, _ in spans:
+        mine = [p for p in paces if a <= p[0] <= b]
+        edges = [a] + [x for p in mine for x in p] + [b]
+        runs = [(edges[i], edges[i + 1]) for i in range(0, len(edges) - 1, 2)]
+        long = [(s, e) for s, e in runs if (e - s) * 1000 > stretch_ms]
+        for s, e in long:
+            for _, line, late in samples[bisect.bisect_left(times, s):bisect.bisect_right(times, e)]:
+                where[f"{name:>10}  {line}"] += 1
+                late_at[f"{name:>10}  {line}"] += late
+        print(f"{name:>10}  {len(mine):8d}  {len(long):8d}  {max(((e - s) * 1000 for s, e in runs), default=0):10.1f}  "
+              f"{sum(e - s for s, e in long):7.2f}")
+    print("\nwhere those stretches ran (samples, about 1 a ms; the main thread's mean wake-up delay there: "
+          "near 0 when the worker let go of the GIL, as in most numpy calls):")
+    for line, n in sorted(where.items(), key=lambda kv: -late_at[kv[0]])[:top]:
+        print(f"  {n:6d}  {late_at[line] / n:5.2f} ms  {line}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from mtcb_curate.threads import paced
+
 
 def unique(values: np.ndarray, counts: bool = False):
     """``np.unique(values)`` (sorted distinct values) by sorting; with ``counts``, also how many
@@ -28,9 +30,10 @@ def unique(values: np.ndarray, counts: bool = False):
 
 def codes(values: Sequence[Any]) -> np.ndarray:
     """An int64 code per value, equal for equal values (0, 1, ... in order of first
-    appearance): shape ``(len(values),)``."""
+    appearance): shape ``(len(values),)``. Paces (``threads.paced``) in a worker."""
     table: dict[Any, int] = {}
-    return np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
+    return np.fromiter((table.setdefault(v, len(table)) for v in paced(values, every=1024)), dtype=np.int64,
+                       count=len(values))
 
 
 def isin(values: np.ndarray, test: np.ndarray) -> np.ndarray:

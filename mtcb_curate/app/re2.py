@@ -31,6 +31,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from mtcb_curate.threads import paced
+
 #: RE2's largest repeat count (``{n,m}``); larger counts are not translated.
 RE2_MAX_REPEAT = 1000
 _SURROGATES = (0xD800, 0xDFFF)
@@ -61,7 +63,7 @@ def _all_code_points() -> str:
     starts = itertools.chain(range(0, _SURROGATES[0], _BLOCK), range(_SURROGATES[1] + 1, 0x110000, _BLOCK))
     return "".join(array.array("I", range(lo, min(lo + _BLOCK, _SURROGATES[0] if lo < _SURROGATES[0]
                                                   else 0x110000))).tobytes().decode("utf-32-le")
-                   for lo in starts)
+                   for lo in paced(starts))
 
 
 _BLOCK = 0x4000
@@ -97,7 +99,7 @@ def _ranges_in(text: str, category: str, flags: int) -> tuple[tuple[int, int], .
     out: list[tuple[int, int]] = []
     # A block at a time: one search over a run of hundreds of thousands of characters (``\S+``)
     # would hold the GIL for tens of milliseconds.
-    for at in range(0, len(text), _BLOCK):
+    for at in paced(range(0, len(text), _BLOCK)):
         block = text[at:at + _BLOCK]
         for m in pattern.finditer(block):
             first, last = ord(block[m.start()]), ord(block[m.end() - 1])

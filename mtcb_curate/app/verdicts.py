@@ -134,7 +134,7 @@ class Verdicts:
         report = verify_dataset(self.session.dataset, self.session.edited_texts(), fuzzy=False,
                                 count_tokens=False, index=self.index, pairs=list(self.session.pairs),
                                 progress=progress)
-        for r in report.results:
+        for r in paced(report.results, every=1024):
             self._quick.setdefault(r.id, r)
             if self._quick[r.id].passage != r.passage:
                 self._quick[r.id] = r
@@ -155,7 +155,7 @@ class Verdicts:
         if cache is None:
             return 0
         done = 0
-        keys = dict.fromkeys(p.doc_key for p in self.session.pairs if p.chunk_index is not None)
+        keys = dict.fromkeys(p.doc_key for p in paced(self.session.pairs, every=1024) if p.chunk_index is not None)
         for key in keys:
             if cancelled():
                 return done
@@ -166,7 +166,8 @@ class Verdicts:
         from mtcb_curate.dataset.model import PASSAGE_FIELD
 
         edited = self.session.edited_texts(PASSAGE_FIELD)  # as cached_many: no PairView per pair
-        passages = dict.fromkeys(edited.get(pid, pair.passage) for pid, pair in enumerate(self.session.pairs))
+        passages = dict.fromkeys(edited.get(pid, pair.passage)
+                                 for pid, pair in paced(enumerate(self.session.pairs), every=1024))
         missing: list[str] = []
         for text in paced(passages):  # hashing a passage over 2 KB lets go of the GIL
             if cache.count(text) is None:

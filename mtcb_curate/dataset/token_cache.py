@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import document_text, text_digest
+from mtcb_curate.threads import paced
 from mtcb_curate.files import atomic_write_bytes, user_cache_folder
 
 #: Folder name under the user cache directory.
@@ -142,7 +143,7 @@ class TokenCache:
             except OSError:
                 raw = b""
             lines = raw.splitlines()
-            for line in lines:
+            for line in paced(lines, every=1024):  # a worker gives way to keys (threads)
                 key, _, value = line.partition(b"\t")
                 if len(key) == 16 and value.isdigit():
                     try:

@@ -198,7 +198,7 @@ class LinkSet:
         prep = self._prep
         if prep is None:
             return [], []
-        kept = None if keep is None else frozenset(int(i) for i in keep)
+        kept = None if keep is None else frozenset(int(i) for i in paced(keep, every=1024))
         if kept is not None and len(kept) == len(prep.ids) and kept.issuperset(prep.ids.tolist()):
             kept = None  # every pair: the same as no keep
         key = (kept, frozenset(not_duplicates), frozenset(shared_marks))
@@ -214,7 +214,7 @@ class LinkSet:
         prep = self._prep
         a, b, bits = self._a, self._b, self._bits
         if keep is not None:
-            inside = _isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))
+            inside = _isin(prep.ids, np.fromiter((int(i) for i in paced(keep, every=1024)), dtype=np.int64))
             ok = inside[a] & inside[b]
             a, b, bits = a[ok], b[ok], bits[ok]
         if not_duplicates:
@@ -245,7 +245,7 @@ def search_links(
     Raises:
         ValueError: as ``find_clusters``.
     """
-    rows = [Item(*it) for it in items]
+    rows = [Item(*it) for it in paced(items, every=1024)]
     extra = [(int(x), int(y)) for x, y in extra_links]
     found = _links(rows, threshold, REASONS, spans, progress, workers, exact, extra)
     if found is None:
@@ -274,8 +274,8 @@ def _links(items: Sequence[Item | tuple[int, str, str, str, str]], threshold: fl
     unknown = set(reasons) - set(REASONS)
     if unknown:
         raise ValueError(f"unknown reason(s): {', '.join(sorted(unknown))}")
-    rows = [Item(*it) for it in items]
-    ids = np.array([it.id for it in rows], dtype=np.int64)
+    rows = [Item(*it) for it in paced(items, every=1024)]
+    ids = np.fromiter((it.id for it in paced(rows, every=1024)), dtype=np.int64, count=len(rows))
     if len(set(ids.tolist())) != len(rows):
         raise ValueError("item ids must be unique")
     n = len(rows)
@@ -373,7 +373,7 @@ class _Prepared:
         self.normq = normq
         self.sortq = [_sorted_words(q) for q in paced(normq)]
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
-        self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
+        self.length = np.fromiter((len(s) for s in paced(self.sortq, every=1024)), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
         self.numbers = _codes([question_numbers(q) for q in paced(normq)])
         answers = [scored_text(str(r.answer)) for r in paced(rows)]
@@ -837,7 +837,7 @@ def _passages(prep: _Prepared, spans: Mapping[int, tuple[int, int]], edges: _Edg
     nonempty = np.array([bool(t) for t in text])
     # identical text
     q = np.flatnonzero(nonempty)
-    key = _codes([(prep.doc_keys[i], text[i]) for i in q.tolist()])
+    key = _codes([(prep.doc_keys[i], text[i]) for i in paced(q.tolist(), every=1024)])
     for group in _groups(key, q):
         a, b = _group_links(group)
         edges.add(a, b, _BIT[REASON_SAME_PASSAGE])

@@ -202,10 +202,10 @@ class CorpusIndex:
         # Window starts j (4 per passage), and the 8 shifted 24-byte keys of each.
         # All passages in one buffer; window w of a passage of n bytes starts at
         # j = ((n - 31) * (2 w + 1)) // (2 W), gathered without a Python loop per window.
-        lengths = np.fromiter((len(pb) for _, pb in items), dtype=np.int64, count=m)
+        lengths = np.fromiter((len(pb) for _, pb in paced(items, every=1024)), dtype=np.int64, count=m)
         pace()
         offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        joined = np.frombuffer(b"".join(pb for _, pb in items), dtype=np.uint8)
+        joined = np.frombuffer(b"".join(pb for _, pb in paced(items, every=1024)), dtype=np.uint8)
         pace()
         starts = ((lengths - 31)[:, None] * (2 * np.arange(_WINDOWS) + 1)) // (2 * _WINDOWS)  # (m, W)
         wins = joined[(offsets[:, None] + starts)[:, :, None] + np.arange(31)]  # (m, W, 31)

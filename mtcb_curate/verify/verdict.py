@@ -35,6 +35,7 @@ the text and JSON report forms :mod:`mtcb_curate.verify.report`. Costs of each s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -323,12 +324,13 @@ class VerifyReport:
 def summarize(results: list[PairResult]) -> dict[str, Any]:
     """The summary counts of :class:`VerifyReport` for a list of results."""
     summary: dict[str, Any] = {"pairs": len(results)}
+    counts = Counter(r.verdict for r in paced(results, every=1024))
     for v in VERDICTS:
-        summary[v] = sum(1 for r in results if r.verdict == v)
-    summary["occurring_elsewhere"] = sum(1 for r in results if r.elsewhere)
-    summary["outside_chunk"] = sum(1 for r in results if r.in_chunk is False)
-    summary["edge_whitespace"] = sum(1 for r in results if r.edge_whitespace)
-    summary["no_document"] = sum(1 for r in results if not r.has_document)
+        summary[v] = counts[v]
+    summary["occurring_elsewhere"] = sum(1 for r in paced(results, every=1024) if r.elsewhere)
+    summary["outside_chunk"] = sum(1 for r in paced(results, every=1024) if r.in_chunk is False)
+    summary["edge_whitespace"] = sum(1 for r in paced(results, every=1024) if r.edge_whitespace)
+    summary["no_document"] = sum(1 for r in paced(results, every=1024) if not r.has_document)
     summary["fuzzy_threshold"] = FUZZY_MIN_SCORE
     return summary
 
@@ -361,9 +363,9 @@ def verify_dataset(
     index = index or CorpusIndex.from_dataset(dataset)
     pair_list = list(dataset.pairs if pairs is None else pairs)
     passages = passages or {}
-    texts = {p.id: passages.get(p.id, p.passage) for p in pair_list}
+    texts = {p.id: passages.get(p.id, p.passage) for p in paced(pair_list, every=1024)}
     total = len(pair_list)
-    batch = index.exact_occurrences_batch({pid: t for pid, t in texts.items() if t.strip()})
+    batch = index.exact_occurrences_batch({pid: t for pid, t in paced(texts.items(), every=1024) if t.strip()})
     ntok: dict[int, int] = {}
     if count_tokens and pair_list:
         ids = [p.id for p in pair_list]
