@@ -79,9 +79,46 @@ def test_no_full_collection_while_a_pass_holds(monkeypatch):
                 assert policy.tick() is False  # overdue and idle, but held
             assert policy.tick() is False  # the other pass still runs
         assert policy.full_collections == 0
+        junk = [[i] for i in range(50_000)]
+        del junk
+        gc.collect(1)
         assert policy.tick() is True  # released: the usual policy again
     finally:
         policy.restore()
+
+
+def test_no_automatic_collection_while_a_pass_holds_and_its_results_are_frozen_after():
+    policy = CollectorPolicy()
+    policy.start()
+    try:
+        assert gc.isenabled()
+        with policy.holding():
+            with policy.holding():  # a second pass at the same time
+                assert not gc.isenabled()
+                kept = [[i] for i in range(20_000)]  # a pass's results
+                frozen = gc.get_freeze_count()
+            assert not gc.isenabled()  # the other pass still runs
+            assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= frozen + len(kept)  # no young collection walks them
+        assert gc.get_count() == (0, 0, 0)
+    finally:
+        policy.restore()
+
+
+def test_holding_leaves_a_collector_switched_off_as_it_was_and_freezes_nothing_before_start():
+    policy = CollectorPolicy()
+    gc.disable()
+    try:
+        with policy.holding():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    before = gc.get_freeze_count()
+    with policy.holding():
+        kept = [[i] for i in range(1000)]
+    assert gc.isenabled() and gc.get_freeze_count() == before and kept
 
 
 _ARENA_PROBE = r"""
@@ -181,3 +218,37 @@ def test_full_collections_are_off_from_mount_and_nothing_frozen_until_start():
     policy.defer_full()
     policy.restore()  # never started: nothing was frozen, the thresholds come back
     assert gc.get_threshold() == before
+
+
+def test_the_timer_runs_young_collections_between_keys(monkeypatch):
+    monkeypatch.setattr(memory, "IDLE_SECONDS", 3600.0)  # no full collection in this test
+    monkeypatch.setattr(memory, "FORCE_AFTER", 10**6)
+    collected: list[int] = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collected.append(info["generation"])
+
+    policy = CollectorPolicy()
+    policy.start()
+    gc.callbacks.append(seen)
+    try:
+        policy.touch()  # a key now: its frame may not be drawn yet
+        for _ in range(memory.YOUNG_SKIPS):
+            policy.tick()
+        assert policy.young_collections == 0
+        policy.tick()  # keys without a pause: not left forever
+        assert policy.young_collections == 1 and collected[-1:] == [0]
+        monkeypatch.setattr(memory, "KEY_QUIET_SECONDS", 0.0)
+        monkeypatch.setattr(memory, "YOUNG_OLDER_EVERY", 1)
+        policy.tick()
+        assert collected[-1] == 1  # a generation-0 collection since the last of generation 1
+        assert policy.young_collections == 2
+        with policy.holding():
+            collected.clear()
+            policy.tick()
+            assert collected == [] and policy.young_collections == 2  # a pass runs: none
+        assert policy.full_collections == 0
+    finally:
+        gc.callbacks.remove(seen)
+        policy.restore()

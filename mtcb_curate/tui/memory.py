@@ -16,8 +16,8 @@ frozen, used to come about a second after the first frame and stall a key):
 
 1. ``gc.freeze()``: everything alive after loading (the dataset, the workspace, Textual's
    start-up objects) moves to the permanent generation that collections never walk;
-2. automatic full collections are switched off (generation 2 threshold 10**9); young
-   collections (generations 0 and 1) still run as usual and take well under 1 ms;
+2. automatic full collections are switched off (generation 2 threshold 10**9); automatic
+   young collections (generations 0 and 1) still run, and the timer runs its own (item 4);
 3. a full collection runs when the curator pauses (no key for ``IDLE_SECONDS``), checked every
    ``CHECK_SECONDS``, if any young collection happened since the last one; and, while keys keep
    coming without a pause, once ``FORCE_AFTER`` generation-1 collections went by without one,
@@ -25,7 +25,15 @@ frozen, used to come about a second after the first frame and stall a key):
    that garbage (Textual's ``Strip.divide`` keeps ``[self]`` in the strip's own cache, a
    cycle, for every strip a frame paints whole); ``FORCE_AFTER`` is set so that a burst of
    keys a couple of seconds long finishes and collects at the pause (figures for other
-   settings: README, "Held keys", ``benchmarks/bench_pty.py``).
+   settings: README, "Held keys", ``benchmarks/bench_pty.py``);
+4. a young collection runs every ``CHECK_SECONDS`` from the same timer, between keys (not
+   within ``KEY_QUIET_SECONDS`` of one, unless ``YOUNG_SKIPS`` ticks in a row were), taking
+   generation 1 along every ``YOUNG_OLDER_EVERY``. CPython starts a young collection when its
+   allocations outnumber its deallocations by 700, deallocations of objects of any age
+   counting. While keys replace old objects (the last pair's rows) with new ones, generation
+   0 then grows unchecked for seconds: at 100,000 pairs to 14,000 objects, a young collection
+   of 10-20 ms every second or two, on whichever thread allocated next (often the app's, in
+   the middle of a key). From the timer each walks a quarter of a second's survivors.
 
 Most of what collections find is Textual's: the compositor cuts every painted row with
 ``Strip.divide``, which, for a row it keeps whole, stores ``[self]`` in the strip's own cache,
@@ -44,13 +52,15 @@ of each start-up pass, in its worker.
 ``refreeze()`` moves what is alive into the permanent generation again; the review screen
 calls it once its background passes (verdicts, clusters) have built their results.
 
-While such a pass runs (``holding()`` around it), ``tick()`` runs no full collection: each
-would walk every object the pass has made so far and not yet frozen (its results; at 100,000
-pairs a collection took 220-290 ms, every second or so while keys came, and stalled them).
-Young collections go on. The ``refreeze()`` after the pass freezes what is alive then, as
-before; what it freezes with it is the garbage that outlived two young collections during
-the pass (at 100,000 pairs with a key every 100 ms, about 130,000 objects over two passes;
-collecting it first would cost one such stall per pass).
+While such a pass runs (``holding()`` around it), no collection runs at all: ``tick()`` runs no
+full one (each would walk every object the pass has made so far and not yet frozen: at 100,000
+pairs 220-290 ms, every second or so while keys came), and automatic collections are off. The
+young ones walk each object a pass keeps twice before it reaches the oldest generation, and
+any large container it is building each time: at 100,000 pairs about a hundred of 3-27 ms in
+25 s of passes, each holding the GIL on whichever thread set it off (a worker's or the app's,
+in the middle of a key), and freeing nothing. What is alive when the last pass ends is frozen
+before the collector is switched back on; with it any cyclic garbage made meanwhile, of which
+the young collections found none.
 
 ``restore()`` puts the collector back as it was (the app calls it on exit).
 """
@@ -68,6 +78,13 @@ from contextlib import contextmanager
 IDLE_SECONDS = 1.0
 CHECK_SECONDS = 0.25
 FORCE_AFTER = 30
+#: A tick less than this after a key (seconds) leaves its young collection to the next tick...
+KEY_QUIET_SECONDS = 0.05
+#: ... unless it left it this many times in a row (keys held without a pause).
+YOUNG_SKIPS = 3
+#: A tick's young collection takes generation 1 too once this many generation-0 collections
+#: went by since its last one (``gc.get_count()[1]``; the interpreter's own default is 10).
+YOUNG_OLDER_EVERY = 10
 _NEVER = 1_000_000_000
 
 
@@ -79,7 +96,10 @@ class CollectorPolicy:
         self._started = False
         self._last_input = time.monotonic()
         self.full_collections = 0
+        self.young_collections = 0
+        self._young_skipped = 0
         self._holds = 0
+        self._enabled_before = True  # gc.isenabled() as the first holding() block began
         self._lock = threading.Lock()
 
     @property
@@ -114,15 +134,26 @@ class CollectorPolicy:
 
     @contextmanager
     def holding(self) -> Iterator[None]:
-        """No full collection from ``tick()`` inside the block (a background pass making its
-        results; any thread). Nested and concurrent blocks count."""
+        """No collection inside the block (a background pass making its results; any thread):
+        no full one from ``tick()``, and automatic ones off (``gc.disable``) from the first
+        block's start to the last one's end. Then, once the policy has started, what is alive
+        is frozen (``gc.freeze``) before the collector is switched back on, so that no young
+        collection walks the passes' results. Nested and concurrent blocks count."""
         with self._lock:
             self._holds += 1
+            if self._holds == 1:
+                self._enabled_before = gc.isenabled()
+                gc.disable()
         try:
             yield
         finally:
             with self._lock:
                 self._holds -= 1
+                if self._holds == 0:
+                    if self._started:
+                        gc.freeze()
+                    if self._enabled_before:
+                        gc.enable()
 
     def touch(self) -> None:
         """Record user input (a key press): the next idle collection waits for a pause."""
@@ -138,12 +169,22 @@ class CollectorPolicy:
         pending = gc.get_count()[2]  # generation-1 collections since the last full one
         if self._holds:
             return False
+        self._young()
         idle = time.monotonic() - self._last_input >= IDLE_SECONDS
         if not (pending and idle) and pending < FORCE_AFTER:
             return False
         gc.collect()
         self.full_collections += 1
         return True
+
+    def _young(self) -> None:
+        """A young collection from the timer, between keys (see the module docstring)."""
+        if time.monotonic() - self._last_input < KEY_QUIET_SECONDS and self._young_skipped < YOUNG_SKIPS:
+            self._young_skipped += 1  # a key may be on its way to the screen: next tick
+            return
+        self._young_skipped = 0
+        gc.collect(1 if gc.get_count()[1] >= YOUNG_OLDER_EVERY else 0)
+        self.young_collections += 1
 
     def restore(self) -> None:
         """Thresholds back to what they were; frozen objects back into generation 2."""
