@@ -310,6 +310,15 @@ class _Column:
 ARROW_MIN_PAIRS = 4000
 
 
+def prepare(session) -> None:
+    """Import what :func:`warm` needs for this session, on the calling thread: the app's, before
+    its first frame. From ``ARROW_MIN_PAIRS`` pairs that is ``pyarrow.compute``, whose first
+    import (its kernels registered, about 30 ms) would otherwise run in the start-up worker,
+    holding the GIL in C calls that no key can interrupt."""
+    if len(session.pairs) >= ARROW_MIN_PAIRS:
+        import pyarrow.compute  # noqa: F401
+
+
 def warm(session) -> None:
     """Build the caches a text query reads (lower-cased texts; from ``ARROW_MIN_PAIRS`` pairs,
     the Arrow columns), so the first query of a session does not (called by the review screen's
@@ -318,7 +327,7 @@ def warm(session) -> None:
         _lowered(session, name)
     if len(session.pairs) < ARROW_MIN_PAIRS:
         return
-    import pyarrow.compute  # noqa: F401 - its first import registers the kernels (tens of ms)
+    import pyarrow.compute  # noqa: F401 - imported by prepare() before the first frame, else here
 
     re2.category_ranges(r"\d")  # the six categories are made together
     for name in TEXT_FIELDS.values():

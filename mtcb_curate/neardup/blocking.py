@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.random  # noqa: F401 - imported with the app: in a worker, mid-pass, it held the GIL
 from rapidfuzz import fuzz, process
 
 from mtcb_curate.arrays import codes as _codes

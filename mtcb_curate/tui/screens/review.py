@@ -305,6 +305,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
         # Once the first screen is up and has answered its first keys: the scan holds the GIL.
+        app_filters.prepare(self.session)  # its imports here, not in the scan's worker
         self._later(SCAN_DELAY_S, self._scan_passages)
 
     def _refresh_source_bar(self) -> None:
@@ -600,6 +601,7 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
         self._set_results = message.results
         self.queue.refresh()
         self._show_current()
+        self._refreeze()  # what taking them made, out of the young collections
 
     def _row_class(self, pid: int) -> str:
         return self.session.status(pid).value
@@ -920,6 +922,8 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
                 for cluster in found:  # the badge reads its links by member at each key
                     if cluster.link_count >= WARM_LINKS:
                         cluster.member_rows()
+                # in the pass: frozen with its results, no young collection walks them
+                shared_index, found_index = neardup.cluster_index(shared), neardup.cluster_index(found)
             trim_heap()
         except Exception as exc:  # noqa: BLE001 - reported, the review goes on
             if not worker.is_cancelled:
@@ -927,8 +931,8 @@ class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
             return
         if not worker.is_cancelled:
             self._search = search
-            self.post_message(SharedIndexFound(neardup.cluster_index(shared)))
-            self.post_message(ClustersFound(neardup.cluster_index(found)))
+            self.post_message(SharedIndexFound(shared_index))
+            self.post_message(ClustersFound(found_index))
 
     @on(SharedIndexFound)
     def _shared_found(self, message: SharedIndexFound) -> None:
