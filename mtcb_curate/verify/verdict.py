@@ -324,13 +324,15 @@ class VerifyReport:
 def summarize(results: list[PairResult]) -> dict[str, Any]:
     """The summary counts of :class:`VerifyReport` for a list of results."""
     summary: dict[str, Any] = {"pairs": len(results)}
-    counts = Counter(r.verdict for r in paced(results, every=1024))
-    for v in VERDICTS:
-        summary[v] = counts[v]
-    summary["occurring_elsewhere"] = sum(1 for r in paced(results, every=1024) if r.elsewhere)
-    summary["outside_chunk"] = sum(1 for r in paced(results, every=1024) if r.in_chunk is False)
-    summary["edge_whitespace"] = sum(1 for r in paced(results, every=1024) if r.edge_whitespace)
-    summary["no_document"] = sum(1 for r in paced(results, every=1024) if not r.has_document)
+    counts: Counter[str] = Counter()
+    for r in paced(results, every=1024):  # one pass for every count
+        counts[r.verdict] += 1
+        counts["occurring_elsewhere"] += bool(r.elsewhere)
+        counts["outside_chunk"] += r.in_chunk is False
+        counts["edge_whitespace"] += bool(r.edge_whitespace)
+        counts["no_document"] += not r.has_document
+    for key in (*VERDICTS, "occurring_elsewhere", "outside_chunk", "edge_whitespace", "no_document"):
+        summary[key] = counts[key]
     summary["fuzzy_threshold"] = FUZZY_MIN_SCORE
     return summary
 
