@@ -33,6 +33,7 @@ from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
 from mtcb_curate.tui.badges import shared_badge, similar_badge
+from mtcb_curate.tui.frames import PromptFrames
 from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
                                        FindabilityPairScored, FindabilityProgress, PassagesScanned,
@@ -200,7 +201,7 @@ BINDINGS = [
 ]
 
 
-class ReviewScreen(KeepsPaintedLines, CurateAppAccess, Screen[None]):
+class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS

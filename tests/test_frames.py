@@ -1,0 +1,104 @@
+"""The review screen's frame clock: at most one frame per interval counted from the previous
+frame, none held back by a grid of ticks (issue 16: a held key waited for Textual's grid)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual import _time
+from textual import timer as textual_timer
+from textual.timer import Timer
+
+from mtcb_curate.tui.frames import FrameClock
+
+from support import opened, review_app, text_of_head
+
+INTERVAL = 1 / 60
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A fake monotonic clock for Textual's timers: ``sleep`` moves it on at once."""
+    now = [100.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += max(0.0, seconds)
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(_time, "get_time", lambda: now[0])
+    monkeypatch.setattr(_time, "sleep", sleep)
+    monkeypatch.setattr(textual_timer, "sleep", sleep)
+    return now
+
+
+async def _frames(timer_class, clock, resumes: list[float]) -> list[float]:
+    """When a paused ``timer_class`` calls back, resumed at each time of ``resumes`` (seconds on
+    the fake clock, or when the timer's sleep ends, if later); like a screen, the callback pauses
+    the timer again."""
+    ticks: list[float] = []
+
+    class Recording(timer_class):
+        async def _tick(self, *, next_timer: float, count: int) -> None:
+            ticks.append(round(clock[0], 6))
+            self.pause()
+
+    class Target:  # what the timer would post to (a weak reference)
+        pass
+
+    target = Target()
+    timer = Recording(target, INTERVAL, name="screen_update", pause=True)
+    timer._start()
+    try:
+        for at in resumes:
+            for _ in range(50):
+                await asyncio.sleep(0)
+            clock[0] = max(clock[0], at)  # a timer's sleep moved the fake clock on at once
+            timer.resume()
+        for _ in range(50):
+            await asyncio.sleep(0)
+    finally:
+        timer.stop()
+    return ticks
+
+
+async def test_a_refresh_long_after_the_last_frame_is_drawn_at_once_an_early_one_when_the_interval_is_up(clock):
+    start = clock[0]
+    resumes = [start, start + 0.005, start + 0.5, start + 0.5 + INTERVAL + 0.001]
+    ticks = await _frames(FrameClock, clock, resumes)
+    assert ticks == [round(t, 6) for t in (start,                # the first: at once
+                                           start + INTERVAL,     # 5 ms after it: when the interval is up
+                                           start + 0.5,          # long after: at once
+                                           start + 0.5 + INTERVAL + 0.001)]  # just over the interval: at once
+
+
+async def test_textuals_own_timer_holds_such_a_refresh_for_its_grid(clock):
+    """Why the review screen has its own clock: with Textual's timer the same refresh, asked for
+    more than an interval after the previous frame, still waits (up to two intervals) for the
+    grid. Should Textual's timer stop doing so, ``FrameClock`` can go."""
+    start = clock[0]
+    resumes = [start, start + 0.5 + 0.004, start + 0.5 + 0.004 + INTERVAL + 0.002]
+    ticks = await _frames(Timer, clock, resumes)
+    assert ticks[1] == round(resumes[1], 6)  # long after the first frame: at once
+    assert ticks[2] > round(resumes[2], 6) + 0.001  # an interval after that one: held for the grid
+
+
+async def test_the_review_screen_draws_its_frames_from_the_frame_clock(tmp_path, monkeypatch):
+    ticks: list[str] = []
+    original = FrameClock._tick
+
+    async def _tick(self, *, next_timer: float, count: int) -> None:
+        ticks.append(self.name)
+        await original(self, next_timer=next_timer, count=count)
+
+    monkeypatch.setattr(FrameClock, "_tick", _tick)
+    session = opened(None, tmp_path / "ws", sample=True)
+    async with review_app(session) as (app, pilot):
+        screen = app.screen
+        assert isinstance(screen._update_timer, FrameClock)
+        head, drawn = screen.queue.current, len(ticks)
+        await pilot.press("j")
+        await pilot.pause(0.1)
+        assert screen.queue.current != head
+        assert f"#{screen.queue.current} " in text_of_head(app)
+        assert len(ticks) > drawn and set(ticks) == {"screen_update"}
