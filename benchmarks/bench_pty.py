@@ -27,7 +27,10 @@ which the emulated screen is unchanged.
 
 The anchor is a trivial full-screen Textual app (one ``Static`` filling the screen, replaced by
 a new full screen of text with the counter on its first line on every ``a``), measured the same
-way in the same run. Rounds interleave app and anchor, and every ratio is per round.
+way in the same run. Rounds interleave app and anchor, and every ratio is per round. The
+review screen draws its frames from its own clock (``tui/frames.py``: at most one frame per
+1/60 s counted from the previous frame, where Textual's timer keeps a grid of ticks);
+``--anchor-clock frame`` gives the anchor that clock too, to tell the clock's share of a ratio.
 
 Modes: ``paced`` (keys ``--pace-ms`` apart, 150 ms by default) and ``burst`` (keys
 ``--burst-ms`` apart, 20 ms by default: a held key). Keys are sent only once the child has been
@@ -79,6 +82,7 @@ STALL_MS = 50.0
 PAGING_S = 60.0
 
 ANCHOR_SRC = r'''
+import os
 import sys
 from textual.app import App
 from textual.widgets import Static
@@ -101,6 +105,15 @@ class Anchor(App):
         if event.key == "a":
             self.n += 1
             self.query_one("#s", Static).update(self.page())
+
+if os.environ.get("BENCH_ANCHOR_CLOCK") == "frame":  # --anchor-clock frame: the app's frame clock
+    from textual.screen import Screen
+    from mtcb_curate.tui.frames import PromptFrames
+
+    class FrameClockScreen(PromptFrames, Screen):
+        pass
+
+    Anchor.get_default_screen = lambda self: FrameClockScreen(id="_default")
 
 Anchor().run()
 '''
@@ -462,6 +475,8 @@ def bench_latency(args, tmp: str) -> None:
 def _bench_latency(args, tmp: str, new_workspace) -> None:
     config = _config(tmp)
     env = _env(config)
+    if args.anchor_clock == "frame":
+        env["BENCH_ANCHOR_CLOCK"] = "frame"
     scales = [("ficha", _dataset("ficha", 1331), b""), ("20k", _dataset("pairs20k", 20_000), b"")]
     if args.scales:
         scales = [s for s in scales if s[0] in args.scales.split(",")]
@@ -700,6 +715,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--presses", type=int, default=100)
     ap.add_argument("--pace-ms", type=float, default=150)
     ap.add_argument("--burst-ms", type=float, default=20)
+    ap.add_argument("--anchor-clock", choices=("textual", "frame"), default="textual",
+                    help="latency: the anchor draws from Textual's screen timer (default) or from the "
+                    "review screen's FrameClock (mtcb_curate.tui.frames), as the app does")
     ap.add_argument("--pg-delay-ms", type=float, default=0.0,
                     help="--workspace postgres: reach the server through a relay adding this many ms each way")
     ap.add_argument("--sizes", default=",".join(f"{c}x{r}" for c, r in SIZES))

@@ -12,7 +12,7 @@ from textual.timer import Timer
 
 from mtcb_curate.tui.frames import FrameClock
 
-from support import opened, review_app, text_of_head
+from support import opened, review_app, settle, text_of_head
 
 INTERVAL = 1 / 60
 
@@ -72,6 +72,37 @@ async def test_a_refresh_long_after_the_last_frame_is_drawn_at_once_an_early_one
                                            start + 0.5 + INTERVAL + 0.001)]  # just over the interval: at once
 
 
+async def test_a_frame_waits_for_an_update_that_reaches_the_screen_a_turn_after_it_was_asked_for(clock):
+    """A key handler refreshes several widgets; each refresh reaches the screen as a message
+    from the widget's task, and the screen asks for a frame once its queue is empty: a widget
+    whose message comes a turn of the event loop later is drawn in the same frame."""
+    seen: list[list[str]] = []
+    updates: list[str] = []
+
+    class Recording(FrameClock):
+        async def _tick(self, *, next_timer: float, count: int) -> None:
+            seen.append(list(updates))
+            self.pause()
+
+    class Target:
+        pass
+
+    target = Target()
+    timer = Recording(target, INTERVAL, name="screen_update", pause=True)
+    timer._start()
+    try:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        loop = asyncio.get_running_loop()
+        timer.resume()  # the screen asks for a frame ...
+        loop.call_soon(loop.call_soon, updates.append, "progress bar")  # ... a bar's update comes a turn later
+        for _ in range(10):
+            await asyncio.sleep(0)
+    finally:
+        timer.stop()
+    assert seen == [["progress bar"]]
+
+
 async def test_textuals_own_timer_holds_such_a_refresh_for_its_grid(clock):
     """Why the review screen has its own clock: with Textual's timer the same refresh, asked for
     more than an interval after the previous frame, still waits (up to two intervals) for the
@@ -102,3 +133,51 @@ async def test_the_review_screen_draws_its_frames_from_the_frame_clock(tmp_path,
         assert screen.queue.current != head
         assert f"#{screen.queue.current} " in text_of_head(app)
         assert len(ticks) > drawn and set(ticks) == {"screen_update"}
+
+
+@pytest.mark.parametrize("key", ["a", "j"])
+async def test_a_key_draws_one_frame_that_changes_every_widget_it_changed(tmp_path, monkeypatch, key):
+    """By the time the painting ahead starts (after the key's frame), one frame has been drawn
+    and it holds the panel, the source and the progress bar together; the painting ahead asks
+    for no repaint."""
+    config = tmp_path / "c.toml"
+    config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+    session = opened(None, tmp_path / "ws", sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        screen = app.screen
+        frames: list[set[str]] = []
+        update = screen._on_timer_update
+
+        def _on_timer_update() -> None:
+            dirty = {w.id or type(w).__name__ for w in screen._dirty_widgets}
+            if dirty or screen._layout_required or screen._scroll_required or screen._repaint_required:
+                frames.append(dirty)  # a tick with nothing to draw writes no frame
+            update()
+
+        # what each frame repaints: drawn by the frame clock, or by the Pilot's own call
+        screen._update_timer._callback = screen._on_timer_update = _on_timer_update
+        warm = screen._warm_next
+        seen: list[tuple[list[set[str]], list[str]]] = []
+
+        def _warm_next(shown: int) -> None:
+            drawn = list(frames)
+            warm(shown)
+            asked = [w.id or type(w).__name__ for w in screen.walk_children() if w._repaint_required]
+            seen.append((drawn, asked + sorted(w.id for w in screen._dirty_widgets)))
+
+        screen._warm_next = _warm_next
+        for _ in range(3):
+            await pilot.pause(0.7)  # the last pair's full check (after 0.3-0.5 s) ...
+            await settle(app, pilot)  # ... and every worker done: nothing else draws meanwhile
+            frames.clear()
+            seen.clear()
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            assert seen, "no painting ahead after the key's frame"
+            drawn, asked = seen[0]
+            assert len(drawn) == 1, drawn
+            assert {"qa", "source"} <= drawn[0]
+            if key == "a":
+                assert "progress" in drawn[0]
+            assert asked == []

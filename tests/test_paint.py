@@ -586,13 +586,43 @@ async def test_the_warm_up_works_out_the_problems_of_the_queue_rows_a_page_ahead
         ahead = queue.ids[queue.cursor + 1:queue.cursor + 1 + queue.size.height]
         assert len(ahead) > review.WARM_QUEUE_ROWS
         screen._fails.clear()
-        screen._shown_at = 0.0
-        screen._warm_next()
+        screen._warm_next(screen._shown_count)
         cached = [pid for pid in ahead if screen._problems_cached(pid)]
         assert cached == ahead[:review.WARM_QUEUE_ROWS + 1]  # and the next pair's, for its panel
-        screen._shown_at = 0.0
-        screen._warm_next()
+        screen._warm_next(screen._shown_count)
         assert all(screen._problems_cached(pid) for pid in ahead[:2 * review.WARM_QUEUE_ROWS])
+
+
+async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(ws):
+    """A held key's next key comes about 20 ms after the last: the warm-up between them stops
+    at its next step once the input thread has read a key, and keeps what it made."""
+    from support import opened, review_app
+
+    session = opened(None, ws, sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        screen = app.screen
+        queue = screen.queue
+        ahead = queue.ids[queue.cursor + 1:queue.cursor + 1 + queue.size.height]
+        screen._fails.clear()
+        worked: list[int] = []
+        problems = screen.problems
+        keys = [1]
+
+        def a_key_comes(pid):
+            worked.append(pid)
+            if len(worked) == 2 and keys:  # the next pair's panel, then a queue row: a key is read
+                app.key_holds.arrived()
+                keys.pop()
+            return problems(pid)
+
+        screen.problems = a_key_comes
+        screen._warm_next(screen._shown_count)
+        assert worked == ahead[:2]
+        assert [pid for pid in ahead if screen._problems_cached(pid)] == ahead[:2]
+        worked.clear()
+        screen._warm_next(screen._shown_count)  # no key this time: the warm-up goes on from there
+        assert worked[0] == ahead[0] and len(worked) > 2
+        assert all(screen._problems_cached(pid) for pid in worked)
 
 
 @pytest.mark.usefixtures("accept_at_once")

@@ -170,10 +170,10 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
         deciding, wrapped = [], []
         real_decide, real_wrap = s.decide, screen._wrap_row
 
-        def wrap(row, stop=None):
+        def wrap(row, stop=None, index=False):
             if deciding:
                 wrapped.append((screen.queue.ids[row], s.status(screen.queue.current)))
-            return real_wrap(row, stop)
+            return real_wrap(row, stop, index)
 
         s.decide, screen._wrap_row = while_running(real_decide, deciding), wrap
         await pilot.press("a")

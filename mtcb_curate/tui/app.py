@@ -36,9 +36,13 @@ class KeyHolds:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._arrived = 0  # keys held by the input thread, not yet handled
+        #: Keys read from the terminal so far (only the input thread adds): work on the app's
+        #: thread that can wait (painting ahead) stops when this moves on.
+        self.read = 0
 
     def arrived(self) -> None:
-        """A key read from the terminal (the input thread): hold the pacing workers."""
+        """A key read from the terminal (the input thread): count it; hold the pacing workers."""
+        self.read += 1
         if threads.workers_pacing():
             threads.hold()
             with self._lock:

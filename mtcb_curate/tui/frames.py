@@ -13,6 +13,8 @@ more after the previous frame is drawn at once, an earlier one when the interval
 
 from __future__ import annotations
 
+import asyncio
+
 from textual import _time
 from textual.screen import UPDATE_PERIOD
 from textual.timer import EventTargetGone, Timer
@@ -20,10 +22,18 @@ from textual.timer import EventTargetGone, Timer
 __all__ = ["FrameClock", "PromptFrames"]
 
 
+#: Turns of the event loop a frame waits once asked for. A widget's refresh reaches the screen
+#: as a message (``Update``) from the widget's own task, and the screen asks for a frame once
+#: its queue is empty: widgets refreshed by one key handler can reach it a turn apart, and a
+#: frame drawn at once would leave the later ones to a second frame.
+SETTLE_TURNS = 2
+
+
 class FrameClock(Timer):
     """A paused-by-default repeating timer that calls back at most once per ``interval``
     seconds, counted from the previous call's start, whenever it is resumed (Textual's
-    ``Timer``, with no grid of ticks). ``reset()`` forgets the previous call."""
+    ``Timer``, with no grid of ticks), after ``SETTLE_TURNS`` turns of the event loop.
+    ``reset()`` forgets the previous call."""
 
     async def _run(self) -> None:
         interval = self._interval
@@ -31,6 +41,8 @@ class FrameClock(Timer):
         count = 0
         while True:
             await self._active.wait()
+            for _ in range(SETTLE_TURNS):
+                await asyncio.sleep(0)
             if self._reset:
                 self._reset = False
                 last = float("-inf")

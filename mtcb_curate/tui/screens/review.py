@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 
 from rich.text import Text
 from textual import events, on, work
@@ -79,9 +80,10 @@ LOCATE_DELAY_S = 0.3
 #: once the pair has been on screen for ``AHEAD_DELAY_S`` seconds (a key sooner starts none).
 LOCATE_AHEAD = 2
 AHEAD_DELAY_S = 0.5
-#: Seconds after a pair is shown (and no other since) before what the next pair shows is
-#: painted ahead (``ReviewScreen._warm_next``): after that key's frame, before a person's next key.
-WARM_DELAY_S = 0.03
+#: Seconds after a pair's frame is drawn (and no other pair shown since) before what the next
+#: pair shows is painted ahead (``ReviewScreen._warm_next``), leaving the GIL to the thread
+#: that writes the frame; before a person's next key, and between a held key's keys.
+WARM_DELAY_S = 0.003
 #: At most this many queue rows' problems are worked out per warm-up (``_warm_next``).
 WARM_QUEUE_ROWS = 8
 #: Seconds after mounting before every passage is verified for the queue's marks.
@@ -239,7 +241,8 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         #: (``_catch_up`` shows it, posted once: ``_catch_up_posted``).
         self._behind = False
         self._catch_up_posted = False
-        self._shown_at = 0.0
+        #: Pairs shown so far (``_show_current``): painting ahead waits for the latest one's frame.
+        self._shown_count = 0
         #: (pair, passage, chunk_index, pairs ahead) the locate timer or worker was last started for.
         self._locate_for: tuple | None = None
         self._set_checks_timer: Timer | None = None
@@ -681,10 +684,10 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         fields.append(f"{len(doc.text):,} characters")
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), " · ".join(fields)))
         panel.show(**args)
-        self._shown_at = time.monotonic()
+        self._shown_count += 1
         if not self._warming:
             self._warming = True
-            self.set_timer(WARM_DELAY_S, self._warm_next)
+            self.call_after_refresh(self._after_frame, self._shown_count)
         ahead = self._ahead()
         key = (pid, view.passage, self.session.pairs[pid].chunk_index, ahead)
         if key == self._locate_for and (pending or ahead):
@@ -718,32 +721,40 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
                     extra=self._badges(pid), problems=self._problems_text(pid),
                     findability=self._findability_text(pid, rescore=shown), matches=self._text_matches())
 
-    def _warm_next(self) -> None:
-        """Once the frame is out (``WARM_DELAY_S`` after the pair was shown): wrap what the
-        next pair of the queue shows (its QA panel rows and, in the same document, its source
-        rows), so that a decision's frame builds no row. Keys coming faster than that (a held
-        key) put it off until they pause: it would only add to each key's work."""
-        wait = self._shown_at + WARM_DELAY_S - time.monotonic()
-        if wait > 0.002:
-            self.set_timer(wait, self._warm_next)
+    def _after_frame(self, shown: int) -> None:
+        """The frame showing the ``shown``-th pair is drawn: paint ahead ``WARM_DELAY_S`` later,
+        while the writer thread sends it."""
+        self.set_timer(WARM_DELAY_S, partial(self._warm_next, shown))
+
+    def _warm_next(self, shown: int) -> None:
+        """After the frame of the ``shown``-th pair shown (another shown since: after that
+        one's frame): wrap what the next pair of the queue shows (its QA panel rows and, in the
+        same document, its source rows or another document's line index), and work out the
+        problems of the queue rows a page ahead, so that a decision's frame builds no row.
+        A key read from the terminal meanwhile (a held key's next one) stops it between two
+        steps: the key is not kept waiting, and what was made is kept."""
+        if shown != self._shown_count:
+            self.call_after_refresh(self._after_frame, self._shown_count)
             return
         self._warming = False
         queue = self.queue
         if queue.cursor < 0 or not queue.ids:
             return
         row = queue.cursor + 1  # what a decision or j shows next (k goes back to a pair just wrapped)
-        self._wrap_row(row)
+        holds = self.app.key_holds
+        read = holds.read
+        self._wrap_row(row, stop=lambda: holds.read != read, index=True)
         # The queue rows a page ahead: their marks read each pair's problems (about 0.5 ms a
         # pair), which a half-page scroll would otherwise work out for 20 rows in one frame.
         budget = WARM_QUEUE_ROWS
         for pid in queue.ids[row:row + max(1, queue.size.height)]:
-            if budget == 0:
+            if budget == 0 or holds.read != read:
                 break
             if not self._problems_cached(pid):
                 self.problems(pid)
                 budget -= 1
 
-    def _wrap_row(self, row: int, stop: Callable[[], bool] | None = None) -> None:
+    def _wrap_row(self, row: int, stop: Callable[[], bool] | None = None, index: bool = False) -> None:
         """Wrap what the queue's row ``row`` shows (its QA panel rows and, in the same document,
         its source rows; another document's line index), without showing it. ``stop``: checked
         between sections and rows; True ends the wrapping there (what was wrapped is kept; an
@@ -758,7 +769,7 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         viewer = self.query_one(SourceViewer)
         if doc is not None and doc.key == self._shown_doc:
             viewer.warm(self._source_spans(view, doc, args["result"]), stop=stop)
-        elif doc is not None and stop is None:
+        elif doc is not None and (stop is None or (index and not stop())):
             viewer.prepare(doc.text)  # another document: its line index and wrap
 
     def _prepare_next(self, committed: Callable[[], bool]) -> None:
