@@ -7,8 +7,9 @@ keeps a grid: its ticks fall on multiples of the interval counted from when it s
 tick it missed (it was paused) moves the next one a whole interval past the current grid point.
 After a frame, the next one can therefore wait up to two intervals (33 ms at 60 frames a
 second), however long ago the previous frame was drawn: keys 20 ms apart (a held key) then wait
-for a frame that nothing else holds back. ``FrameClock`` keeps Textual's cap and drops the grid: a refresh asked for an interval or
-more after the previous frame is drawn at once, an earlier one when the interval is up.
+for a frame that nothing else holds back. ``FrameClock`` keeps Textual's cap and drops the
+grid: a refresh asked for an interval or more after the previous frame is drawn at once, an
+earlier one when the interval is up.
 """
 
 from __future__ import annotations

@@ -743,12 +743,16 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         row = queue.cursor + 1  # what a decision or j shows next (k goes back to a pair just wrapped)
         holds = self.app.key_holds
         read = holds.read
-        self._wrap_row(row, stop=lambda: holds.read != read, index=True)
+
+        def key_read() -> bool:
+            return holds.read != read
+
+        self._wrap_row(row, stop=key_read, index=True)
         # The queue rows a page ahead: their marks read each pair's problems (about 0.5 ms a
         # pair), which a half-page scroll would otherwise work out for 20 rows in one frame.
         budget = WARM_QUEUE_ROWS
         for pid in queue.ids[row:row + max(1, queue.size.height)]:
-            if budget == 0 or holds.read != read:
+            if budget == 0 or key_read():
                 break
             if not self._problems_cached(pid):
                 self.problems(pid)
