@@ -17,9 +17,9 @@ longer than ``--stretch`` ms between two ``threads.pace`` calls (a key held by t
 for the rest of such a stretch), and the lines where the main thread's samples found the
 worker in them, with the main thread's mean delay there: near 0 where the worker had let go
 of the GIL (most numpy calls), about the switch interval where it ran Python without a pace.
-The interpreter's switch interval is the app's (``tui.app.SWITCH_INTERVAL_S``). No key is held here: a pass's pure-Python steps
-keep the main thread waiting up to a pace or a switch interval, and what stands out above
-that is a step the hold cannot stop. Absolute times depend on the machine; compare the
+The interpreter's switch interval is the app's (``tui.app.SWITCH_INTERVAL_S``). No key is
+held here: a pass's pure-Python steps keep the main thread waiting up to a pace or a switch
+interval, and what stands out above that is a step the hold cannot stop. Absolute times depend on the machine; compare the
 waits to the anchor and to each other, and run it more than once.
 """
 
