@@ -198,6 +198,7 @@ def test_a_streamed_reply_is_assembled_counted_and_cached(fake_llm, tmp_path):
         result = client.complete(req, on_stream=counts.append)
         assert json.loads(result.text) == GOOD and result.finish_reason == "stop" and not result.cached
         assert counts == list(range(1, len(pieces) + 1)) and fake_llm.requests[0]["stream"] is True
+        assert client.keep(result)
         again = client.complete(req)
         assert again.cached and again.text == result.text and len(fake_llm.requests) == 1
 

@@ -317,6 +317,7 @@ def _judge(client: ChatClient, batch: list[DedupItem], stage: str, temperature: 
     except (MalformedJSON, InvalidKeepAnswer) as exc:
         out.reports.append(DedupReport(stage, f"answer not usable ({exc}); kept all {n} questions"))
         return batch
+    client.keep(result)
     if answer.note:
         out.reports.append(DedupReport(stage, answer.note))
     keep = set(answer.keep)

@@ -111,7 +111,10 @@ def judge_pairs(client: ChatClient, items: Sequence[tuple[int, str, str, str]], 
 
     def one(k: int) -> Judgement:
         result = client.complete(requests[k], cancel=cancel, on_retry=on_retry)
-        return _judgement(items[k][0], result.problem, result.text, keep_threshold)
+        judged = _judgement(items[k][0], result.problem, result.text, keep_threshold)
+        if judged.supported is not None:  # a usable verdict: kept for reruns; a bad reply never is
+            client.keep(result)
+        return judged
 
     out = run_ordered(one, list(range(len(items))), concurrency=concurrency, cancel=cancel, on_progress=on_progress)
     if out.error is not None:
