@@ -12,9 +12,12 @@ dialog:
    ("retry 2/5 in 4 s: 429 rate limited"), redrawn every second with the elapsed time and,
    when the client streams, the tokens received so far; ``v`` opens the failed attempts
    viewer (``screens.attempts``: every refused reply, its full reasons and its quote; the
-   keys line counts this run's); ``escape``/``c`` sets the job's
-   ``threading.Event``: the client stops before its next attempt or during a backoff sleep
-   (a request in flight is waited for; a second ``escape`` closes the dialog at once);
+   keys line counts this run's); a second line says what the server is doing
+   (``ChatClient.status_line``: queued behind a one-at-a-time server, reading the prompt with
+   the seconds so far against the estimate from this server's measured speed, or the reply's
+   tokens so far when it streams); ``escape``/``c`` sets the job's ``threading.Event``: the
+   client closes the request in flight at once and stops (a second ``escape`` closes the
+   dialog at once);
 4. dismisses with the job's return value (the domain functions return their partial result,
    marked ``cancelled``, on cancel), or shows an error as ONE plain line (``LLMUnavailable``,
    ``LLMConfigError``, ``LLMError`` ...) and dismisses with None on ``escape``: the rest of the
@@ -124,6 +127,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             yield Static(id="llm-run-estimate")
             yield ProgressBar(total=self.total, show_eta=False, id="llm-run-progress")
             yield LLMStatus(id="llm-run-status")
+            yield Static(id="llm-run-server")
             yield Static(id="llm-run-keys", classes="llm-keys")
 
     def on_mount(self) -> None:
@@ -245,6 +249,9 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         client = self._run_client
         streaming = bool(getattr(getattr(client, "config", None), "stream", False))
         self.status.tick(int(getattr(client, "streamed_chunks", 0)) if streaming else None)
+        line = client.status_line() if hasattr(client, "status_line") else ""
+        self._set("#llm-run-server", Text(printable(f"server: {line}" if line else "", keep_newlines=False),
+                                          style="dim"))
         self._set_keys()
 
     def action_attempts(self) -> None:
@@ -333,16 +340,14 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             self._close(None)
 
     def action_cancel_run(self) -> None:
-        """Stop the run before its next request (a request in flight is waited for)."""
+        """Stop the run: the request in flight is closed at once (the server sees the close)."""
         if self.phase != "running":
             if self.phase in ("confirm", "preparing"):
                 self._close(None)
             return
         self.phase = "cancelling"
         self.cancel_event.set()
-        streaming = bool(getattr(getattr(self._run_client, "config", None), "stream", False))
-        self._status("cancelling: closing the request in flight (esc closes now)" if streaming else
-                     "cancelling: waiting for the request in flight (esc closes now)", "warning")
+        self._status("cancelling: closing the request in flight (esc closes now)", "warning")
         self._set_keys()
 
     def _close(self, result: Any) -> None:
