@@ -183,3 +183,21 @@ def test_a_bad_examples_file_is_refused_naming_the_line(tmp_path, fake_llm, monk
     bad.write_text("ok question?\n" + "x" * 600 + "\n", encoding="utf-8")
     assert run_all(args_for(tmp_path, "--examples", str(bad))) == 2
     assert "line 2" in capsys.readouterr().err and fake_llm.requests == []
+
+
+def test_all_with_json_writes_every_candidate_with_its_provenance(tmp_path, fake_llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    write_source(tmp_path / "d", CORPUS, QUESTIONS)
+    fake_llm.default = reply
+    out_file = tmp_path / "all.json"
+    assert run_all(args_for(tmp_path, "--docs", "GAM,BET", "--json", str(out_file))) == 0
+    out = json.loads(out_file.read_text(encoding="utf-8"))
+    assert out["mode"] == "quote" and out["finished"] and len(out["candidates"]) == 2
+    c = out["candidates"][0]
+    assert {c["mode"], c["verdict"], c["attempts"], c["supported"]} == {"quote", "exact", 1, True}
+    assert c["model_text"] == c["supporting_passage"] and isinstance(c["pair_id"], int)
+    err = capsys.readouterr().err
+    # Every progress line is whole: none glued to the next one.
+    assert all(line.startswith("mtcb-curate: ") for line in err.splitlines() if line)
+    assert f"#{c['pair_id']}: quote, exact" in err

@@ -293,3 +293,19 @@ def test_a_reply_cut_at_the_token_limit_is_never_cached(fake_llm, tmp_path):
         cand, attempts = run(ChatClient(make_config(fake_llm), cache))
         assert cand is not None and len(attempts) == 2 and len(cache) == 1
         assert cache.get(cand.cache_key) is not None  # only the reply used was stored
+
+
+def test_regenerate_never_offers_a_pair_just_generated_back_from_the_cache(fake_llm, tmp_path):
+    from mtcb_curate.dataset.model import Document, QAPair
+
+    q = "What revenue did Alpha Corp report for fiscal 2022?"
+    fake_llm.script = [numbered(q, "$10.5 million", 2, 2), numbered(q + " (again)", "$10.5 million", 11, 11)]
+    doc = Document("ALP", DOC_TEXT, 0)
+    with ResponseCache(tmp_path / "llm.sqlite") as cache:
+        client = ChatClient(make_config(fake_llm), cache)
+        made = gen.generate_more(client, doc, [], 1, mode="numbered", limits=Limits(30, 600))
+        c = made.candidates[0]
+        pair = QAPair(0, c.question, c.answer, c.passage, "ALP", c.chunk_index)
+        again = gen.regenerate(client, pair, doc, mode="numbered", limits=Limits(30, 600))
+    assert len(fake_llm.requests) == 2 and not again.attempts[0].cached
+    assert again.candidates[0].question != c.question
