@@ -160,7 +160,7 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
     found = findable.findable_problem(view.passage, reference_size, placements)
     if found is not None:
         out.append(_problem("findable", *found))
-    why = questions.answerable_problem(view.answer, view.passage)
+    why = questions.answerable_problem(view.answer, view.passage, view.question)
     if why is not None:
         out.append(_problem("answerable", CheckStatus.WARN, why))
     form = questions.question_form_problem(view.question)
