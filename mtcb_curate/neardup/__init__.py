@@ -29,7 +29,11 @@ reason                                      rule
 ==========================================  =================================================
 
 Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
-"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order).
+"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order),
+nor two that ask different things about one subject: another wh- word ("When did Kublai move
+the capital?" / "Where did ..."; "in what year" counts as "when") or opposite words ("before" /
+"after", ``OPPOSITES``), compared by ``asked_key``; such pairs may share evidence (a
+shared-passage group), never a near-duplicate cluster.
 Question similarity is ``question_similarity``: rapidfuzz ``token_sort_ratio`` of the
 normalized questions with their interrogative phrases written as one word (``asked``: "what
 number of" is "how many"). Clusters are stars around a centre (star clustering, every member linked directly
