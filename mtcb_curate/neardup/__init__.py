@@ -75,6 +75,7 @@ from mtcb_curate.neardup.clusters import (
     llm_links,
     not_duplicate_pairs,
     passage_spans,
+    split_pairs,
     unresolved,
 )
 from mtcb_curate.neardup.similarity import (
@@ -106,6 +107,8 @@ from mtcb_curate.neardup.similarity import (
     content_compatible,
     fuzz,
     asked,
+    asked_key,
+    OPPOSITES,
     normalize,
     question_numbers,
     question_similarity,
@@ -121,5 +124,5 @@ __all__ = [
     "asked", "cluster_index", "clusters_json", "content_compatible", "duplicate_reason", "find_clusters", "find_groups",
     "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
     "llm_links", "normalize", "not_duplicate_pairs",
-    "passage_spans", "question_numbers", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
+    "passage_spans", "split_pairs", "asked_key", "OPPOSITES", "question_numbers", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
 ]
