@@ -137,6 +137,16 @@ def move_out(session: ReviewSession, cluster: Cluster, pair_id: int) -> bool:
     return split(session, cluster, [i for i in cluster.ids if i != pair_id])
 
 
+def mark_shared_all(session: ReviewSession, groups: Sequence[Cluster | Sequence[int]]) -> bool:
+    """Mark every one of ``groups`` "distinct questions on shared evidence" in ONE step (one
+    ``session.undo`` takes them all back); False when every pair already was marked.
+
+    Raises:
+        WorkspaceError: the workspace is read-only.
+    """
+    return session.mark_shared_evidence_groups([list(g.ids if isinstance(g, Cluster) else g) for g in groups])
+
+
 def unresolved(session: ReviewSession, clusters: Iterable[Cluster]) -> list[Cluster]:
     """The clusters with more than one member not rejected (largest first)."""
     return neardup.unresolved(clusters, session.status)

@@ -594,6 +594,24 @@ class ReviewSession:
         self._shared_evidence |= pairs
         return True
 
+    def mark_shared_evidence_groups(self, groups: list[list[int]]) -> bool:
+        """Mark, within each group of ids, every pair as distinct questions on shared evidence
+        (a bulk over several shared-passage groups; pairs across groups are not marked), as ONE
+        history entry: one ``undo`` takes them all back. False if all already were.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: read-only or unwritable.
+        """
+        pairs = set()
+        for ids in groups:
+            for pid in ids:
+                self._check(pid)
+            pairs |= {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
+        if not pairs or self.workspace.mark_shared_evidence(pairs) is None:
+            return False
+        self._shared_evidence |= pairs
+        return True
+
     def keep_one(self, keep: int, ids: list[int]) -> list[int]:
         """Settle a near-duplicate cluster: ``keep`` is accepted and every other pair of ``ids``
         is rejected with reason ``duplicate of #KEEP``, in one transaction and ONE undo step
