@@ -52,9 +52,9 @@ def questions() -> list[dict]:
         q("What was Alpha's total revenue in fiscal 2022?", "$10 million",
           "Total revenue was $10 million in fiscal 2022, up from $8 million.", chunk_index=0),
         q("Through which channel does Beta Inc sell its brass bells?", "Retail stores",
-          "Beta Inc sells brass bells through retail stores.", "BBB"),
+          "Beta Inc sells brass bells through retail stores.", "BBB", chunk_index=0),
         q("How much net income did Beta report for 2021?", "$3 million",
-          "Its best year was 2021, when net income reached $3 million.", "BBB"),
+          "Its best year was 2021, when net income reached $3 million.", "BBB", chunk_index=0),
     ]
 
 
