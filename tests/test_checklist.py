@@ -168,12 +168,25 @@ def test_verbatim_passes_after_snap_and_reject(open_ws):
     assert "3 of 3" in c.message
 
 
-def test_verbatim_names_an_unknown_document_key(tmp_path):
+def test_an_unknown_document_key_is_one_links_failure(tmp_path):
     rows = questions()
     rows[0]["ticker"] = "ZZZ"
-    c = no_workspace_report(tmp_path, corpus(), rows).get("verbatim")
+    report = no_workspace_report(tmp_path, corpus(), rows)
+    assert report.get("verbatim").pairs == [] and report.get("unique_passage").pairs == []
+    c = report.get("links")
     assert c.status == "fail" and c.pairs == [0]
-    assert "no document has the key 'ZZZ'" in c.reasons[0]
+    assert "document key 'ZZZ' matches no corpus row" in c.reasons[0]
+
+
+def test_a_passage_verbatim_in_another_document_is_one_links_failure(tmp_path):
+    rows = questions()
+    rows[2]["ticker"], rows[2]["company"] = "AAA", "Alpha"  # Beta's passage linked to Alpha
+    report = no_workspace_report(tmp_path, corpus(), rows)
+    flagged = {c.id for c in report.checks if 2 in c.reasons}
+    assert flagged == {"links"}, flagged
+    why = report.get("links").reasons[2]
+    assert "not in its linked document 'AAA' but verbatim in 'BBB'" in why
+    assert "1 passage(s) in another document than their link" in report.get("verbatim").message
 
 
 def test_verbatim_only_looks_at_accepted_pairs(open_ws):

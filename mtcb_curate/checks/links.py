@@ -29,7 +29,9 @@ def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | Non
     """The ``links`` rule for one pair: ``(CheckStatus.FAIL or WARN, why)`` when its document key
     or chunk_index does not link it to its corpus row and window, or None.
 
-    Fails: the document key matches no corpus row or several; chunk_index out of range; its
+    Fails: the document key matches no corpus row or several; the passage is not in the linked
+    document but verbatim in another (``PairResult.in_other_document``: the link is the one
+    cause, so ``verbatim`` and ``unique_passage`` say nothing); chunk_index out of range; its
     window does not hold the located passage (exact, normalized or fuzzy: the verification's
     ``in_chunk`` for the located span). Warns: no chunk_index (null or empty) in a dataset with
     a chunk_index column, under ``chunk_index_meaning`` ``mtcb``: a repairable gap (``i``,
@@ -53,6 +55,12 @@ def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | Non
         return CheckStatus.FAIL, f"document key '{key_text(key)}' matches no corpus row"
     if key in ds.duplicate_keys:
         return CheckStatus.FAIL, f"document key '{key_text(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
+    if r is not None and r.in_other_document:
+        others = ", ".join(f"'{key_text(k)}'" for k, _ in r.elsewhere[:3])
+        more = f" and {len(r.elsewhere) - 3} more" if len(r.elsewhere) > 3 else ""
+        return CheckStatus.FAIL, (f"the passage is not in its linked document '{key_text(key)}' but verbatim in "
+                                  f"{others}{more}: link the pair to that document, or select the passage in "
+                                  f"'{key_text(key)}'")
     if not checks_chunk_index(meaning):
         return None
     located = r is not None and r.start is not None
