@@ -122,6 +122,9 @@ class StubParaphraser:
     def best(self, words, passage):
         return [Match(w, self.pairs.get(w, ""), 1.0 if w in self.pairs else 0.0, w in self.pairs) for w in words]
 
+    def says(self, text, passage):
+        return None
+
 
 def test_support_finds_figures_as_numbers():
     s = support("$12345.00", "Total revenue was 12,345 in 2022.", "What was total revenue?")
@@ -174,3 +177,20 @@ def test_fuzzy_fallback_is_named():
     assert s.method == "stems+fuzzy" and s.supported and s.words[0].how == "paraphrase"
     s = support("its colour", "The weight of the stone", None, paraphraser=FuzzyParaphraser())
     assert not s.supported
+
+
+class SaysParaphraser(StubParaphraser):
+    """Knows no word, but says the whole answer is in the passage's sentence."""
+
+    def says(self, text, passage):
+        return Match(text, passage, 0.9, True)
+
+
+def test_a_whole_answer_said_in_other_words_clears_the_word_rule():
+    passage = "Captain Ahab flew into a terrible rage when the mate refused."
+    q = "How did Ahab react to the refusal?"
+    assert not support("He became furious.", passage, q, paraphraser=StubParaphraser({})).supported
+    s = support("He became furious.", passage, q, paraphraser=SaysParaphraser({}))
+    assert s.supported and s.said.phrase == passage
+    # never a missing figure
+    assert not support("He paid $40.", passage, q, paraphraser=SaysParaphraser({})).supported

@@ -6,11 +6,15 @@
    passage within rounding to the answer's precision (``same_figure``; scale from a scale word,
    else the question's "in USD millions", else unknown), or derivable from the passage's
    figures (:func:`~mtcb_curate.evidence.compute.derive`, ranked against the question);
-2. **years** the answer names (2022, FY22): in the passage, or already in the question;
+2. **years** the answer names (2022, FY22): in the passage, or already in the question when the
+   answer holds no figure (a figure "in 2019" needs 2019's column in the passage);
 3. **content words** (:mod:`~mtcb_curate.evidence.words`, stemmed) that the question does not
    already hold (an answer restating "the effective tax rate of Corning" needs no passage
    for those words): each is held when its stem is in the passage, else when the paraphrase
-   measure finds a passage phrase for it (:mod:`~mtcb_curate.evidence.paraphrase`).
+   measure finds a passage phrase for it (:mod:`~mtcb_curate.evidence.paraphrase`; a name,
+   a capitalized word, only by its spelling: the fuzzy measure); when too
+   few are held, the question and answer together may still be said by one sentence of the
+   passage (``Paraphraser.says``, wordllama only), which clears the word rule.
 
 Verdict (our rule; precision measured in ``benchmarks/bench_checks.py``, rules in
 ``docs/checks.md``):
@@ -37,7 +41,7 @@ from enum import StrEnum
 
 from mtcb_curate.evidence.compute import Derivation, derive
 from mtcb_curate.evidence.figures import Figure, find_figure, parse_figures, stated_scale
-from mtcb_curate.evidence.paraphrase import Match, Paraphraser, default_paraphraser
+from mtcb_curate.evidence.paraphrase import FuzzyParaphraser, Match, Paraphraser, default_paraphraser
 from mtcb_curate.evidence.words import Word, content_stems, content_words
 
 #: An answer is unsupported when fewer than this share of its content words (those the question
@@ -126,6 +130,9 @@ class Support:
             computable from its figures").
         notes: hints that do not make the verdict (the question's years the passage lacks).
         method: the measures used: ``"stems"``, ``"stems+wordllama"`` or ``"stems+fuzzy"``.
+        derivations: the derivations of the computed figures.
+        said: the whole-answer comparison (``Paraphraser.says``) when the word rule asked for
+            it, else None.
     """
 
     verdict: SupportVerdict
@@ -137,6 +144,7 @@ class Support:
     notes: tuple[str, ...] = ()
     method: str = "stems"
     derivations: tuple[Derivation, ...] = field(default=())
+    said: Match | None = None
 
     @property
     def supported(self) -> bool:
@@ -172,9 +180,12 @@ def support(answer: str, passage: str, question: str | None = None, *,
     fsup: list[FigureSupport] = []
     years: list[str] = []
     seen_years = set()
+    has_figures = any(not f.is_year for f in answer_figs)
     for f in answer_figs:
         if f.is_year:
-            if f.value not in p_years and f.value not in q_years and f.value not in seen_years:
+            # a year the question names is given, unless the answer ties a figure to it
+            given_year = f.value in q_years and not has_figures
+            if f.value not in p_years and not given_year and f.value not in seen_years:
                 years.append(f.describe())
                 missing.append(f"year {f.describe()} not in the passage")
             seen_years.add(f.value)
@@ -202,12 +213,24 @@ def support(answer: str, passage: str, question: str | None = None, *,
         method = f"stems+{model.name}"
         matches = model.best([wsup[k].word.text for k in unheld], passage)
         for k, m in zip(unheld, matches):
+            name = _is_name(wsup[k].word)
+            # a name is not paraphrased: embeddings put "Israel" near "Egypt"; only spelling
+            # variants count for it (the fuzzy measure)
+            if name and model.name != "fuzzy":
+                m = FuzzyParaphraser().best([wsup[k].word.text], passage)[0]
             wsup[k] = WordSupport(wsup[k].word, "paraphrase" if m.supported else "", m)
     share = None if not wsup else sum(ws.held for ws in wsup) / len(wsup)
     n_lost = sum(1 for ws in wsup if not ws.held)
     judgment = answer.lstrip().lower().split(maxsplit=1)[:1] in (["yes"], ["yes,"], ["yes."], ["no"], ["no,"], ["no."])
     figures_held = bool(fsup) and all(fs.held for fs in fsup)
     word_rule = not judgment and (n_lost >= MIN_LOST_WITH_FIGURES if figures_held else n_lost >= 1)
+    said = None
+    if share is not None and share < MIN_WORD_SHARE and word_rule and paraphrase:
+        model = paraphraser or default_paraphraser()
+        method = f"stems+{model.name}"
+        said = model.says(f"{q} {answer}".strip(), passage)
+        if said is not None and said.supported:
+            word_rule = False  # the answer as a whole is said in other words
     if share is not None and share < MIN_WORD_SHARE and word_rule:
         lost = [ws.word.text for ws in wsup if not ws.held]
         shown = ", ".join(lost[:6]) + (f" and {len(lost) - 6} more" if len(lost) > 6 else "")
@@ -225,7 +248,12 @@ def support(answer: str, passage: str, question: str | None = None, *,
     else:
         verdict = SupportVerdict.SUPPORTED
     return Support(verdict, tuple(fsup), tuple(years), tuple(wsup), share, tuple(missing), tuple(notes), method,
-                   tuple(fs.derivation for fs in fsup if fs.derivation is not None))
+                   tuple(fs.derivation for fs in fsup if fs.derivation is not None), said)
+
+
+def _is_name(w: Word) -> bool:
+    """A word written as a name: capitalized or all capitals ("Augsburg", "Ilkhanate", "XIII")."""
+    return w.text[:1].isupper()
 
 
 def _parts_in(w: Word, have: frozenset[str]) -> bool:
