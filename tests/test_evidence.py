@@ -153,7 +153,7 @@ def test_support_paraphrase_clears_only_through_the_measure():
 
 def test_support_words_the_question_holds_are_given():
     s = support("The effective tax rate of Corning changed from 20% in FY2021 to 23% in FY 2022.",
-                "Effective tax rate 23% 20%", "How much has the effective tax rate of Corning changed between "
+                "2022 2021\nEffective tax rate 23% 20%", "How much has the effective tax rate of Corning changed between "
                 "FY2021 and FY2022?", paraphrase=False)
     assert s.verdict == SupportVerdict.SUPPORTED
 
@@ -194,3 +194,21 @@ def test_a_whole_answer_said_in_other_words_clears_the_word_rule():
     assert s.supported and s.said.phrase == passage
     # never a missing figure
     assert not support("He paid $40.", passage, q, paraphraser=SaysParaphraser({})).supported
+
+
+def test_a_figure_tied_to_a_year_needs_that_year_in_the_passage():
+    table = "(in millions)\n2022\n2021\nNet sales\n14,189\n14,082"
+    q = "What were net sales in FY2019?"
+    s = support("$14,189 million in 2019", table, q, paraphrase=False)
+    assert not s.supported and "year 2019 not in the passage" in s.missing
+    assert support("$14,189 million in 2022", table, "What were net sales in FY2022?", paraphrase=False).supported
+
+
+def test_names_are_matched_by_spelling_not_by_embedding():
+    class Everything(StubParaphraser):
+        def best(self, words, passage):  # an embedding that finds every word
+            return [Match(w, "Egypt", 0.9, True) for w in words]
+
+    s = support("Israel", "Egypt and Syria attacked on Yom Kippur.", "Who received American aid?",
+                paraphraser=Everything({}))
+    assert not s.supported
