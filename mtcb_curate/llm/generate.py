@@ -701,18 +701,18 @@ def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None,
     verdict = answer_support(question, answer, passage)
     if verdict.supported:
         return verdict, None
-    lacks = (", ".join(f'"{m}"' for m in verdict.missing[:5]) if verdict.missing else "what it states")
+    lacks = "; ".join(verdict.missing[:4]) if verdict.missing else verdict.reason
     if mode == "numbered" and smap is not None and fields.get("sentences"):
         a, b = fields["sentences"]
-        msg = f"The answer states {lacks}, which sentences {a} to {b} do not contain ({verdict.reason})."
+        msg = f"The answer states what sentences {a} to {b} do not: {lacks}."
         proposal = propose_range(smap, question, answer, limits, min_units, near=(a, b))
         if proposal is not None and proposal != (a, b):
             msg += f" Sentences {proposal[0]} to {proposal[1]} state it: name them, or answer from sentences {a} to {b}."
         else:
             msg += f" Write an answer that sentences {a} to {b} state (every figure as they write it)."
     else:
-        msg = (f"The answer states {lacks}, which supporting_passage does not contain ({verdict.reason}). Quote "
-               "the sentence that states the answer, or answer only what the passage states.")
+        msg = (f"The answer states what supporting_passage does not: {lacks}. Quote the sentence that states the "
+               "answer, or answer only what the passage states.")
     return verdict, msg
 
 

@@ -19,9 +19,9 @@ class Support:
 
     Attributes:
         supported: True when the passage holds what the answer states.
-        missing: what the passage lacks, each as the answer writes it (a figure, a word), for
-            the feedback ("the answer states 12.5 million, which ... do not contain"); may be
-            empty when the rule gives only a reason.
+        missing: what the passage lacks, one line each ("figure $77.7 billion not in the
+            passage and not computable from its figures"), for the feedback; may be empty when
+            the rule gives only a reason.
         reason: one line for the curator ('' when supported).
     """
 
@@ -47,18 +47,19 @@ def answer_support(question: str, answer: str, passage: str) -> Support:
     if why is None:
         return Support(True)
     have = content_words(passage)
-    missing = tuple(w for w in sorted(content_words(answer)) if w not in have)
-    return Support(False, missing[:8], why)
+    absent = [w for w in sorted(content_words(answer)) if w not in have]
+    return Support(False, (f"not in the passage: {', '.join(absent[:8])}",) if absent else (), why)
 
 
 def _evidence_support(question: str, answer: str, passage: str) -> Support | None:
-    """The shared evidence package's verdict, or None when it is not there."""
+    """The shared evidence package's verdict (``evidence.support``: ``supported`` is False only
+    for an UNSUPPORTED verdict), or None when the package is not there."""
     try:
-        from mtcb_curate.evidence import support as evidence_support  # type: ignore[attr-defined]
+        from mtcb_curate.evidence import support as evidence_support
     except ImportError:
         return None
-    verdict = evidence_support(question=question, answer=answer, passage=passage)
-    ok = bool(getattr(verdict, "supported", False))
-    missing = tuple(str(m) for m in getattr(verdict, "missing", ()) or ())
-    reason = "" if ok else str(getattr(verdict, "reason", "") or "the passage does not hold what the answer states")
+    verdict = evidence_support(answer, passage, question=question or None)
+    ok = bool(verdict.supported)
+    missing = tuple(str(m) for m in verdict.missing or ())
+    reason = "" if ok else (verdict.reason() or "the passage does not hold what the answer states")
     return Support(ok, missing, reason)
