@@ -136,7 +136,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         self._prepare()
 
     def on_unmount(self) -> None:
-        # The app may exit with the dialog open: no further request (one in flight is waited for).
+        # The app may exit with the dialog open: no further request (one in flight is closed).
         self._gone = True
         self.cancel_event.set()
         self._release_client()
