@@ -169,11 +169,16 @@ def main() -> None:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     proc = None
     if args.base_url:
-        try:
-            with urllib.request.urlopen(args.base_url.rstrip("/") + "/models", timeout=5):
-                pass
-        except OSError as exc:
-            skip(f"no LLM server answers at {args.base_url} ({exc})")
+        last = None
+        for _ in range(3):  # a busy single-slot server may take a while to answer even this
+            try:
+                with urllib.request.urlopen(args.base_url.rstrip("/") + "/models", timeout=60):
+                    last = None
+                    break
+            except OSError as exc:
+                last = exc
+        if last is not None:
+            skip(f"no LLM server answers at {args.base_url} ({last})")
         base_url = args.base_url
     else:
         if args.model is None or not Path(args.model).is_file():
