@@ -66,7 +66,7 @@ def tag_questions(client: ChatClient, items: Sequence[tuple[int, str, str]], *,
     def one(k: int) -> Tag:
         result = client.complete(requests[k], cancel=cancel, on_retry=on_retry)
         tag = _tag(items[k][0], result.problem, result.text)
-        if tag.form is not None or tag.kind is not None:  # a usable tag: kept for reruns
+        if tag.form is not None or tag.type is not None:  # a usable tag: kept for reruns
             client.keep(result)
         return tag
 
