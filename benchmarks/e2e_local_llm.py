@@ -161,6 +161,11 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=400, help="reply cap per call")
     ap.add_argument("--retries", type=int, default=3, help="content retries after the first attempt (the app's)")
     ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--stream", action="store_true",
+                    help="stream replies (a stopped run then frees llama-cpp-python's server at once)")
+    ap.add_argument("--reserve-tokens", type=int, nargs=2, metavar=("QUESTIONS", "REPLY"),
+                    help="tokens kept free for the listed questions and the reply when a window is cut to "
+                         "--context-tokens (default: generate.QUESTION_TOKENS and REPLY_TOKENS)")
     ap.add_argument("--json", type=Path, help="write the figures and every attempt as JSON")
     args = ap.parse_args()
 
@@ -195,10 +200,14 @@ def main() -> None:
     signal.signal(signal.SIGTERM, stop)
 
     from mtcb_curate.checks import Limits
+    from mtcb_curate.llm import generate as gen
     from mtcb_curate.llm.client import ChatClient
     from mtcb_curate.llm.config import resolve_config
     from mtcb_curate.llm.generate import generate_for_window
     from mtcb_curate.llm.prompts import domain_hint
+
+    if args.reserve_tokens:
+        gen.QUESTION_TOKENS, gen.REPLY_TOKENS = args.reserve_tokens
 
     if not args.base_url:
         print(f"model: {args.model} ({Path(args.model).stat().st_size / 1e6:.0f} MB)", flush=True)
@@ -215,7 +224,7 @@ def main() -> None:
             return {**super().params_for(request), "max_tokens": args.max_tokens}
 
     cfg = resolve_config(base_url=base_url, api_key="none", model=args.model_name, env={}, timeout_s=args.timeout,
-                         max_retries=1, context_tokens=args.context_tokens)
+                         max_retries=1, context_tokens=args.context_tokens, stream=args.stream)
     client = CappedClient(cfg)
     docs, questions = load_corpus(args.data)
     chosen = pick_windows(docs, args.windows)
@@ -224,6 +233,46 @@ def main() -> None:
     rows = []
     load = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M")
+
+    def report(final: bool) -> dict:
+        """The per-mode summary of the rows so far (written to --json after every window)."""
+        summary = {"date": started, "load_average_at_start": [round(x, 2) for x in load],
+                   "load_average_now": [round(x, 2) for x in os.getloadavg()], "finished": final,
+                   "context_tokens": args.context_tokens, "reserve_tokens": [gen.QUESTION_TOKENS, gen.REPLY_TOKENS],
+                   "max_tokens": args.max_tokens, "retries": args.retries, "dense": args.dense,
+                   "stream": args.stream, "model": args.model_name, "structured_output": client.known_format(),
+                   "server_speed": client.speed().describe(), "modes": {}}
+        for mode in modes:
+            mine = [r for r in rows if r["mode"] == mode]
+            kept = [r for r in mine if r["kept"]]
+            reasons: dict[str, int] = {}
+            for r in mine:
+                for attempt in r["refusals"]:
+                    for reason in dict.fromkeys(attempt):
+                        reasons[reason] = reasons.get(reason, 0) + 1
+            wall = sum(r["seconds"] for r in mine)
+            calls = sum(r["calls"] for r in mine)
+            summary["modes"][mode] = {
+                "windows": len(mine), "windows_with_a_kept_pair": len(kept), "calls": calls,
+                "exact": sum(1 for r in kept if r["provenance"]["mode"] == "quote"
+                             and r["provenance"]["verdict"] == "exact"),
+                "snapped": sum(1 for r in kept if r["provenance"]["verdict"] != "exact"),
+                "cut_from_the_window": sum(1 for r in kept if r["provenance"]["mode"] == "numbered"),
+                "verbatim_in_document": sum(1 for r in kept if r["verbatim"]),
+                "refused_replies_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+                "answers_supported": sum(1 for r in kept if r["provenance"]["supported"]),
+                "shown_with_the_not_supported_warning": sum(1 for r in kept if not r["provenance"]["supported"]),
+                "digits_absent_from_passage": sum(1 for r in kept if r["digits_absent"]),
+                "digits_absent_without_warning": sum(1 for r in kept if r["digits_absent"]
+                                                     and r["provenance"]["supported"]),
+                "seconds": round(wall, 1), "seconds_per_call": round(wall / calls, 1) if calls else None,
+                "seconds_per_kept_pair": round(wall / len(kept), 1) if kept else None,
+            }
+        if args.json:
+            args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2, ensure_ascii=False),
+                                 encoding="utf-8")
+        return summary
+
     try:
         for doc, window in chosen:
             for mode in modes:
@@ -245,6 +294,7 @@ def main() -> None:
                                 "verbatim": doc.text[cand.start:cand.end] == cand.passage,
                                 "provenance": cand.provenance(), "digits_absent": absent})
                 rows.append(row)
+                report(False)
                 what = (f"pair ({cand.provenance_line()})" if cand else "no pair: " + "; ".join(
                     sorted({r for rs in row["refusals"] for r in rs})))
                 print(f"{mode:8s} {doc.key} window {window.index}: {secs:6.1f} s, {len(attempts)} call(s), {what}",
@@ -259,38 +309,7 @@ def main() -> None:
                 proc.wait(10)
     if not rows:
         raise SystemExit("no call was made")
-    summary = {"date": started, "load_average_at_start": [round(x, 2) for x in load],
-               "context_tokens": args.context_tokens, "max_tokens": args.max_tokens, "retries": args.retries,
-               "dense": args.dense, "model": args.model_name, "structured_output": client.known_format(),
-               "server_speed": client.speed().describe(), "modes": {}}
-    for mode in modes:
-        mine = [r for r in rows if r["mode"] == mode]
-        kept = [r for r in mine if r["kept"]]
-        reasons: dict[str, int] = {}
-        for r in mine:
-            for attempt in r["refusals"]:
-                for reason in dict.fromkeys(attempt):
-                    reasons[reason] = reasons.get(reason, 0) + 1
-        wall = sum(r["seconds"] for r in mine)
-        calls = sum(r["calls"] for r in mine)
-        summary["modes"][mode] = {
-            "windows": len(mine), "windows_with_a_kept_pair": len(kept), "calls": calls,
-            "exact": sum(1 for r in kept if r["provenance"]["mode"] == "quote" and r["provenance"]["verdict"] == "exact"),
-            "snapped": sum(1 for r in kept if r["provenance"]["verdict"] != "exact"),
-            "cut_from_the_window": sum(1 for r in kept if r["provenance"]["mode"] == "numbered"),
-            "verbatim_in_document": sum(1 for r in kept if r["verbatim"]),
-            "refused_replies_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
-            "answers_supported": sum(1 for r in kept if r["provenance"]["supported"]),
-            "shown_with_the_not_supported_warning": sum(1 for r in kept if not r["provenance"]["supported"]),
-            "digits_absent_from_passage": sum(1 for r in kept if r["digits_absent"]),
-            "digits_absent_without_warning": sum(1 for r in kept if r["digits_absent"] and r["provenance"]["supported"]),
-            "seconds": round(wall, 1), "seconds_per_call": round(wall / calls, 1) if calls else None,
-            "seconds_per_kept_pair": round(wall / len(kept), 1) if kept else None,
-        }
-    print(json.dumps(summary, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2, ensure_ascii=False),
-                             encoding="utf-8")
+    print(json.dumps(report(True), indent=2))
 
 
 if __name__ == "__main__":
