@@ -427,13 +427,12 @@ def test_cancel_mid_run_keeps_what_was_generated(fake_llm):
     doc = long_document()
     cancel = threading.Event()
 
-    def cancel_on_second(body):
-        if len(fake_llm.requests) == 2:
+    def cancel_on_second(done, total):
+        if done == 2:
             cancel.set()
-        return quoting_model(body)
 
-    fake_llm.default = cancel_on_second
-    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel)
+    fake_llm.default = quoting_model
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel, on_progress=cancel_on_second)
     assert res.cancelled and len(res.candidates) == 2 and len(fake_llm.requests) == 2
 
 

@@ -384,18 +384,7 @@ def check_candidate(
     if passage and passage_length_problem(len(passage), limits) is not None:
         problems.append(f"supporting_passage has {len(passage):,} characters; quote between {limits.min_chars} "
                         f"and {limits.max_chars} characters: the shortest block that fully supports the answer.")
-    form = form_problem(question) if question else None
-    if form is not None and is_yes_no_question(question):
-        problems.append(f'"{_short(question)}" is a yes/no question; ask What, When, Where, Which or How.')
-    elif form is not None:
-        problems.append(f'The question "{_short(question)}" is refused: {form[1]}. Ask one specific question '
-                        "about a fact in the window.")
-    long_answer = answer_length_problem(answer)
-    if long_answer is not None:
-        problems.append(f"The answer is refused: {long_answer}. Answer in one or two sentences.")
-    repeat = find_repeat(question, existing_questions) if question else None
-    if repeat is not None:
-        problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
+    _question_rules(question, answer, existing_questions, problems, check_empty=False)
     if passage and hint is not None:
         lo, hi = hint.min_passage_chars, hint.max_passage_chars
         if (lo is not None and len(passage) < lo) or (hi is not None and len(passage) > hi):
@@ -672,12 +661,13 @@ def propose_range(smap: SentenceMap, question: str, answer: str, limits: Limits,
     return i, j
 
 
-def _question_rules(question: str, answer: str, existing_questions: Sequence[str], problems: list[str]) -> None:
-    """The question and answer rules both modes share (form, answer length, repeats)."""
+def _question_rules(question: str, answer: str, existing_questions: Sequence[str], problems: list[str], *,
+                    check_empty: bool = True) -> None:
+    """The question and answer rules both modes share (empty, form, answer length, repeats)."""
     form = form_problem(question) if question else None
-    if not question:
+    if check_empty and not question:
         problems.append("The question is empty.")
-    if not answer:
+    if check_empty and not answer:
         problems.append("The answer is empty.")
     if form is not None and is_yes_no_question(question):
         problems.append(f'"{_short(question)}" is a yes/no question; ask What, When, Where, Which or How.')
