@@ -162,7 +162,7 @@ def test_the_status_line_says_what_the_server_is_doing(raw):
     threading.Thread(target=look).start()
     with pytest.raises(LLMCancelled):
         client.complete(user("hi"), cancel=cancel)
-    assert seen and seen[0].startswith("reading the prompt and writing the reply: ")
+    assert seen and seen[0].startswith("sent, no reply yet (the server queues it, reads the prompt or writes")
     assert client.status_line() == ""
 
 

@@ -482,9 +482,11 @@ class ChatClient:
 
     def status_line(self) -> str:
         """What the server is doing for this client's requests, one line for the screens:
-        ``queued: 1 waiting for the server (one request at a time)``, ``reading the prompt:
-        40 s of about 160 s at this server's speed``, ``writing the reply: 85 tokens so far``;
-        '' when nothing is in flight."""
+        ``queued: 1 waiting for the server (it serves one request at a time)`` (held back by this
+        client), ``sent, no token yet (the server queues it or reads the prompt): 40 s of about
+        160 s at this server's measured speed`` (a server's own queue cannot be seen from the
+        client), ``writing the reply: 85 tokens so far`` (streaming); '' when nothing is in
+        flight."""
         now = self.clock()
         with self._count_lock:
             states = list(self._states.values())
@@ -499,11 +501,11 @@ class ChatClient:
         for st in states:
             if st.phase == "sent" and st.sent_at is not None:
                 elapsed = now - st.sent_at
-                est = speed.seconds(st.prompt_tokens, 0)
                 if self.config.stream:
-                    what = "reading the prompt"
+                    what = "sent, no token yet (the server queues it or reads the prompt)"
+                    est = speed.seconds(st.prompt_tokens, 0)
                 else:
-                    what = "reading the prompt and writing the reply"
+                    what = "sent, no reply yet (the server queues it, reads the prompt or writes the reply)"
                     est = speed.seconds(st.prompt_tokens, 250)
                 parts.append(f"{what}: {_dur(elapsed)}" + (f" of about {_dur(est)} at this server's measured speed"
                                                           if est else ""))
