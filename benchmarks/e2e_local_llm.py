@@ -89,7 +89,8 @@ def start_server(python: str, model: Path, port: int, n_ctx: int, log: Path, ali
     """``nice -n 10 python -m llama_cpp.server`` on 127.0.0.1:port, its output in ``log``;
     waits until it answers (up to 10 minutes: loading a 1 GB model under load)."""
     cmd = ["nice", "-n", "10", python, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2", "--model_alias", alias]
+           "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2", "--model_alias", alias,
+           "--interrupt_requests", "False"]
     proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
     for _ in range(1200):
         if proc.poll() is not None:
@@ -203,6 +204,7 @@ def main() -> None:
     from mtcb_curate.llm import generate as gen
     from mtcb_curate.llm.client import ChatClient
     from mtcb_curate.llm.config import resolve_config
+    from mtcb_curate.llm.errors import LLMError
     from mtcb_curate.llm.generate import generate_for_window
     from mtcb_curate.llm.prompts import domain_hint
 
@@ -224,7 +226,7 @@ def main() -> None:
             return {**super().params_for(request), "max_tokens": args.max_tokens}
 
     cfg = resolve_config(base_url=base_url, api_key="none", model=args.model_name, env={}, timeout_s=args.timeout,
-                         max_retries=1, context_tokens=args.context_tokens, stream=args.stream)
+                         max_retries=3, context_tokens=args.context_tokens, stream=args.stream)
     client = CappedClient(cfg)
     docs, questions = load_corpus(args.data)
     chosen = pick_windows(docs, args.windows)
@@ -253,7 +255,7 @@ def main() -> None:
             wall = sum(r["seconds"] for r in mine)
             calls = sum(r["calls"] for r in mine)
             summary["modes"][mode] = {
-                "windows": len(mine), "windows_with_a_kept_pair": len(kept), "calls": calls,
+                "windows": len(mine), "server_errors": sum(1 for r in mine if r.get("error")), "windows_with_a_kept_pair": len(kept), "calls": calls,
                 "exact": sum(1 for r in kept if r["provenance"]["mode"] == "quote"
                              and r["provenance"]["verdict"] == "exact"),
                 "snapped": sum(1 for r in kept if r["provenance"]["verdict"] != "exact"),
@@ -277,14 +279,19 @@ def main() -> None:
         for doc, window in chosen:
             for mode in modes:
                 t = time.perf_counter()
-                cand, attempts = generate_for_window(
-                    client, doc_key=doc.key, doc_text=doc.text, window=window,
-                    existing_questions=questions.get(doc.key, []), hint=hint, limits=limits, retries=args.retries,
-                    mode=mode, dense=args.dense)
+                log: list = []
+                error = None
+                try:
+                    cand, attempts = generate_for_window(
+                        client, doc_key=doc.key, doc_text=doc.text, window=window,
+                        existing_questions=questions.get(doc.key, []), hint=hint, limits=limits,
+                        retries=args.retries, mode=mode, dense=args.dense, on_attempt=log.append)
+                except LLMError as exc:  # the server failed this window: said, and the run goes on
+                    cand, attempts, error = None, log, str(exc)
                 secs = time.perf_counter() - t
                 row = {"mode": mode, "doc": doc.key, "window": window.index, "seconds": round(secs, 1),
                        "calls": len(attempts), "cached_calls": sum(a.cached for a in attempts),
-                       "kept": cand is not None,
+                       "kept": cand is not None, "error": error,
                        "refusals": [[reason_of(p) for p in a.problems] for a in attempts if not a.accepted],
                        "problems": [list(a.problems) for a in attempts if not a.accepted],
                        "prompt_tokens": [a.prompt_tokens for a in attempts]}
@@ -295,8 +302,8 @@ def main() -> None:
                                 "provenance": cand.provenance(), "digits_absent": absent})
                 rows.append(row)
                 report(False)
-                what = (f"pair ({cand.provenance_line()})" if cand else "no pair: " + "; ".join(
-                    sorted({r for rs in row["refusals"] for r in rs})))
+                what = (f"pair ({cand.provenance_line()})" if cand else f"server error: {error}" if error
+                        else "no pair: " + "; ".join(sorted({r for rs in row["refusals"] for r in rs})))
                 print(f"{mode:8s} {doc.key} window {window.index}: {secs:6.1f} s, {len(attempts)} call(s), {what}",
                       flush=True)
     finally:
