@@ -129,7 +129,7 @@ def add_pair(session: ReviewSession, doc_key: str, question: str, answer: str, p
     Raises:
         WorkspaceError: read-only or unwritable.
     """
-    return session.add_pair(doc_key, question, answer, passage, chunk_index, origin=origin,
+    return session.add_pair(doc_key, question, answer, passage, chunk_index, origin=str(origin),
                             details=None if details is None else dict(details))
 
 

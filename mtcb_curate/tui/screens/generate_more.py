@@ -19,6 +19,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from mtcb_curate.app import review as app_review
+from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
@@ -236,9 +238,9 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         try:
             for i in indices:
                 c = self.candidates[i]
-                added.append(self.session.add_pair(c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
-                                                   origin="generate",
-                                                   details={"model": c.model, "request": c.cache_key}))
+                added.append(app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage,
+                                                 c.chunk_index, origin=Via.GENERATE,
+                                                 details={"model": c.model, "request": c.cache_key}))
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
         if added:

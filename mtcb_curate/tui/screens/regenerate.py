@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from mtcb_curate.app import review as app_review
+from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
@@ -250,8 +252,9 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         if c is None:
             return
         try:
-            changed = self.session.edit(self.pid, {"question": c.question, "answer": c.answer,
-                                                   "supporting_passage": c.passage}, via="regenerate")
+            changed = app_review.edit(self.session, self.pid, {"question": c.question, "answer": c.answer,
+                                                               "supporting_passage": c.passage},
+                                      via=Via.REGENERATE).changed
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -267,10 +270,10 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         if c is None:
             return
         try:
-            new = self.session.add_pair(c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
-                                        origin="generate",
-                                        details={"model": c.model, "request": c.cache_key,
-                                                 "regenerated_from": self.pid})
+            new = app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
+                                      origin=Via.GENERATE,
+                                      details={"model": c.model, "request": c.cache_key,
+                                               "regenerated_from": self.pid})
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
