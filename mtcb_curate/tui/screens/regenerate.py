@@ -27,6 +27,7 @@ from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
+from mtcb_curate.verify.verdict import Verdict
 
 #: Candidates asked for per run (``g`` asks for as many fresh ones).
 N_CANDIDATES = 2
@@ -56,10 +57,10 @@ def candidate_text(c: Any) -> Text:
     t += field_text("Answer", c.answer)
     t += field_text("Supporting passage", c.passage)
     verdict = getattr(c, "verdict", "exact")
-    if verdict == "exact":
+    if verdict == Verdict.EXACT:
         t.append(f"verbatim in chunk {c.chunk_index}, characters {c.start:,}–{c.end:,}", style="green")
     else:
-        score = "" if verdict == "normalized" else f" {c.score:.0f}"
+        score = "" if verdict == Verdict.NORMALIZED else f" {c.score:.0f}"
         t.append(f"snapped ({verdict}{score}) to the text of chunk {c.chunk_index}, characters "
                  f"{c.start:,}–{c.end:,}", style="yellow")
     t.append(f" · {c.attempts} attempt{'s' if c.attempts != 1 else ''}", style="dim")
