@@ -38,7 +38,12 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 - ``findability``: the findability preview's saved scores per chunker (``app.stats.findability``
   fills it in; ``{"run": False}`` here);
 - ``llm_tags``: the LLM's question forms and types saved in the workspace's LLM cache
-  (``app.stats.llm_tags`` fills it in; ``{"tagged": 0}`` here).
+  (``app.stats.llm_tags`` fills it in; ``{"tagged": 0}`` here);
+- ``evidence``: the evidence density of the passages (``stats.density.density_summary``: words,
+  sentences, the evidence-sparse share, the share of each configured chunk size); sentences
+  and token shares are None / left out while ``count_tokens`` is False (``pending.tokens``);
+- ``separation``: whether the pairs tell the configured chunkers apart, from the preview's
+  saved per-pair results (``app.stats.separation`` fills it in; ``{"run": False}`` here).
 """
 
 from __future__ import annotations
@@ -99,6 +104,8 @@ class Stats:
     pending: dict[str, int] = field(default_factory=lambda: {"verdicts": 0, "tokens": 0, "tags": 0})
     findability: dict[str, Any] = field(default_factory=lambda: {"run": False})
     llm_tags: dict[str, Any] = field(default_factory=lambda: {"tagged": 0})
+    evidence: dict[str, Any] = field(default_factory=dict)
+    separation: dict[str, Any] = field(default_factory=lambda: {"run": False})
 
     def to_json(self) -> dict[str, Any]:
         """All fields as JSON-ready values (``longer_than`` keys become strings)."""
@@ -183,7 +190,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                   report: Any = None, windows_cache: Path | None = None, build_windows: bool = True,
                   llm_usage: tuple[int, int, int] | None = None,
                   prices: tuple[float, float] | None = None, located_cache: Path | None = None,
-                  verify: bool = True, count_tokens: bool = True, tag: bool = True) -> Stats:
+                  verify: bool = True, count_tokens: bool = True, tag: bool = True,
+                  chunkers: Iterable[tuple[str, str, int]] = ()) -> Stats:
     """The statistics of ``session``'s pairs ``ids`` (default: every pair).
 
     Args:
@@ -212,6 +220,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         tag: tag the questions whose form and type are not cached (``stats.questions``, about
             45 µs a pair); with False those are left out of ``forms`` and ``types``
             (``pending.tags`` counts them) and ``balance`` is empty.
+        chunkers: (spec text, unit ``chars``/``tokens``, chunk size) of the configured
+            chunkers, for the evidence density's share of each chunk size.
     """
     t0 = time.perf_counter()
     from mtcb_curate.verify import verify_dataset
@@ -427,6 +437,17 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         cost = None if prices is None else pt / 1e6 * prices[0] + ct / 1e6 * prices[1]
         llm = {"recorded": True, "calls": calls, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
 
+    # -- evidence density (HiCBench): words always; sentences with the tokens (about 7 µs a pair)
+    from mtcb_curate.stats import density
+
+    words = np.fromiter(map(density.count_words, passages), dtype=np.int64, count=len(passages))
+    sentences = density.evidence_counts(passages)[1] if count_tokens else None
+    lengths = {"chars": frame["chars"].to_numpy(),
+               "tokens": None if pending["tokens"] else np.array(tokens, dtype=np.int64)}
+    evidence = density.density_summary(words, sentences, [(spec, unit, size, lengths[unit])
+                                                           for spec, unit, size in chunkers
+                                                           if lengths.get(unit) is not None])
+
     forms_c = counts("form", FORMS)
     types_c = counts("type", TYPES)
     per_doc_all = {k: int(per_doc_counts.get(k, 0)) for k in documents}
@@ -436,4 +457,4 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         verdicts=counts("verdict", VERDICTS), statuses=counts("status", [s.value for s in Status]),
         rejection_reasons=reasons, checklist=checklist, edits=dict(sorted(edits.items())), pace=pace, llm=llm,
         balance=[] if pending["tags"] else balance_problems(forms_c, types_c, per_doc_all, targets),
-        seconds=time.perf_counter() - t0, pending=pending)
+        seconds=time.perf_counter() - t0, pending=pending, evidence=evidence)
