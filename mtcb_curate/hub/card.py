@@ -118,6 +118,8 @@ class CardContent:
             one ``ChunkerScore.to_dict(with_pairs=False)`` per chunker (``chunker``, ``retriever``,
             ``pairs``, ``recall`` and ``mrr`` as {"@k": share}, ``ceiling``, ``versions``), or
             None (no preview had scored the published pairs: no section).
+        separation: the "Does this benchmark separate chunkers?" section (``separation_markdown``:
+            evidence density, paired comparisons; Markdown already escaped), or None.
     """
 
     repo_id: str
@@ -137,6 +139,7 @@ class CardContent:
     source: SourceInfo | None = None
     statistics: str | None = None
     baseline: list[dict[str, Any]] | None = None
+    separation: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,6 +409,8 @@ def render_section(c: CardContent) -> str:
         out += [c.statistics.strip(), ""]
     if c.baseline:
         out += baseline_markdown(c.baseline)
+    if c.separation:
+        out += [c.separation.strip(), ""]
     out += ["### Checklist", ""]
     if c.checklist is None:
         out += ["The pre-publish checklist was not run.", ""]

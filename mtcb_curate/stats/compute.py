@@ -33,7 +33,7 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 - ``balance``: one line per target missed (``stats.targets``);
 - ``pending``: ``{"verdicts", "tokens", "tags"}``: pairs left unverified (``verify=False``: not
   in ``verdicts``, not placed in a window), passages left uncounted (``count_tokens=False``:
-  ``length.tokens`` is then None) and questions left untagged (``tag=False``: not in ``forms``
+  their sentences are not counted, and ``length.tokens`` is None when some tokens are not cached) and questions left untagged (``tag=False``: not in ``forms``
   and ``types``; ``balance`` empty); all 0 otherwise;
 - ``findability``: the findability preview's saved scores per chunker (``app.stats.findability``
   fills it in; ``{"run": False}`` here);
@@ -447,6 +447,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     evidence = density.density_summary(words, sentences, [(spec, unit, size, lengths[unit])
                                                            for spec, unit, size in chunkers
                                                            if lengths.get(unit) is not None])
+    if sentences is None:  # a later pass counts them with the tokens
+        pending["tokens"] = len(passages)
 
     forms_c = counts("form", FORMS)
     types_c = counts("type", TYPES)

@@ -447,7 +447,8 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         lines = self._current_find_lines(pid)
         retriever = self._findability.settings.retriever if self._findability is not None else "bm25"
         if lines is not None:
-            return findability_text(lines, retriever)
+            return findability_text(lines, retriever,
+                                    ks=self._findability.settings.k if self._findability is not None else None)
         if self._find_lines and not self._find_running:
             v = self.session.view(pid)
             if (pid, v.question, v.passage) in self._find_failed:
@@ -533,6 +534,9 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
             self._find_note = "press F to compute (chunks the corpus once)"
         if message.error is not None and message.lines is None and self._find_lines:
             self.notify(f"Findability: {message.error}", timeout=5, markup=False)
+        f = self.view_filter
+        if message.lines is not None and (f.discriminating, f.found_by_all, f.found_by_none) != (None, None, None):
+            self._apply_filter(self.filter, keep=self.queue.current)  # the outcome filters read the findability
         self.queue.refresh()
         self._show_current()
 
@@ -623,13 +627,23 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         r = self.verdicts.cached(pid)
         return None if r is None else str(r.verdict)
 
+    def _outcomes_of(self, pid: int) -> frozenset[str] | None:
+        """Pair ``pid``'s outcome flags across the configured chunkers (``is:discriminating``
+        ...), from its findability for its current texts; None until every chunker scored it."""
+        from mtcb_curate.preview.separation import pair_flags
+
+        lines = self._current_find_lines(pid)
+        if lines is None or self._findability is None or any(f is None for f in lines.by_spec.values()):
+            return None
+        return pair_flags([f.hit_rank for f in lines.by_spec.values()], self._findability.settings.k)
+
     def _view_ids(self, ids=None) -> list[int]:
         """The ids of the current view (``ids``: only among these)."""
         if self.view_filter.empty and ids is None:
             return self.session.ids(self.filter)
         try:
             return app_filters.apply(self.session, self._combined_filter(), verdict_of=self._verdict_of,
-                                     problems=self.problems, ids=ids)
+                                     problems=self.problems, ids=ids, outcomes_of=self._outcomes_of)
         except app_filters.FilterError:  # parse() checked it; a pattern never turns bad later
             return []
 
@@ -1307,7 +1321,10 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         self._match_at = -1
         self._apply_filter(status, keep=self.queue.current)
         if not self.queue.ids:
-            self.notify("No pair passes this filter (V changes it; an empty line clears it).", timeout=4)
+            needs_f = (f.discriminating, f.found_by_all, f.found_by_none) != (None, None, None) and not self._find_lines
+            self.notify("No pair passes this filter (V changes it; an empty line clears it)."
+                        + (" is:discriminating and is:found-by-… need the findability: press F." if needs_f else ""),
+                        timeout=4)
         elif not f.empty:  # the queue and its title are hidden in the narrow layout
             self.notify(f"view: {len(self.queue.ids):,} of {len(self.session):,} pairs", timeout=3)
 
