@@ -99,6 +99,26 @@ def test_bootstrap_rows_are_independent_comparisons_on_the_same_resamples():
     assert low[1] == pytest.approx(one_low[0]) and high[1] == pytest.approx(one_high[0])
 
 
+def test_bootstrap_of_the_differences_is_scipys_paired_bootstrap():
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(2)
+    a = (rng.random(300) < 0.7).astype(np.int8)
+    b = a.copy()
+    b[:40] = 1 - b[:40]
+    low, high, _ = bootstrap_differences(a, b, resamples=1500, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True,
+                        vectorized=True, n_resamples=1500, method="BCa", rng=np.random.default_rng(4))
+    # The same procedure; scipy's paired=True draws its indices in another order: the bounds
+    # agree to within a couple of resampling steps (a step is 1/300 here).
+    assert low[0] == pytest.approx(ref.confidence_interval.low, abs=2.5 / 300)
+    assert high[0] == pytest.approx(ref.confidence_interval.high, abs=2.5 / 300)
+
+
 def test_bootstrap_refuses_bad_shapes():
     with pytest.raises(ValueError):
         bootstrap_differences(np.ones(3), np.ones(4))
@@ -328,3 +348,31 @@ def test_card_section_renders_as_hub_markdown():
     md = separation_markdown(sep, None)
     assert "<b>" not in md and "&lt;b&gt;" in md
     assert separation_markdown(None, None) == ""
+
+
+def test_plan_card_has_the_separation_section(tmp_path, monkeypatch, ws):
+    from mtcb_curate.dataset.model import Status
+    from mtcb_curate.hub.card import render_section
+    from mtcb_curate.hub.plan import build_plan
+
+    config = tmp_path / "config.toml"
+    config.write_text('[preview]\nchunkers = ["recursive:2048", "recursive:256"]\nresamples = 200\n', encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
+    corpus, questions = _corpus_and_questions()
+    session = opened(write_source(tmp_path / "src", corpus, questions), ws)
+    try:
+        for pid in range(len(session)):
+            session.decide(pid, Status.ACCEPTED)
+        # No preview yet: the evidence density alone (nothing is chunked for the card).
+        content = build_plan(session, None, repo_id="me/ficha", revision="main").content
+        assert "Evidence density" in content.separation and "Paired comparisons" not in content.separation
+        assert not (ws / "preview-cache").exists()
+        run_preview(session, [parse_spec("recursive:2048"), parse_spec("recursive:256")],
+                    cache_dir=session.workspace.path)
+        text = render_section(build_plan(session, None, repo_id="me/ficha", revision="main").content)
+    finally:
+        session.workspace.close()
+    section = text[text.index("### Does this benchmark separate chunkers?"):text.index("### Checklist")]
+    assert f"over the {len(questions):,} published pairs, ranked by the bm25 retriever" in section
+    assert "| recursive:2048 | recursive:256 | 5 |" in section
+    assert "\\" not in section

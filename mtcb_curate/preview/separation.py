@@ -10,7 +10,8 @@ The findability preview scores every pair under every configured chunker with MT
   pair: check it);
 - for every two chunkers and every k, the recall@k difference with a **paired bootstrap**
   confidence interval (the pairs resampled with replacement, the same resamples for both
-  chunkers: ``scipy.stats.bootstrap(paired=True)``, BCa interval; Efron 1987, "Better bootstrap
+  chunkers: ``scipy.stats.bootstrap`` of the pairs' differences, the procedure of its
+  ``paired=True``; BCa interval; Efron 1987, "Better bootstrap
   confidence intervals", JASA 82:171-185; percentile above ``BCA_MAX_PAIRS`` pairs, where
   BCa's jackknife costs n² operations) and an **exact McNemar test** on the discordant pairs
   (pairs one chunker hits and the other misses: under no difference each is equally likely to
@@ -55,8 +56,9 @@ POWER = 0.8
 #: Above this many pairs the bootstrap interval is the percentile one (BCa's jackknife takes
 #: pairs² operations per comparison: about 0.7 s for 24 comparisons of 1,299 pairs).
 BCA_MAX_PAIRS = 5000
-#: The resampled values held at once (comparisons x resamples x pairs), to bound memory.
-_BATCH_VALUES = 20_000_000
+#: The resampled values held at once (comparisons x resamples x pairs), to bound memory (6 MB
+#: of int8; larger batches were slower here, 2 cores).
+_BATCH_VALUES = 6_000_000
 
 
 def headline_k(ks: Sequence[int]) -> int:
@@ -118,15 +120,21 @@ def pairs_needed(discordant: float, difference: float, *, power: float = POWER, 
     return int(math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(psi - delta * delta, 0.0))) ** 2 / delta ** 2))
 
 
-def _diff(a, b, axis=-1):
-    """mean(a) - mean(b) along ``axis`` of 0/1 int8 arrays (integer sums: about 1.5x faster
-    than ``mean``, which converts every element to float64)."""
-    return (a.sum(axis=axis, dtype=np.int64) - b.sum(axis=axis, dtype=np.int64)) / a.shape[axis]
+def _mean(d, axis=-1):
+    """The mean along ``axis`` of an int8 array of differences (-1, 0, 1), by an integer sum
+    (``mean`` would convert every element to float64 first: about 1.5x slower)."""
+    return d.sum(axis=axis, dtype=np.int64) / d.shape[axis]
 
 
 def bootstrap_differences(a: np.ndarray, b: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED,
                           confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, str]:
     """Paired bootstrap confidence intervals of ``mean(a) - mean(b)`` per row.
+
+    The pairs' differences ``a - b`` are resampled (``scipy.stats.bootstrap`` of their mean):
+    the same procedure as ``bootstrap((a, b), mean(a) - mean(b), paired=True)`` (each resample
+    draws pairs, and the difference of the two recalls on the drawn pairs is the mean of their
+    differences) at half the copying; scipy's ``paired`` draws its indices in another order, so
+    the bounds can differ from it by a resampling step (the test suite compares them).
 
     Args:
         a, b: 0/1 arrays of shape (comparisons, pairs): each row one comparison's hits under
@@ -151,30 +159,26 @@ def bootstrap_differences(a: np.ndarray, b: np.ndarray, *, resamples: int = RESA
         raise ValueError(f"bootstrap: need equal shapes with pairs and >= 2 resamples (got {a.shape}, {b.shape}, "
                          f"{resamples})")
     m, n = a.shape
-    d = a.astype(np.int16) - b
+    d = a - b
     point = d.mean(axis=1)
     low, high = point.copy(), point.copy()
     live = np.flatnonzero((d != d[:, :1]).any(axis=1))
     method = "BCa" if n <= BCA_MAX_PAIRS else "percentile"
-    if len(live):
-        batch = max(1, _BATCH_VALUES // (len(live) * n))
+
+    def run(rows, how):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # BCa's degenerate-data warnings: handled below
-            res = bootstrap((a[live], b[live]), _diff, paired=True, vectorized=True, axis=-1,
-                            n_resamples=int(resamples), confidence_level=confidence, method=method,
-                            batch=batch, rng=np.random.default_rng(seed))
-        lo = np.asarray(res.confidence_interval.low, dtype=float).reshape(-1)
-        hi = np.asarray(res.confidence_interval.high, dtype=float).reshape(-1)
+            res = bootstrap((d[rows],), _mean, vectorized=True, axis=-1, n_resamples=int(resamples),
+                            confidence_level=confidence, method=how, batch=max(1, _BATCH_VALUES // (len(rows) * n)),
+                            rng=np.random.default_rng(seed))
+        return (np.asarray(res.confidence_interval.low, dtype=float).reshape(-1),
+                np.asarray(res.confidence_interval.high, dtype=float).reshape(-1))
+
+    if len(live):
+        lo, hi = run(live, method)
         bad = ~(np.isfinite(lo) & np.isfinite(hi))
         if bad.any():  # BCa could not be computed for these rows: their percentile interval
-            rows = live[bad]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = bootstrap((a[rows], b[rows]), _diff, paired=True, vectorized=True, axis=-1,
-                                n_resamples=int(resamples), confidence_level=confidence, method="percentile",
-                                batch=batch, rng=np.random.default_rng(seed))
-            lo[bad] = np.asarray(res.confidence_interval.low, dtype=float).reshape(-1)
-            hi[bad] = np.asarray(res.confidence_interval.high, dtype=float).reshape(-1)
+            lo[bad], hi[bad] = run(live[bad], "percentile")
         low[live], high[live] = lo, hi
     return low, high, method
 
