@@ -240,7 +240,8 @@ class Comparison:
                     f"so a real difference is likely smaller")
         else:
             need = f"about {self.needed:,} pairs would resolve {detect:g} points at {power:.0%} power"
-        if self.needed_observed is not None and self.needed_observed > self.pairs:
+        if (self.needed_observed is not None and self.needed_observed > self.pairs
+                and abs(abs(100 * self.difference) - detect) >= 0.5):  # else the same figure twice
             need += f"; confirming {abs(100 * self.difference):.1f} points would take about {self.needed_observed:,}"
         return (f"{self.a} vs {self.b}: not distinguishable with these {self.pairs:,} pairs at recall@{self.k} "
                 f"(difference {100 * self.difference:+.1f} points, {ci}; McNemar p {_p(self.mcnemar_p)}); {need}")
