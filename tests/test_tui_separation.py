@@ -44,7 +44,7 @@ async def test_outcome_filters_panel_line_and_statistics(sample_dir, ws, tmp_pat
         # The findability run re-applied the outcome filter.
         assert list(screen.query_one(PairList).ids) == want
         line = text_of(app, "#qa-findability")
-        assert line.startswith("◇ discriminating: at k=") and "missed by" in line, line
+        assert line.startswith("◇ discriminating at k=") and " only by recursive:" in line, line
         for word, flag in (("is:found-by-all", FOUND_BY_ALL), ("is:found-by-none", FOUND_BY_NONE)):
             await _filter(app, pilot, word)
             assert list(screen.query_one(PairList).ids) == sorted(p for p, f in flags.items() if flag in f)

@@ -333,9 +333,10 @@ class Separation:
         out = [c.line(self.detect, self.power) for c in self.headline()]
         n = self.pairs
         disc = len(self.discriminating_at(k))
+        none = len(self.with_flag(FOUND_BY_NONE))
         out.append(f"{disc:,} of {n:,} pairs discriminate at recall@{k} (outcome differs between chunkers); "
-                   f"{len(self.with_flag(FOUND_BY_ALL)):,} found by every chunker, "
-                   f"{len(self.with_flag(FOUND_BY_NONE)):,} by none (at k = {max(self.ks)}: check them)")
+                   f"in the top {max(self.ks)}, {len(self.with_flag(FOUND_BY_ALL)):,} are found by every chunker "
+                   f"and {none:,} by none" + (" (check them: often a bad pair)" if none else ""))
         return out
 
     def to_json(self) -> dict:

@@ -124,12 +124,13 @@ def separation_lines(stats: Stats) -> list[str]:
                    + " (run the preview with it)")
     rows = [(one_line(c["a"], 16), one_line(c["b"], 16), f"{100 * c['difference']:+.1f}",
              f"{100 * c['ci'][0]:.1f} to {100 * c['ci'][1]:.1f}", f"{c['a_only']:,}/{c['b_only']:,}",
-             f"{c['mcnemar_p']:.3g}", "-" if c["pairs_needed"] is None else f"{c['pairs_needed']:,}")
+             f"{c['mcnemar_p']:.2g}", "-" if c["pairs_needed"] is None else f"{c['pairs_needed']:,}")
             for c in sep["comparisons"] if c["k"] == k]
     if rows:
         need = sep["pairs_needed"]
-        out += _table(("chunker a", "chunker b", f"R@{k} diff", "95 % CI", "a/b only", "McNemar p",
-                       f"need ({need['detect_points']:g} pts)"), rows, {2, 3, 4, 5, 6})
+        out += _table(("chunker a", "chunker b", "diff", "95 % CI", "a/b", "p", "need"), rows, {2, 3, 4, 5, 6})
+        out.append(f"diff, CI: points of recall@{k}; a/b: pairs only a / only b finds; p: McNemar exact; need: "
+                   f"pairs to detect {need['detect_points']:g} points at {need['power']:.0%} power")
     out += list(sep.get("lines") or [])
     return out
 

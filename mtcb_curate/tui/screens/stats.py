@@ -335,8 +335,10 @@ class StatsScreen(ModalScreen[None]):
             out += self._section("Findability preview (recall, ceiling per chunker)", numbers)
         ev = s.evidence or {}
         counts = ev.get("sentence_counts")
-        out += self._section("Evidence density (HiCBench: 1-2 sentences is evidence-sparse)",
-                             Text("\n".join(evidence_lines(s))),
+        ev_text = Text()
+        for i, line in enumerate(evidence_lines(s)):
+            ev_text.append(("\n" if i else "") + line, style="bold" if "evidence-sparse" in line else "")
+        out += self._section("Evidence density (HiCBench: 1-2 sentences is evidence-sparse)", ev_text,
                              [float(n) for n in counts.values()] if counts else None)
         sep = s.separation
         sep_text = Text("\n".join(separation_lines(s)))

@@ -234,7 +234,8 @@ def problems_text(problems: Sequence[PairProblem], key_label: Callable[[str], st
 def outcome_text(lines, ks) -> Text:
     """One line on how the configured chunkers' outcomes compare for this pair (``lines``: a
     ``PairLines`` with every chunker evaluated, at least two): discriminating (at the first k
-    where they differ, which chunkers hit and which miss), found by every chunker, or by none
+    where they differ: the chunkers that find it, or those that miss it, whichever are fewer),
+    found by every chunker, or by none
     (``preview.separation.pair_flags``); empty Text otherwise."""
     from mtcb_curate.preview.separation import (DISCRIMINATING, FOUND_BY_ALL, FOUND_BY_NONE, hit_at,
                                                 pair_flags)
@@ -249,8 +250,8 @@ def outcome_text(lines, ks) -> Text:
         k = next(k for k in ks if len({hit_at(f.hit_rank, k) for f in found.values()}) > 1)
         hit = [spec for spec, f in found.items() if hit_at(f.hit_rank, k)]
         miss = [spec for spec, f in found.items() if not hit_at(f.hit_rank, k)]
-        out.append("◇ discriminating: ", style="bold magenta")
-        out.append(f"at k={k} found by {', '.join(hit)}; missed by {', '.join(miss)}")
+        out.append(f"◇ discriminating at k={k}: ", style="bold magenta")
+        out.append(f"found only by {', '.join(hit)}" if len(hit) <= len(miss) else f"missed only by {', '.join(miss)}")
     elif FOUND_BY_ALL in flags:
         out.append("◇ every chunker finds it", style="bold")
         out.append(f" (top {ks[-1]}): it adds to every score alike", style="dim")
