@@ -376,3 +376,47 @@ def test_plan_card_has_the_separation_section(tmp_path, monkeypatch, ws):
     assert f"over the {len(questions):,} published pairs, ranked by the bm25 retriever" in section
     assert "| recursive:2048 | recursive:256 | 5 |" in section
     assert "\\" not in section
+
+
+def test_statistics_compare_the_chunkers_as_the_preview_did(tmp_path, ws):
+    from mtcb_curate.app.stats import session_stats
+    from mtcb_curate.stats.render import text_report
+
+    config = tmp_path / "config.toml"
+    config.write_text('[preview]\nchunkers = ["recursive:2048", "recursive:256"]\nseed = 5\nresamples = 400\n',
+                      encoding="utf-8")
+    corpus, questions = _corpus_and_questions()
+    session = opened(write_source(tmp_path / "src", corpus, questions), ws)
+    try:
+        before = session_stats(session, config=config)
+        assert before.separation == {"run": False}
+        assert before.evidence["pairs"] == len(questions) and before.evidence["sentences"] is not None
+        assert [c["chunker"] for c in before.evidence["chunkers"]] == ["recursive:2048", "recursive:256"]
+        report = run_preview(session, [parse_spec("recursive:2048"), parse_spec("recursive:256")], all_pairs=True,
+                             cache_dir=session.workspace.path, separation=SeparationSettings(seed=5, resamples=400))
+        after = session_stats(session, config=config)
+    finally:
+        session.workspace.close()
+    sep = after.separation
+    assert sep["run"] and sep["scored"] == sep["of"] == len(questions)
+    assert sep["comparisons"] == report.separation.to_json()["comparisons"]  # the same seed, the same figures
+    text = text_report(after)
+    assert "evidence density (HiCBench):" in text and "does this set separate the chunkers?" in text
+    assert "recursive:2048  recursive:256" in text
+
+
+def test_dense_retriever_runs_offline_and_is_named(tmp_path, ws, monkeypatch):
+    pytest.importorskip("wordllama")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    corpus, questions = _corpus_and_questions()
+    session = opened(write_source(tmp_path / "src", corpus, questions), ws)
+    try:
+        report = run_preview(session, [parse_spec("recursive:2048"), parse_spec("token:64")], retriever="dense",
+                             all_pairs=True, separation=SeparationSettings(resamples=300))
+    finally:
+        session.workspace.close()
+    j = report.to_json()
+    assert j["retriever"] == "dense" and j["separation"]["retriever"] == "dense"
+    assert "wordllama" in j["versions"] and all(c["retriever"] == "dense" for c in j["chunkers"])
+    assert "ranked by the dense retriever" in report.to_markdown()
+    assert any(c["recall"]["@10"] > 0 for c in j["chunkers"])
