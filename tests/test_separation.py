@@ -420,3 +420,26 @@ def test_dense_retriever_runs_offline_and_is_named(tmp_path, ws, monkeypatch):
     assert "wordllama" in j["versions"] and all(c["retriever"] == "dense" for c in j["chunkers"])
     assert "ranked by the dense retriever" in report.to_markdown()
     assert any(c["recall"]["@10"] > 0 for c in j["chunkers"])
+
+
+def test_statistics_cache_the_sentence_counts(tmp_path, ws, monkeypatch):
+    from mtcb_curate.app.stats import session_stats
+    from mtcb_curate.stats import density
+
+    corpus, questions = _corpus_and_questions()
+    session = opened(write_source(tmp_path / "src", corpus, questions), ws)
+    try:
+        first = session_stats(session)
+        calls = []
+        real = density.evidence_counts
+        monkeypatch.setattr(density, "evidence_counts", lambda passages: calls.append(len(passages)) or real(passages))
+        again = session_stats(session)
+        session.edit(0, {"supporting_passage": questions[0]["supporting_passage"] + " Extra sentence here."})
+        edited = session_stats(session)
+    finally:
+        session.workspace.close()
+    assert again.evidence == first.evidence
+    assert calls == [1]  # only the edited pair was split again
+    n = len(questions)  # the edit added one sentence of three words to one pair
+    assert edited.evidence["sentences"]["mean"] == pytest.approx(first.evidence["sentences"]["mean"] + 1 / n, abs=0.01)
+    assert edited.evidence["words"]["mean"] == pytest.approx(first.evidence["words"]["mean"] + 3 / n, abs=0.01)

@@ -274,6 +274,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
 
     verdict, start, tokens = column("verdict"), column("start"), column("tokens")
     form, qtype = column("form"), column("type")
+    sentences = column("sentences")
     res: Mapping[int, PairResult] = results or {}
     if res:
         for j, pid in enumerate(id_list):
@@ -309,6 +310,14 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         for j, n in zip(tokens_todo[k::len(tokens_futures)], future.result()):
             tokens[j] = n
     fresh.update(tokens_todo)
+    # Evidence sentences (nupunkt, 13-45 µs a passage), with the tokens: cached like them.
+    from mtcb_curate.stats import density
+
+    todo = [j for j, n in enumerate(sentences) if n is None] if count_tokens else []
+    if todo:
+        for j, n in zip(todo, density.evidence_counts([passages[j] for j in todo])[1].tolist()):
+            sentences[j] = n
+        fresh.update(todo)
     pending = {"verdicts": sum(1 for v in verdict if v is None), "tokens": sum(1 for n in tokens if n is None),
                "tags": sum(1 for f, t in zip(form, qtype) if f is None or t is None)}
     if pending["tags"]:
@@ -316,7 +325,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         qtype = [t if f is not None else None for f, t in zip(form, qtype)]
     if fresh and keys is not None:
         rows = sorted(fresh)
-        values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
+        values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype,
+                  "sentences": sentences}
         old = cached if len(cached) <= 4 * max(n_all, 1) else loc.Cached()
         loc.save(located_cache, corpus, old, keys[rows], {c: [v[j] for j in rows] for c, v in values.items()})
     decisions = session.decisions()
@@ -437,18 +447,16 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         cost = None if prices is None else pt / 1e6 * prices[0] + ct / 1e6 * prices[1]
         llm = {"recorded": True, "calls": calls, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
 
-    # -- evidence density (HiCBench): words always; sentences with the tokens (about 7 µs a pair)
-    from mtcb_curate.stats import density
-
+    # -- evidence density (HiCBench): words always; sentences counted with the tokens (cached)
     words = np.fromiter(map(density.count_words, passages), dtype=np.int64, count=len(passages))
-    sentences = density.evidence_counts(passages)[1] if count_tokens else None
+    counted = None if any(n is None for n in sentences) else np.array(sentences, dtype=np.int64)
     lengths = {"chars": frame["chars"].to_numpy(),
                "tokens": None if pending["tokens"] else np.array(tokens, dtype=np.int64)}
-    evidence = density.density_summary(words, sentences, [(spec, unit, size, lengths[unit])
-                                                           for spec, unit, size in chunkers
-                                                           if lengths.get(unit) is not None])
-    if sentences is None:  # a later pass counts them with the tokens
-        pending["tokens"] = len(passages)
+    evidence = density.density_summary(words, counted, [(spec, unit, size, lengths[unit])
+                                                        for spec, unit, size in chunkers
+                                                        if lengths.get(unit) is not None])
+    if counted is None:  # a later pass counts them with the tokens
+        pending["tokens"] = max(pending["tokens"], sum(1 for n in sentences if n is None))
 
     forms_c = counts("form", FORMS)
     types_c = counts("type", TYPES)
