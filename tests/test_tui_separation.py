@@ -36,9 +36,9 @@ async def test_outcome_filters_panel_line_and_statistics(sample_dir, ws, tmp_pat
         assert list(screen.query_one(PairList).ids) == []  # no findability yet: nothing passes
         await pilot.press("F")
         await settle(app, pilot)
-        assert not screen._find_running and screen._find_lines
+        assert not screen._find_running and screen.controller.find_lines
         flags = {pid: pair_flags([f.hit_rank for f in lines.by_spec.values()], (1, 5))
-                 for pid, lines in screen._find_lines.items()}
+                 for pid, lines in screen.controller.find_lines.items()}
         want = sorted(pid for pid, f in flags.items() if DISCRIMINATING in f)
         assert want, "the sample has pairs the two chunkers disagree on"
         # The findability run re-applied the outcome filter.
