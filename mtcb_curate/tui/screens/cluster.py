@@ -45,9 +45,8 @@ FIELD_CHARS = 1000
 #: Similarity scores listed per member.
 SCORES_SHOWN = 8
 
-HINT = ("←/→ or 1-9 choose · k keep the chosen pair (reject the others) · space mark to keep in the cluster · "
-        "s split: keep the marked, move the others out · m move the chosen out · n not duplicates · "
-        "o/enter open · esc close")
+HINT = ("←/→ 1-9 choose · k keep it, reject the others · space mark · s split off the unmarked · "
+        "m move it out · n not duplicates · o open · esc close")
 
 
 def _field(text: str, limit: int) -> Text:
@@ -139,7 +138,7 @@ class ClusterScreen(ModalScreen[int | None]):
             t.append(" ")
         t.append(f"#{pid}", style="bold")
         if pid in self.marked:
-            t.append("  ✓ keep in cluster", style="bold cyan")
+            t.append("  ✓ keep", style="bold cyan")
         if pid in self.moved:
             t.append("  moved out", style="bold magenta")
         t.append("  ")
