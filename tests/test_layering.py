@@ -258,7 +258,8 @@ def test_no_module_reads_the_shared_folder_at_run_time():
 #: ``app.hand``, ``app.team``, ``app.generation`` ...).
 SESSION_WRITES = frozenset({
     "decide", "decide_many", "edit", "edit_many", "set_chunk_index", "set_chunk_indexes", "set_note", "undo",
-    "add_pair", "mark_not_duplicates", "mark_not_duplicate_groups", "mark_shared_evidence", "keep_one",
+    "add_pair", "mark_not_duplicates", "mark_not_duplicate_groups", "mark_not_duplicate_pairs", "mark_shared_evidence",
+    "mark_shared_evidence_groups", "keep_one",
     "set_chunk_index_meaning"})
 #: ``ReviewSession``'s methods that only read (or read the workspace again: ``reload_decisions``).
 SESSION_READS = frozenset({

@@ -200,6 +200,14 @@ def _wordllama():
         return None
 
 
+def warm() -> threading.Thread:
+    """Load the paraphrase model in a daemon thread (about 0.5 s for wordllama), so the first
+    :func:`default_paraphraser` on a screen's thread does not wait for it. Returns the thread."""
+    t = threading.Thread(target=default_paraphraser, name="evidence-warm", daemon=True)
+    t.start()
+    return t
+
+
 def default_paraphraser() -> Paraphraser:
     """wordllama when the ``dense`` extra is installed and loads offline, else the fuzzy fallback
     (loaded once per process; thread-safe)."""
