@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunker", action="append", metavar="SPEC",
                    help="chonkie chunker: recursive:N (characters), token:N or sentence:N (cl100k tokens); "
                         "repeat for several (default: [preview] chunkers, else recursive:2048)")
-    p.add_argument("--retriever", help="bm25 (default) or dense (needs the dense extra: wordllama)")
+    p.add_argument("--retriever", help="bm25 (default) or dense (wordllama static embeddings, offline)")
     p.add_argument("--k", metavar="K,K,...", help="cut-offs, e.g. 1,3,5,10 (default: [preview] k)")
     p.add_argument("--all", action="store_true", help="score every pair, not only the accepted ones")
     p.add_argument("--json", metavar="FILE", help="write the scores and per-pair findability as JSON")

@@ -5,7 +5,7 @@
     [preview]
     chunkers = ["recursive:2048", "token:512"]   # chonkie specs (preview.chunkers)
     reference_size = 2048                        # characters: a passage longer fails 'findable'
-    retriever = "bm25"                           # or "dense" (the dense extra)
+    retriever = "bm25"                           # or "dense" (wordllama)
     k = [1, 3, 5, 10]
     seed = 0                                     # the paired bootstrap's (preview.separation)
     resamples = 2000                             # bootstrap resamples
