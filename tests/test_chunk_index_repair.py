@@ -310,6 +310,25 @@ async def test_keys_i_and_bulk_I_with_confirm_and_undo(tmp_path):
         assert [p.chunk_index for p in session.pairs] == [0, 0, 7, 3]
 
 
+async def test_bulk_I_fills_null_chunk_indexes(tmp_path):
+    src = _source(tmp_path)
+    rows = [json.loads(line) for line in (src / "questions.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["chunk_index"] = None
+    (src / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session = opened(src, tmp_path / "ws")
+    async with review_app(session, close=True) as (app, pilot):
+        await pilot.press("I")
+        await settle(app, pilot)
+        assert "4 pair" in _screen_text(app.screen)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert [p.chunk_index for p in session.pairs] == [0, 1, 0, 0]
+        await pilot.press("u")  # one undo
+        await settle(app, pilot)
+        assert [p.chunk_index for p in session.pairs] == [None] * 4
+
+
 def _screen_text(screen) -> str:
     from textual.widgets import Static
 

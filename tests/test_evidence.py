@@ -122,7 +122,7 @@ class StubParaphraser:
     def best(self, words, passage):
         return [Match(w, self.pairs.get(w, ""), 1.0 if w in self.pairs else 0.0, w in self.pairs) for w in words]
 
-    def says(self, text, passage):
+    def says(self, question, answer, passage):
         return None
 
 
@@ -182,8 +182,8 @@ def test_fuzzy_fallback_is_named():
 class SaysParaphraser(StubParaphraser):
     """Knows no word, but says the whole answer is in the passage's sentence."""
 
-    def says(self, text, passage):
-        return Match(text, passage, 0.9, True)
+    def says(self, question, answer, passage):
+        return Match(answer, passage, 0.9, True)
 
 
 def test_a_whole_answer_said_in_other_words_clears_the_word_rule():

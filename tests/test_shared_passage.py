@@ -60,10 +60,10 @@ QUESTIONS = [
 
 @pytest.fixture(autouse=True)
 def at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 
 @pytest.fixture
@@ -236,11 +236,11 @@ async def test_every_shown_group_marked_distinct_in_three_keys_and_one_undo(data
         await pilot.press("N")  # asks first
         await pilot.pause()
         assert session.shared_evidence() == set()
-        assert "Press N again to mark all 2 group(s)" in str(screen.query_one("#dedup-status", Static).content)
+        assert "N again: all 2 group(s) (5 pairs) distinct" in str(screen.query_one("#dedup-status", Static).content)
         await pilot.press("N")
         await pilot.pause()
         assert session.shared_evidence() == {(2, 3), (2, 4), (3, 4), (5, 6)}
-        assert screen.shown == [] and "nothing to settle" in str(screen.query_one("#dedup-status", Static).content)
+        assert screen.shown == [] and "· done" in str(screen.query_one("#dedup-status", Static).content)
         await pilot.press("escape")
         await settle(app, pilot)
         assert app.screen is review

@@ -56,10 +56,10 @@ QUESTIONS = [
 
 @pytest.fixture(autouse=True)
 def at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 
 def write_data(tmp_path) -> Path:
@@ -346,7 +346,7 @@ async def test_split_keeps_the_marked_members_and_survives_a_restart(data, ws):
         assert session.not_duplicates() == set()
         await pilot.press("1", "space", "2", "space", "s")  # keep #0 and #1, move #2 out
         assert session.not_duplicates() == {(0, 2), (1, 2)}
-        assert "moved out" in member_text(app, 2) and "keep in cluster" in member_text(app, 0)
+        assert "moved out" in member_text(app, 2) and "✓ keep" in member_text(app, 0)
         assert "Moved #2 out of the cluster" in str(app.screen.query_one("#cluster-note", Static).content)
         await pilot.press("escape")
         await settle(app, pilot)

@@ -72,8 +72,7 @@ def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | Non
             return None
         where = (f": the passage is in window {fix.new}" if fix is not None and fix.new is not None else
                  ": no single window holds the passage (shorten it first)" if fix is not None else "")
-        return CheckStatus.WARN, (f"no chunk_index{where}; repair chunk_index: key i (this pair) or I (every "
-                                  f"pair), or `mtcb-curate repair NAME --chunk-index`")
+        return CheckStatus.WARN, f"no chunk_index{where}; repair chunk_index fills it"
     n = n_windows(key)
     in_chunk = r.in_chunk if located else None
     if n is None:  # the range is not known yet: only the verification's in_chunk

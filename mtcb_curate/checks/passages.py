@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mtcb_curate import neardup
+from mtcb_curate.verify.verdict import Verdict
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, check, key_text, result
 from mtcb_curate.threads import paced
 
@@ -34,13 +35,13 @@ def verbatim_problem(r: PairResult) -> str | None:
     exact substring of its own document (one line; always a failure), or None when it is, or
     when the cause is the pair's link (one cause, one flag: its document key matches no
     document, or the passage is verbatim in another document: ``links`` fails it)."""
-    if r.verdict == "empty":
+    if r.verdict == Verdict.EMPTY:
         return "empty passage (a free hit for every retriever)"
     if not r.has_document or r.in_other_document:
         return None
-    if r.verdict != "exact":
+    if r.verdict != Verdict.EXACT:
         return (f"{r.verdict}: found only after normalizing; snap it to the source text"
-                if r.verdict == "normalized" else "not found verbatim in its document")
+                if r.verdict == Verdict.NORMALIZED else "not found verbatim in its document")
     return None
 
 
@@ -90,7 +91,7 @@ def shared_passage(ctx: CheckContext) -> CheckResult:
     ``duplicates``'."""
     items = [(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
     spans = {pid: (r.start, r.end) for pid, r in ctx.verified.items()
-             if r.verdict == "exact" and r.start is not None and r.end is not None}
+             if r.verdict == Verdict.EXACT and r.start is not None and r.end is not None}
     session = ctx.session
     extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
     groups = neardup.find_shared_passages(items, threshold=ctx.threshold, spans=spans, extra_links=extra,

@@ -108,6 +108,7 @@ def candidate_json(c, pair_id=None) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
+    from mtcb_curate.app import review as app_review
     from mtcb_curate.checks import Limits
     from mtcb_curate.errors import CurateError
     from mtcb_curate.llm.estimate import estimate_generate_more
@@ -158,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
         added = []
         if has_ws:
             for c in result.candidates:
-                added.append(session.add_pair(doc.key, c.question, c.answer, c.passage, c.chunk_index,
-                                              details=c.provenance()))
+                added.append(app_review.add_pair(session, doc.key, c.question, c.answer, c.passage, c.chunk_index,
+                                                 details=c.provenance()))
         for line in result.refusal_lines() + result.failures:
             note(line)
         for i, c in enumerate(result.candidates):

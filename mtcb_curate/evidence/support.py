@@ -5,7 +5,8 @@
 1. **figures** (:mod:`~mtcb_curate.evidence.figures`; years excluded): each must be in the
    passage within rounding to the answer's precision (``same_figure``; scale from a scale word,
    else the question's "in USD millions", else unknown), or derivable from the passage's
-   figures (:func:`~mtcb_curate.evidence.compute.derive`, ranked against the question);
+   figures (:func:`~mtcb_curate.evidence.compute.derive`, ranked against the question; in a
+   passage of more than :data:`MANY_FIGURES` figures only from rows the question names);
 2. **years** the answer names (2022, FY22): in the passage, or already in the question when the
    answer holds no figure (a figure "in 2019" needs 2019's column in the passage);
 3. **content words** (:mod:`~mtcb_curate.evidence.words`, stemmed) that the question does not
@@ -52,6 +53,12 @@ MIN_WORD_SHARE = 0.5
 #: many are missing ("... has changed/dropped from 24.6% to 21.6%": the figures are the claim,
 #: "dropped" the answerer's word). Our rule.
 MIN_LOST_WITH_FIGURES = 3
+
+#: In a passage of more than this many figures (a financial table), a derivation counts only when
+#: every operand's row label shares a word with the question (``Derivation.related``): with 50
+#: figures, thousands of combinations meet a two-decimal answer by chance (FinanceBench's
+#: "24.26" turnover = 7,813 retained earnings / 322 software development). Our threshold.
+MANY_FIGURES = 20
 
 #: Answer words that carry no claim to look for.
 _NO_CLAIM = frozenset({"yes", "no", "none", "true", "false"})
@@ -192,10 +199,14 @@ def support(answer: str, passage: str, question: str | None = None, *,
             continue
         found = find_figure(f, figures)
         d = None if found is not None else derive(f, figures, passage=passage, about=q or answer)
+        if d is not None and q and len(figures) > MANY_FIGURES and d.related < len(d.operands):
+            d = None  # in a big table, a combination of rows the question does not name is chance
         fs = FigureSupport(f, found, d)
         fsup.append(fs)
-        if not fs.held:
-            missing.append(fs.describe())
+    lost = [fs.figure.describe() for fs in fsup if not fs.held]
+    if lost:
+        missing.insert(0, f"figure{'s' if len(lost) > 1 else ''} {', '.join(lost)} not in the passage and not "
+                          "computable from its figures")
     given = content_stems(q)
     have = content_stems(passage)
     words = [w for w in content_words(answer) if w.stem not in given and w.text.lower() not in _NO_CLAIM]
@@ -223,12 +234,13 @@ def support(answer: str, passage: str, question: str | None = None, *,
     n_lost = sum(1 for ws in wsup if not ws.held)
     judgment = answer.lstrip().lower().split(maxsplit=1)[:1] in (["yes"], ["yes,"], ["yes."], ["no"], ["no,"], ["no."])
     figures_held = bool(fsup) and all(fs.held for fs in fsup)
-    word_rule = not judgment and (n_lost >= MIN_LOST_WITH_FIGURES if figures_held else n_lost >= 1)
+    # a missing figure is the decisive part: the words are not listed beside it
+    word_rule = not judgment and not lost and (n_lost >= MIN_LOST_WITH_FIGURES if figures_held else n_lost >= 1)
     said = None
     if share is not None and share < MIN_WORD_SHARE and word_rule and paraphrase:
         model = paraphraser or default_paraphraser()
         method = f"stems+{model.name}"
-        said = model.says(f"{q} {answer}".strip(), passage)
+        said = model.says(q, answer, passage)
         if said is not None and said.supported:
             word_rule = False  # the answer as a whole is said in other words
     if share is not None and share < MIN_WORD_SHARE and word_rule:

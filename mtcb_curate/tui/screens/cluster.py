@@ -25,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from mtcb_curate.app import clusters
 from mtcb_curate.errors import CurateError
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.neardup import Cluster
@@ -45,9 +46,8 @@ FIELD_CHARS = 1000
 #: Similarity scores listed per member.
 SCORES_SHOWN = 8
 
-HINT = ("←/→ or 1-9 choose · k keep the chosen pair (reject the others) · space mark to keep in the cluster · "
-        "s split: keep the marked, move the others out · m move the chosen out · n not duplicates · "
-        "o/enter open · esc close")
+HINT = ("←/→ 1-9 choose · k keep it, reject the others · space mark · s split off the unmarked · "
+        "m move it out · n not duplicates · o open · esc close")
 
 
 def _field(text: str, limit: int) -> Text:
@@ -139,7 +139,7 @@ class ClusterScreen(ModalScreen[int | None]):
             t.append(" ")
         t.append(f"#{pid}", style="bold")
         if pid in self.marked:
-            t.append("  ✓ keep in cluster", style="bold cyan")
+            t.append("  ✓ keep", style="bold cyan")
         if pid in self.moved:
             t.append("  moved out", style="bold magenta")
         t.append("  ")
@@ -221,7 +221,7 @@ class ClusterScreen(ModalScreen[int | None]):
             return
         self._armed = None
         try:
-            rejected = self.session.keep_one(keep, [keep, *others])
+            rejected = clusters.keep_one(self.session, keep, [keep, *others])
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -239,7 +239,7 @@ class ClusterScreen(ModalScreen[int | None]):
         if not self._writable():
             return
         try:
-            marked = self.session.mark_not_duplicates(list(self.cluster.ids))
+            marked = clusters.mark_not_duplicates(self.session, self.cluster.ids)
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

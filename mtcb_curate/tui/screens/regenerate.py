@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from mtcb_curate.app import review as app_review
+from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
@@ -25,6 +27,7 @@ from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
+from mtcb_curate.verify.verdict import Verdict
 
 #: Candidates asked for per run (``g`` asks for as many fresh ones).
 N_CANDIDATES = 2
@@ -63,10 +66,10 @@ def candidate_text(c: Any) -> Text:
         a, b = c.sentences
         t.append(f"cut from chunk {c.chunk_index} (numbered mode: the model named sentences {a}–{b}), characters "
                  f"{c.start:,}–{c.end:,}", style="green")
-    elif verdict == "exact":
+    elif verdict == Verdict.EXACT:
         t.append(f"verbatim in chunk {c.chunk_index}, characters {c.start:,}–{c.end:,}", style="green")
     else:
-        score = "" if verdict == "normalized" else f" {c.score:.0f}"
+        score = "" if verdict == Verdict.NORMALIZED else f" {c.score:.0f}"
         t.append(f"snapped ({verdict}{score}) to the text of chunk {c.chunk_index}, characters "
                  f"{c.start:,}–{c.end:,}", style="yellow")
     t.append(f" · {c.attempts} attempt{'s' if c.attempts != 1 else ''}", style="dim")
@@ -262,8 +265,9 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         if c is None:
             return
         try:
-            changed = self.session.edit(self.pid, {"question": c.question, "answer": c.answer,
-                                                   "supporting_passage": c.passage}, via="regenerate")
+            changed = app_review.edit(self.session, self.pid, {"question": c.question, "answer": c.answer,
+                                                               "supporting_passage": c.passage},
+                                      via=Via.REGENERATE).changed
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -279,9 +283,9 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         if c is None:
             return
         try:
-            new = self.session.add_pair(c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
-                                        origin="generate",
-                                        details={**c.provenance(), "regenerated_from": self.pid})
+            new = app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
+                                      origin=Via.GENERATE,
+                                      details={**c.provenance(), "regenerated_from": self.pid})
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

@@ -39,8 +39,8 @@ QUESTIONS_SHOWN = 3
 QUESTION_CHARS = 120
 PASSAGE_CHARS = 160
 
-HINT = ("↑/↓ select · n distinct questions on shared evidence · N all shown groups (one u in the review "
-        "screen undoes) · enter/o open its first pair · esc close")
+HINT = ("↑/↓ select · n distinct questions on shared evidence · N all shown groups · u in the review "
+        "screen undoes · enter/o open its first pair · esc close")
 
 
 @dataclass(eq=False)
@@ -144,7 +144,7 @@ class SharedPassageScreen(ModalScreen[int | None]):
         if self.marked:
             status.append(f" · {len(self.marked):,} marked distinct", style="dim")
         if not self.shown:
-            status.append(" · nothing to settle", style="green")
+            status.append(" · done", style="green")
         self._set_status(status)
 
     def _row(self, g: Cluster) -> Text:
@@ -206,9 +206,9 @@ class SharedPassageScreen(ModalScreen[int | None]):
         if self._armed_all != n:
             self._armed_all = n
             status = Text()
-            status.append(f"Press N again to mark all {n:,} group(s) ({sum(g.size for g in self.shown):,} pairs) "
-                          "distinct questions on shared evidence", style="bold yellow")
-            status.append(" · one u in the review screen undoes", style="dim")
+            status.append(f"N again: all {n:,} group(s) ({sum(g.size for g in self.shown):,} pairs) distinct",
+                          style="bold yellow")
+            status.append(" · one u undoes", style="dim")
             self._set_status(status)
             return
         self._armed_all = None
