@@ -203,7 +203,7 @@ def estimate_corpus_run(run: CorpusRun, client: Any) -> Any:
 
     return estimate_run(job_requests(run.session.dataset.documents, run.todo, run.plan["questions"],
                                      profile=run.session.dataset.profile, steering=run.steering(),
-                                     mode=run.mode, dense=run.dense),
+                                     mode=run.mode, dense=run.dense, client=client),
                         client.config, output_tokens=GENERATION_OUTPUT_TOKENS, retries_per_call=RETRIES,
                         client=client)
 

@@ -81,7 +81,7 @@ def plan_corpus(documents: Mapping[str, Document], pairs_by_doc: Mapping[str, Se
 
 def job_requests(documents: Mapping[str, Document], jobs: Sequence[Job], questions: Mapping[str, Sequence[str]],
                  *, profile: Any = None, steering: Any = None, mode: str = "quote", dense: bool = False,
-                 limits: Any = None) -> list[ChatRequest]:
+                 limits: Any = None, client: Any = None) -> list[ChatRequest]:
     """The first-attempt request of each job (for the estimate); ``steering`` maps a job to
     its ``prompts.Steering`` (absent: none), or is one for all; ``mode``, ``dense``: see
     ``generate.generate_for_window``."""
@@ -98,7 +98,7 @@ def job_requests(documents: Mapping[str, Document], jobs: Sequence[Job], questio
         out.append(first_request(doc.text[w.start:w.end], doc_key=doc.key, chunk_index=w.index,
                                  existing_questions=list(questions.get(j.doc_key, ())), hint=hint,
                                  sample=j.sample, steering=_steering(steering, j), mode=mode, dense=dense,
-                                 limits=lim))
+                                 limits=lim, client=client))
     return out
 
 

@@ -163,7 +163,8 @@ def estimate_generate_more(document: Any, existing: Sequence[Any], n: int, confi
     attempts of :data:`GENERATION_OUTPUT_TOKENS` each, up to ``generate.RETRIES`` resends each."""
     from mtcb_curate.llm.generate import RETRIES, plan_generate_more
 
-    reqs = plan_generate_more(document, existing, n, profile=profile, steering=steering, mode=mode, dense=dense)
+    reqs = plan_generate_more(document, existing, n, profile=profile, steering=steering, mode=mode, dense=dense,
+                              client=client)
     return estimate_run(reqs, config, output_tokens=GENERATION_OUTPUT_TOKENS, retries_per_call=RETRIES,
                         client=client)
 

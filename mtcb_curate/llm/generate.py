@@ -739,9 +739,20 @@ def prompt_messages(window_text: str, smap: SentenceMap | None = None, *, doc_ke
 def first_request(window_text: str, *, doc_key: str, chunk_index: int, existing_questions: Sequence[str] = (),
                   hint: DomainHint | None = None, sample: int = 0, steering: Steering | None = None,
                   mode: str = "quote", dense: bool = False, limits: Limits | None = None,
-                  temperature: float | None = TEMPERATURE, tag: str = "") -> ChatRequest:
-    """The first-attempt request :func:`generate_for_window` sends for a window (uncut), byte
-    for byte: for the estimate before a run."""
+                  temperature: float | None = TEMPERATURE, tag: str = "", client: Any = None) -> ChatRequest:
+    """The first-attempt request :func:`generate_for_window` sends for a window, for the
+    estimate before a run: byte for byte when the window fits; with ``client`` whose ``[llm]
+    context_tokens`` is set, the window is cut to fit first, as the run will (from its start)."""
+    if client is not None:
+        budget = window_budget(client, prompt_messages("", doc_key=doc_key, chunk_index=chunk_index,
+                                                       existing_questions=existing_questions, hint=hint,
+                                                       sample=sample, steering=steering, mode=mode, dense=dense,
+                                                       limits=limits))
+        if budget is not None:
+            from mtcb_curate.dataset.tokens import Window as _Window
+
+            cut = fit_window(window_text, _Window(chunk_index, 0, 0, 0, len(window_text)), budget)
+            window_text = window_text[cut.start:cut.end]
     params = {} if temperature is None else {"temperature": temperature}
     return ChatRequest.of(prompt_messages(window_text, doc_key=doc_key, chunk_index=chunk_index,
                                           existing_questions=existing_questions, hint=hint, sample=sample,
@@ -1187,16 +1198,16 @@ def plan_generate_more(document: Document, existing: Sequence[Any], n: int, *,
                        profile: str | Profile | DomainHint | None = None,
                        temperature: float | None = TEMPERATURE,
                        steering: Any = None, mode: str = "quote", dense: bool = False,
-                       limits: Limits | None = None) -> list[ChatRequest]:
+                       limits: Limits | None = None, client: Any = None) -> list[ChatRequest]:
     """The first-attempt request of each of the ``n`` jobs :func:`generate_more` sends (for
-    the estimate before a run): the same requests, byte for byte."""
+    the estimate before a run): the same requests (cut to ``client``'s context when given)."""
     ws = windows(document.text)
     picks = pick_windows(document.text, _Skeleton(document.text).windows_of(existing, ws), n, doc_windows=ws)
     hint = _hint(profile)
     questions = [p.question for p in existing]
     return [first_request(document.text[ws[i].start:ws[i].end], doc_key=document.key, chunk_index=i,
                           existing_questions=questions, hint=hint, sample=k, steering=st, mode=mode, dense=dense,
-                          limits=_limits(profile, limits), temperature=temperature)
+                          limits=_limits(profile, limits), temperature=temperature, client=client)
             for i, k, st in zip(picks, _samples(picks), _plan_steering(steering, questions, len(picks)))]
 
 
