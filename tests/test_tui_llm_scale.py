@@ -98,9 +98,10 @@ async def test_failed_attempts_are_viewable_from_the_run_dialog_and_the_palette(
         shown = static(app, "#attempts-text")
         assert "AAA · chunk 0 · attempt 1" in shown
         assert "Revenue was $12 million in 2099." in shown  # the rejected quote, in full
-        # The full reason, not cut: it ends with the closest text and the instruction.
+        # The full reason, not cut, to its last words (the closest text, "$10 million in 2022", is not
+        # proposed: the answer's "$12 million" is not in it, so the next check would refuse it).
         assert "does not occur verbatim in the document window" in shown
-        assert "Quote text that is there, exactly as it appears." in shown
+        assert "quote a whole sentence of the window that states the answer, exactly as it appears." in shown
         gate.set()  # the run finishes while the viewer is open: the dialog waits for it
         await until(app, pilot, lambda: isinstance(app.screen, AttemptsScreen), what="the run's end")
         await pilot.press("escape")
