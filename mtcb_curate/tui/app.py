@@ -13,9 +13,10 @@ from textual.driver import Driver
 from mtcb_curate import threads
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy, keep_strips_acyclic
+from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
 from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
+from mtcb_curate.tui.workarounds.strips import keep_strips_acyclic
 
 
 #: The interpreter's thread switch interval while the app runs (``sys.setswitchinterval``;

@@ -29,6 +29,7 @@ from mtcb_curate.stats.render import (NO_LLM_TAGS, NO_PREVIEW, bin_label, counts
                                        findability_note, findability_rows, llm_tag_note, llm_tag_rows)
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import StatsComputed
+from mtcb_curate.tui.workarounds.nodes import is_closing
 
 _HINT = "↑↓ pgup pgdn scroll · esc close"
 
@@ -134,7 +135,7 @@ class Chart(PlotWidget):
 
     def _draw_now(self) -> None:
         # Not when newer figures have replaced this chart in the meantime.
-        if self.is_attached and not self._closing and self.query("#legend"):
+        if self.is_attached and not is_closing(self) and self.query("#legend"):
             self._draw(self)
 
 

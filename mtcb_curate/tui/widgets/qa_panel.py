@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar
 
-from rich._wrap import divide_line
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.segment import Segment
@@ -30,6 +29,7 @@ from mtcb_curate.checks.pair import FIX_WORDS, PairProblem
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView
 from mtcb_curate.verify import PairResult
+from mtcb_curate.tui.workarounds.text import divide_line
 from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, inner_style, padded, paint_rows, prefilter
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
@@ -277,7 +277,7 @@ class SectionRows(Sequence[Strip]):
     as Rich prints a ``Text``.
 
     The rows' bounds are found at once, with the function ``Text.wrap`` itself breaks lines with
-    (``rich._wrap.divide_line``, per line of the text, after expanding tabs as ``Text.wrap``
+    (``divide_line``, ``tui/workarounds/text.py``, per line of the text, after expanding tabs as ``Text.wrap``
     does); a row's ``Strip`` is made from its slice of the text when it is first asked for, so
     a long passage costs only the rows a screen paints. Indexing takes an ``int`` (negative
     counts from the end) or a ``slice`` (a list).
@@ -550,7 +550,7 @@ class QAPanel(BareScrollView, can_focus=False):
         background (theme variables such as $text-muted carry alpha)."""
         return self.get_visual_style(name).rich_style
 
-    def _on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         if self.scrollable_content_region.width != self._wrapped_for:
             self._wrap()
             self.refresh()
