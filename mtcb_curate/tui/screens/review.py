@@ -34,7 +34,8 @@ from mtcb_curate.app import clusters
 from mtcb_curate.app import review as app_review
 from mtcb_curate import neardup
 from mtcb_curate.tui.badges import shared_badge, similar_badge
-from mtcb_curate.tui.frames import PromptFrames
+from mtcb_curate.tui.workarounds.frames import PromptFrames
+from mtcb_curate.tui.workarounds.keys import keys_waiting
 from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
                                        FindabilityPairScored, FindabilityProgress, PassagesScanned,
@@ -139,6 +140,9 @@ VERDICT_MARK = {"exact": " ", "normalized": "≈", "fuzzy": "~", "missing": "≠
 
 GLYPH = {Status.UNDECIDED: "·", Status.ACCEPTED: "✓", Status.REJECTED: "✗", Status.SKIPPED: "»",
          Status.FLAGGED: "⚑"}
+#: Rows the top bar may take to show the source and why it was chosen whole (it takes one
+#: when they fit; a longer "why" is cut with "…" on the last).
+SOURCE_BAR_ROWS = 3
 #: The queue filter cycle of the ``v`` key: all pairs, then one status at a time.
 FILTERS: tuple[Status | None, ...] = (None, Status.UNDECIDED, Status.ACCEPTED, Status.REJECTED,
                                       Status.SKIPPED, Status.FLAGGED)
@@ -276,7 +280,7 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Bar(id="source-bar")
+        yield Bar(id="source-bar", max_rows=SOURCE_BAR_ROWS)
         yield FilterBar(id="filter-bar")
         with StillHorizontal(id="main"):
             with StillVertical(id="queue-pane"):
@@ -287,7 +291,7 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
                 yield Bar(id="doc-title")
                 yield SourceViewer(id="source")
         yield Bar(id="progress")
-        yield KeysFooter(compact=True)  # every key of the review screen fits a 150-column terminal
+        yield KeysFooter()  # help and quit always shown; the other keys as the width allows
 
     def on_mount(self) -> None:
         from mtcb_curate.app.gate import resolve_limits
@@ -313,28 +317,30 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         self._later(SCAN_DELAY_S, self._scan_passages)
 
     def _refresh_source_bar(self) -> None:
-        """The top bar: dataset, pairs (generated ones included), documents, source and why."""
+        """The top bar: dataset, pairs (generated ones included), documents, source and why it
+        was chosen, wrapped onto up to ``SOURCE_BAR_ROWS`` rows so that the why is read whole."""
         ds = self.session.dataset
         bar = Text()
-        bar.append(" mtcb-curate ", style="bold reverse")
+        if self.app.size.width >= 100:
+            bar.append(" mtcb-curate ", style="bold reverse")
         bar.append(f" {printable(ds.name)} ", style="bold")
         added = self.session.pairs[len(ds.pairs):]
         by_hand = sum(1 for p in added if p.origin == HAND_ORIGIN)
         parts = [f"{len(added) - by_hand:,} generated"] * bool(len(added) - by_hand) + [f"{by_hand:,} by hand"] * bool(by_hand)
         pairs = f"{len(self.session):,} pairs" + (f" ({', '.join(parts)})" if parts else "")
         bar.append(f"· {pairs} ")
-        # What must be seen comes before what may be cut at 80 columns: read-only and input
-        # problems, then the documents, the source and why it was chosen.
+        # What must be seen comes first: read-only and input problems, then the documents, the
+        # source and why it was chosen.
         if self.session.read_only:
             bar.append(" READ-ONLY ", style="bold reverse yellow")
             bar.append(" ")
         if ds.problems:
             bar.append(f"⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details ", style="yellow")
         bar.append(f"· {len(ds.documents):,} documents · ")
-        where = f"bundled sample of {ds.name}" if ds.source.kind == "sample" else ds.source.location
+        where = "bundled sample" if ds.source.kind == "sample" else ds.source.location
         bar.append(printable(where, keep_newlines=False))
         if ds.source.reason:
-            bar.append(f"  ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
+            bar.append(f" ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
         self._set_bar("#source-bar", bar)
 
     def _later(self, delay: float, callback) -> Timer | None:
@@ -1142,12 +1148,8 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         self._update_progress()
 
     def _keys_waiting(self) -> bool:
-        """A key event is waiting in the app's message queue or was peeked from it (read
-        without taking it; Textual's own queue keeps its messages in ``values``)."""
-        app = self.app
-        if isinstance(getattr(app, "_pending_message", None), events.Key):
-            return True
-        return any(isinstance(m, events.Key) for m in getattr(app._message_queue, "values", ()))
+        """A key event is waiting in the app's message queue (``tui/workarounds/keys.py``)."""
+        return keys_waiting(self.app)
 
     def _catch_up(self) -> None:
         """Show the current pair, put off by decisions (``_behind``), once no key waits; while
@@ -1488,6 +1490,7 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
 
     def on_resize(self) -> None:
         self._fit_layout()
+        self._refresh_source_bar()  # the app's badge only from 100 columns
 
     def on_screen_resume(self) -> None:
         self._fit_layout()  # the terminal may have been resized while a dialog was open

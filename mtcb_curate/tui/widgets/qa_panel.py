@@ -58,15 +58,18 @@ SECTIONS: tuple[tuple[str, str | None], ...] = (
 )
 
 #: The compact layout's order (``QAPanel.compact``: <= 120 columns or <= 30 rows): what a
-#: decision needs first (head, verdict, question, answer), then the problems and facts; labels
-#: start their section's first row, with no blank row before them.
+#: decision needs first (head, verdict, the findability warning, question, answer), then the
+#: problems and facts; labels start their section's first row, with no blank row before them.
+#: The warning (``find_warning``: no chunker holds the passage in one chunk) sits above the
+#: question so that it is on screen at 80x24; the per-chunker lines stay below the problems.
 COMPACT_SECTIONS: tuple[tuple[str, str | None], ...] = (
     ("head", None),
     ("verdict", None),
+    ("find_warning", None),
     ("question", "Question"),
     ("answer", "Answer"),
     ("problems", None),
-    ("findability", None),
+    ("find_detail", None),
     ("facts", None),
     ("flags", None),
     ("passage", "Supporting passage"),
@@ -231,18 +234,26 @@ def problems_text(problems: Sequence[PairProblem], key_label: Callable[[str], st
     return out
 
 
+#: The first line of the findability lines when no chunker holds the passage in one chunk: MTCB
+#: can then count no hit for the pair (the queue's ⊄ mark).
+FINDABILITY_WARNING = "◇ unfindable: no chunker holds the passage in one chunk (per chunker below)"
+
+
 def findability_text(lines, retriever: str = "bm25", note: str | None = None) -> Text:
-    """The findability lines (issue 14): per configured chunker, where the passage lies (fits in
-    chunk N / cut across chunks N-M / longer than the chunk size) and the retriever's rank of
-    the best chunk holding it out of all chunks. ``lines``: an ``app.findability.PairLines``
-    for the pair's current texts, or None; then ``note`` (one plain line, e.g. "press F to
-    compute") is shown instead (empty Text when both are None)."""
+    """The findability lines: first ``FINDABILITY_WARNING`` when no configured chunker holds the
+    passage wholly (``PairLines.fits_nowhere``), then per configured chunker, where the passage
+    lies (fits in chunk N / cut across chunks N-M / longer than the chunk size) and the
+    retriever's rank of the best chunk holding it out of all chunks. ``lines``: an
+    ``app.findability.PairLines`` for the pair's current texts, or None; then ``note`` (one
+    plain line, e.g. "press F to compute") is shown instead (empty Text when both are None)."""
     out = Text()
     if lines is None:
         if note:
             out.append("◇ findability: ", style="bold")
             out.append(note, style="dim")
         return out
+    if lines.fits_nowhere():
+        out.append(FINDABILITY_WARNING + "\n", style="bold yellow")
     who = "BM25" if retriever == "bm25" else retriever
     for spec, f in lines.by_spec.items():
         out.append("◇ " + spec + ": ", style="bold")
@@ -339,12 +350,21 @@ class SectionRows(Sequence[Strip]):
         return Strip(list(line.render(console)), line.cell_len).apply_style(base).adjust_cell_length(width, base)
 
 
+def _findability_parts(findability: Text | None) -> dict[str, Text]:
+    """The findability lines split for the compact layout: ``find_warning`` (the warning line,
+    when there is one) and ``find_detail`` (the lines after it)."""
+    if findability is None or not findability.plain.startswith(FINDABILITY_WARNING):
+        return {"find_warning": Text(), "find_detail": findability if findability is not None else Text()}
+    cut = len(FINDABILITY_WARNING) + 1
+    return {"find_warning": findability[:len(FINDABILITY_WARNING)], "find_detail": findability[cut:]}
+
+
 def _sections(view: PairView | None, result: PairResult | None, pending: bool, key_column: str,
               extra: Text | None, problems: Text | None, findability: Text | None,
               matches: Callable[[str], list[tuple[int, int]]] | None) -> dict[str, Text]:
     """Section name -> its ``Text`` for ``QAPanel.show`` (same arguments)."""
     if view is None:
-        sections = {name: Text() for name, _ in SECTIONS}
+        sections = {name: Text() for name, _ in (*SECTIONS, *COMPACT_SECTIONS)}
         sections["head"] = Text("No pair in this view.", style="dim")
         return sections
     sections = {
@@ -354,6 +374,7 @@ def _sections(view: PairView | None, result: PairResult | None, pending: bool, k
         "flags": flags_text(view.pair.problems),
         "problems": problems if problems is not None else Text(),
         "findability": findability if findability is not None else Text(),
+        **_findability_parts(findability),
         "question": _field(view.question),
         "answer": _field(view.answer),
         "passage": _field(view.passage),
