@@ -28,7 +28,7 @@ from mtcb_curate.dataset.model import (
     corpus_fingerprint,
 )
 from mtcb_curate.store.base import Store
-from mtcb_curate.store.sqlite import Decision
+from mtcb_curate.store.base import Decision
 
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
 #: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
