@@ -1,4 +1,4 @@
-"""Issue 15 in the review screen: notes (N), hand-written pairs (H), backspace undoes, the help
+"""The review screen's curator keys: notes (N), hand-written pairs (H), backspace undoes, the help
 legend, "decided" as the checklist counts it, every action in the palette, the reject reason
 "other" typed, the source header with no empty field, queue marks of the current passage."""
 
@@ -158,7 +158,7 @@ async def test_queue_mark_follows_the_current_passage_after_a_group_undo(tiny, w
         assert row(app, 2)[1] == "≈"  # "Beta sells  bells." is normalized
         session.edit_many({2: {"supporting_passage": "Beta sells bells."},
                            0: {"supporting_passage": "Alpha makes anvils."}})  # a bulk snap, one step
-        app.screen._after_change(0, rebuild_queue=True)
+        app.screen._apply(app.screen.controller.after_change(0, rebuild_queue=True))
         await settle(app, pilot)
         assert row(app, 2)[1] != "≈"  # no stale "normalized" on the snapped passage
         await pilot.press("u")       # the group undone: the old passage, its mark again
