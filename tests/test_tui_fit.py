@@ -92,10 +92,9 @@ async def test_the_help_lists_keys_as_typed_and_ids_whole(tmp_path):
 
 
 async def test_the_findability_warning_is_above_the_fold_at_80x24(tmp_path, monkeypatch):
-    from mtcb_curate.tui.screens import review
+    from support import review_at_once
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    review_at_once(monkeypatch)
     session = opened(None, tmp_path / "ws", sample=True)
     async with review_app(session, size=(80, 24)) as (app, pilot):
         screen = app.screen
@@ -106,7 +105,7 @@ async def test_the_findability_warning_is_above_the_fold_at_80x24(tmp_path, monk
                 break
         await settle(app, pilot)
         unfindable = [pid for pid in screen.queue.ids
-                      if (lines := screen._current_find_lines(pid)) is not None and lines.fits_nowhere()]
+                      if (lines := screen.controller.current_find_lines(pid)) is not None and lines.fits_nowhere()]
         assert unfindable, "the sample has pairs no chunker holds wholly"
         pid = max(unfindable, key=lambda p: len(session.view(p).answer))  # the longest answer
         screen.goto(pid)
