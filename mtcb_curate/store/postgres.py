@@ -264,6 +264,8 @@ class PgWorkspace(SharedStore):
         reconnects: how many times a broken connection was replaced.
         on_reconnect: called with a one-line message after a reconnection (or None), on the
             thread that wrote (``ReviewSession.decide`` commits a decision on its own thread).
+        on_reconnecting: called the same way when a lost connection starts being replaced
+            (the write waits meanwhile, up to ``RECONNECT_SECONDS``).
         commit_waits: True: a commit waits on the server (see ``store.base.Store``).
     """
 
@@ -282,6 +284,7 @@ class PgWorkspace(SharedStore):
         self.reconnects = 0
         self.synchronous_commit = "on"
         self.on_reconnect: Callable[[str], None] | None = None
+        self.on_reconnecting: Callable[[str], None] | None = None
         self._reconnect_lock = threading.Lock()
 
     # -- opening ---------------------------------------------------------------------------
@@ -643,6 +646,9 @@ class PgWorkspace(SharedStore):
             self._conn.close()
         except Exception:  # noqa: BLE001
             pass
+        if self.on_reconnecting is not None:
+            self.on_reconnecting(f"the connection to {self.label} was lost: reconnecting (for up to "
+                                 f"{RECONNECT_SECONDS:.0f} s)…")
         deadline = time.monotonic() + RECONNECT_SECONDS
         delay = 0.1
         while True:

@@ -125,6 +125,10 @@ class Painting:
         self._set_bar("#source-bar", bar)
 
     def _update_progress(self) -> None:
+        waiting = getattr(self, "_waiting_line", None)
+        if waiting is not None:  # a decision waits on the server (``ReviewScreen._await_commit``)
+            self._set_bar("#progress", waiting)
+            return
         c = self.controller
         s = c.session
         counts = s.counts()
