@@ -82,6 +82,7 @@ class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFram
         #: The progress line's stand-in while a decision's commit waits on the server
         #: (``_await_commit``), else None.
         self._waiting_line: Text | None = None
+        self._waiting_pid: int | None = None
         self._init_painting()
 
     # -- layout -----------------------------------------------------------------------------
@@ -176,6 +177,7 @@ class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFram
         app's ``KeyGate``: none may move past a pair whose decision may yet fail), say so on the
         progress line, and settle it when done (``DecisionSettled``, from the writer thread)."""
         self.curate_app.key_gate.hold()
+        self._waiting_pid = pending.pair_id
         self._waiting_line = Text.assemble(
             (" ⟳ saving ", "bold reverse yellow"),
             f" the decision on #{pending.pair_id} waits for the server; keys typed now wait for it")
@@ -364,8 +366,10 @@ class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFram
     @on(WorkspaceReconnecting)
     def _say_reconnecting(self, message: WorkspaceReconnecting) -> None:
         if self._waiting_line is not None:
+            # what the curator needs first (at 80 columns the database's address is cut)
             self._waiting_line = Text.assemble((" ⟳ reconnecting ", "bold reverse yellow"),
-                                               f" {message.message} Keys typed now wait for it.")
+                                               f" #{self._waiting_pid} and the keys typed since wait · ",
+                                               (message.message, "dim"))
             self._update_progress()
         else:
             self.notify(message.message, severity="warning", timeout=8, markup=False)
