@@ -180,7 +180,11 @@ def private_touches(seam: str = SEAM) -> list[str]:
                 if module is None:
                     module = importlib.import_module(dotted)
                 cls = getattr(module, node.name, None)
-                if not isinstance(cls, type):
+                if not isinstance(cls, type):  # a class made in a function: its bases are unknown here
+                    for inner in ast.walk(node):
+                        if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
+                                and inner.value.id == "self" and inner.attr in library and inner.attr not in ours):
+                            found.append(f"{rel}:{inner.lineno}: {node.name} uses {inner.attr}")
                     continue
                 bases = _library_bases(cls)
                 if not bases and cls in mixins:  # mixed into a widget, a screen or the app
@@ -207,8 +211,24 @@ def private_touches(seam: str = SEAM) -> list[str]:
     return sorted(set(found))
 
 
+#: Touches outside the seam that another branch deletes (not moved into the seam, to keep the
+#: merge simple). Remove an entry once its code is gone; the guard then holds it off for good.
+BEING_DELETED = {
+    # the key holds of the start-up passes' pacing (``threads.py``): the analysis moves to a
+    # worker process and deletes KeyHolds and this driver
+    "tui/app.py: HoldingDriver uses _app",
+}
+
+
 def test_no_private_textual_or_rich_name_outside_the_workarounds_seam():
-    assert private_touches() == []
+    touches = [t for t in private_touches() if _without_line(t) not in BEING_DELETED]
+    assert touches == []
+
+
+def _without_line(touch: str) -> str:
+    """``path:line: what`` as ``path: what``."""
+    path, _line, what = touch.split(":", 2)
+    return f"{path}:{what}"
 
 
 def test_the_guard_finds_what_it_guards_against():
