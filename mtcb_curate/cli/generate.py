@@ -61,12 +61,14 @@ def _mode(args: argparse.Namespace, profile, client) -> tuple[str, bool]:
 
 
 class Progress:
-    """The command's one progress display: a ``rich.progress`` bar on stderr (drawn only on a
-    terminal) whose lines, from any thread, are printed whole through its console, never
-    interleaved. Use as a context manager; ``line(text)`` prints, ``update(done, total)``
-    moves the bar."""
+    """The command's progress display (the same API as ``cli.common.Progress``, which replaces it
+    once that lands): a ``rich.progress`` bar on stderr, drawn only on a terminal; lines logged
+    from any thread are printed whole through its console, never interleaved or glued.
 
-    def __init__(self, label: str):
+    Use as a context manager; :meth:`log` prints one line, :meth:`update` moves the bar.
+    """
+
+    def __init__(self, description: str, total: int | None = None):
         import threading as _threading
 
         from rich.console import Console
@@ -74,10 +76,10 @@ class Progress:
         from rich.progress import Progress as _Progress
 
         self.console = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
-        self._bar = _Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        self._bar = _Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), console=self.console, transient=True,
                               disable=not self.console.is_terminal)
-        self._task = self._bar.add_task(label, total=None)
+        self._task = self._bar.add_task(description, total=total)
         self._lock = _threading.Lock()
 
     def __enter__(self) -> "Progress":
@@ -87,17 +89,17 @@ class Progress:
     def __exit__(self, *exc) -> None:
         self._bar.__exit__(*exc)
 
-    def line(self, text: str) -> None:
-        """Print one line on stderr (whole, from any thread)."""
+    def log(self, line: str) -> None:
+        """Print one whole line on stderr (from any thread)."""
         from rich.text import Text
 
         with self._lock:
-            self.console.print(Text(f"mtcb-curate: {text}"))
+            self.console.print(Text(line))
 
-    def update(self, done: int, total: int) -> None:
-        """Move the bar to ``done`` of ``total``."""
+    def update(self, *, completed: int | None = None, total: int | None = None) -> None:
+        """Set the steps done and the steps in all."""
         with self._lock:
-            self._bar.update(self._task, completed=done, total=total)
+            self._bar.update(self._task, completed=completed, total=total)
 
 
 def candidate_json(c, pair_id=None) -> dict:
@@ -147,14 +149,14 @@ def run(args: argparse.Namespace) -> int:
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
         limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
-        with Progress(f"generating for {doc.key}") as progress:
+        with Progress(f"generating for {doc.key}", total=args.n) as progress:
             def done(k: int, total: int) -> None:
-                progress.update(k, total)
-                progress.line(f"window {k}/{total}")
+                progress.update(completed=k, total=total)
+                progress.log(f"mtcb-curate: window {k}/{total}")
 
             result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
                                    cancel=threading.Event(), concurrency=concurrency, steering=steering,
-                                   on_retry=lambda notice: progress.line(str(notice)), on_progress=done,
+                                   on_retry=lambda notice: progress.log(f"mtcb-curate: {notice}"), on_progress=done,
                                    mode=mode, dense=dense)
         added = []
         if has_ws:
@@ -242,14 +244,15 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
         limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
-        with Progress("documents") as progress:
+        with Progress("documents", total=n_docs) as progress:
             def done(k: int, total: int) -> None:
-                progress.update(k, total)
-                progress.line(f"calls finished for {k} of {total} documents")
+                progress.update(completed=k, total=total)
+                progress.log(f"mtcb-curate: calls finished for {k} of {total} documents")
 
             pooled = execute_corpus_run(corpus, client, limits=limits, concurrency=concurrency,
                                         cancel=cancel or threading.Event(),
-                                        on_retry=lambda notice: progress.line(str(notice)), on_progress=done)
+                                        on_retry=lambda notice: progress.log(f"mtcb-curate: {notice}"),
+                                        on_progress=done)
         outcome = commit_corpus_run(corpus, pooled)
         for key, got in outcome.added.items():
             note(f"document {key}: {len(got)} pair(s) added" + (f" ({', '.join(f'#{i}' for i in got)})" if got else ""))
