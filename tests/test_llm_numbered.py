@@ -236,6 +236,11 @@ def test_auto_mode_is_numbered_for_local_servers_and_quote_for_hosted_apis():
 # -- quote mode's feedback ----------------------------------------------------------------------------
 
 
+def test_a_quote_of_the_instructions_is_recognised_whatever_the_chunk_number():
+    assert gen.quotes_instructions("The document window (chunk 17) follows between the markers.", DOC_TEXT)
+    assert not gen.quotes_instructions("Revenue was $10.5 million in fiscal 2022", DOC_TEXT)
+
+
 def test_a_quote_of_the_instructions_is_named_as_such(fake_llm):
     q = "What revenue did Alpha Corp report for fiscal 2022?"
     fake_llm.script = [{"question": q, "answer": "$10.5 million",

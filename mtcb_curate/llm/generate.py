@@ -498,13 +498,16 @@ def _not_verbatim(passage: str, window_text: str, limits: Limits | None = None, 
 
 def quotes_instructions(passage: str, window_text: str) -> bool:
     """True when ``passage`` is not in ``window_text`` but its words are those of the prompt's
-    own instructions (a small model quoting "The document window ... follows between the
-    markers."): compared with white space and case folded, on the passage's first 60
-    characters."""
-    key = " ".join(passage.split()).lower()[:60]
-    if len(key) < 12 or key in " ".join(window_text.split()).lower():
+    own instructions (a small model quoting "The document window (chunk 5) follows between the
+    markers."): compared with white space and case folded and every digit run read alike, on
+    the passage's first 60 characters."""
+    def norm(text: str) -> str:
+        return re.sub(r"\d+", "#", " ".join(text.split()).lower())
+
+    key = norm(passage)[:60]
+    if len(key) < 12 or key in norm(window_text):
         return False
-    return any(key in " ".join(t.split()).lower() for t in instruction_texts())
+    return any(key in norm(t) for t in instruction_texts())
 
 
 def _short(text: str, limit: int = 160) -> str:
