@@ -209,7 +209,9 @@ def test_a_server_that_cuts_a_stream_while_another_request_queues_is_run_one_at_
 
     fake_llm.default = step
     with ResponseCache(tmp_path / "ws" / "llm.sqlite") as cache:
-        client = ChatClient(make_config(fake_llm, stream=True, max_retries=3, backoff_base_s=0.01), cache)
+        # A model name of its own: the one-at-a-time memory is per server and model, for this process too.
+        client = ChatClient(make_config(fake_llm, model="one-slot", stream=True, max_retries=3,
+                                        backoff_base_s=0.01), cache)
         results = []
         threads = [threading.Thread(target=lambda i=i: results.append(client.complete(user(f"q{i}")).text))
                    for i in range(3)]
@@ -221,7 +223,9 @@ def test_a_server_that_cuts_a_stream_while_another_request_queues_is_run_one_at_
         # Remembered for this server and model: a new client starts one at a time.
         formats = json.loads((tmp_path / "ws" / "llm-formats.json").read_text(encoding="utf-8"))
         assert any(k.endswith(" slots") for k in formats)
-        assert ChatClient(make_config(fake_llm, stream=True), ResponseCache(tmp_path / "ws" / "llm.sqlite")).serial
+        assert ChatClient(make_config(fake_llm, model="one-slot", stream=True),
+                          ResponseCache(tmp_path / "ws" / "llm.sqlite")).serial
+        assert not ChatClient(make_config(fake_llm, model="another-model", stream=True)).serial
 
 
 def test_measured_speed_is_remembered_per_server_and_model_and_gives_the_estimate(fake_llm, tmp_path):
