@@ -686,8 +686,9 @@ class ChatClient:
                 else:
                     elapsed = self.clock() - (state.sent_at or state.started)
                     first = timing["first"]
-                    self._record_speed(result.prompt_tokens or prompt_estimate, result.completion_tokens, elapsed,
-                                       None if first is None else first - (state.sent_at or state.started))
+                    # A stream without usage counts its chunks (about one token each).
+                    self._record_speed(result.prompt_tokens or prompt_estimate, result.completion_tokens or state.tokens,
+                                       elapsed, None if first is None else first - (state.sent_at or state.started))
                     stored = {"request": {"model": cfg.model, "messages": messages, "params": params, "sent": sent,
                                           "tag": request.tag}, "response": response}
                     return replace(result, stored=stored)
