@@ -252,3 +252,15 @@ def test_server_speed_separates_prompt_and_reply_rates_when_streamed():
     plain = ServerSpeed()
     plain.add(900, 100, 10.0, None)  # 100 tokens/s in all
     assert plain.seconds(400, 100) == pytest.approx(5.0) and "100 tokens/s" in plain.describe()
+
+
+def test_the_own_connection_goes_through_the_proxy_the_environment_names(monkeypatch):
+    from mtcb_curate.llm.client import _env_proxy
+
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert _env_proxy("https://api.example.com/v1") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert _env_proxy("https://api.example.com/v1") == "http://proxy.example:3128"
+    assert _env_proxy("http://127.0.0.1:8080/v1") is None

@@ -724,7 +724,7 @@ class ChatClient:
         sockets = _Sockets()
         http = None
         if self._http_client is None:
-            http = httpx2.Client(transport=sockets.transport(), timeout=timeout)
+            http = httpx2.Client(transport=sockets.transport(cfg.base_url), timeout=timeout)
             client = self._openai.with_options(timeout=timeout, http_client=http)
         else:
             client = self._openai.with_options(timeout=timeout)
@@ -903,8 +903,10 @@ class _Sockets:
         self._streams: list[Any] = []
         self._lock = threading.Lock()
 
-    def transport(self) -> Any:
-        """An ``httpx2.HTTPTransport`` whose new connections are recorded here."""
+    def transport(self, url: str = "") -> Any:
+        """An ``httpx2.HTTPTransport`` whose new connections are recorded here; through the
+        proxy the environment names for ``url`` (``HTTPS_PROXY`` ..., ``NO_PROXY``), as
+        the ``openai`` client's own transport would be."""
         import httpcore2
         import httpx2
 
@@ -917,7 +919,7 @@ class _Sockets:
                     outer._streams.append(stream)
                 return stream
 
-        transport = httpx2.HTTPTransport()
+        transport = httpx2.HTTPTransport(proxy=_env_proxy(url))
         pool = getattr(transport, "_pool", None)
         if pool is not None and hasattr(pool, "_network_backend"):
             pool._network_backend = Backend()
@@ -955,6 +957,18 @@ class _Assembled:
 
     def model_dump(self, **_: Any) -> dict[str, Any]:
         return self._data
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``urllib.request.getproxies``), or None
+    (none set, or ``NO_PROXY`` covers its host)."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if not parts.hostname or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme) or None
 
 
 def _dur(seconds: float | None) -> str:
