@@ -264,3 +264,19 @@ def test_the_own_connection_goes_through_the_proxy_the_environment_names(monkeyp
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
     assert _env_proxy("https://api.example.com/v1") == "http://proxy.example:3128"
     assert _env_proxy("http://127.0.0.1:8080/v1") is None
+
+
+def test_the_real_model_benchmark_skips_cleanly_without_a_model_or_server(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "e2e_local_llm.py"
+    env = {k: v for k, v in os.environ.items() if k not in ("MTCB_E2E_MODEL", "MTCB_E2E_SERVER_PYTHON")}
+    data = tmp_path / "data"
+    data.mkdir()
+    for argv in ([], ["--base-url", "http://127.0.0.1:9/v1"]):
+        proc = subprocess.run([sys.executable, str(script), "--data", str(data), *argv], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0 and proc.stdout.startswith("skipped: "), proc.stdout + proc.stderr
