@@ -281,6 +281,7 @@ def test_refused_replies_are_not_cached_and_a_rerun_after_the_fix_asks_again(fak
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
         cand, _ = run(ChatClient(make_config(fake_llm), cache), retries=1)
         assert cand is None and len(cache) == 0
+        assert cache.calls() == 2 and cache.usage() == (22, 14)  # never replayed, still counted as paid
         fake_llm.default = numbered(q, "$10.5 million", 2, 2)  # the server is fixed
         before = len(fake_llm.requests)
         cand, attempts = run(ChatClient(make_config(fake_llm), cache), retries=1)

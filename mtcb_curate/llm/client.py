@@ -673,6 +673,9 @@ class ChatClient:
                     raise LLMError(f"the LLM server at {self._server} answered with something that is not "
                                    "a chat completion (no \"choices\")")
                 result = _result(response, key, cached=False, default_model=cfg.model)
+                if self.cache is not None:
+                    self.cache.record_paid(key, model=cfg.model, prompt_tokens=result.prompt_tokens,
+                                           completion_tokens=result.completion_tokens)
                 if len(chain) > 1:
                     self._remember_format(chain[fmt])
                 if cut or (others > 0 and not result.text.strip() and not result.refusal):
