@@ -1,4 +1,4 @@
-"""Whole-corpus generation, the workflow both front ends run (issue 18).
+"""Whole-corpus generation, the workflow both front ends run.
 
 ``mtcb-curate generate NAME --all`` and the app's "generate for the filtered documents" both go
 through here, in three steps:

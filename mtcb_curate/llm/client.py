@@ -40,7 +40,7 @@ of each server and model (:class:`ServerSpeed`) are remembered beside the cache 
 run estimate its duration (``estimate.estimate_run``) and the run dialog its "reading the
 prompt" progress (:meth:`ChatClient.status_line`).
 
-Structured output (issue 18). With ``[llm] structured_output = "auto"`` (the default) a request
+Structured output. With ``[llm] structured_output = "auto"`` (the default) a request
 that carries a JSON schema (:attr:`ChatRequest.schema`) is sent with ``response_format``
 ``{"type": "json_schema", ...}``, then, if the server refuses it (400, 422, 500 or 501 whose
 message names the format, not the context length: llama-cpp-python's server answers 500 to

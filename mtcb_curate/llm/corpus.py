@@ -1,4 +1,4 @@
-"""Whole-corpus generation (``mtcb-curate generate NAME --all``, issue 18): the plan and the run.
+"""Whole-corpus generation (``mtcb-curate generate NAME --all``): the plan and the run.
 
 The plan is a list of :class:`Job` (document, window, sample), under-covered documents first
 (fewest pairs per window, then the key), each document's jobs in :func:`generate.pick_windows`

@@ -19,7 +19,7 @@ from typing import Any
 from mtcb_curate.llm.client import ChatClient, ChatRequest
 from mtcb_curate.llm.config import LLMConfig
 
-#: Runs of more than this many calls are confirmed first (issue 5).
+#: Runs of more than this many calls are confirmed first.
 CONFIRM_ABOVE_CALLS = 10
 #: Tokens added per chat message and to prime the reply (OpenAI Cookbook).
 TOKENS_PER_MESSAGE = 3
@@ -65,7 +65,7 @@ class RunEstimate:
 
     @property
     def needs_confirmation(self) -> bool:
-        """True for a run of more than :data:`CONFIRM_ABOVE_CALLS` paid calls (issue 5)."""
+        """True for a run of more than :data:`CONFIRM_ABOVE_CALLS` paid calls."""
         return self.paid_calls > CONFIRM_ABOVE_CALLS
 
     def summary(self) -> str:

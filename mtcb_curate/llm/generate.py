@@ -5,7 +5,7 @@ is asked for one pair (:func:`mtcb_curate.llm.prompts.generation_messages`). A r
 only when it passes :func:`check_candidate`; above all its passage must be an exact substring
 of the window, as in MTCB's pipeline, which also makes it verbatim in the whole document.
 
-Repair, don't discard (issue 18): a quote that is not verbatim but that the verification finds
+Repair, don't discard: a quote that is not verbatim but that the verification finds
 in the window anyway (its normalized search, ``verify.search.find_normalized``: a space where
 the filing has a line break, curly quotes ...; or a fuzzy alignment scoring at least
 ``verify.fuzzy.FUZZY_MIN_SCORE``) is snapped to the exact window text and kept; the model's
@@ -14,7 +14,7 @@ own quote and the verdict (``normalized`` / ``fuzzy``, with the score) are recor
 text). Only a quote that cannot be located is sent back: the model is told precisely what was
 wrong (passage not found, with the closest text in the window; empty passage; yes/no question;
 a repeat of an existing question; malformed JSON; a refusal) and asked again, up to
-:data:`RETRIES` times (issue 5: "retry up to 3 times"; MTCB's other sets allowed 3 attempts in all).
+:data:`RETRIES` times (MTCB's other sets allowed 3 attempts in all).
 
 A candidate must also stand within the checklist's own bounds, the ones ``mtcb-curate check``
 would warn or fail on (``checks.Limits``: the passage length range of the profile and the

@@ -229,7 +229,7 @@ def generation_messages(
 ) -> list[dict[str, str]]:
     """The chat messages asking for one QA pair from one window (quote mode).
 
-    Order (issue 18): the long, stable part first (the instructions, the dataset guidance, the
+    Order: the long, stable part first (the instructions, the dataset guidance, the
     document key, then the window), the changing part last (the existing questions, the
     request), so that a server with prefix caching (llama.cpp, vLLM) reuses the window's
     tokens across calls for the same window: two calls that differ only in the existing

@@ -1,4 +1,4 @@
-"""Steering generation: example questions and target shares of question forms (issue 18).
+"""Steering generation: example questions and target shares of question forms.
 
 Config (``config.toml``; every key optional; ``[generate.NAME]`` overrides ``[generate]`` for
 the dataset profile ``NAME``)::

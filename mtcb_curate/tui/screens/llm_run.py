@@ -6,7 +6,7 @@ dialog:
 
 1. builds the chat client (``CurateApp.llm_client``: it imports openai) and the estimate in a
    thread worker (the estimate counts tokens with tiktoken);
-2. shows the estimate; a run of more than 10 paid calls waits for ``y``/``enter`` (issue 5),
+2. shows the estimate; a run of more than 10 paid calls waits for ``y``/``enter``,
    ``escape`` closes it without any call;
 3. runs the job in a thread worker with a progress bar and a status line for each retry
    ("retry 2/5 in 4 s: 429 rate limited"), redrawn every second with the elapsed time and,
