@@ -155,6 +155,7 @@ def main() -> None:
     ap.add_argument("--server-log", type=Path, default=Path("/tmp/e2e_llama_server.log"))
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--windows", type=int, default=7)
+    ap.add_argument("--skip", type=int, default=0, help="skip the first N of those windows (a run continued)")
     ap.add_argument("--modes", default="numbered,quote")
     ap.add_argument("--dense", action="store_true", help="ask for evidence-dense questions")
     ap.add_argument("--context-tokens", type=int, default=4096,
@@ -229,7 +230,7 @@ def main() -> None:
                          max_retries=3, context_tokens=args.context_tokens, stream=args.stream)
     client = CappedClient(cfg)
     docs, questions = load_corpus(args.data)
-    chosen = pick_windows(docs, args.windows)
+    chosen = pick_windows(docs, args.windows)[args.skip:]
     hint = domain_hint("ficha")
     limits = Limits.resolve(None, {})
     rows = []
