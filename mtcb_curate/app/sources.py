@@ -257,9 +257,10 @@ def _bind(ws: Store, dataset: Dataset, spec: list[str]) -> None:
 def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[ReviewSession, bool]]:
     """A session for a headless command (verify, dedup, check, publish, generate).
 
-    A workspace is used when ``--workspace`` names one, or when neither ``--source`` nor
-    ``--sample`` is given and the dataset's default workspace exists (its decisions and edits
-    are then what the command sees). Otherwise the command runs on the source alone, over a
+    A workspace is used when ``--workspace`` names one, or when the workspace the app would
+    open for these options exists (``Options.workspace_dir``: the source's own for ``--source``
+    or ``--sample``, else the dataset's latest): its decisions and edits (a ``repair``, say)
+    are then what the command sees. Otherwise the command runs on the source alone, over a
     throw-away workspace in a temporary folder: nothing is decided or edited, and with
     ``write=False`` nothing the command does is kept. Yields ``(session, has_workspace)``.
 
@@ -269,7 +270,7 @@ def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[Rev
     """
     explicit = opts.workspace is not None
     explicit = explicit or is_database_url(opts.workspace_dir())
-    default_used = not (opts.source or opts.sample) and workspace_exists(opts.workspace_dir())
+    default_used = workspace_exists(opts.workspace_dir())
     if explicit or default_used:
         if not write and not workspace_exists(opts.workspace_dir()):
             raise WorkspaceError(f"{describe(opts.workspace_dir())}: no workspace here")

@@ -435,5 +435,6 @@ def dry_run(plan: PublishPlan, folder: Path, *, gate_passed: bool | None = None,
     try:
         return write_files(folder, files)
     except OSError as exc:
-        raise PublishError(Kind.DRY_RUN, f"{folder}: cannot write ({exc.strerror or exc})") from None
+        raise PublishError(Kind.DRY_RUN, f"{exc.filename or folder}: cannot write ({exc.strerror or exc}); "
+                                         f"nothing was left in {folder}") from None
 
