@@ -9,8 +9,11 @@ A source is one of:
 - a Hugging Face Hub repo id (``owner/name``, or ``owner/name@REVISION`` for a branch, tag or
   commit), read with ``datasets.load_dataset`` so that ``HF_HUB_OFFLINE`` and the local cache
   are honoured. Whether the Hub answers is decided first (``hub_unreachable``: at once under
-  ``HF_HUB_OFFLINE``, else a TCP connect of at most 1.5 s); an unreachable Hub is read from the
-  cache only, instead of huggingface_hub's 25 s of retries.
+  ``HF_HUB_OFFLINE``, else one HTTP request answered within 2 s in all, so a Hub that accepts
+  connections and never answers counts as unreachable); an unreachable Hub is read from the
+  cache only, instead of huggingface_hub's minutes of retries. A reachable Hub is given up once
+  it has not answered for 20 s (``hub_requests.patience``). The libraries' own logging and
+  progress bars never reach the terminal (``quiet.quiet_datasets``).
 
 The source is only ever read. Problems that make the data unusable raise ``InputError``;
 problems confined to some rows (a document key that matches no document, a value of the wrong
@@ -25,8 +28,6 @@ import json
 import math
 import os
 import re
-import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -35,15 +36,22 @@ from typing import Any
 
 from mtcb_curate.collector import collection_paused
 from mtcb_curate.errors import InputError
+from mtcb_curate.dataset import hub_requests
 from mtcb_curate.dataset.model import Dataset, Document, Problem, QAPair, SourceInfo
 from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
+from mtcb_curate.dataset.quiet import quiet_datasets
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 #: ``owner/name`` with an optional ``@REVISION`` (a branch, tag, ``refs/pr/N`` or commit sha).
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[\w.-]+(?:/[\w.-]+)*))?$")
-#: Seconds the reachability probe waits for a TCP connection to the Hub (or its proxy).
-HUB_PROBE_TIMEOUT = 1.5
+#: Seconds the reachability probe waits for the Hub's first answer (``hub_requests.probe``).
+HUB_PROBE_TIMEOUT = hub_requests.PROBE_TIMEOUT
 _UTF8_BOM = b"\xef\xbb\xbf"
+
+
+class HubSilent(InputError):
+    """A Hub dataset could not be loaded because the Hub stopped answering
+    (``hub_requests.patience``): another repo of the same Hub would fare no better."""
 
 
 @dataclass(slots=True)
@@ -399,58 +407,30 @@ def _env_true(name: str) -> bool:
     return os.environ.get(name, "").strip().upper() in ("1", "ON", "YES", "TRUE")
 
 
-def _tcp_probe(host: str, port: int, timeout: float) -> str | None:
-    """None when a TCP connection to ``host:port`` opens within ``timeout`` seconds, else why not.
-
-    The connection (name lookup included) runs in a daemon thread, so a slow resolver cannot
-    hold the caller longer than ``timeout``.
-    """
-    outcome: list[str | None] = []
-
-    def attempt() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            outcome.append(None)
-        except socket.gaierror:
-            outcome.append("the host name does not resolve")
-        except ConnectionRefusedError:
-            outcome.append("connection refused")
-        except TimeoutError:
-            outcome.append(f"no answer in {timeout:g} s")
-        except OSError as exc:
-            outcome.append(exc.strerror or type(exc).__name__)
-
-    thread = threading.Thread(target=attempt, name="mtcb-hub-probe", daemon=True)
-    thread.start()
-    thread.join(timeout + 0.1)
-    return outcome[0] if outcome else f"no answer in {timeout:g} s"
+def _probe(url: str, timeout: float) -> str | None:
+    """None when ``url`` answers within ``timeout`` seconds in all, else why not
+    (``hub_requests.probe``)."""
+    return hub_requests.probe(url, timeout)
 
 
 def hub_unreachable(timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
     """Why the Hugging Face Hub cannot be reached, or None when it answers.
 
     ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) set means unreachable at once. Otherwise
-    one TCP connect to the host of ``HF_ENDPOINT`` (default ``https://huggingface.co``), or to
-    the proxy the environment names for it, within ``timeout`` seconds (default 1.5). A
-    reachable host is no promise that a dataset loads; it only tells the real loading path
-    (with huggingface_hub's retries) from the cache-only one.
+    one HTTP request to ``HF_ENDPOINT`` (default ``https://huggingface.co``), through the proxy
+    the environment names, must be answered within ``timeout`` seconds in all (default 2):
+    a Hub that accepts connections and never answers is unreachable. A Hub that answers is no
+    promise that a dataset loads; it only tells the real loading path from the cache-only one.
     """
     if _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE"):
         return "HF_HUB_OFFLINE is set"
     import urllib.parse
-    import urllib.request
 
-    endpoint = os.environ.get("HF_ENDPOINT", "").strip().rstrip("/") or "https://huggingface.co"
-    url = urllib.parse.urlsplit(endpoint)
-    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
-    where = f"{host}:{port}"
-    proxy = urllib.request.getproxies().get(url.scheme or "https")
-    if proxy and not urllib.request.proxy_bypass(host):
-        p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-        if p.hostname:
-            host, port = p.hostname, p.port or 80
-            where = f"{where} through the proxy {host}:{port}"
-    why = _tcp_probe(host, port, timeout)
+    url = hub_requests.endpoint()
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or "huggingface.co"
+    where = f"{host}:{parts.port or (80 if parts.scheme == 'http' else 443)}"
+    why = _probe(url + "/", timeout)
     return None if why is None else f"{where}: {why}"
 
 
@@ -512,14 +492,18 @@ def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) ->
     try:
         import datasets
 
-        if offline:
-            with _hub_offline():
-                ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
-        else:
-            ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
+        with quiet_datasets():
+            if offline:
+                with _hub_offline():
+                    ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
+            else:
+                with hub_requests.patience():
+                    ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
     except Exception as exc:  # datasets raises many types; all mean "cannot load"
         where = "its local cache" if offline else "the Hugging Face Hub or its cache"
-        raise InputError(label, f"cannot load from {where} ({_one_line(exc, 160)})") from None
+        cause = _root_cause(exc)
+        kind = HubSilent if isinstance(cause, hub_requests.HubNoAnswer) else InputError
+        raise kind(label, f"cannot load from {where} ({_one_line(cause, 160)})") from None
     commit = None
     files = ds.cache_files
     if files:
@@ -811,6 +795,19 @@ def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,
     corpus, questions, source = read_tables(spec, profile, hub_unreachable_why=hub_unreachable_why)
     with collection_paused():
         return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """``exc``, or the ``hub_requests.HubNoAnswer`` it was raised from (``datasets`` wraps
+    errors in its own), so the message says the Hub gave no answer."""
+    seen: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and e not in seen and len(seen) < 20:
+        if isinstance(e, hub_requests.HubNoAnswer):
+            return e
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return exc
 
 
 def _describe(v: Any) -> str:

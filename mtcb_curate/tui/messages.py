@@ -56,6 +56,15 @@ class WorkspaceReconnected(Message, bubble=False):
 
 
 @dataclass(eq=False)
+class HubLoadDone(Message, bubble=False):
+    """The Hub load that went on in the background after the app opened the bundled sample
+    (``app.sources.HubLoad``) has finished: ``outcome`` is one line (loaded, or why not)."""
+
+    outcome: str
+    loaded: bool
+
+
+@dataclass(eq=False)
 class WindowTokenized(Message, bubble=False):
     """The chunk windows of document ``key`` are cached (the window bounds can be shown)."""
 

@@ -37,8 +37,8 @@ from mtcb_curate.tui.badges import shared_badge, similar_badge
 from mtcb_curate.tui.frames import PromptFrames
 from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import (ClustersFound, ClusterSearchFailed, FindabilityLoaded,
-                                       FindabilityPairScored, FindabilityProgress, PassagesScanned,
-                                       SetChecksDone, VerdictCompleted, WindowTokenized,
+                                       FindabilityPairScored, FindabilityProgress, HubLoadDone,
+                                       PassagesScanned, SetChecksDone, VerdictCompleted, WindowTokenized,
                                        WorkspaceReconnected)
 from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import PairProblem, failing, pair_problems, set_check_results
@@ -1876,6 +1876,18 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
     @on(WorkspaceReconnected)
     def _say_reconnected(self, message: WorkspaceReconnected) -> None:
         self.notify(message.message, severity="warning", timeout=8, markup=False)
+
+    @on(HubLoadDone)
+    def _hub_load_done(self, message: HubLoadDone) -> None:
+        """The background Hub load ended: its outcome becomes the top bar's "why this source"
+        and a notice (the sample stays open: its decisions are in the sample's workspace)."""
+        from dataclasses import replace
+
+        ds = self.session.dataset
+        ds.source = replace(ds.source, reason=message.outcome)
+        self._refresh_source_bar()
+        self.notify(message.outcome, severity="information" if message.loaded else "warning", timeout=20,
+                    markup=False)
 
     def action_team(self) -> None:
         """The team screen (a shared workspace): counts, pace, agreement, and the conflicts a
