@@ -85,11 +85,20 @@ def test_progress_on_a_terminal_draws_one_rich_bar_and_logs_above_it(monkeypatch
     assert "checklist" in text and "4/4" in text
     assert "[bold]not markup[/]" in text  # plain text, never read as markup
     monkeypatch.setenv("TERM", "dumb")  # a dumb terminal gets the plain lines
-    out = _Terminal()
-    with Progress("checklist", total=4, stream=out) as bar:
+    out, clock = _Terminal(), Clock()
+    with Progress("checklist", total=4, stream=out, clock=clock) as bar:
+        clock.now += 6
         bar.update(completed=4)
-    assert out.getvalue().startswith("mtcb-curate: checklist: 4/4 (")
+    assert out.getvalue().startswith("mtcb-curate: checklist: 4/4\n")
     assert "\x1b[" not in out.getvalue()
+
+
+def test_a_short_run_prints_no_progress_line():
+    out, clock = io.StringIO(), Clock()
+    with Progress("checklist", total=4, stream=out, clock=clock) as bar:
+        clock.now += 1
+        bar.update(completed=4)
+    assert out.getvalue() == ""
 
 
 # -- a closed standard output -------------------------------------------------------------------
@@ -256,3 +265,14 @@ def test_a_failed_write_names_the_target_file(argv, cli, tmp_path, monkeypatch):
     [line] = [ln for ln in proc.stderr.splitlines() if "error" in ln]
     assert line == f"mtcb-curate: error: {target}: cannot write (No space left on device)"
     assert not list(tmp_path.iterdir())  # no temporary file left behind
+
+
+def test_an_unknown_document_key_lists_the_keys_there_are(cli):
+    """The README's ``generate ficha --doc AAPL`` on the sample (which has no AAPL)."""
+    proc = cli("generate", "ficha", "--sample", "--doc", "AAPL")
+    assert proc.returncode == 2
+    [line] = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+    assert line == ("mtcb-curate: error: no document 'AAPL' in the corpus (ticker); the 6 documents are: "
+                    "AXP, PEP, MMM, CVS, PFE, ATVI")
+    proc = cli("generate", "ficha", "--sample", "--doc", "MMN")
+    assert "did you mean 'MMM'?" in proc.stderr

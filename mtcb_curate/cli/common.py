@@ -162,7 +162,8 @@ class Progress:
     On a terminal: one ``rich.progress`` bar (description, bar, done/total, elapsed, time left),
     redrawn by rich's own refresh thread; :meth:`log` and :func:`note` lines appear above it.
     Elsewhere (a pipe, a CI log, ``TERM=dumb``): plain lines ``mtcb-curate: DESCRIPTION:
-    N/TOTAL``, at most one every ``every_s`` seconds, and a last one when it ends.
+    N/TOTAL``, at most one every ``every_s`` seconds, and, when any was printed, a last one with
+    the time taken (a run shorter than ``every_s`` prints nothing).
 
     Use as a context manager::
 
@@ -266,10 +267,12 @@ class Progress:
     def _plain_line(self, force: bool = False) -> None:
         now = self._clock()
         with self._lock:
+            if force and self._last_line is None:
+                return  # a short run says nothing: its result says it all
             if not force and self._last_line is not None and now - self._last_line < self._every_s:
                 return
             if not force and self._last_line is None and now - self._started < self._every_s:
-                return  # a short run says nothing until it ends
+                return
             self._last_line = now
             of = f"/{self.total:,}" if self.total is not None else ""
             line = f"mtcb-curate: {self.description}: {self.completed:,}{of}"
