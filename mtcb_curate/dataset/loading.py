@@ -138,8 +138,12 @@ def _read_parquet(path: Path) -> Table:
 
 
 def _arrow_to_table(table: Any, label: str) -> Table:
+    """Columns as Python values and their arrow type names. A dictionary-encoded column (what
+    pandas writes for a ``category``) holds its values: it gets the values' type name."""
+    import pyarrow as pa
+
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    types = {f.name: str(f.type) for f in table.schema}
+    types = {f.name: str(f.type.value_type if pa.types.is_dictionary(f.type) else f.type) for f in table.schema}
     return Table(label, columns, types, table.num_rows, [(0, label)])
 
 
@@ -164,7 +168,7 @@ def _read_jsonl(path: Path) -> Table:
         except UnicodeDecodeError as exc:
             raise InputError(label, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
         except json.JSONDecodeError as exc:
-            raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise InputError(label, f"not valid JSON ({_json_msg(exc)} line {exc.lineno})") from None
         return _rows_to_table(rows, label)
     rows: list[Any] = []
     lines: list[int] = []
@@ -175,16 +179,22 @@ def _read_jsonl(path: Path) -> Table:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(label, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start})",
+            raise InputError(label, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
                              row=row, line=number) from None
         try:
             rows.append(json.loads(text))
         except json.JSONDecodeError as exc:
-            raise InputError(label, f"not valid JSON ({exc.msg} at column {exc.colno})", row=row,
+            raise InputError(label, f"not valid JSON ({_json_msg(exc)} column {exc.colno})", row=row,
                              line=number) from None
         lines.append(number)
         row += 1
     return _rows_to_table(rows, label, lines)
+
+
+def _json_msg(exc: json.JSONDecodeError) -> str:
+    """``json``'s message ready for a position: ``Expecting value at`` (its messages that end in
+    "at" already have it: ``Unterminated string starting at``)."""
+    return exc.msg if exc.msg.rstrip().endswith(" at") else f"{exc.msg} at"
 
 
 def _rows_to_table(rows: list[Any], label: str, lines: list[int] | None = None) -> Table:
@@ -206,10 +216,11 @@ def _read_csv(path: Path) -> Table:
     import io
 
     label = str(path)
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(label, f"not valid UTF-8 (byte at offset {exc.start})") from None
+        raise _csv_bad_utf8(label, data, exc) from None
     # newline='': records end only at \r, \n or \r\n (str.splitlines would also cut a row at a
     # form feed or U+2028 inside an unquoted cell, as in PDF-extracted text).
     reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -250,6 +261,25 @@ def _read_csv(path: Path) -> Table:
                    f"in the middle of a field): the cells from here on may be merged or shifted")
         table.problems.append((min(row, table.nrows - 1), col, msg))
     return table
+
+
+def _csv_bad_utf8(label: str, data: bytes, exc: UnicodeDecodeError) -> InputError:
+    """The error for a CSV file with a byte that is not UTF-8: the row, field and line it is in
+    (as the JSON Lines reader names them), and the byte."""
+    import csv
+    import io
+
+    start = exc.start + (len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0)
+    prefix = data[:start].decode("utf-8-sig")
+    line = prefix.count("\n") + 1
+    line_start = data.rfind(b"\n", 0, start) + 1 or (len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0)
+    column = start - line_start + 1  # 1-based, in bytes
+    what = f"not valid UTF-8 (byte 0x{data[start]:02x} at column {column})"
+    header = next(csv.reader(io.StringIO(prefix, newline="")), None) if "\n" in prefix else None
+    if header is None:
+        return InputError(label, what + " in the header", line=line)
+    row, field = _csv_position(prefix, len(prefix), header)
+    return InputError(label, what, row=row, field=field, line=line)
 
 
 def _bad_quote(text: str) -> tuple[int, int | None] | None:
