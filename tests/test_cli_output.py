@@ -276,3 +276,13 @@ def test_an_unknown_document_key_lists_the_keys_there_are(cli):
                     "AXP, PEP, MMM, CVS, PFE, ATVI")
     proc = cli("generate", "ficha", "--sample", "--doc", "MMN")
     assert "did you mean 'MMM'?" in proc.stderr
+
+
+def test_a_forced_publish_does_not_say_publishing_is_refused(cli, tmp_path):
+    proc = cli("publish", "ficha", "--sample", "--dry-run", tmp_path / "pub", "--license", "cc-by-4.0",
+               "--force", "--reason", "a trial")
+    assert proc.returncode == 0, proc.stderr
+    assert "publishing is refused" not in proc.stdout
+    assert "checklist FAILED: publishing anyway (--force; the reason goes into the card)" in proc.stdout
+    proc = cli("publish", "ficha", "--sample", "--dry-run", tmp_path / "pub2", "--license", "cc-by-4.0")
+    assert "checklist FAILED: publishing is refused" in proc.stdout  # without --force it still says so
