@@ -249,3 +249,32 @@ async def test_the_background_hub_load_outcome_reaches_the_top_bar(tmp_path):
             assert "the Hugging Face Hub load failed: feyninc/ficha" in bar
     finally:
         session.workspace.close()
+
+
+def test_a_publish_gives_up_on_a_hub_that_stops_answering(tmp_path):
+    """The upload's pre-check never answered: one retry line, then one error line within the
+    patience (2 s here, 60 s by default), no library text, the workspace unchanged."""
+    from support import write_source
+
+    from mtcb_curate.app.sources import Options, open_session
+    from mtcb_curate.dataset.model import Status
+
+    data = write_source(tmp_path / "data")
+    ws = tmp_path / "ws"
+    s = open_session(Options("ficha", source=[str(data)], workspace=ws))
+    for pid in range(len(s)):
+        s.decide(pid, Status.REJECTED if pid == 2 else Status.ACCEPTED)
+    s.workspace.close()
+    code = ("import sys\nimport mtcb_curate.hub.client as c\nc.HUB_PATIENCE = 2.0\n"
+            "from mtcb_curate.cli import main\nsys.exit(main(sys.argv[1:]))")
+    with HubFake() as fake:
+        fake.fail_next("/api/datasets/me/x/preupload", "hang", count=50, method="POST")
+        proc = subprocess.run([sys.executable, "-c", code, "publish", "ficha", "--source", str(data), "--workspace",
+                               str(ws), "--repo-id", "me/x", "--license", "cc-by-4.0", "--yes"],
+                              env=fake.env(tmp_path / "hf"), capture_output=True, text=True, timeout=120)
+        fake.clear_failures()
+    assert proc.returncode == 2, proc.stderr
+    for text in LIBRARY_TEXT:
+        assert text not in proc.stdout + proc.stderr
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("mtcb-curate: error: the Hugging Face Hub gave no answer in 2 s while uploading to me/x")

@@ -273,6 +273,8 @@ class Progress:
                 return
             if not force and self._last_line is None and now - self._started < self._every_s:
                 return
+            if not force and self.total is not None and self.completed >= self.total:
+                return  # the last line says it, with the time taken
             self._last_line = now
             of = f"/{self.total:,}" if self.total is not None else ""
             line = f"mtcb-curate: {self.description}: {self.completed:,}{of}"

@@ -56,7 +56,7 @@ from mtcb_curate.hub.plan import (
     check_gate,
     commit_description,
 )
-from mtcb_curate.dataset.hub_requests import patience
+from mtcb_curate.dataset.hub_requests import HubNoAnswer, patience
 from mtcb_curate.hub.quiet import Retry, quiet_datasets
 
 #: Seconds a publish (or the reading of the Hub before it) waits for the Hub's next answer
@@ -389,6 +389,10 @@ def _explain(exc: BaseException, *, step: str, repo_id: str, revision: str, done
             return PublishError(Kind.NETWORK, f"cannot reach the Hugging Face Hub at {constants.ENDPOINT} while {step} "
                                               f"(no network?): check the connection or HF_ENDPOINT, then publish again; "
                                               f"{nothing}")
+    silent = next((e for e in chain if isinstance(e, HubNoAnswer)), None)
+    if silent is not None:
+        return PublishError(Kind.SERVER, f"{silent} while {step}: try again later (if the commit did land, the "
+                                         f"retry says the Hub changed: plan again then); the workspace is unchanged")
     for e in chain:
         if isinstance(e, (httpx2.TransportError, ConnectionError)):
             detail = " ".join(str(e).split())[:120] or type(e).__name__
