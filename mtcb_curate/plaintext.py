@@ -83,7 +83,7 @@ def escape_md(value: object, max_chars: int = 300) -> str:
     a card), escaped no more than needed so the raw card reads as plain text too.
 
     Newlines and other control characters become one space; ``& < >`` become entities (so no
-    tag, autolink or ``<!--`` marker can form); ``\ ` * [ ] | ~`` get a backslash everywhere,
+    tag, autolink or ``<!--`` marker can form); ``\\ ` * [ ] | ~`` get a backslash everywhere,
     ``_`` only at a word's edge, and a heading or list marker only at the start (``10-K``,
     ``unique_passage`` and ``#2`` stay as they are). The result renders as the text it was
     given in a paragraph, a list item or a table cell. Longer values are cut to ``max_chars``
