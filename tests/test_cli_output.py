@@ -88,8 +88,9 @@ def test_progress_on_a_terminal_draws_one_rich_bar_and_logs_above_it(monkeypatch
     out, clock = _Terminal(), Clock()
     with Progress("checklist", total=4, stream=out, clock=clock) as bar:
         clock.now += 6
-        bar.update(completed=4)
-    assert out.getvalue().startswith("mtcb-curate: checklist: 4/4\n")
+        bar.update(completed=2)
+        bar.update(completed=4)  # the end: said once, by the last line
+    assert out.getvalue() == "mtcb-curate: checklist: 2/4\nmtcb-curate: checklist: 4/4 (6.0 s)\n"
     assert "\x1b[" not in out.getvalue()
 
 
