@@ -128,8 +128,8 @@ def one_run(mode: str, size: tuple[int, int], wait_outcome: bool) -> dict:
                          _env(home, srv.url if srv else None))
         try:
             first = child.wait_head(timeout=600) - child.t_spawn
-            text = _screen_text(child)
-            top = text.splitlines()[0].strip()
+            child.pump(0.3)
+            top = _screen_text(child).splitlines()[0].strip()  # the top bar, once painted
             outcome = None
             if wait_outcome:
                 deadline = time.perf_counter() + 40

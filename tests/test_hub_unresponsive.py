@@ -278,3 +278,33 @@ def test_a_publish_gives_up_on_a_hub_that_stops_answering(tmp_path):
         assert text not in proc.stdout + proc.stderr
     last = proc.stderr.splitlines()[-1]
     assert last.startswith("mtcb-curate: error: the Hugging Face Hub gave no answer in 2 s while uploading to me/x")
+
+
+def test_the_same_retry_of_parallel_requests_is_one_line():
+    """``datasets`` fetches a config's files in parallel; a failing Hub fails each the same way:
+    one line, not one per file. A later retry (or another cause) is a line of its own."""
+    import logging
+
+    from mtcb_curate.dataset import quiet
+
+    clock = [10.0]
+    handler = quiet._LibraryRecords(clock=lambda: clock[0])
+    seen = []
+    handler.listeners.append(seen.append)
+
+    def record(msg: str, thread: int) -> logging.LogRecord:
+        r = logging.LogRecord("huggingface_hub.utils._http", logging.WARNING, __file__, 1, msg, None, None)
+        r.thread = thread
+        return r
+
+    for thread in (1, 2, 3):
+        handler.emit(record("HTTP Error 503 thrown while requesting GET http://x/f", thread))
+        handler.emit(record("Retrying in 1s [Retry 1/5].", thread))
+    assert [(r.cause, r.attempt) for r in seen] == [("answered 503", 1)]
+    clock[0] += 2
+    handler.emit(record("HTTP Error 503 thrown while requesting GET http://x/f", 1))
+    handler.emit(record("Retrying in 2s [Retry 2/5].", 1))
+    handler.emit(record("'timed out' thrown while requesting GET http://x/g", 2))
+    handler.emit(record("Retrying in 2s [Retry 2/5].", 2))
+    assert [(r.cause, r.attempt) for r in seen] == [("answered 503", 1), ("answered 503", 2),
+                                                   ("did not answer (timed out)", 2)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,14 +48,22 @@ _RETRYING = re.compile(r"Retrying in ([\d.]+)s \[Retry (\d+)/(\d+)\]")
 _RATE_LIMITED = re.compile(r"Rate limited\. Waiting ([\d.]+)s before retry \[Retry (\d+)/(\d+)\]")
 
 
+#: Seconds within which the same retry (cause, attempt) from several threads is one line:
+#: ``datasets`` fetches a config's files in parallel, and one failing Hub fails them all alike.
+SAME_RETRY_S = 1.0
+
+
 class _LibraryRecords(logging.Handler):
     """The only handler of ``QUIET_LOGGERS`` while ``quiet_datasets`` is active: huggingface_hub's
-    retry warnings become ``Retry`` values for the listeners; every other record is dropped."""
+    retry warnings become ``Retry`` values for the listeners (the same retry of several parallel
+    requests once, ``SAME_RETRY_S``); every other record is dropped."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(logging.DEBUG)
         self.listeners: list[Callable[[Retry], None]] = []
         self._cause: dict[int, str] = {}  # thread id -> the cause of its latest failed request
+        self._said: dict[tuple[str, int, int], float] = {}  # (cause, attempt, of) -> when last handed on
+        self._clock = clock
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -76,6 +85,11 @@ class _LibraryRecords(logging.Handler):
         else:
             return
         with _quiet_lock:
+            now, key = self._clock(), (retry.cause, retry.attempt, retry.of)
+            if now - self._said.get(key, float("-inf")) < SAME_RETRY_S:
+                return  # the same retry of a parallel request: already said
+            self._said = {k: t for k, t in self._said.items() if now - t < SAME_RETRY_S}
+            self._said[key] = now
             listeners = list(self.listeners)
         for listener in listeners:
             try:
