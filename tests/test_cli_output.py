@@ -287,3 +287,12 @@ def test_a_forced_publish_does_not_say_publishing_is_refused(cli, tmp_path):
     assert "checklist FAILED: publishing anyway (--force; the reason goes into the card)" in proc.stdout
     proc = cli("publish", "ficha", "--sample", "--dry-run", tmp_path / "pub2", "--license", "cc-by-4.0")
     assert "checklist FAILED: publishing is refused" in proc.stdout  # without --force it still says so
+
+
+@pytest.mark.parametrize("command,option", [("verify", "--json"), ("check", "--markdown"), ("stats", "--json"),
+                                            ("dedup", "--json")])
+def test_a_command_that_writes_says_where(command, option, cli, tmp_path):
+    out = tmp_path / "out.file"
+    proc = cli(command, "ficha", "--sample", option, out)
+    assert f"mtcb-curate: wrote {out}" in proc.stderr.splitlines()
+    assert out.stat().st_size > 0

@@ -374,10 +374,10 @@ def open_session(opts: Options):
 
 
 def write_json(path: Path, value: Any) -> None:
-    """Write ``value`` as UTF-8 JSON (indented), atomically.
+    """Write ``value`` as UTF-8 JSON (indented), atomically, and say where on stderr.
 
     Raises:
-        OSError: the folder is not writable.
+        OSError: the folder is not writable (``filename``: ``path``).
     """
     text = json.dumps(value, ensure_ascii=False, indent=1)
     try:
@@ -385,15 +385,18 @@ def write_json(path: Path, value: Any) -> None:
     except UnicodeEncodeError:  # lone surrogates from a dataset: ASCII escapes are still JSON
         data = json.dumps(value, indent=1).encode("ascii")
     atomic_write_bytes(Path(path), data + b"\n")
+    note(f"wrote {path}")
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` as UTF-8 (a lone surrogate becomes ``?``), atomically.
+    """Write ``text`` as UTF-8 (a lone surrogate becomes ``?``), atomically, and say where on
+    stderr.
 
     Raises:
         OSError: it cannot be written; ``filename`` is ``path``.
     """
     atomic_write_bytes(Path(path), text.encode("utf-8", "replace"))
+    note(f"wrote {path}")
 
 
 def confirm(question: str, assume_yes: bool) -> bool:

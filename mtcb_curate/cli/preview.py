@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from mtcb_curate.cli.common import command_session, emit, note, report_problems, write_json
+from mtcb_curate.cli.common import command_session, emit, note, report_problems, write_json, write_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 write_json(Path(args.json), report.to_json())
             if args.markdown:
-                from mtcb_curate.files import atomic_write_bytes
-
-                atomic_write_bytes(Path(args.markdown), report.to_markdown().encode("utf-8", "replace"))
+                write_text(Path(args.markdown), report.to_markdown())
         except OSError as exc:
             note(f"error: {exc.filename}: cannot write ({exc.strerror})")
             return 2
