@@ -204,8 +204,12 @@ class HubLoad:
         loaded: once done, True when a repo loaded (it is then in the local cache).
     """
 
-    def __init__(self, opts: Options, profile: Profile, repos: list[str]) -> None:
+    def __init__(self, opts: Options, profile: Profile, repos: list[str], *,
+                 unreachable: str | None = None) -> None:
+        """``unreachable``: as ``loading.read_hub``'s (None: probe first; ``loading.HUB_ANSWERS``:
+        the Hub answered a probe just now)."""
         self.repos = repos
+        self._unreachable = unreachable
         self.outcome: str | None = None
         self.loaded = False
         self._opts, self._profile = opts, profile
@@ -221,7 +225,7 @@ class HubLoad:
                 try:
                     ds = load_spec(self._opts.name, self._profile, [repo],
                                    f"no workspace yet: loaded {repo} from the Hugging Face Hub or its cache",
-                                   hub_unreachable_why=None)
+                                   hub_unreachable_why=self._unreachable)
                 except InputError as exc:
                     self._failures.append(exc)
                     if isinstance(exc, loading.HubSilent):
@@ -271,7 +275,7 @@ def load_default(opts: Options, *, hub_wait: float | None = None
     has_sample = resources.sample_dir(profile.name) is not None
     failures: list[InputError] = []
     if why is None and hub_wait is not None and has_sample:
-        job = HubLoad(opts, profile, candidates)
+        job = HubLoad(opts, profile, candidates, unreachable=loading.HUB_ANSWERS)
         if not job.wait(max(0.0, hub_wait - (time.monotonic() - started))):
             names = " and ".join(candidates)
             detail = (f"the Hugging Face Hub has not finished loading {names} in {hub_wait:g} s (it goes on "
@@ -287,7 +291,7 @@ def load_default(opts: Options, *, hub_wait: float | None = None
         for repo in candidates:
             try:
                 ds = load_spec(opts.name, profile, [repo], f"no workspace yet: loaded {repo} from {where}",
-                               hub_unreachable_why=why)
+                               hub_unreachable_why=why or loading.HUB_ANSWERS)
                 return ds, [repo], None
             except InputError as exc:
                 failures.append(exc)

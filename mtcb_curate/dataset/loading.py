@@ -47,6 +47,8 @@ HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[\w.-]+(?
 #: Seconds the reachability probe waits for the Hub's first answer (``hub_requests.probe``).
 HUB_PROBE_TIMEOUT = hub_requests.PROBE_TIMEOUT
 _UTF8_BOM = b"\xef\xbb\xbf"
+#: ``hub_unreachable_why`` value meaning "the Hub answered the probe just now": no second probe.
+HUB_ANSWERS = "\x00the Hub answers"
 
 
 class HubSilent(InputError):
@@ -566,8 +568,8 @@ def read_hub(spec: str, profile: Profile, *, unreachable: str | None = None) -> 
     Args:
         spec: the repo id, with an optional revision.
         profile: gives the config names.
-        unreachable: why the Hub is known to be unreachable (read from the cache only), or None
-            to ask ``hub_unreachable`` first.
+        unreachable: why the Hub is known to be unreachable (read from the cache only),
+            ``HUB_ANSWERS`` when it is known to answer, or None to ask ``hub_unreachable`` first.
 
     Raises:
         InputError: it cannot be loaded; when the Hub is unreachable the message says so.
@@ -575,6 +577,8 @@ def read_hub(spec: str, profile: Profile, *, unreachable: str | None = None) -> 
     repo_id, revision = split_revision(spec)
     if unreachable is None:
         unreachable = hub_unreachable()
+    elif unreachable == HUB_ANSWERS:
+        unreachable = None
     offline = unreachable is not None
     try:
         corpus, commit = _hub_load(repo_id, profile.corpus_config, revision, offline)
