@@ -15,7 +15,10 @@ is taken. Servers:
   about 400 s, then huggingface_hub's retry lines on screen);
 - ``stalls``: answers the reachability probe (``HEAD /``) and never answers anything else (the
   Hub load then goes on in the background after the app's 3 s);
-- ``offline`` (the anchor): ``HF_HUB_OFFLINE=1``, the sample at once, in the same run.
+- ``offline`` (the anchor): ``HF_HUB_OFFLINE=1``, the sample at once, in the same run;
+- ``silent-cached``: ``silent``, with ``chonkie-ai/ficha`` (the bundled sample's rows) in the
+  local Hub cache, loaded once beforehand from the loopback Hub fake of the tests
+  (``tests/hubfake.py``): the app opens the cached copy.
 
 Every frame's screen is searched for library text (``Retry``, ``thrown while requesting``,
 ``Traceback``, ``Warning``). The target: the first frame within 5 s with a hung Hub, and no
@@ -113,15 +116,35 @@ def _env(home: str, endpoint: str | None) -> dict[str, str]:
     return env
 
 
+def _fill_cache(home: str) -> None:
+    """Load ``chonkie-ai/ficha`` once through the loopback Hub fake, into ``home``'s Hub cache."""
+    import subprocess
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+    from hubfake import HubFake
+
+    from mtcb_curate import resources
+
+    with HubFake() as fake:
+        fake.add_dataset_from_folder("chonkie-ai/ficha", resources.sample_dir("ficha"))
+        env = _env(home, fake.url)
+        env.update(fake.env(os.path.join(home, "hf")))
+        code = ("from mtcb_curate.app.sources import Options, choose_and_load\n"
+                "ds, spec = choose_and_load(Options('ficha'), None)\nassert spec == ['chonkie-ai/ficha'], spec\n")
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=300)
+
+
 def _screen_text(child: PtyChild) -> str:
     child.process()
     return "\n".join(child.screen.display)
 
 
 def one_run(mode: str, size: tuple[int, int], wait_outcome: bool) -> dict:
-    server = {"silent": Silent, "stalls": Stalls}.get(mode)
-    srv = server() if server else None
+    server = {"silent": Silent, "silent-cached": Silent, "stalls": Stalls}.get(mode)
     home = tempfile.mkdtemp(prefix="mtcb-hung-")
+    if mode == "silent-cached":
+        _fill_cache(home)
+    srv = server() if server else None
     seen_library = set()
     try:
         child = PtyChild([sys.executable, "-m", "mtcb_curate", "ficha"], size,
@@ -158,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="80x24", help="COLSxROWS (default 80x24)")
     args = ap.parse_args(argv)
     cols, rows = (int(x) for x in args.size.split("x"))
-    results: dict[str, list[dict]] = {"offline": [], "silent": [], "stalls": []}
+    results: dict[str, list[dict]] = {"offline": [], "silent": [], "silent-cached": [], "stalls": []}
     for rnd in range(args.rounds):
         for mode in results:  # interleaved, so load drifts hit every mode alike
             r = one_run(mode, (cols, rows), wait_outcome=(mode == "stalls"))
@@ -169,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                   + f"   | {r['top_bar'][:70]}", flush=True)
     anchor = statistics.median(r["first_frame_s"] for r in results["offline"])
     ok = True
-    for mode in ("silent", "stalls"):
+    for mode in ("silent", "silent-cached", "stalls"):
         med = statistics.median(r["first_frame_s"] for r in results[mode])
         worst = max(r["first_frame_s"] for r in results[mode])
         chatter = sorted({t for r in results[mode] for t in r["library_text"]})

@@ -556,6 +556,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str) -> bool:
         segments = [s for s in path.split("/") if s != ""]
         hub = self.hub
+        if path == "/" and method in ("HEAD", "GET"):  # the home page (mtcb-curate's reachability probe)
+            self._send(200, b"" if method == "HEAD" else b"HubFake", "text/plain; charset=utf-8")
+            return True
         if path == "/api/whoami-v2" and method == "GET":
             self._whoami()
             return True

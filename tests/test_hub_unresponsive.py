@@ -308,3 +308,46 @@ def test_the_same_retry_of_parallel_requests_is_one_line():
     handler.emit(record("Retrying in 2s [Retry 2/5].", 2))
     assert [(r.cause, r.attempt) for r in seen] == [("answered 503", 1), ("answered 503", 2),
                                                    ("did not answer (timed out)", 2)]
+
+
+def test_the_app_waits_for_a_hub_that_keeps_answering(tmp_path):
+    """A healthy Hub is never cut short: the real dataset opens, not the sample."""
+    folder = tmp_path / "src"
+    write_hub_layout(folder, CORPUS, QUESTIONS, body="# on the Hub\n")
+    code = """
+        import json
+        from mtcb_curate.app.sources import Options, open_review
+        session, pending = open_review(Options('ficha'), hub_wait=2.0)
+        print(json.dumps([session.dataset.source.kind, session.dataset.source.location, pending is None]))
+        session.workspace.close()
+    """
+    with HubFake() as fake:
+        fake.add_dataset_from_folder("chonkie-ai/ficha", folder)
+        env = fake.env(tmp_path / "hf")
+        env.update(XDG_DATA_HOME=str(tmp_path / "data"))
+        assert _run(code, env, timeout=120) == ["hub", "chonkie-ai/ficha", True]
+
+
+def test_the_app_opens_the_sample_when_the_hub_stops_answering(tmp_path):
+    """The Hub answers the probe, then nothing: after ``hub_wait`` seconds of silence the
+    sample opens; the load fails in the background after its patience, and says so."""
+    code = """
+        import json
+        from mtcb_curate.dataset import hub_requests
+        hub_requests.LOAD_PATIENCE = 1.0
+        from mtcb_curate.app.sources import Options, open_review
+        session, pending = open_review(Options('ficha'), hub_wait=0.5)
+        first = [session.dataset.source.kind, session.workspace.path.name, pending is not None]
+        session.workspace.close()
+        assert pending.wait(60)
+        print(json.dumps({"first": first, "outcome": pending.outcome, "loaded": pending.loaded}))
+    """
+    with HubFake() as fake:
+        fake.fail_next("/api/datasets/", "hang", count=1000)
+        fake.fail_next("/datasets/", "hang", count=1000)
+        env = fake.env(tmp_path / "hf")
+        env.update(XDG_DATA_HOME=str(tmp_path / "data"))
+        out = _run(code, env, timeout=120)
+        fake.clear_failures()
+    assert out["first"] == ["sample", "ficha-sample", True]
+    assert not out["loaded"] and "gave no answer in 1 s" in out["outcome"]

@@ -8,9 +8,9 @@ Order for ``mtcb-curate NAME`` (first that applies):
 4. ``ORG/NAME`` through ``datasets``, from the Hub or its cache, for each organisation of the
    config's ``[hub] organisations`` in order (default ``feyninc``, then ``chonkie-ai``). Whether
    the Hub answers is decided first (``loading.hub_unreachable``, at most 2 s in all); when it
-   does not, only the local cache is read. For the review app (``open_review``) the Hub has
-   ``hub_wait`` seconds (3) in all: a load still running then goes on in the background
-   (``HubLoad``) while the app opens the bundled sample;
+   does not, only the local cache is read. For the review app (``open_review``) a Hub that
+   answers the probe is waited for while it keeps answering; silent for ``hub_wait`` seconds
+   (2), its load goes on in the background (``HubLoad``) while the app opens the bundled sample;
 5. the bundled sample, when step 4 fails and the dataset has one.
 
 The reason is kept in ``Dataset.source.reason`` and shown on screen.
@@ -252,6 +252,21 @@ class HubLoad:
         return self._result, list(self._failures)
 
 
+#: Seconds the review app waits at most for a Hub that keeps answering (``load_default``).
+HUB_WAIT_CAP = 20.0
+
+
+def _wait_while_answering(job: HubLoad, quiet_s: float, cap: float, step_s: float = 0.05) -> bool:
+    """Wait for ``job`` while the Hub keeps answering: True once it has finished; False when the
+    Hub has been silent for ``quiet_s`` seconds or the monotonic time ``cap`` has passed."""
+    from mtcb_curate.dataset import hub_requests
+
+    while not job.wait(step_s):
+        if hub_requests.silence() >= quiet_s or time.monotonic() >= cap:
+            return False
+    return True
+
+
 def load_default(opts: Options, *, hub_wait: float | None = None
                  ) -> tuple[Dataset, list[str], HubLoad | None]:
     """Steps 4 and 5 of the module docstring: the dataset from the Hub (or its cache), else the
@@ -259,9 +274,12 @@ def load_default(opts: Options, *, hub_wait: float | None = None
 
     ``hub_wait``: None waits for the Hub as long as it keeps answering (headless commands;
     ``hub_requests.patience`` gives up on a silent one). A number of seconds (the review app):
-    when the Hub answers the probe but its load has not finished within ``hub_wait`` seconds
-    in all (the probe included) and a sample is bundled, the sample opens and the load goes on
-    in the background: ``pending`` is its ``HubLoad``; else ``pending`` is None.
+    when the Hub answers the probe but then has not answered the load's requests for
+    ``hub_wait`` seconds (``hub_requests.silence``; a long download counts as silence), or the
+    load has not finished within ``HUB_WAIT_CAP`` seconds, and a sample is bundled, the sample
+    opens and the load goes on in the background: ``pending`` is its ``HubLoad``; else
+    ``pending`` is None. A Hub that keeps answering is waited for, so a healthy Hub gives the
+    real dataset, not the sample.
 
     Raises:
         InputError: nothing loads and no sample is bundled.
@@ -271,15 +289,16 @@ def load_default(opts: Options, *, hub_wait: float | None = None
     sample_spec = [SAMPLE_PREFIX + profile.name]
     orgs = opts.organisations if opts.organisations is not None else hub_organisations()
     candidates = profile.hub_candidates(orgs)
+    loading.warm_up()
     why = loading.hub_unreachable()
     has_sample = resources.sample_dir(profile.name) is not None
     failures: list[InputError] = []
     if why is None and hub_wait is not None and has_sample:
         job = HubLoad(opts, profile, candidates, unreachable=loading.HUB_ANSWERS)
-        if not job.wait(max(0.0, hub_wait - (time.monotonic() - started))):
+        if not _wait_while_answering(job, hub_wait, started + HUB_WAIT_CAP):
             names = " and ".join(candidates)
-            detail = (f"the Hugging Face Hub has not finished loading {names} in {hub_wait:g} s (it goes on "
-                      f"in the background)")
+            detail = (f"the Hugging Face Hub has not finished loading {names} (it goes on in the "
+                      f"background)")
             return load_spec(opts.name, profile, sample_spec, f"no workspace yet; {detail}: opened the bundled "
                                                               f"sample"), sample_spec, job
         result, failures = job.result()

@@ -31,9 +31,10 @@ def _import_quietly(module: str) -> None:
         pass
 
 
-#: Seconds the app waits for the Hub before it opens the bundled sample and lets the Hub load
-#: go on in the background (``app.sources.load_default``): the first frame comes within 5 s.
-HUB_WAIT_S = 3.0
+#: Seconds of the Hub's silence the app waits through before it opens the bundled sample and
+#: lets the Hub load go on in the background (``app.sources.load_default``); a Hub that never
+#: answers is already given up by the probe (2 s).
+HUB_WAIT_S = 2.0
 
 #: ``TERM`` values of terminals that cannot draw the full-screen app.
 DUMB_TERMINALS = ("dumb", "unknown")

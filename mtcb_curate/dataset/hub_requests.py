@@ -101,6 +101,15 @@ def _deadline() -> float | None:
         return _state["answered"] + max(_state["active"])
 
 
+def silence() -> float:
+    """Seconds since the Hub last answered (or since the patience began) while a ``patience``
+    is active; 0.0 while none is (nothing is being asked of the Hub)."""
+    with _lock:
+        if not _state["active"]:
+            return 0.0
+        return max(0.0, _now() - _state["answered"])
+
+
 def _on_request(request: Any) -> None:
     deadline = _deadline()
     if deadline is None:

@@ -509,6 +509,26 @@ def _maybe_cached(repo_id: str) -> bool:
     return any(e.lower().startswith(prefix) for e in entries)
 
 
+def warm_up() -> None:
+    """Start importing ``datasets`` (about 2 s) in a daemon thread unless ``HF_HUB_OFFLINE`` is
+    set, so the import overlaps the reachability probe: a Hub that never answers then costs the
+    probe's 2 s, not the probe and the import one after the other, and a Hub load starts asking
+    sooner."""
+    import sys
+    import threading
+
+    if "datasets" in sys.modules or _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE"):
+        return
+
+    def _import() -> None:
+        try:
+            import datasets  # noqa: F401
+        except Exception:  # noqa: BLE001 - the load's own import reports it
+            pass
+
+    threading.Thread(target=_import, name="mtcb-datasets-import", daemon=True).start()
+
+
 def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) -> tuple[Table, str | None]:
     """One config of a Hub dataset, and the commit sha it was read at when known.
 
