@@ -289,7 +289,7 @@ def load_default(opts: Options, *, hub_wait: float | None = None
     sample_spec = [SAMPLE_PREFIX + profile.name]
     orgs = opts.organisations if opts.organisations is not None else hub_organisations()
     candidates = profile.hub_candidates(orgs)
-    loading.warm_up()
+    loading.warm_up(candidates)
     why = loading.hub_unreachable()
     has_sample = resources.sample_dir(profile.name) is not None
     failures: list[InputError] = []

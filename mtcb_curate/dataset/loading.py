@@ -509,15 +509,18 @@ def _maybe_cached(repo_id: str) -> bool:
     return any(e.lower().startswith(prefix) for e in entries)
 
 
-def warm_up() -> None:
-    """Start importing ``datasets`` (about 2 s) in a daemon thread unless ``HF_HUB_OFFLINE`` is
-    set, so the import overlaps the reachability probe: a Hub that never answers then costs the
-    probe's 2 s, not the probe and the import one after the other, and a Hub load starts asking
-    sooner."""
+def warm_up(repo_ids: list[str]) -> None:
+    """Start importing ``datasets`` (about 2 s) in a daemon thread when one of ``repo_ids`` may
+    be in the local cache (and ``HF_HUB_OFFLINE`` is not set), so the import overlaps the
+    reachability probe: with a Hub that never answers, the cached copy then costs the probe's
+    2 s, not the probe and the import one after the other. Nothing is imported when the cache
+    cannot hold them (the bundled sample does not need ``datasets``)."""
     import sys
     import threading
 
     if "datasets" in sys.modules or _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE"):
+        return
+    if not any(_maybe_cached(split_revision(r)[0]) for r in repo_ids if HUB_ID.match(r)):
         return
 
     def _import() -> None:
