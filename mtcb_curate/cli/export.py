@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from mtcb_curate.cli.common import command_session, note, open_session, options, report_problems
-from mtcb_curate.store.opening import workspace_exists
+from mtcb_curate.cli.common import command_session, note, report_problems
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the export; 0 on success, 2 on bad input or an unwritable file. The source's
-    workspace when it has one (read-only), else the source alone (every pair undecided)."""
-    opts = options(args, read_only=True)
-    if not workspace_exists(opts.workspace_dir()):  # no workspace of this source: the source alone
-        with command_session(args) as (session, _has_ws):
-            return _write(args, session)
-    session = open_session(opts)
-    try:
+    """Write the export; 0 on success, 2 on bad input or an unwritable file. The workspace of
+    the source (``--workspace``, or the one the app would open) when it exists, read-only;
+    else the source alone (every pair undecided)."""
+    with command_session(args) as (session, _has_ws):
         return _write(args, session)
-    finally:
-        session.workspace.close()
 
 
 def _write(args: argparse.Namespace, session) -> int:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 
 from mtcb_curate.cli.common import command_session, emit, note, open_session, options, report_problems, write_json
 from mtcb_curate.errors import CurateError
@@ -28,16 +27,17 @@ SHOWN = 20
 
 @contextmanager
 def _session(args: argparse.Namespace, dry_run: bool) -> Iterator:
-    """The workspace's session (written to unless ``dry_run``); a dry run without a workspace
-    runs on the source alone."""
+    """The workspace's session, written to; a dry run reads the workspace when it exists and
+    otherwise runs on the source alone."""
     from mtcb_curate.store.opening import workspace_exists
 
-    opts = options(args)
-    if dry_run and not workspace_exists(opts.workspace_dir()):
-        with command_session(argparse.Namespace(**{**vars(args), "workspace": None})) as (session, _):
+    if dry_run:  # the workspace when it exists (read-only), else the source alone
+        if args.workspace is not None and not workspace_exists(args.workspace):
+            args = argparse.Namespace(**{**vars(args), "workspace": None})
+        with command_session(args) as (session, _):
             yield session
         return
-    session = open_session(replace(opts, read_only=dry_run))
+    session = open_session(options(args))
     try:
         yield session
     finally:
