@@ -11,7 +11,7 @@ import argparse
 import os
 import threading
 
-from mtcb_curate.cli.common import command_session, confirm, note, report_problems, write_json
+from mtcb_curate.cli.common import Progress, command_session, confirm, note, report_problems, write_json
 
 
 def llm_client(args: argparse.Namespace, workspace_dir=None):
@@ -57,48 +57,6 @@ def _mode(args: argparse.Namespace, profile, client) -> tuple[str, bool]:
         " (auto: a hosted API)" if asked == "auto" else "")
     note(f"generation mode: {mode}{why}" + ("; evidence-dense questions" if dense else ""))
     return mode, dense
-
-
-class Progress:
-    """The command's progress display (the same API as ``cli.common.Progress``, which replaces it
-    once that lands): a ``rich.progress`` bar on stderr, drawn only on a terminal; lines logged
-    from any thread are printed whole through its console, never interleaved or glued.
-
-    Use as a context manager; :meth:`log` prints one line, :meth:`update` moves the bar.
-    """
-
-    def __init__(self, description: str, total: int | None = None):
-        import threading as _threading
-
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as _Progress
-
-        self.console = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
-        self._bar = _Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                              TimeElapsedColumn(), console=self.console, transient=True,
-                              disable=not self.console.is_terminal)
-        self._task = self._bar.add_task(description, total=total)
-        self._lock = _threading.Lock()
-
-    def __enter__(self) -> "Progress":
-        self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._bar.__exit__(*exc)
-
-    def log(self, line: str) -> None:
-        """Print one whole line on stderr (from any thread)."""
-        from rich.text import Text
-
-        with self._lock:
-            self.console.print(Text(line))
-
-    def update(self, *, completed: int | None = None, total: int | None = None) -> None:
-        """Set the steps done and the steps in all."""
-        with self._lock:
-            self._bar.update(self._task, completed=completed, total=total)
 
 
 def candidate_json(c, pair_id=None) -> dict:
@@ -151,11 +109,10 @@ def run(args: argparse.Namespace) -> int:
         with Progress(f"generating for {doc.key}", total=args.n) as progress:
             def done(k: int, total: int) -> None:
                 progress.update(completed=k, total=total)
-                progress.log(f"mtcb-curate: window {k}/{total}")
 
             result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
                                    cancel=threading.Event(), concurrency=concurrency, steering=steering,
-                                   on_retry=lambda notice: progress.log(f"mtcb-curate: {notice}"), on_progress=done,
+                                   on_retry=lambda notice: note(str(notice)), on_progress=done,
                                    mode=mode, dense=dense)
         added = []
         if has_ws:
@@ -246,12 +203,11 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
         with Progress("documents", total=n_docs) as progress:
             def done(k: int, total: int) -> None:
                 progress.update(completed=k, total=total)
-                progress.log(f"mtcb-curate: calls finished for {k} of {total} documents")
+                note(f"calls finished for {k} of {total} documents")
 
             pooled = execute_corpus_run(corpus, client, limits=limits, concurrency=concurrency,
                                         cancel=cancel or threading.Event(),
-                                        on_retry=lambda notice: progress.log(f"mtcb-curate: {notice}"),
-                                        on_progress=done)
+                                        on_retry=lambda notice: note(str(notice)), on_progress=done)
         outcome = commit_corpus_run(corpus, pooled)
         for key, got in outcome.added.items():
             note(f"document {key}: {len(got)} pair(s) added" + (f" ({', '.join(f'#{i}' for i in got)})" if got else ""))
