@@ -232,9 +232,9 @@ def test_a_cancel_before_the_connection_is_made_still_closes_it(fake_llm, monkey
     cancel = threading.Event()
     real = clientmod._Sockets.transport
 
-    def late(self):  # the cancel arrives while the connection is being set up
+    def late(self, url=""):  # the cancel arrives while the connection is being set up
         cancel.set()
-        return real(self)
+        return real(self, url)
 
     monkeypatch.setattr(clientmod._Sockets, "transport", late)
     client = ChatClient(make_config(fake_llm, model="stream-model", stream=True, timeout_s=30.0))
