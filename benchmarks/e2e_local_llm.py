@@ -61,6 +61,7 @@ REASONS = [
     ("too short", r"hold \d+ characters, fewer than|supporting_passage has [\d,]+ characters; quote between|is empty"),
     ("too long", r"hold [\d,]+ characters, more than"),
     ("answer not supported", r"^The answer states"),
+    ("(a checked range proposed)", r"state the answer: name them|state it: name them"),
     ("yes/no question", r"is a yes/no question"),
     ("question refused (trivial, generic, form)", r"^The question .* is refused"),
     ("repeat", r"repeats an existing question"),

@@ -156,6 +156,7 @@ def test_out_of_range_then_reversed_ranges_are_refused_with_feedback_and_every_r
     bodies = [json.dumps(r, sort_keys=True) for r in fake_llm.requests]
     assert len(set(bodies)) == 3  # never a byte-identical request
     assert [r.get("seed") for r in fake_llm.requests] == [None, 2, 3]
+    assert [r.get("temperature") for r in fake_llm.requests] == [0.7, 0.85, 1.0]  # each retry samples wider
     # Only the latest refused reply is shown: the prompt does not grow with each retry.
     assert len(fake_llm.requests[2]["messages"]) == len(fake_llm.requests[1]["messages"]) == 4
 

@@ -68,6 +68,11 @@ DENSE_MIN_UNITS = 3
 #: The seed sent with retry ``n`` (n >= 2) of sample ``s``: ``SEED_BASE * s + n``, so that a
 #: retry is never a byte-identical request even when its feedback repeats.
 SEED_BASE = 1000
+#: Each retry samples a little wider: temperature + ``RETRY_TEMPERATURE_STEP`` x (attempt - 1), at
+#: most ``MAX_RETRY_TEMPERATURE``. Our values: Qwen2.5-Coder-1.5B sent the same reply on 3 or 4
+#: attempts of one window at 0.7 with a new seed and new feedback each time.
+RETRY_TEMPERATURE_STEP = 0.15
+MAX_RETRY_TEMPERATURE = 1.2
 #: Sampling temperature of generation requests (our choice: some variety between candidates,
 #: while quotes stay faithful). None sends no temperature (for models that reject one).
 TEMPERATURE: float | None = 0.7
@@ -860,6 +865,9 @@ def generate_for_window(
         sent = dict(params)
         if number > 1:
             sent["seed"] = SEED_BASE * sample + number
+            if temperature is not None:
+                # A small model sends the same reply again whatever the feedback: sample wider.
+                sent["temperature"] = round(min(MAX_RETRY_TEMPERATURE, temperature + RETRY_TEMPERATURE_STEP * (number - 1)), 2)
         result = client.complete(ChatRequest.of(messages, sent, tag, schema), cancel=cancel, on_retry=on_retry)
         if mode == "numbered":
             fields, problems, warnings = read_reply(
