@@ -242,9 +242,71 @@ async def test_select_span_extends_and_shrinks_by_row_and_starts_at_typed_text(t
         assert DOC[scr.start:scr.end].endswith("(1,203)\n165")
         await pilot.press("slash", *"Risk", "escape")  # esc closes the input; the span stays
         assert isinstance(app.screen, SelectSpanScreen) and scr.start == DOC.index("Operating income")
-        await pilot.press("s")  # a sentence: up to the paragraph's end
+        await pilot.press("s")  # a sentence: in a table, up to the end of a short line
+        assert DOC[scr.start:scr.end].endswith("165\nIncome before income taxes")
+        await pilot.press("p")  # a paragraph: up to the blank line
         assert DOC[scr.start:scr.end].endswith("$\n5,777 $\n5,921")
         await pilot.press("enter")
         await settle(app, pilot)
         assert session.view(0).passage == DOC[DOC.index("Operating income"):DOC.index("\n\nRisk")]
+        assert [e.via for e in session.workspace.history()] == ["select"]
+
+
+async def test_select_span_ends_at_typed_text_normalized_like_verification(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("m")
+        scr = app.screen
+        await pilot.press("slash", *"cost of sales", "enter")
+        assert scr.start == DOC.index("Cost of sales")
+        # "e": the end at a typed string; a space typed matches the filing's line break
+        await pilot.press("e")
+        box = scr.query_one("#select-find", Input)
+        assert box.display and box.has_focus and "end" in box.placeholder
+        await pilot.press(*"income taxes 7,742", "enter")
+        assert not box.display
+        assert DOC[scr.start:scr.end] == DOC[DOC.index("Cost of sales"):DOC.index("7,742") + len("7,742")]
+        await pilot.press("e", *"no such words", "enter")  # not found: the span stays, a notice says so
+        assert DOC[scr.start:scr.end].endswith("7,742")
+        assert any("Not in the document" in n for n in notes(app))
+        await pilot.press("r")  # the rest of the row's cells
+        assert DOC[scr.start:scr.end].endswith("7,742\n7,204")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(0).passage == DOC[DOC.index("Cost of sales"):DOC.index("7,204") + len("7,204")]
+
+
+async def test_select_span_mouse_drag_selects_the_whole_span_in_one_gesture(table_source, tmp_path):
+    from mtcb_curate.tui.widgets.source_viewer import SourceViewer
+
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        viewer = app.screen.query_one(SourceViewer)
+        await pilot.press("m")
+        scr = app.screen
+        assert isinstance(scr, SelectSpanScreen)
+
+        def cell(offset: int) -> tuple[int, int]:
+            row = viewer.line_of_offset(offset)
+            viewer.scroll_to_offset(offset, center=False)
+            start, _ = viewer.row_span(row)
+            region = viewer.content_region
+            return (region.x + viewer._gutter_width() + offset - start,
+                    region.y + row - viewer.scroll_offset.y)
+
+        a = DOC.index("Cost of sales")
+        b = DOC.index("18,795") + len("18,795")
+        assert viewer.offset_at(*cell(a)) == a and viewer.offset_at(*cell(b)) == b
+        await pilot.mouse_down(None, offset=cell(a))
+        await pilot.hover(None, offset=cell(b - 3))
+        assert DOC[scr.start:scr.end] == DOC[a:b - 3]  # the span follows the pointer
+        await pilot.mouse_up(None, offset=cell(b))
+        assert (scr.start, scr.end) == (a, b)
+        # dragging upwards works the same way
+        await pilot.mouse_down(None, offset=cell(b))
+        await pilot.mouse_up(None, offset=cell(a))
+        assert (scr.start, scr.end) == (a, b)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(0).passage == DOC[a:b]
         assert [e.via for e in session.workspace.history()] == ["select"]

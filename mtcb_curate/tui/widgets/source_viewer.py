@@ -697,6 +697,31 @@ class SourceViewer(BareScrollView, can_focus=True):
             end -= 1
         return starts[row], end
 
+    def offset_at(self, x: int, y: int, clamp: bool = False) -> int | None:
+        """The document offset drawn at screen cell ``(x, y)`` (a mouse event's ``screen_x``,
+        ``screen_y``): the character under it, the end of its row when the cell is past the
+        row's text, the row's start over the gutter. None outside the viewer's text area (with
+        ``clamp``: the nearest visible row instead) or when no document is shown. Wide
+        characters count one cell each here, so on a row holding some the offset can be off by
+        their extra cells."""
+        if self._message is not None or not self._row_starts:
+            return None
+        region = self.content_region
+        inside = region.contains(x, y)
+        if not inside and not clamp:
+            return None
+        top = self.scroll_offset.y
+        height = max(1, self._viewport_height())
+        row = top + min(max(y - region.y, 0), height - 1)
+        row = min(max(row, 0), len(self._row_starts) - 1)
+        start, end = self.row_span(row)
+        column = x - region.x - self._gutter_width()
+        if clamp and y < region.y:
+            return start
+        if clamp and y >= region.y + height:
+            return end
+        return min(start + max(column, 0), end)
+
     def scroll_to_offset(self, offset: int, center: bool = True) -> None:
         """Scroll, immediately, so that character `offset` is visible.
 
