@@ -340,7 +340,8 @@ def test_question_form_fails_on_empty_and_warns_on_yes_no_trivial_and_non_questi
 def test_question_form_warns_without_failing(open_ws):
     rows = questions()
     rows[0]["question"] = "What does Alpha make?"  # 4 words is fine
-    rows[2]["question"] = "Beta's channel?"  # two words
+    rows[2]["question"] = "What is revenue?"  # three words, nothing that singles out a fact
+    rows[1]["question"] = "Beta's channel?"  # two words, but a name
     c = check(open_ws(question_rows=rows), "question_form")
     assert c.status == "warn" and c.pairs == [2]
     assert "too short" in c.reasons[2]

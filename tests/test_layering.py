@@ -2,7 +2,7 @@
 functions alike):
 
     utilities (config, errors, plaintext, resources, files, collector, threads, the package root)
-      <- dataset <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
+      <- dataset <- evidence <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
                                                                            (the domain)
       <- app                                                               (the application layer)
       <- cli, tui                                                          (the front ends)
@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
 #: Cross-cutting modules at the package's top level (and the package root, ``__version__``).
 UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "threads", "arrays")
 #: The domain packages, bottom-up: each may import the utilities and the packages before it.
-DOMAIN = ("dataset", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
+DOMAIN = ("dataset", "evidence", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
 APPLICATION = ("app",)
 FRONT_ENDS = ("cli", "tui")
 #: ``python -m mtcb_curate``: calls the CLI.
