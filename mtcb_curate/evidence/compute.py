@@ -72,6 +72,7 @@ FINANCIAL_TERMS: dict[str, str] = {
     "dpo": "accounts payable cost sales inventory", "dso": "accounts receivable revenues",
     "inventory": "inventories", "margin": "income revenues sales", "eps": "earnings per share",
     "fcf": "cash operating activities purchases property", "opex": "operating expenses",
+    "fixed": "property plant equipment", "working": "current assets liabilities",
 }
 
 
@@ -161,8 +162,10 @@ def _distinct(figures: list[Figure]) -> list[Figure]:
 def _about_stems(about: str) -> frozenset[str]:
     from mtcb_curate.evidence.words import content_stems
 
-    extra = " ".join(v for k, v in FINANCIAL_TERMS.items() if k in about.lower().replace("(", " ").split()
-                     or f" {k} " in f" {about.lower()} ")
+    import re
+
+    tokens = set(re.findall(r"[a-z][a-z&]*", about.lower()))
+    extra = " ".join(v for k, v in FINANCIAL_TERMS.items() if k in tokens or f" {k} " in f" {about.lower()} ")
     return content_stems(f"{about} {extra}")
 
 
@@ -206,10 +209,10 @@ def derivations(target: Figure, figures: list[Figure], *, passage: str | None = 
     row labels (the table's columns, the question's wording). Arguments as :func:`derive`.
     Never raises."""
     if target.is_year:
-        return None
+        return []
     fs = _distinct(figures)
     if len(fs) < 2:
-        return None
+        return []
     t = target.magnitude
     tol = target.tolerance * (1 + 1e-9)
     pct_target = target.kind == FigureKind.PERCENT
