@@ -1,4 +1,4 @@
-"""Issue 15, notes: a free-text note on any pair, persisted in the workspace, undoable, in the
+"""Notes: a free-text note on any pair, persisted in the workspace, undoable, in the
 history, searchable, exported and shown in the QA panel."""
 
 from __future__ import annotations

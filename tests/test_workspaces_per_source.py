@@ -1,4 +1,4 @@
-"""Issue 15, workspaces per source: the bundled sample, each --source and the Hub default each
+"""Workspaces per source: the bundled sample, each --source and the Hub default each
 get their own default workspace; plain ``mtcb-curate NAME`` resumes the latest; ``export`` runs
 on a source alone."""
 

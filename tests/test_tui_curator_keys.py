@@ -1,4 +1,4 @@
-"""Issue 15 in the review screen: notes (N), hand-written pairs (H), backspace undoes, the help
+"""The review screen's curator keys: notes (N), hand-written pairs (H), backspace undoes, the help
 legend, "decided" as the checklist counts it, every action in the palette, the reject reason
 "other" typed, the source header with no empty field, queue marks of the current passage."""
 

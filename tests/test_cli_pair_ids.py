@@ -1,4 +1,4 @@
-"""Issue 15, small things a curator hit: pair ids in the plain ``verify`` and ``check`` output."""
+"""Pair ids in the plain ``verify`` and ``check`` output."""
 
 from __future__ import annotations
 
