@@ -33,8 +33,11 @@ DOC = "3M Company annual report.\n\nThe results were as follows.\n" + TABLE + "\
 PAIRS = [
     {"question": "What was 3M's operating income in 2022?", "answer": "Operating income was $6,539 million in 2022.",
      "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
-    # computed from the table: its figure is not in the passage, so nothing can be proposed
+    # computed from the table (operating income / net sales): recognised, with its derivation
     {"question": "What was 3M's operating margin in 2022?", "answer": "19.1%",
+     "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
+    # a figure neither in the passage nor computable from the rows the question names
+    {"question": "What was 3M's free cash flow in 2022?", "answer": "$4,771 million",
      "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
 ]
 QUOTE = "Operating income\n6,539\n7,369"
@@ -124,12 +127,28 @@ async def test_z_shows_the_proposal_enter_applies_it_and_u_restores(table_source
 async def test_z_refused_says_why_in_one_line(table_source, tmp_path):
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
-        await pilot.press("j", "z")
+        await pilot.press("j", "j", "z")
         await settle(app, pilot)
-        assert isinstance(app.screen, ReviewScreen) and current(app) == 1
+        assert isinstance(app.screen, ReviewScreen) and current(app) == 2
         said = [n for n in notes(app) if n.startswith("No shrink:")]
-        assert len(said) == 1 and "19.1" in said[0] and "\n" not in said[0]
-        assert session.view(1).passage == TABLE and not session.workspace.history()
+        assert len(said) == 1 and "4,771" in said[0] and "not computable" not in said[0] and "\n" not in said[0]
+        assert "nor computable from the rows the question names" in said[0]
+        assert session.view(2).passage == TABLE and not session.workspace.history()
+
+
+async def test_z_recognises_a_computed_answer_and_says_so(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("j", "z")
+        assert isinstance(app.screen, ShrinkScreen)
+        facts = static(app, "#shrink-facts")
+        assert "computed answer:" in facts and "6,539 / 34,229 x 100 = 19.1" in facts
+        assert "Operating income" in facts and "Net sales" in facts
+        new = app.screen.text
+        assert "Operating income\n6,539" in new and "Net sales\n$\n34,229" in new and "Net income" not in new
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(1).passage == new and [e.via for e in session.workspace.history()] == ["shrink"]
 
 
 async def test_z_esc_refuses_and_e_opens_the_edit_dialog_with_the_proposal(table_source, tmp_path):

@@ -113,6 +113,8 @@ _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
                                                                "percentage change"})),
     (re.compile(r"\b(?:ratio|turnover)\b", re.I), frozenset({"ratio", "ratio to an average"})),
     (re.compile(r"\b(?:less|minus)\b", re.I), frozenset({"difference", "sum less one"})),
+    (re.compile(r"\+|\b(?:plus|sum|add(?:ed|ing)?|combined|together)\b", re.I),
+     frozenset({"sum", "sum to a ratio", "sum to a percentage", "sum less one"})),
 )
 _DASH_CELL = re.compile(r"\$?[\s\u00a0]*[—–-][\s\u00a0]*(?:%|\$)?")
 
@@ -464,10 +466,11 @@ def _derive(target: Figure, figures: list[Figure], text: str, question: str, qst
 
         def key(p: tuple[int, Derivation]) -> tuple:
             d = p[1]
-            dated = sum(1 for f in d.operands if index[id(f)] in years)
-            share = round(sum(specific(f) for f in d.operands) / len(d.operands), 1)
+            n = len(d.operands)
+            dated = sum(1 for f in d.operands if index[id(f)] in years) / n
+            share = round(sum(specific(f) for f in d.operands) / n, 1)
             width = max(f.end for f in d.operands) - min(f.start for f in d.operands)
-            return d.operation not in cues, -dated, -share, width, p[0]
+            return d.operation not in cues, -dated, -share, n, width, p[0]
 
         return min(enumerate(found), key=key)[1]
     if significant_digits(target) < MIN_DIGITS_UNNAMED:
@@ -654,7 +657,6 @@ def _plan(text: str, lo: int, hi: int, answer: str, question: str, max_chars: in
         first, last = _whole_rows(units, *_add_soft(units, (first, last), a.priority, max_chars, bounds), text)
         if units[last].end - units[first].start > max_chars and units[run[1]].end - units[run[0]].start <= max_chars:
             first, last = _whole_rows(units, *run, text)  # whole rows of a soft item overshot: without it
-    first, last = _grow(units, first, last, min_chars)
     need |= {i for u in units[first:last + 1] for i in u.items & a.soft}
     note = ""
     with_header: bool | None = None
@@ -676,11 +678,12 @@ def _plan(text: str, lo: int, hi: int, answer: str, question: str, max_chars: in
         alt = _rows_without_header(units, need, first, last, max_chars)
         if alt is not None:
             first, last, in_header, hdr_len = alt
-            first, last = _grow(units, *_whole_rows(units, first, last, text), min_chars)
+            first, last = _whole_rows(units, first, last, text)
             with_header = False
             dropped = tuple(labels[i] for i in sorted(in_header))
             note = (f"without the table's header ({hdr_len:,} characters with it, over {max_chars}); "
                     f"only the header held {', '.join(dropped)}")
+    first, last = _grow(units, first, last, min_chars, text)
     start, end = units[first].start, units[last].end
     out_text = text[start:end]
     whole = text[lo:hi].strip()
@@ -811,13 +814,14 @@ def _whole_rows(units: list[_Unit], first: int, last: int, passage: str) -> tupl
     return first, last
 
 
-def _grow(units: list[_Unit], first: int, last: int, min_chars: int) -> tuple[int, int]:
-    """Add whole units (the next one first) until the run has ``min_chars`` characters."""
+def _grow(units: list[_Unit], first: int, last: int, min_chars: int, text: str) -> tuple[int, int]:
+    """Add whole units (the next one first), widened to whole table rows, until the run has
+    ``min_chars`` characters."""
     while units[last].end - units[first].start < min_chars:
         if last + 1 < len(units):
-            last += 1
+            first, last = _whole_rows(units, first, last + 1, text)
         elif first > 0:
-            first -= 1
+            first, last = _whole_rows(units, first - 1, last, text)
         else:
             break
     return first, last

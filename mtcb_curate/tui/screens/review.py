@@ -59,6 +59,7 @@ from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
 from mtcb_curate.tui.screens.note import NoteScreen
 from mtcb_curate.tui.screens.hand_pair import HandPairScreen
 from mtcb_curate.tui.screens.search import SearchScreen
+from mtcb_curate.tui.screens.chunk_fit import ChunkFitActions
 from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.screens.shrink import ShrinkScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
@@ -182,6 +183,8 @@ BINDINGS = [
     _key("m", "select_span", "select span", show=False, id="select_span"),
     _key("z", "shrink", "shrink", show=False, id="shrink"),
     _key("Z", "shrink_llm", "LLM shrink", show=False, id="shrink_llm"),
+    _key("o", "fit_chunk", "fit in one chunk", show=False, id="fit_chunk"),
+    _key("b", "chunk_bounds", "chunk boundaries", show=False, id="chunk_bounds"),
     _key("g", "gate", "check", id="gate"),
     _key("d", "cluster", "similar", id="cluster"),
     _key("D", "dedup", "dedup", id="dedup"),
@@ -203,7 +206,7 @@ BINDINGS = [
 ]
 
 
-class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None]):
+class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS
@@ -788,7 +791,7 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         """The source viewer's highlights for a pair: its located passage, its chunk's
         window, and the queue filter's text matches in ``doc``."""
         spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
-        return spans + self._match_spans(doc)
+        return spans + self._match_spans(doc) + self._chunk_marks(view, doc, result)
 
     def _ahead(self) -> tuple[int, ...]:
         """The next :data:`LOCATE_AHEAD` pairs of the queue after the cursor whose full check
@@ -1688,7 +1691,8 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         if pid is None:
             return
         try:
-            outcome = app_review.propose_shrink(self.session, pid, config=self.curate_app.config_path)
+            outcome = app_review.propose_shrink(self.session, pid, config=self.curate_app.config_path,
+                                                verdicts=self.verdicts)
         except (CurateError, ValueError) as exc:
             self.notify(f"No shrink: {exc}", severity="error", timeout=10, markup=False)
             return

@@ -72,8 +72,11 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         Binding("escape", "refuse", "refuse", show=False),
     ]
 
-    def __init__(self, session: ReviewSession, pid: int, proposal: ShrinkProposal | None = None) -> None:
+    def __init__(self, session: ReviewSession, pid: int, proposal: ShrinkProposal | None = None,
+                 kind: str = "shrink") -> None:
         super().__init__()
+        #: ``shrink`` (``z``, ``Z``) or ``fit`` (``o``: fit in one chunk).
+        self.kind = kind
         self.session = session
         self.pid = pid
         self.passage = session.view(pid).passage
@@ -101,9 +104,12 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
     def on_mount(self) -> None:
         self.query_one("#shrink-body", VerticalScroll).can_focus = False
         title = Text()
-        title.append(f"Shrink the passage of pair #{self.pid}", style="bold")
-        title.append(" · " + ("lexical proposal" if self.source == "lexical" else "the LLM's minimal exact quote"),
-                     style="dim")
+        if self.kind == "fit":
+            title.append(f"Fit the passage of pair #{self.pid} in one chunk", style="bold")
+        else:
+            title.append(f"Shrink the passage of pair #{self.pid}", style="bold")
+            title.append(" · " + ("lexical proposal" if self.source == "lexical" else "the LLM's minimal exact quote"),
+                         style="dim")
         self.query_one("#shrink-title", Static).update(title)
         if self.source == "llm":
             self.status.display = True
@@ -127,10 +133,19 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         body = self.query_one("#shrink-text", Static)
         facts = Text()
         if self.text is not None:
-            body.update(proposal_text(self.passage, self.text, "lexical shrink" if self.source == "lexical"
-                                      else "LLM shrink"))
+            name = "fit in one chunk" if self.kind == "fit" else "lexical shrink" if self.source == "lexical" \
+                else "LLM shrink"
+            body.update(proposal_text(self.passage, self.text, name))
             p = self.proposal
             if p is not None:
+                if p.computed:
+                    facts.append("computed answer: ", style="bold green")
+                    facts.append(printable("; ".join(p.computed), keep_newlines=False))
+                    facts.append("\n")
+                if p.outside:
+                    facts.append("reaches out: ", style="bold yellow")
+                    facts.append(f"{p.outside:,} characters of the proposal lie outside the current passage "
+                                 "(the rows the answer needs)\n")
                 facts.append("keeps: ", style="bold")
                 facts.append(printable(", ".join(p.keeps) or "nothing named", keep_newlines=False))
                 facts.append(f" · whole {p.unit}s\n", style="dim")
