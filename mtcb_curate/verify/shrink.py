@@ -338,6 +338,9 @@ class _Analysis:
     missing: list[str]
     failure: str = ""
     priority: dict[int, int] = field(default_factory=dict)
+    #: The answer's content words to look for, and how many of them the text holds.
+    n_words: int = 0
+    held_words: int = 0
 
 
 def _unit_at(units: list[_Unit], starts: list[int], offset: int) -> int | None:
@@ -551,10 +554,11 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analys
     in_p = {s for s, us in held.items() if any(in_passage[u] for u in us)}
     in_r = {s for s, us in held.items() if us}
     word_items: set[int] = set()
-    out = _Analysis(text, units, labels, hard, set(), years, word_items, computed, missing)
+    out = _Analysis(text, units, labels, hard, set(), years, word_items, computed, missing,
+                    n_words=len(words), held_words=len(in_r))
     if any(not f.is_year for f in claims):
-        for s in in_p:
-            add(words[s], held[s], 1)
+        for s in in_p:  # kept where the passage holds them, when they fit
+            add(words[s], {u for u in held[s] if in_passage[u]}, 1)
     else:
         if not words:
             out.failure = "the answer has no figure or content word to keep"
@@ -628,14 +632,17 @@ def _missing_reason(missing: list[str], reach: int) -> str:
 
 
 def _plan(text: str, lo: int, hi: int, answer: str, question: str, max_chars: int, min_chars: int,
-          base: int, reach: int) -> ShrinkOutcome:
-    """The proposal over ``text`` (document offset ``base``) for the passage ``text[lo:hi]``."""
+          base: int, reach: int, seen: list | None = None) -> ShrinkOutcome:
+    """The proposal over ``text`` (document offset ``base``) for the passage ``text[lo:hi]``;
+    ``seen`` (a list) receives the analysis."""
     if not text[lo:hi].strip():
         return ShrinkOutcome(None, "the passage is empty")
     if hi - lo > MAX_PASSAGE_CHARS:
         return ShrinkOutcome(None, f"the passage has {hi - lo:,} characters: over the {MAX_PASSAGE_CHARS:,} "
                                    "a lexical shrink reads")
     a = _analyse(text, lo, hi, answer, question)
+    if seen is not None:
+        seen.append(a)
     computed = tuple(a.computed)
     if a.failure:
         return ShrinkOutcome(None, a.failure, computed)
@@ -683,7 +690,10 @@ def _plan(text: str, lo: int, hi: int, answer: str, question: str, max_chars: in
             dropped = tuple(labels[i] for i in sorted(in_header))
             note = (f"without the table's header ({hdr_len:,} characters with it, over {max_chars}); "
                     f"only the header held {', '.join(dropped)}")
-    first, last = _grow(units, first, last, min_chars, text)
+    if p_first <= first and last < p_end:
+        first, last = _grow(units[:p_end], first, last, min_chars, text, p_first)
+    else:
+        first, last = _grow(units, first, last, min_chars, text)
     start, end = units[first].start, units[last].end
     out_text = text[start:end]
     whole = text[lo:hi].strip()
@@ -767,9 +777,22 @@ def plan_evidence(document: str, start: int, end: int, answer: str, question: st
     """
     if not 0 <= start <= end <= len(document):
         raise ValueError(f"bad span [{start}, {end}) in a document of {len(document)} characters")
-    lo = _line_start(document, max(0, start - reach)) if reach else start
-    hi = _line_end(document, min(len(document), end + reach)) if reach else end
-    return _plan(document[lo:hi], start - lo, end - lo, answer, question, max_chars, min_chars, lo, reach)
+    seen: list[_Analysis] = []
+    inside = _plan(document[start:end], 0, end - start, answer, question, max_chars, min_chars, start, 0, seen)
+    a = seen[0] if seen else None
+    if not reach or a is None or not (a.missing or a.failure or (not a.hard - a.words and a.held_words < a.n_words)
+                                      or (a.words and a.held_words < a.n_words)):
+        return inside  # the passage holds what the answer needs (or nothing can be said of it)
+    lo = _line_start(document, max(0, start - reach))
+    hi = _line_end(document, min(len(document), end + reach))
+    around: list[_Analysis] = []
+    out = _plan(document[lo:hi], start - lo, end - lo, answer, question, max_chars, min_chars, lo, reach, around)
+    if a.words and not a.missing and not a.failure:
+        # the passage held enough of the answer's words: reach out only for more of them
+        b = around[0] if around else None
+        if out.proposal is None or b is None or b.failure or len(b.words) <= len(a.words):
+            return inside
+    return out
 
 
 def _prefer_question(units: list[_Unit], run: tuple[int, int], need: set[int], text: str,
@@ -814,13 +837,13 @@ def _whole_rows(units: list[_Unit], first: int, last: int, passage: str) -> tupl
     return first, last
 
 
-def _grow(units: list[_Unit], first: int, last: int, min_chars: int, text: str) -> tuple[int, int]:
-    """Add whole units (the next one first), widened to whole table rows, until the run has
-    ``min_chars`` characters."""
+def _grow(units: list[_Unit], first: int, last: int, min_chars: int, text: str, floor: int = 0) -> tuple[int, int]:
+    """Add whole units (the next one first; none before ``units[floor]``), widened to whole
+    table rows, until the run has ``min_chars`` characters."""
     while units[last].end - units[first].start < min_chars:
         if last + 1 < len(units):
             first, last = _whole_rows(units, first, last + 1, text)
-        elif first > 0:
+        elif first > floor:
             first, last = _whole_rows(units, first - 1, last, text)
         else:
             break

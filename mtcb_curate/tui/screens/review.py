@@ -64,7 +64,7 @@ from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.screens.shrink import ShrinkScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
 from mtcb_curate.tui.widgets.filter_bar import FilterBar
-from mtcb_curate.tui.screens.bulk import BulkScreen
+from mtcb_curate.tui.screens.bulk import BulkPlanScreen, BulkScreen
 from mtcb_curate.app import bulk as app_bulk
 from mtcb_curate.app import filters as app_filters
 from mtcb_curate.tui.widgets.bar import Bar
@@ -1377,12 +1377,13 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
                 counts[action] = len(app_bulk.plan(self.session, action, ids,
                                                    clusters=self._clusters_shown()).touched)
         counts[app_bulk.REJECT] = sum(1 for pid in ids if self.session.status(pid) != Status.REJECTED)
+        rejects = {action: app_bulk.rejects(self.session, action, ids) for action in app_bulk.ACTIONS}
 
         def picked(action: str | None) -> None:
             if action is not None:
                 self.run_bulk(action, ids)
 
-        self.app.push_screen(BulkScreen(len(ids), self._view_scope(), counts), picked)
+        self.app.push_screen(BulkScreen(len(ids), self._view_scope(), counts, rejects), picked)
 
     def run_bulk(self, action: str, ids: list[int] | None = None) -> None:
         """Bulk ``action`` (``app.bulk.ACTIONS``) over ``ids`` (default: the view): a reject asks
@@ -1415,7 +1416,8 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
         worker = get_current_worker()
         try:
             p = app_bulk.plan(self.session, action, ids, reason=reason, verdicts=self.verdicts,
-                              config=self.curate_app.config_path, cancelled=lambda: worker.is_cancelled)
+                              config=self.curate_app.config_path, cancelled=lambda: worker.is_cancelled,
+                              chunks=self._chunks_store() if action == app_bulk.FIT else None)
         except Exception as exc:  # noqa: BLE001 - reported, nothing written
             self.app.call_from_thread(self.notify, f"Bulk {action} failed: {exc}", severity="error",
                                       timeout=10, markup=False)
@@ -1426,9 +1428,8 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
     def _confirm_bulk(self, p) -> None:
         label = app_bulk.ACTIONS[p.action][0]
         n = len(p.touched)
-        if not n:
-            left = f" ({len(p.skipped):,} left out: {next(iter(p.skipped.values()))})" if p.skipped else ""
-            self.notify(f"Bulk {label}: no pair of this view to change{left}.", timeout=5, markup=False)
+        if not n and not p.skipped:
+            self.notify(f"Bulk {label}: no pair of this view to change.", timeout=5, markup=False)
             return
 
         def done(yes: bool | None) -> None:
@@ -1439,7 +1440,7 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
             except CurateError as exc:
                 self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
                 return
-            edits = p.action in (app_bulk.SNAP, app_bulk.TRIM, app_bulk.SHRINK)
+            edits = p.action in (app_bulk.SNAP, app_bulk.TRIM, app_bulk.SHRINK, app_bulk.FIT)
             if edits:
                 for pid in result.touched:
                     self._recheck(pid)
@@ -1451,6 +1452,9 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
             self._apply_filter(self.filter, keep=self.queue.current)  # the view stays; its pairs change
             self.notify(f"Bulk {label}: {result.count:,} pairs changed (u undoes all of it).", timeout=5)
 
+        if p.skipped:
+            self.app.push_screen(BulkPlanScreen(label, n, len(p.ids), p.skipped), done)
+            return
         reason = f" (reason: {p.changes[p.touched[0]][1]})" if p.action == app_bulk.REJECT and p.changes[
             p.touched[0]][1] else ""
         self.app.push_screen(ConfirmScreen(f"{label}{reason}: {n:,} of the {len(p.ids):,} pairs of this view? "
