@@ -145,7 +145,8 @@ def test_shrink_lists_the_pairs_it_could_not_fix_and_the_menu_counts_rejections(
     wordy = "Alpha costs were discussed at length by the board. " * 14  # over 600, not the figure
     s.edit(1, {"supporting_passage": wordy.strip()})
     p = bulk.plan(s, bulk.SHRINK, [0, 1, 2, 3])
-    assert p.touched == [0]
+    # 2 is not verbatim: shrunk from its located span, so it comes out verbatim (nothing shorter)
+    assert p.touched == [0, 2] and p.changes[2]["supporting_passage"] == "Beta holds the Needle in its haystack."
     # the long passage it could not fix is listed with the reason, and left as it is
     assert set(p.skipped) == {1}
     assert "over 600 characters" in p.skipped[1] and "4 million" in p.skipped[1]

@@ -28,7 +28,7 @@ from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.verify.repair import select_span as _select_span
 from mtcb_curate.verify.repair import snap as _snap
 from mtcb_curate.verify.repair import trim_passage
-from mtcb_curate.verify.shrink import ShrinkOutcome, plan_shrink
+from mtcb_curate.verify.shrink import ShrinkOutcome, ShrinkProposal, plan_shrink
 
 if TYPE_CHECKING:
     from mtcb_curate.llm.client import ChatClient
@@ -197,11 +197,24 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
     limits = resolve_limits(session, config)
     doc = session.dataset.document_for(session.pairs[pair_id])
     if doc is not None and view.passage.strip():
-        r = (verdicts if verdicts is not None else Verdicts(session)).quick(pair_id)
-        if r.verdict == "exact" and r.start is not None and doc.text[r.start:r.end] == view.passage:
+        verdicts = verdicts if verdicts is not None else Verdicts(session)
+        r = verdicts.quick(pair_id)
+        if r.verdict != "exact":
+            r = verdicts.complete(pair_id)
+        if r.start is not None and r.end is not None and r.end > r.start:
             reach = 2 * PreviewSettings.resolve(config).reference_size
-            return plan_evidence(doc.text, r.start, r.end, view.answer, view.question, reach=reach,
-                                 max_chars=limits.max_chars, min_chars=limits.min_chars)
+            out = plan_evidence(doc.text, r.start, r.end, view.answer, view.question, reach=reach,
+                                max_chars=limits.max_chars, min_chars=limits.min_chars)
+            if out.proposal is None and r.verdict != "exact" and "already minimal" in out.reason:
+                # not verbatim, and nothing shorter: the located source text itself (a snap)
+                text = doc.text[r.start:r.end]
+                core = text.strip()
+                a = r.start + text.index(core) if core else r.start
+                why = (f"the passage as the document has it ({r.verdict} match before), {len(core):,} characters; "
+                       + out.reason)
+                return ShrinkOutcome(ShrinkProposal(core, 0, len(core), "sentence", (), why, None, (), out.computed,
+                                                    a, a + len(core), 0), why, out.computed)
+            return out
     return plan_shrink(view.passage, view.answer, view.question, max_chars=limits.max_chars,
                        min_chars=limits.min_chars)
 
