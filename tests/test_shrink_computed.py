@@ -83,7 +83,7 @@ def test_a_computed_figure_reaches_for_the_next_statement_only_when_needed():
     out = plan_evidence(document, start, end, "4.56", q, reach=2048)
     p = out.proposal
     assert p is not None and p.outside > 0, out.reason
-    assert "ratio to an average: 177,866 / ((48,866 + 29,114) / 2)" in p.computed[0]
+    assert "as the question defines it: 177,866 / ((29,114 + 48,866) / 2)" in p.computed[0]
     assert document[p.doc_start:p.doc_end] == p.text
     assert p.text.startswith("Total net sales") and p.text.endswith("Property and equipment, net\n48,866\n29,114")
     assert "reaches out of the passage" in p.reason
@@ -168,3 +168,20 @@ def test_fit_says_why_when_no_one_chunk_holds_what_the_answer_needs(chunked):
     inside = document.index("Paragraph 31")
     out = plan_fit(document, inside, inside + 40, "ordinary things", "what things?", [("recursive:512", spans)])
     assert out.proposal is None and "already lies inside one chunk" in out.reason
+
+
+def test_a_figure_computed_as_the_question_defines_it():
+    text = INCOME + BALANCE.replace("Accounts payable", "Accounts payable")
+    # DPO = 365 * (average AP) / (COGS + change in inventory): 365 * 29,962.5 / (111,934 + 4,586) = 93.86
+    q = ("What is the FY2017 days payable outstanding (DPO)? DPO is defined as: 365 * (average accounts payable "
+         "between FY2016 and FY2017) / (FY2017 COGS + change in inventory between FY2016 and FY2017). Round your "
+         "answer to two decimal places.")
+    out = plan_shrink(text, "93.86", q)
+    assert out.computed and "as the question defines it" in out.computed[0]
+    assert "365 * ((25,309 + 34,616) / 2) / (111,934 + (16,047 - 11,461))" in out.computed[0].replace("$ ", "")
+    # a one-digit answer is taken too: the definition pins every operand to a named row and year
+    q = ("What is the FY2017 return on assets (ROA)? ROA is defined as: FY2017 net income / (average total assets "
+         "between FY2016 and FY2017). Round your answer to two decimal places.")
+    out = plan_shrink(text, "0.03", q)  # 3,033 / 107,356 = 0.0283
+    assert out.computed and "3,033 / ((83,402 + 131,310) / 2)" in out.computed[0].replace("$ ", "")
+    assert not plan_shrink(text, "0.05", q).computed  # the definition gives 0.03, not 0.05

@@ -434,6 +434,184 @@ def _tighten(d: Derivation, named: list[Figure], text: str) -> Derivation:
     return replace(d, operands=tuple(ops), labels=tuple(figure_label(text, g) for g in ops))
 
 
+#: "X is defined as: <formula>." / "Define X as <formula>": a question that says how its figure
+#: is computed (FinanceBench's metric questions).
+_DEFINED = re.compile(r"\b(?:is\s+defined\s+as|define\s+[^.?]{1,80}?\s+as)\s*:?\s*(?P<f>.+?)(?:\.(?:\s|$)|\?|$)",
+                      re.I | re.S)
+_TERM_AVERAGE = re.compile(r"^(?:the\s+)?average\s+(?P<x>.+?)\s+between\s+(?P<a>\S+)\s+and\s+(?P<b>\S+)$", re.I)
+_TERM_CHANGE = re.compile(r"^(?:the\s+)?change\s+in\s+(?P<x>.+?)\s+between\s+(?P<a>\S+)\s+and\s+(?P<b>\S+)$", re.I)
+_TOKEN = re.compile(r"\s*(?:(?P<num>\d+(?:\.\d+)?)(?![\w])|(?P<op>[-+*/()])|(?P<term>[^-+*/()]+))")
+#: Candidate rows tried per term of a definition.
+_ROWS_PER_TERM = 3
+
+
+def _year_of(word: str) -> int | None:
+    got = [f for f in parse_figures(word) if f.is_year]
+    return int(got[0].value) if got else None
+
+
+def _parse_definition(question: str) -> list | None:
+    """The question's definition of its figure as tokens: numbers, operators and terms
+    ``(kind, item words, years)`` with kind ``value``/``average``/``change``; None when the
+    question defines nothing or the formula is not one of these."""
+    m = _DEFINED.search(question)
+    if m is None:
+        return None
+    formula = re.sub(r"\[[^\]]*\]", " ", m.group("f"))
+    default = max((int(f.value) for f in parse_figures(question) if f.is_year), default=None)
+    out: list = []
+    for t in _TOKEN.finditer(formula):
+        if t.group("num"):
+            out.append(float(t.group("num")))
+        elif t.group("op"):
+            out.append(t.group("op"))
+        else:
+            words = " ".join(t.group("term").split())
+            if not words:
+                continue
+            for kind, pattern in (("average", _TERM_AVERAGE), ("change", _TERM_CHANGE)):
+                got = pattern.match(words)
+                if got:
+                    ya, yb = _year_of(got.group("a")), _year_of(got.group("b"))
+                    if ya is None or yb is None:
+                        return None
+                    out.append((kind, got.group("x"), (ya, yb)))
+                    break
+            else:
+                years = [int(f.value) for f in parse_figures(words) if f.is_year]
+                item = _FISCAL_WORD.sub(" ", words).strip()
+                year = years[0] if years else default
+                if not item or year is None:
+                    return None
+                out.append(("value", item, (year,)))
+    return out or None
+
+
+_FISCAL_WORD = re.compile(r"\b(?:FY\s?'?\d{2,4}|fiscal\s+(?:year\s+)?\d{4}|(?:19|20)\d\d)\b", re.I)
+
+
+def _evaluate(tokens: list) -> float | None:
+    """The value of a parsed definition (numbers only: terms replaced), None when it is not a
+    well-formed formula or divides by zero."""
+    pos = 0
+
+    def expr() -> float:
+        nonlocal pos
+        v = term()
+        while pos < len(tokens) and tokens[pos] in ("+", "-"):
+            op = tokens[pos]
+            pos += 1
+            w = term()
+            v = v + w if op == "+" else v - w
+        return v
+
+    def term() -> float:
+        nonlocal pos
+        v = atom()
+        while pos < len(tokens) and tokens[pos] in ("*", "/"):
+            op = tokens[pos]
+            pos += 1
+            w = atom()
+            v = v * w if op == "*" else v / w
+        return v
+
+    def atom() -> float:
+        nonlocal pos
+        t = tokens[pos]
+        pos += 1
+        if t == "(":
+            v = expr()
+            if tokens[pos] != ")":
+                raise ValueError
+            pos += 1
+            return v
+        if t == "-":
+            return -atom()
+        if isinstance(t, float):
+            return t
+        raise ValueError
+
+    try:
+        v = expr()
+        return v if pos == len(tokens) else None
+    except (ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def _by_definition(target: Figure, figures: list[Figure], text: str, question: str,
+                   years: dict[int, int]) -> Derivation | None:
+    """``target`` computed as the question defines it ("ROA is defined as: FY2017 net income /
+    (average total assets between FY2016 and FY2017)"): each term's line item is a row whose
+    label it names (abbreviations expanded), each year that row's column; the first choice of
+    rows (at most :data:`_ROWS_PER_TERM` per term, best named first) whose value rounds to the
+    target (as a ratio, or x 100 for a percentage) is the derivation. None when the question
+    defines nothing this reads, or no choice of rows gives the target."""
+    import itertools
+
+    tokens = _parse_definition(question)
+    if tokens is None:
+        return None
+    terms = [t for t in tokens if isinstance(t, tuple)]
+    if not terms:
+        return None
+    index = {id(f): i for i, f in enumerate(figures)}
+    labels = {id(g): content_stems(figure_label(text, g)) - GENERIC_LABEL_WORDS for g in figures if not g.is_year}
+    # each term's candidate rows: label -> {year: figure}
+    choices: list[list[dict[int, Figure]]] = []
+    for _, item, yrs in terms:
+        want = question_stems(item) - GENERIC_LABEL_WORDS
+        rows: dict[tuple, dict[int, Figure]] = {}
+        scores: dict[tuple, float] = {}
+        for g in figures:
+            stems = labels.get(id(g))
+            y = years.get(index[id(g)])
+            if not stems or y is None or not stems & want:
+                continue
+            key = (figure_label(text, g), g.start // 4096)  # one row, its repeats far apart kept apart
+            rows.setdefault(key, {}).setdefault(y, g)
+            scores[key] = len(stems & want) / len(stems)
+        ok = [key for key, by_year in rows.items() if all(y in by_year for y in yrs) and scores[key] >= MIN_LABEL_SHARE]
+        ok.sort(key=lambda k: -scores[k])
+        if not ok:
+            return None
+        choices.append([rows[k] for k in ok[:_ROWS_PER_TERM]])
+    pct = target.kind == FigureKind.PERCENT
+    for pick in itertools.product(*choices):
+        numbers: list = []
+        used: list[Figure] = []
+        shown: list[str] = []
+        k = 0
+        for t in tokens:
+            if not isinstance(t, tuple):
+                numbers.append(t)
+                shown.append(f"{t:g}" if isinstance(t, float) else t)
+                continue
+            kind, _, yrs = t
+            by_year = pick[k]
+            k += 1
+            fs = [by_year[y] for y in yrs]
+            vals = [f.magnitude for f in fs]
+            if kind == "average":
+                numbers += ["(", vals[0], "+", vals[1], ")", "/", 2.0]
+                shown.append(f"({fs[0].describe()} + {fs[1].describe()}) / 2")
+            elif kind == "change":
+                numbers += ["(", vals[1], "-", vals[0], ")"]
+                shown.append(f"({fs[1].describe()} - {fs[0].describe()})")
+            else:
+                numbers.append(vals[0])
+                shown.append(fs[0].describe())
+            used += fs
+        value = _evaluate(numbers)
+        if value is None:
+            continue
+        for v in ((value * 100, value) if pct else (value,)):
+            if abs(abs(v) - target.magnitude) <= target.tolerance * (1 + 1e-9):
+                formula = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", " ".join(shown))) + f" = {v:,.4g}"
+                return Derivation("as the question defines it", tuple(used), v, formula, len(used),
+                                  tuple(figure_label(text, f) for f in used))
+    return None
+
+
 def _derive(target: Figure, figures: list[Figure], text: str, question: str, qstems: frozenset[str],
             years: dict[int, int], qyears: frozenset[int], lo: int, hi: int) -> Derivation | None:
     """``target`` computed from the figures of the rows ``question`` names (:func:`_names_row`),
@@ -443,6 +621,9 @@ def _derive(target: Figure, figures: list[Figure], text: str, question: str, qst
     least :data:`MIN_DIGITS_UNNAMED` significant digits (a table of 80 figures meets a
     4-digit ratio by chance: the rows must be named). None for a target of fewer than
     :data:`MIN_DIGITS_COMPUTED` significant digits."""
+    defined = _by_definition(target, figures, text, question, years)
+    if defined is not None:
+        return defined
     if significant_digits(target) < MIN_DIGITS_COMPUTED:
         return None
     index = {id(f): i for i, f in enumerate(figures)}
