@@ -329,3 +329,21 @@ async def test_select_span_mouse_drag_selects_the_whole_span_in_one_gesture(tabl
         await settle(app, pilot)
         assert session.view(0).passage == DOC[a:b]
         assert [e.via for e in session.workspace.history()] == ["select"]
+
+
+async def test_z_shows_the_proposal_worked_out_ahead(table_source, tmp_path, monkeypatch):
+    from mtcb_curate.tui.screens import shrink_ahead
+
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        screen = app.screen
+        await until(app, pilot, lambda: screen._shrink_key(0) in screen._shrink_store(), "the proposal ahead")
+        calls = []
+        monkeypatch.setattr(app_review, "propose_shrink", lambda *a, **k: calls.append(a) or 1 / 0)
+        await pilot.press("z")  # shown from what was worked out ahead: nothing computed now
+        assert isinstance(app.screen, ShrinkScreen) and QUOTE in app.screen.text and not calls
+        await pilot.press("escape")
+        # an edited passage is another proposal: worked out again
+        session.edit(0, {"supporting_passage": TABLE[:TABLE.index("Net income")].strip()})
+        assert screen._shrink_key(0) not in screen._shrink_store()
+        assert shrink_ahead.AHEAD_S > 0

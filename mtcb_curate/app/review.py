@@ -171,7 +171,7 @@ def select(session: ReviewSession, verdicts: Verdicts, pair_id: int, start: int,
 
 
 def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None = None,
-                   verdicts: Verdicts | None = None) -> ShrinkOutcome:
+                   verdicts: Verdicts | None = None, limits=None, reference_size: int | None = None) -> ShrinkOutcome:
     """The lexical shrink proposal for the pair's current passage, aimed at the checklist's
     limits (``app.gate.resolve_limits``; ``config`` as there). When the passage is verbatim in
     its document: ``verify.shrink.plan_evidence`` over the document around it (up to two
@@ -181,6 +181,8 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
 
     Args:
         verdicts: the screen's verdict cache (its located span; default: verified here).
+        limits, reference_size: the checklist's limits and ``[preview] reference_size``
+            (characters) already resolved (default: read from ``config``).
 
     Returns:
         The outcome: ``proposal`` (text, offsets in the current passage and in the document,
@@ -194,7 +196,7 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
     from mtcb_curate.verify.shrink import plan_evidence
 
     view = session.view(pair_id)
-    limits = resolve_limits(session, config)
+    limits = limits if limits is not None else resolve_limits(session, config)
     doc = session.dataset.document_for(session.pairs[pair_id])
     if doc is not None and view.passage.strip():
         verdicts = verdicts if verdicts is not None else Verdicts(session)
@@ -202,7 +204,7 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
         if r.verdict != "exact":
             r = verdicts.complete(pair_id)
         if r.start is not None and r.end is not None and r.end > r.start:
-            reach = 2 * PreviewSettings.resolve(config).reference_size
+            reach = 2 * (reference_size or PreviewSettings.resolve(config).reference_size)
             out = plan_evidence(doc.text, r.start, r.end, view.answer, view.question, reach=reach,
                                 max_chars=limits.max_chars, min_chars=limits.min_chars)
             if out.proposal is None and r.verdict != "exact" and "already minimal" in out.reason:

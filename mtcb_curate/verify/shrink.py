@@ -48,6 +48,7 @@ Nothing here changes a pair: the app applies a proposal as an edit (undoable, re
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from dataclasses import dataclass, field
 from mtcb_curate.evidence import Derivation, Figure, FigureKind, derivations, figure_label, parse_figures, same_figure, stated_scale
 from mtcb_curate.evidence.compute import question_stems
 from mtcb_curate.evidence.figures import significant_digits
-from mtcb_curate.evidence.words import content_stems, content_words
+from mtcb_curate.evidence.words import content_stems, content_words, is_stopword, stem
 
 #: Longest proposal aimed at (characters): the checklist's default ``max_passage_chars``.
 MAX_CHARS = 600
@@ -345,8 +346,6 @@ class _Analysis:
 
 def _unit_at(units: list[_Unit], starts: list[int], offset: int) -> int | None:
     """The unit holding character ``offset`` (the nearest one after it when it falls between)."""
-    import bisect
-
     k = bisect.bisect_right(starts, offset) - 1
     if k >= 0 and units[k].start <= offset < units[k].end:
         return k
@@ -664,6 +663,18 @@ def _derive(target: Figure, figures: list[Figure], text: str, question: str, qst
     return found[0] if found else None
 
 
+def _unit_stems(text: str, units: list[_Unit], starts: list[int]) -> list[set[str]]:
+    """Each unit's content stems (``evidence.content_stems``), from one pass over ``text``."""
+    out: list[set[str]] = [set() for _ in units]
+    for w in content_words(text):
+        k = bisect.bisect_right(starts, w.start) - 1
+        if k >= 0 and w.end <= units[k].end:
+            out[k].add(w.stem)
+            if "-" in w.text:
+                out[k].update(stem(p) for p in w.text.split("-") if p and not is_stopword(p))
+    return out
+
+
 def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analysis:
     """What ``answer`` needs in ``text``, whose passage is ``text[lo:hi]`` (module docstring)."""
     units = _units(text)
@@ -730,7 +741,7 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analys
             continue  # "million" of "$6,539 million": part of a figure
         if w.stem not in asked and w.text.lower() not in _NOT_CONTENT:
             words.setdefault(w.stem, w.text)
-    unit_stems = [content_stems(text[u.start:u.end]) for u in units]
+    unit_stems = _unit_stems(text, units, starts)
     held = {s: {u for u in range(len(units)) if s in unit_stems[u]} for s in words}
     in_p = {s for s, us in held.items() if any(in_passage[u] for u in us)}
     in_r = {s for s, us in held.items() if us}
@@ -1076,8 +1087,6 @@ ChunkSpans = tuple[str, Sequence[tuple[int, int]]]
 
 
 def _chunk_of(chunks: Sequence[tuple[int, int]], offset: int) -> int | None:
-    import bisect
-
     k = bisect.bisect_right([c[0] for c in chunks], offset) - 1
     return k if k >= 0 and chunks[k][0] <= offset < chunks[k][1] else None
 

@@ -60,6 +60,7 @@ from mtcb_curate.tui.screens.note import NoteScreen
 from mtcb_curate.tui.screens.hand_pair import HandPairScreen
 from mtcb_curate.tui.screens.search import SearchScreen
 from mtcb_curate.tui.screens.chunk_fit import ChunkFitActions
+from mtcb_curate.tui.screens.shrink_ahead import ShrinkAhead
 from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.screens.shrink import ShrinkScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
@@ -206,7 +207,7 @@ BINDINGS = [
 ]
 
 
-class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None]):
+class ReviewScreen(ChunkFitActions, ShrinkAhead, PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys."""
 
     BINDINGS = BINDINGS
@@ -687,6 +688,7 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
         fields.append(f"{len(doc.text):,} characters")
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), " · ".join(fields)))
         panel.show(**args)
+        self.shrink_ahead(pid)
         self._shown_count += 1
         if not self._warming:
             self._warming = True
@@ -1695,8 +1697,7 @@ class ReviewScreen(ChunkFitActions, PromptFrames, KeepsPaintedLines, CurateAppAc
         if pid is None:
             return
         try:
-            outcome = app_review.propose_shrink(self.session, pid, config=self.curate_app.config_path,
-                                                verdicts=self.verdicts)
+            outcome = self.shrink_outcome(pid)
         except (CurateError, ValueError) as exc:
             self.notify(f"No shrink: {exc}", severity="error", timeout=10, markup=False)
             return
