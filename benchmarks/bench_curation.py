@@ -100,8 +100,15 @@ class Keys:
         self.pair: int | None = None
 
     async def settle(self) -> None:
+        from textual.worker import WorkerCancelled
+
         await self.pilot.pause()
-        await self.app.workers.wait_for_complete()
+        for _ in range(20):  # a worker replaced by a newer one of its group ends cancelled
+            try:
+                await self.app.workers.wait_for_complete()
+                break
+            except WorkerCancelled:
+                await self.pilot.pause()
         await self.pilot.pause()
 
     async def press(self, *keys: str) -> None:

@@ -10,7 +10,7 @@ line; ``w``/``s``/``l``/``p``/``r`` extend the end by a word, sentence, line, pa
 row and ``W``/``S``/``L``/``P``/``R`` shrink it by one (boundaries from ``verify.spans``: a
 table row is a label and its cells as a PDF extractor gives them, one cell a line; a key that
 cannot move by its unit moves by a smaller one). ``/`` starts the span at a typed string and
-``e`` ends it at one: the input finds, as it is typed, the next occurrence from the span's start
+``e`` ends it at one: the input finds, as it is typed, the first occurrence from the span's start on
 (``verify.spans.find``: white space, NBSP and line breaks alike, any quote for a quote, any
 dash for a dash, smart case, wrapping); ``enter`` moves the start there (``/``; the end too
 when it would fall before it) or the end to the end of the occurrence (``e``); ``esc`` closes
@@ -136,10 +136,9 @@ class SelectSpanScreen(ModalScreen[tuple[int, int] | None]):
         hint = Text()
         hint.append(" Select the passage ", style="bold reverse")
         hint.append(f"  characters {self.start:,}–{self.end:,} ({self.end - self.start:,})   ")
-        hint.append("←/→ end by word · shift+←/→ start by word · ↑/↓ end by line · shift+↑/↓ start by line · "
-                    "w s l p r end + word/sentence/line/paragraph/row, W S L P R end − one · "
-                    "/ start at text · e end at text · mouse drag: the span · enter use · esc cancel",
-                    style="dim")
+        hint.append("←/→ end by word · shift+←/→ start · ↑/↓ end by line · w s l p r end + word/sentence/"
+                    "line/paragraph/row, W S L P R end − one · / e start/end at text · drag the mouse · "
+                    "enter use · esc cancel", style="dim")
         self.query_one("#select-hint", Static).update(hint)
 
     def action_extend(self, unit: str) -> None:
@@ -164,7 +163,7 @@ class SelectSpanScreen(ModalScreen[tuple[int, int] | None]):
         string."""
         box = self.query_one("#select-find", Input)
         self._find_for = which
-        self._find_from = self.start + (1 if which == "start" and self.end > self.start else 0)
+        self._find_from = self.start  # the first occurrence from the span's start on: it may start there
         self.found = None
         box.value = ""
         box.placeholder = self._placeholder(which)
