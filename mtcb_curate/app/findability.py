@@ -265,15 +265,16 @@ def propose_fit(session: ReviewSession, pid: int, chunks: DocumentChunks, *, ver
                 config: Path | None = None):
     """"Fit in one chunk" for pair ``pid``: the largest part of its passage inside one chunk of
     every configured chunker that still holds what the answer needs (``verify.shrink.plan_fit``),
-    or why none does. Nothing is written. Chunks the document when needed (see
+    or why none does. A passage located but not verbatim is fitted from its located span (the
+    proposal is verbatim). Nothing is written. Chunks the document when needed (see
     :class:`DocumentChunks`: call it in a worker).
 
     Returns:
-        A ``verify.shrink.ShrinkOutcome`` (its proposal is a part of the current passage).
+        A ``verify.shrink.ShrinkOutcome`` (its proposal is a part of the located passage).
 
     Raises:
-        app.review.NotApplicable: no document, or the passage is not verbatim in it (snap
-            first). CurateError: the config file is not valid TOML.
+        app.review.NotApplicable: no document, or the passage is not located in it.
+            CurateError: the config file is not valid TOML.
     """
     from mtcb_curate.app.gate import resolve_limits
     from mtcb_curate.app.review import NotApplicable
@@ -285,8 +286,8 @@ def propose_fit(session: ReviewSession, pid: int, chunks: DocumentChunks, *, ver
     if doc is None:
         raise NotApplicable("This pair's document is not in the corpus.")
     r = (verdicts if verdicts is not None else Verdicts(session)).complete(pid)
-    if r.verdict != "exact" or r.start is None or doc.text[r.start:r.end] != view.passage:
-        raise NotApplicable("The passage is not verbatim in its document: snap it first (s).")
+    if r.start is None or r.end is None or r.end <= r.start:
+        raise NotApplicable("The passage is not located in its document: fix it first (s, m or e).")
     limits = resolve_limits(session, config)
     return plan_fit(doc.text, r.start, r.end, view.answer, view.question, chunks.spans(doc.key, doc.text),
                     min_chars=limits.min_chars)
