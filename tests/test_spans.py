@@ -215,3 +215,13 @@ def test_typed_string_is_found_as_verification_compares_text():
     assert find(text, "Net cash", 5) == (text.index("Net cash\n"), text.index("Net cash\n") + 8)
     assert find(text, "Net", len(text) - 3) == (0, 3)  # wraps to the start
     assert find(text, "Net", len(text) - 3, wrap=False) is None
+
+
+def test_table_rows_for_reading_a_table_extracted_one_cell_a_line():
+    from mtcb_curate.verify.spans import table_rows
+
+    rows = table_rows(SHEET, min_lines=5)
+    assert rows is not None
+    assert "Cash and cash equivalents  $  5,794  $  4,225" in rows
+    assert "Inventories, net  32  43" in rows  # NBSP-only lines dropped
+    assert table_rows(PROSE) is None  # prose: nothing to gather

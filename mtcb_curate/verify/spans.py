@@ -396,6 +396,29 @@ def row_end_before(text: str, pos: int) -> int:
     return _last_before(text, limit, lambda lo, hi: _row_ends(text, lo, hi))
 
 
+def table_rows(text: str, min_lines: int = 12) -> list[str] | None:
+    """``text`` shown a table row a line, for reading: each row's lines (its label and its cells,
+    :func:`row_end_after`) stripped and joined by two spaces, white-space-only lines dropped
+    (``"Net sales\\n$\\n34,229 $\\n35,355"`` -> ``"Net sales  $  34,229 $  35,355"``). None for
+    text of fewer than ``min_lines`` lines or where rows do not gather at least two lines on
+    average (prose: nothing to gain). A display only: the text itself keeps its line breaks."""
+    lines = text.count("\n") + 1
+    if lines < min_lines:
+        return None
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        end = row_end_after(text, pos)
+        if end <= pos:
+            break
+        row = "  ".join(part.strip() for part in text[pos:end].split("\n") if part.strip())
+        if row:
+            out.append(row)
+        pos = end
+    return out if out and len(out) * 2 <= lines else None
+
+
 # -- by name ----------------------------------------------------------------------------------
 
 #: The units of :func:`extend_end` / :func:`shrink_end`.

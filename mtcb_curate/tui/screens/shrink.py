@@ -37,6 +37,7 @@ from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMRetry
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
 from mtcb_curate.verify.shrink import ShrinkProposal
+from mtcb_curate.verify.spans import table_rows
 
 #: Longest proposed text shown (characters); a longer one is cut with a note.
 MAX_SHOWN_CHARS = 6000
@@ -46,13 +47,19 @@ Choice = tuple[str, str] | None
 
 def proposal_text(old: str, new: str, source: str) -> Text:
     """The head of a proposal: ``lexical shrink: 3,546 -> 412 characters (-88 %)``, then the
-    proposed text itself as plain text."""
+    proposed text itself as plain text; a table extracted one cell a line is shown a row a line
+    (``verify.spans.table_rows``: easier to read, and fewer lines to draw)."""
     t = Text()
     cut = 100 - round(100 * len(new) / len(old)) if old else 0
     t.append(f"{source}: {len(old):,} → {len(new):,} characters", style="bold")
     t.append(f" (−{cut} %)\n\n" if cut > 0 else "\n\n", style="dim")
     shown = new if len(new) <= MAX_SHOWN_CHARS else new[:MAX_SHOWN_CHARS]
-    t.append(printable(shown))
+    rows = table_rows(shown)
+    if rows is not None:
+        t.append("a table row a line here (e shows the passage as the filing has it)\n", style="dim italic")
+        t.append(printable("\n".join(rows)))
+    else:
+        t.append(printable(shown))
     if len(new) > MAX_SHOWN_CHARS:
         t.append(f" … ({len(new):,} characters)", style="dim italic")
     return t
