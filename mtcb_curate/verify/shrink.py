@@ -1100,9 +1100,10 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
              min_chars: int = MIN_CHARS) -> ShrinkOutcome:
     """"Fit in one chunk": the largest part of the passage ``document[start:end]`` (whole
     sentences, lines or table rows) that lies inside one chunk of every chunker of ``chunkers``
-    and still holds what the answer needs (its figures as written or computed from that part,
-    and, for an answer without figures, the content words the passage holds), or why there is
-    none (which chunks hold which of the answer's figures).
+    and still holds what the answer needs: every figure the passage holds for it (as written, or
+    the rows a computed one comes from in the passage: a part is never taken for a derivation of
+    its own, which could be a chance one) and, for an answer without figures, the content words
+    the passage holds; or why there is none (which chunks hold which of the answer's figures).
 
     Args:
         chunkers: per chunker, its name and the document's chunks (:data:`ChunkSpans`), as
@@ -1146,8 +1147,8 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         part = _analyse(passage[ps:pe], 0, pe - ps, answer, question)
         if part.missing or (not base.failure and part.failure):
             continue
-        if any(not any(i in u.items for u in inside) for i in base.words):
-            continue  # a word of an answer without figures that the passage holds is lost
+        if any(not any(i in u.items for u in inside) for i in base.hard - base.years):
+            continue  # a figure, an operand of a computed one, or a needed word would be lost
         if best is None or pe - ps > best[1] - best[0]:
             best = (ps, pe, 0, ids, part)
     if best is None:
