@@ -126,10 +126,10 @@ class Keys:
 
 def _fast_review() -> None:
     """The passage scan and locate start with the first frame (the tests' ``review_at_once``)."""
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    review.SCAN_DELAY_S = 0.0
-    review.LOCATE_DELAY_S = 0.0
+    review_passes.SCAN_DELAY_S = 0.0
+    review_painting.LOCATE_DELAY_S = 0.0
 
 
 async def _wait(pilot, cond, seconds: float = 600.0) -> bool:
@@ -196,7 +196,7 @@ async def _open_timed(keys: Keys, key: str, times: list[float] | None, screen_ty
 
 
 def _placements(screen, pid: int) -> dict:
-    lines = screen._current_find_lines(pid)
+    lines = screen.controller.current_find_lines(pid)
     return lines.placements() if lines is not None else {}
 
 
@@ -213,10 +213,10 @@ async def _review_pair(keys: Keys, screen, session, pid: int, out: dict) -> list
     done: list[str] = []
     await keys.pilot.pause(READ_S)  # reading the pair (not a key; the app works ahead meanwhile)
     await keys.settle()
-    verdict = str(screen.verdicts.complete(pid).verdict)
-    problems = {p.check_id for p in screen.problems(pid)}
+    verdict = str(screen.controller.verdicts.complete(pid).verdict)
+    problems = {p.check_id for p in screen.controller.problems(pid)}
     cut = any(v == CUT for v in _placements(screen, pid).values())
-    limit = screen._limits.max_chars if getattr(screen, "_limits", None) else 600
+    limit = screen.controller.limits.max_chars
     long = len(session.view(pid).passage) > limit
     if verdict != "exact" or long or cut or "answerable" in problems:
         seen = len(app.heard)
@@ -256,7 +256,7 @@ async def _review_pair(keys: Keys, screen, session, pid: int, out: dict) -> list
                 await keys.press("x", UNANSWERABLE)
                 return done
             done.append("kept across adjacent chunks: " + note)
-    problems = {p.check_id for p in screen.problems(pid)}
+    problems = {p.check_id for p in screen.controller.problems(pid)}
     if "links" in problems:
         await keys.press("i")
         done.append("repair chunk_index")
@@ -266,7 +266,7 @@ async def _review_pair(keys: Keys, screen, session, pid: int, out: dict) -> list
     if session.status(pid) is Status.UNDECIDED:
         await keys.press("a")
         if isinstance(app.screen, ConfirmScreen):
-            fails = [p.check_id for p in screen.problems(pid) if p.fails]
+            fails = [p.check_id for p in screen.controller.problems(pid) if p.fails]
             done.append(f"confirmed ({', '.join(fails)})")
             await keys.press("a")
         done.append("accept")
@@ -311,7 +311,7 @@ async def curate_finance(source: Path, verbose: bool, config: Path | None = None
                 screen: ReviewScreen = app.screen
                 t_start = time.perf_counter()
                 await keys.press("F")
-                await _wait(pilot, lambda: bool(screen._find_lines) and not screen._find_running)
+                await _wait(pilot, lambda: bool(screen.controller.find_lines) and not screen._find_running)
                 out["findability_s"] = time.perf_counter() - t_start
                 while True:
                     pid = screen.queue.current
@@ -333,7 +333,7 @@ async def curate_finance(source: Path, verbose: bool, config: Path | None = None
             out["n"] = len(session)
             out["accepted"] = [p.id for p in session.pairs if session.status(p.id) is Status.ACCEPTED]
             out["rejected"] = [p.id for p in session.pairs if session.status(p.id) is Status.REJECTED]
-            out["verdicts"] = {pid: str(screen.verdicts.complete(pid).verdict) for pid in out["accepted"]}
+            out["verdicts"] = {pid: str(screen.controller.verdicts.complete(pid).verdict) for pid in out["accepted"]}
             out["passages"] = {pid: session.view(pid).passage for pid in out["accepted"]}
             out["answers"] = {p.id: (session.view(p.id).question, session.view(p.id).answer) for p in session.pairs}
             specs = [REFERENCE_SPEC] + [s.text for s in PreviewSettings.resolve(config).chunkers] + list(extra_specs)
@@ -455,7 +455,7 @@ async def curate_squad(squad: Path) -> dict:
                             break
                         await keys.press("n")
                         continue
-                    if pid in cluster_pairs and screen._cluster_index.get(pid) is not None:
+                    if pid in cluster_pairs and screen.controller.cluster_index.get(pid) is not None:
                         await keys.press("d")
                         if isinstance(app.screen, ClusterScreen):
                             await keys.press("k")
@@ -468,7 +468,7 @@ async def curate_squad(squad: Path) -> dict:
                         keys.by_key["a"] += 1
                         await keys.pilot.pause()
                         if isinstance(app.screen, ConfirmScreen):
-                            for p in screen.problems(pid):
+                            for p in screen.controller.problems(pid):
                                 if p.fails:
                                     confirms[p.check_id] += 1
                             await keys.press("a")
@@ -551,10 +551,10 @@ async def time_shrink(source: Path, config: Path | None = None, anchors: list[fl
                 screen = app.screen
                 for i in range(len(session)):
                     pid = screen.queue.current
-                    screen.verdicts.complete(pid)
+                    screen.controller.verdicts.complete(pid)
                     await pilot.pause(READ_S)  # reading the pair
                     await keys.settle()
-                    if propose_shrink(session, pid, verdicts=screen.verdicts).proposal is not None:
+                    if propose_shrink(session, pid, verdicts=screen.controller.verdicts).proposal is not None:
                         assert await _open_timed(keys, "z", times, ShrinkScreen), f"#{pid}: z opened no dialog"
                         await keys.press("escape")
                         if anchors is not None:

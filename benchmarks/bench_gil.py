@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     from mtcb_curate.checks.pair import set_check_results
     from mtcb_curate.tui.app import SWITCH_INTERVAL_S
     from mtcb_curate.tui.memory import CollectorPolicy
-    from mtcb_curate.tui.screens.review import WARM_LINKS
+    from mtcb_curate.tui.screens.review_passes import WARM_LINKS
 
     data = _dataset("ficha", 1331) if args.scale == "ficha" else _dataset("pairs100k", 100_000)
     sys.setswitchinterval(SWITCH_INTERVAL_S)

@@ -122,6 +122,9 @@ class StubParaphraser:
     def best(self, words, passage):
         return [Match(w, self.pairs.get(w, ""), 1.0 if w in self.pairs else 0.0, w in self.pairs) for w in words]
 
+    def says(self, question, answer, passage):
+        return None
+
 
 def test_support_finds_figures_as_numbers():
     s = support("$12345.00", "Total revenue was 12,345 in 2022.", "What was total revenue?")
@@ -150,7 +153,7 @@ def test_support_paraphrase_clears_only_through_the_measure():
 
 def test_support_words_the_question_holds_are_given():
     s = support("The effective tax rate of Corning changed from 20% in FY2021 to 23% in FY 2022.",
-                "Effective tax rate 23% 20%", "How much has the effective tax rate of Corning changed between "
+                "2022 2021\nEffective tax rate 23% 20%", "How much has the effective tax rate of Corning changed between "
                 "FY2021 and FY2022?", paraphrase=False)
     assert s.verdict == SupportVerdict.SUPPORTED
 
@@ -173,4 +176,39 @@ def test_fuzzy_fallback_is_named():
     s = support("its colour", "The color of the sky", None, paraphraser=FuzzyParaphraser())
     assert s.method == "stems+fuzzy" and s.supported and s.words[0].how == "paraphrase"
     s = support("its colour", "The weight of the stone", None, paraphraser=FuzzyParaphraser())
+    assert not s.supported
+
+
+class SaysParaphraser(StubParaphraser):
+    """Knows no word, but says the whole answer is in the passage's sentence."""
+
+    def says(self, question, answer, passage):
+        return Match(answer, passage, 0.9, True)
+
+
+def test_a_whole_answer_said_in_other_words_clears_the_word_rule():
+    passage = "Captain Ahab flew into a terrible rage when the mate refused."
+    q = "How did Ahab react to the refusal?"
+    assert not support("He became furious.", passage, q, paraphraser=StubParaphraser({})).supported
+    s = support("He became furious.", passage, q, paraphraser=SaysParaphraser({}))
+    assert s.supported and s.said.phrase == passage
+    # never a missing figure
+    assert not support("He paid $40.", passage, q, paraphraser=SaysParaphraser({})).supported
+
+
+def test_a_figure_tied_to_a_year_needs_that_year_in_the_passage():
+    table = "(in millions)\n2022\n2021\nNet sales\n14,189\n14,082"
+    q = "What were net sales in FY2019?"
+    s = support("$14,189 million in 2019", table, q, paraphrase=False)
+    assert not s.supported and "year 2019 not in the passage" in s.missing
+    assert support("$14,189 million in 2022", table, "What were net sales in FY2022?", paraphrase=False).supported
+
+
+def test_names_are_matched_by_spelling_not_by_embedding():
+    class Everything(StubParaphraser):
+        def best(self, words, passage):  # an embedding that finds every word
+            return [Match(w, "Egypt", 0.9, True) for w in words]
+
+    s = support("Israel", "Egypt and Syria attacked on Yom Kippur.", "Who received American aid?",
+                paraphraser=Everything({}))
     assert not s.supported

@@ -60,10 +60,10 @@ QUESTIONS = [
 
 @pytest.fixture(autouse=True)
 def at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 
 @pytest.fixture
@@ -220,6 +220,33 @@ async def test_shared_passage_screen_lists_groups_and_n_marks_one_distinct(data,
         await pilot.press("down", "enter")  # opens the group's first pair in the review screen
         await settle(app, pilot)
         assert app.screen is review and review.queue.current == 5
+    session.workspace.close()
+
+
+async def test_every_shown_group_marked_distinct_in_three_keys_and_one_undo(data, tmp_path):
+    session = opened(data, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        review = app.screen
+        await pilot.press("S")
+        await settle(app, pilot)
+        screen = app.screen
+        assert [g.ids for g in screen.shown] == [(2, 3, 4), (5, 6)]
+        await pilot.press("N")  # asks first
+        await pilot.pause()
+        assert session.shared_evidence() == set()
+        assert "N again: all 2 group(s) (5 pairs) distinct" in str(screen.query_one("#dedup-status", Static).content)
+        await pilot.press("N")
+        await pilot.pause()
+        assert session.shared_evidence() == {(2, 3), (2, 4), (3, 4), (5, 6)}
+        assert screen.shown == [] and "· done" in str(screen.query_one("#dedup-status", Static).content)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is review
+        await pilot.press("u")  # ONE undo takes every group back
+        await settle(app, pilot)
+        assert session.shared_evidence() == set()
     session.workspace.close()
 
 

@@ -119,6 +119,55 @@ def mark_shared(session: ReviewSession, group: Cluster | Sequence[int]) -> bool:
     return session.mark_shared_evidence(ids)
 
 
+def keep_one(session: ReviewSession, keep: int, ids: Sequence[int]) -> list[int]:
+    """Resolve a near-duplicate cluster: accept ``keep`` and reject the other pairs of ``ids``
+    as its duplicates, as ONE undo step (``ReviewSession.keep_one``). Returns the pairs rejected.
+
+    Raises:
+        WorkspaceError: read-only or unwritable. IndexError: no such pair.
+    """
+    return session.keep_one(keep, list(ids))
+
+
+def mark_not_duplicates(session: ReviewSession, group: Cluster | Sequence[int]) -> bool:
+    """Mark every pair of a cluster's members "not duplicates": never raised together again
+    (undone by ``session.undo``); False when every pair already was.
+
+    Raises:
+        WorkspaceError: read-only or unwritable. IndexError: no such pair.
+    """
+    ids = list(group.ids if isinstance(group, Cluster) else group)
+    return session.mark_not_duplicates(ids)
+
+
+def split(session: ReviewSession, cluster: Cluster, keep: Sequence[int]) -> bool:
+    """Split ``cluster``: the members of ``keep`` stay one cluster, every other member is moved
+    out (marked "not duplicates" of each kept member, ``neardup.split_pairs``): saved in the
+    workspace at once (kept across restarts), ONE undo step. False when every such pair already
+    was marked.
+
+    Raises:
+        ValueError: ``keep`` holds a non-member, or no member, or every member.
+        WorkspaceError: the workspace is read-only.
+    """
+    return session.mark_not_duplicate_pairs(neardup.split_pairs(cluster, keep))
+
+
+def move_out(session: ReviewSession, cluster: Cluster, pair_id: int) -> bool:
+    """Move one member out of ``cluster`` (``split`` keeping every other member)."""
+    return split(session, cluster, [i for i in cluster.ids if i != pair_id])
+
+
+def mark_shared_all(session: ReviewSession, groups: Sequence[Cluster | Sequence[int]]) -> bool:
+    """Mark every one of ``groups`` "distinct questions on shared evidence" in ONE step (one
+    ``session.undo`` takes them all back); False when every pair already was marked.
+
+    Raises:
+        WorkspaceError: the workspace is read-only.
+    """
+    return session.mark_shared_evidence_groups([list(g.ids if isinstance(g, Cluster) else g) for g in groups])
+
+
 def unresolved(session: ReviewSession, clusters: Iterable[Cluster]) -> list[Cluster]:
     """The clusters with more than one member not rejected (largest first)."""
     return neardup.unresolved(clusters, session.status)

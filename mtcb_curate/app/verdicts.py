@@ -198,6 +198,6 @@ class Verdicts:
         out = set()
         for pid in range(len(self.session)):
             r = self.cached(pid)
-            if r is not None and r.verdict != "exact":
+            if r is not None and r.verdict != Verdict.EXACT:
                 out.add(pid)
         return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mtcb_curate import neardup
+from mtcb_curate.verify.verdict import Verdict
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, check, key_text, result
 from mtcb_curate.threads import paced
 
@@ -31,22 +32,25 @@ def passage_length_problem(chars: int, limits: Limits, tokens: int | None = None
 
 def verbatim_problem(r: PairResult) -> str | None:
     """The ``verbatim`` rule for one pair's verification result: why its passage is not an
-    exact substring of its own document (one line; always a failure), or None when it is."""
-    if r.verdict == "empty":
+    exact substring of its own document (one line; always a failure), or None when it is, or
+    when the cause is the pair's link (one cause, one flag: its document key matches no
+    document, or the passage is verbatim in another document: ``links`` fails it)."""
+    if r.verdict == Verdict.EMPTY:
         return "empty passage (a free hit for every retriever)"
-    if not r.has_document:
-        return f"no document has the key '{key_text(r.doc_key)}'"
-    if r.verdict != "exact":
+    if not r.has_document or r.in_other_document:
+        return None
+    if r.verdict != Verdict.EXACT:
         return (f"{r.verdict}: found only after normalizing; snap it to the source text"
-                if r.verdict == "normalized" else "not found verbatim in its document")
+                if r.verdict == Verdict.NORMALIZED else "not found verbatim in its document")
     return None
 
 
 def elsewhere_problem(r: PairResult) -> str | None:
     """The ``unique_passage`` rule for one pair's verification result: which other documents
     also hold the passage (one line; a warning), or None. Needs ``r.elsewhere`` filled
-    (``verify_dataset``, or ``complete_elsewhere`` after a quick verdict)."""
-    if r.elsewhere:
+    (``verify_dataset``, or ``complete_elsewhere`` after a quick verdict). Says nothing when
+    the passage is not in its own document at all (``links`` names the document it is in)."""
+    if r.elsewhere and not r.in_other_document:
         keys = ", ".join(key_text(k) for k, _ in r.elsewhere[:3])
         return f"also in {len(r.elsewhere)} other document(s): {keys}"
     return None
@@ -57,9 +61,12 @@ def verbatim(ctx: CheckContext) -> CheckResult:
     """Fails: an accepted pair's passage is empty or not an exact substring of its own document
     (``verify``)."""
     reasons = {pid: why for pid, r in ctx.verified.items() if (why := verbatim_problem(r)) is not None}
+    linked = sum(1 for r in ctx.verified.values() if r.in_other_document or not r.has_document)
     n = len(ctx.accepted)
-    return result("verbatim", reasons, set(reasons),
-                  f"{n - len(reasons)} of {n} accepted passages are verbatim in their document")
+    message = f"{n - len(reasons) - linked} of {n} accepted passages are verbatim in their document"
+    if linked:
+        message += f"; {linked} passage(s) in another document than their link, or with no document (see links)"
+    return result("verbatim", reasons, set(reasons), message)
 
 
 @check("unique_passage", CheckStatus.WARN)
@@ -84,7 +91,7 @@ def shared_passage(ctx: CheckContext) -> CheckResult:
     ``duplicates``'."""
     items = [(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
     spans = {pid: (r.start, r.end) for pid, r in ctx.verified.items()
-             if r.verdict == "exact" and r.start is not None and r.end is not None}
+             if r.verdict == Verdict.EXACT and r.start is not None and r.end is not None}
     session = ctx.session
     extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
     groups = neardup.find_shared_passages(items, threshold=ctx.threshold, spans=spans, extra_links=extra,

@@ -5,12 +5,17 @@
 1. **figures** (:mod:`~mtcb_curate.evidence.figures`; years excluded): each must be in the
    passage within rounding to the answer's precision (``same_figure``; scale from a scale word,
    else the question's "in USD millions", else unknown), or derivable from the passage's
-   figures (:func:`~mtcb_curate.evidence.compute.derive`, ranked against the question);
-2. **years** the answer names (2022, FY22): in the passage, or already in the question;
+   figures (:func:`~mtcb_curate.evidence.compute.derive`, ranked against the question; in a
+   passage of more than :data:`MANY_FIGURES` figures only from rows the question names);
+2. **years** the answer names (2022, FY22): in the passage, or already in the question when the
+   answer holds no figure (a figure "in 2019" needs 2019's column in the passage);
 3. **content words** (:mod:`~mtcb_curate.evidence.words`, stemmed) that the question does not
    already hold (an answer restating "the effective tax rate of Corning" needs no passage
    for those words): each is held when its stem is in the passage, else when the paraphrase
-   measure finds a passage phrase for it (:mod:`~mtcb_curate.evidence.paraphrase`).
+   measure finds a passage phrase for it (:mod:`~mtcb_curate.evidence.paraphrase`; a name,
+   a capitalized word, only by its spelling: the fuzzy measure); when too
+   few are held, the question and answer together may still be said by one sentence of the
+   passage (``Paraphraser.says``, wordllama only), which clears the word rule.
 
 Verdict (our rule; precision measured in ``benchmarks/bench_checks.py``, rules in
 ``docs/checks.md``):
@@ -37,7 +42,7 @@ from enum import StrEnum
 
 from mtcb_curate.evidence.compute import Derivation, derive
 from mtcb_curate.evidence.figures import Figure, find_figure, parse_figures, stated_scale
-from mtcb_curate.evidence.paraphrase import Match, Paraphraser, default_paraphraser
+from mtcb_curate.evidence.paraphrase import FuzzyParaphraser, Match, Paraphraser, default_paraphraser
 from mtcb_curate.evidence.words import Word, content_stems, content_words
 
 #: An answer is unsupported when fewer than this share of its content words (those the question
@@ -48,6 +53,12 @@ MIN_WORD_SHARE = 0.5
 #: many are missing ("... has changed/dropped from 24.6% to 21.6%": the figures are the claim,
 #: "dropped" the answerer's word). Our rule.
 MIN_LOST_WITH_FIGURES = 3
+
+#: In a passage of more than this many figures (a financial table), a derivation counts only when
+#: every operand's row label shares a word with the question (``Derivation.related``): with 50
+#: figures, thousands of combinations meet a two-decimal answer by chance (FinanceBench's
+#: "24.26" turnover = 7,813 retained earnings / 322 software development). Our threshold.
+MANY_FIGURES = 20
 
 #: Answer words that carry no claim to look for.
 _NO_CLAIM = frozenset({"yes", "no", "none", "true", "false"})
@@ -126,6 +137,9 @@ class Support:
             computable from its figures").
         notes: hints that do not make the verdict (the question's years the passage lacks).
         method: the measures used: ``"stems"``, ``"stems+wordllama"`` or ``"stems+fuzzy"``.
+        derivations: the derivations of the computed figures.
+        said: the whole-answer comparison (``Paraphraser.says``) when the word rule asked for
+            it, else None.
     """
 
     verdict: SupportVerdict
@@ -137,6 +151,7 @@ class Support:
     notes: tuple[str, ...] = ()
     method: str = "stems"
     derivations: tuple[Derivation, ...] = field(default=())
+    said: Match | None = None
 
     @property
     def supported(self) -> bool:
@@ -172,19 +187,26 @@ def support(answer: str, passage: str, question: str | None = None, *,
     fsup: list[FigureSupport] = []
     years: list[str] = []
     seen_years = set()
+    has_figures = any(not f.is_year for f in answer_figs)
     for f in answer_figs:
         if f.is_year:
-            if f.value not in p_years and f.value not in q_years and f.value not in seen_years:
+            # a year the question names is given, unless the answer ties a figure to it
+            given_year = f.value in q_years and not has_figures
+            if f.value not in p_years and not given_year and f.value not in seen_years:
                 years.append(f.describe())
                 missing.append(f"year {f.describe()} not in the passage")
             seen_years.add(f.value)
             continue
         found = find_figure(f, figures)
         d = None if found is not None else derive(f, figures, passage=passage, about=q or answer)
+        if d is not None and q and len(figures) > MANY_FIGURES and d.related < len(d.operands):
+            d = None  # in a big table, a combination of rows the question does not name is chance
         fs = FigureSupport(f, found, d)
         fsup.append(fs)
-        if not fs.held:
-            missing.append(fs.describe())
+    lost = [fs.figure.describe() for fs in fsup if not fs.held]
+    if lost:
+        missing.insert(0, f"figure{'s' if len(lost) > 1 else ''} {', '.join(lost)} not in the passage and not "
+                          "computable from its figures")
     given = content_stems(q)
     have = content_stems(passage)
     words = [w for w in content_words(answer) if w.stem not in given and w.text.lower() not in _NO_CLAIM]
@@ -202,12 +224,25 @@ def support(answer: str, passage: str, question: str | None = None, *,
         method = f"stems+{model.name}"
         matches = model.best([wsup[k].word.text for k in unheld], passage)
         for k, m in zip(unheld, matches):
+            name = _is_name(wsup[k].word)
+            # a name is not paraphrased: embeddings put "Israel" near "Egypt"; only spelling
+            # variants count for it (the fuzzy measure)
+            if name and model.name != "fuzzy":
+                m = FuzzyParaphraser().best([wsup[k].word.text], passage)[0]
             wsup[k] = WordSupport(wsup[k].word, "paraphrase" if m.supported else "", m)
     share = None if not wsup else sum(ws.held for ws in wsup) / len(wsup)
     n_lost = sum(1 for ws in wsup if not ws.held)
     judgment = answer.lstrip().lower().split(maxsplit=1)[:1] in (["yes"], ["yes,"], ["yes."], ["no"], ["no,"], ["no."])
     figures_held = bool(fsup) and all(fs.held for fs in fsup)
-    word_rule = not judgment and (n_lost >= MIN_LOST_WITH_FIGURES if figures_held else n_lost >= 1)
+    # a missing figure is the decisive part: the words are not listed beside it
+    word_rule = not judgment and not lost and (n_lost >= MIN_LOST_WITH_FIGURES if figures_held else n_lost >= 1)
+    said = None
+    if share is not None and share < MIN_WORD_SHARE and word_rule and paraphrase:
+        model = paraphraser or default_paraphraser()
+        method = f"stems+{model.name}"
+        said = model.says(q, answer, passage)
+        if said is not None and said.supported:
+            word_rule = False  # the answer as a whole is said in other words
     if share is not None and share < MIN_WORD_SHARE and word_rule:
         lost = [ws.word.text for ws in wsup if not ws.held]
         shown = ", ".join(lost[:6]) + (f" and {len(lost) - 6} more" if len(lost) > 6 else "")
@@ -225,7 +260,12 @@ def support(answer: str, passage: str, question: str | None = None, *,
     else:
         verdict = SupportVerdict.SUPPORTED
     return Support(verdict, tuple(fsup), tuple(years), tuple(wsup), share, tuple(missing), tuple(notes), method,
-                   tuple(fs.derivation for fs in fsup if fs.derivation is not None))
+                   tuple(fs.derivation for fs in fsup if fs.derivation is not None), said)
+
+
+def _is_name(w: Word) -> bool:
+    """A word written as a name: capitalized or all capitals ("Augsburg", "Ilkhanate", "XIII")."""
+    return w.text[:1].isupper()
 
 
 def _parts_in(w: Word, have: frozenset[str]) -> bool:

@@ -28,9 +28,9 @@ STOPWORDS = frozenset(
     "couldn't mustn't let's that's who's what's here's there's when's where's why's how's "
     "i'm you're he's she's we're they're i've you've we've they've i'd you'd he'd she'd we'd "
     "they'd i'll you'll he'll she'll we'll they'll if while because until against etc "
-    "yes".split())
+    "yes mr mrs ms dr".split())
 
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_WORD = re.compile(r"(?<![0-9])[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
 @dataclass(frozen=True, slots=True)

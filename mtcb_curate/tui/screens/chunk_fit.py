@@ -48,8 +48,8 @@ def chunk_spans(chunkers, start: int, end: int) -> list[Span]:
 
 class ChunkFitActions:
     """The review screen's chunk boundaries (``b``) and "fit in one chunk" (``o``). Expects the
-    screen's ``session``, ``verdicts``, ``_findability``, ``queue``, ``_writable_pair``,
-    ``_show_current``, ``_after_change`` and ``curate_app``."""
+    screen's ``session``, ``controller`` (its verdicts, findability and current pair),
+    ``_writable_pair``, ``_show_current``, ``_shrunk`` and ``curate_app``."""
 
     #: ``b`` turned the chunk boundaries on.
     show_chunks: bool = False
@@ -62,7 +62,7 @@ class ChunkFitActions:
             from mtcb_curate.preview.chunkers import DEFAULT_SPECS, parse_spec
             from mtcb_curate.preview.settings import PreviewSettings
 
-            fa = getattr(self, "_findability", None)
+            fa = self.controller.findability
             settings = fa.settings if fa is not None else PreviewSettings(tuple(parse_spec(x) for x in DEFAULT_SPECS))
             self._doc_chunks = DocumentChunks(settings, fa)
         return self._doc_chunks
@@ -143,10 +143,10 @@ class ChunkFitActions:
         from mtcb_curate.errors import CurateError
         from mtcb_curate.tui.screens.shrink import ShrinkScreen
 
-        if self.queue.current != pid:
+        if self.controller.current != pid:
             return  # the curator moved on meanwhile
         try:
-            outcome = propose_fit(self.session, pid, self._chunks_store(), verdicts=self.verdicts,
+            outcome = propose_fit(self.session, pid, self._chunks_store(), verdicts=self.controller.verdicts,
                                   config=self.curate_app.config_path)
         except NotApplicable as exc:
             self.notify(str(exc), severity="warning", timeout=5, markup=False)

@@ -5,7 +5,7 @@ passage), so that ``z`` shows it at once. Kept per pair and texts (a changed pas
 or answer is computed again); the last :data:`KEEP` are kept.
 
 A mixin of the review screen (:class:`ShrinkAhead`); it expects the screen's ``session``,
-``verdicts``, ``queue``, ``_limits``, ``_reference_size`` and ``curate_app``.
+``controller`` (its verdicts, current pair, limits and reference size) and ``curate_app``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ KEEP = 32
 
 
 class ShrinkAhead:
-    """``shrink_ahead(pid)`` after a pair is shown; ``shrink_outcome(pid)`` for ``z``."""
+    """``shrink_ahead(pid)`` after a pair is shown; ``shrink_outcome_ahead(pid)`` for ``z``."""
 
     _shrink_kept: OrderedDict | None = None
     _shrink_timer = None
@@ -45,7 +45,7 @@ class ShrinkAhead:
 
     def _shrink_start(self, pid: int) -> None:
         self._shrink_timer = None
-        if self.queue.current != pid:
+        if self.controller.current != pid:
             return
         key = self._shrink_key(pid)
 
@@ -65,14 +65,9 @@ class ShrinkAhead:
         from mtcb_curate.app import review as app_review
 
         return app_review.propose_shrink(self.session, pid, config=self.curate_app.config_path,
-                                         verdicts=self.verdicts, limits=getattr(self, "_limits", None),
-                                         reference_size=getattr(self, "_reference_size", None))
+                                         verdicts=self.controller.verdicts, limits=self.controller.limits,
+                                         reference_size=self.controller.reference_size)
 
-    def shrink_outcome(self, pid: int):
-        """Pair ``pid``'s proposal for its current texts: the one worked out ahead, else now.
-
-        Raises:
-            CurateError: the config file is not valid TOML.
-        """
-        got = self._shrink_store().get(self._shrink_key(pid))
-        return got if got is not None else self._shrink_compute(pid)
+    def shrink_outcome_ahead(self, pid: int):
+        """Pair ``pid``'s proposal for its current texts as worked out ahead, or None."""
+        return self._shrink_store().get(self._shrink_key(pid))
