@@ -20,9 +20,9 @@ name                        formula                                      operand
 ``average``                 (a + b) / 2                                  two near each other
 ``ratio to an average``     a / ((b + c) / 2)  (turnover, ROA)           b, c near each other
 ``average of three``        (a + b + c) / 3                              three near each other
-``sum to a ratio``          (a + b) / c  (EBITDA margin: (operating      any three
-                            income + D&A) / revenue)
-``sum less one``            a + b - c  (EBITDA less capex)               any three
+``sum to a ratio``          (a + b) / c  (EBITDA margin: (operating      any three (only
+                            income + D&A) / revenue)                     when asked for)
+``sum less one``            a + b - c  (EBITDA less capex)               any three (idem)
 ==========================  ==========================================  ======================
 
 "Near each other" means at most :data:`NEAR` figures apart in the passage (a line item's values
@@ -203,11 +203,13 @@ def derive(target: Figure, figures: list[Figure], *, passage: str | None = None,
 
 
 def derivations(target: Figure, figures: list[Figure], *, passage: str | None = None,
-                about: str | None = None, limit: int = 50) -> list[Derivation]:
+                about: str | None = None, limit: int = 50, sums_of_three: bool = False) -> list[Derivation]:
     """Every derivation of ``target`` from ``figures`` found (module docstring), best first as
     :func:`derive` ranks them, at most ``limit``: for a caller that ranks them by more than the
-    row labels (the table's columns, the question's wording). Arguments as :func:`derive`.
-    Never raises."""
+    row labels (the table's columns, the question's wording). Arguments as :func:`derive`;
+    ``sums_of_three`` also tries (a + b) / c and a + b - c, which meet a target by chance in any
+    table of many figures: only for figures a caller has narrowed to the rows a question names
+    (:func:`derive` never tries them). Never raises."""
     if target.is_year:
         return []
     fs = _distinct(figures)
@@ -272,7 +274,7 @@ def derivations(target: Figure, figures: list[Figure], *, passage: str | None = 
                         v = float((vals[j] + vals[k] + vals[m]) / 3.0)
                         if close(np.array([v]))[0]:
                             found.append((11, (j, k, m), v, "average of three"))
-        if three and n <= MAX_FIGURES_SUMS:
+        if sums_of_three and three and n <= MAX_FIGURES_SUMS:
             # (a + b) / c and a + b - c over any three distinct figures (a < b: the sum is symmetric)
             pair_sum = a + b
             for k in range(n):

@@ -632,7 +632,8 @@ def _derive(target: Figure, figures: list[Figure], text: str, question: str, qst
     if named:
         cues = frozenset().union(*(ops for cue, ops in _CUES if cue.search(question)))
         labels = {id(g): content_stems(figure_label(text, g)) - GENERIC_LABEL_WORDS for g in named}
-        found = [d for d in derivations(target, named, passage=text, about=about, limit=200)
+        found = [d for d in derivations(target, named, passage=text, about=about, limit=200,
+                                        sums_of_three=bool(_SUM_CUE.search(question)))
                  if d.related == len(d.operands)]
         if _YEARS_AVERAGE.search(question):
             found = [d for d in found if d.operation in _AVERAGES]
