@@ -24,7 +24,8 @@ verdict, problems and findability lines, the shrink and fit dialogs, the one-lin
 gold answer is read only as the screen shows it):
 
 1. ``F`` once: the findability of every pair under the configured chunkers (one key for the
-   session).
+   session); when the first pair shows ``links`` failing (the set's chunk_index unset or
+   wrong), ``I`` and ``y``: every chunk_index repaired in one step.
 2. For each undecided pair, in queue order (``n`` when a decision does not land on one), read
    for :data:`READ_S` seconds (the app works out the shrink proposal meanwhile), then: when
    the panel shows work to do (the passage is not verbatim, over the checklist's
@@ -296,6 +297,7 @@ async def curate_finance(source: Path, verbose: bool, config: Path | None = None
     from mtcb_curate.preview.settings import PreviewSettings
     from mtcb_curate.tui.app import CurateApp
     from mtcb_curate.tui.screens.checklist import ChecklistScreen
+    from mtcb_curate.tui.screens.confirm import ConfirmScreen
     from mtcb_curate.tui.screens.review import ReviewScreen
 
     _fast_review()
@@ -313,6 +315,13 @@ async def curate_finance(source: Path, verbose: bool, config: Path | None = None
                 await keys.press("F")
                 await _wait(pilot, lambda: bool(screen.controller.find_lines) and not screen._find_running)
                 out["findability_s"] = time.perf_counter() - t_start
+                first = screen.queue.current
+                if first is not None and "links" in {p.check_id for p in screen.controller.problems(first)}:
+                    # the set's chunk_index is unset or wrong: every one repaired in one step
+                    await keys.press("I")
+                    await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), 60.0)
+                    if isinstance(app.screen, ConfirmScreen):
+                        await keys.press("y")
                 while True:
                     pid = screen.queue.current
                     if pid is None or session.status(pid) is not Status.UNDECIDED:
