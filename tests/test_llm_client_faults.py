@@ -119,8 +119,9 @@ def test_a_slow_drip_reply_is_bounded_by_the_timeout_for_the_whole_request(raw):
     t = time.monotonic()
     with pytest.raises(LLMGaveUp, match="timed out after 0.5 s"):
         client.complete(user("hi"))
-    # Two attempts of 0.5 s each; the drip alone would take about 30 s per attempt.
-    assert time.monotonic() - t < 10
+    # Two attempts of 0.5 s each; the drip alone would take about 30 s per attempt (the bound only
+    # tells the two apart, with room for a loaded machine).
+    assert time.monotonic() - t < 25
 
 
 def test_the_deadline_follows_the_injected_clock(raw):
@@ -130,7 +131,7 @@ def test_the_deadline_follows_the_injected_clock(raw):
     threading.Timer(0.3, lambda: now.__setitem__(0, 1061.0)).start()  # 61 s pass on the client's clock
     with pytest.raises(LLMGaveUp, match="timed out after 60 s"):
         client.complete(user("hi"))
-    assert server.closed.wait(5)  # the watcher shut the connection: the server saw the close
+    assert server.closed.wait(25)  # the watcher shut the connection: the server saw the close
 
 
 def test_cancel_closes_the_connection_of_the_request_in_flight(raw):
@@ -141,7 +142,8 @@ def test_cancel_closes_the_connection_of_the_request_in_flight(raw):
     t = time.monotonic()
     with pytest.raises(LLMCancelled):
         client.complete(user("hi"), cancel=cancel)
-    assert server.closed.wait(5) and time.monotonic() - t < 10
+    # The server waits 30 s for the close: seeing it sooner means the cancel closed the connection.
+    assert server.closed.wait(25) and time.monotonic() - t < 25
 
 
 def test_the_status_line_says_what_the_server_is_doing(raw):
