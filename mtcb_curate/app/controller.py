@@ -330,13 +330,29 @@ class ReviewController:
         r = self.verdicts.cached(pid)
         return None if r is None else str(r.verdict)
 
+    def outcomes_of(self, pid: int) -> frozenset[str] | None:
+        """Pair ``pid``'s outcome flags across the configured chunkers (``is:discriminating``
+        ...), from its findability for its current texts; None until every chunker scored it."""
+        from mtcb_curate.preview.separation import pair_flags
+
+        lines = self.current_find_lines(pid)
+        if lines is None or self.findability is None or any(f is None for f in lines.by_spec.values()):
+            return None
+        return pair_flags([f.hit_rank for f in lines.by_spec.values()], self.findability.settings.k)
+
+    def filters_on_outcomes(self) -> bool:
+        """Whether the view filters on the chunkers' outcomes (``is:discriminating``,
+        ``is:found-by-all``, ``is:found-by-none``), which read the findability."""
+        f = self.view_filter
+        return (f.discriminating, f.found_by_all, f.found_by_none) != (None, None, None)
+
     def view_ids(self, ids=None) -> list[int]:
         """The ids of the current view (``ids``: only among these)."""
         if self.view_filter.empty and ids is None:
             return self.session.ids(self.status_filter)
         try:
             return app_filters.apply(self.session, self.combined_filter(), verdict_of=self._verdict_of,
-                                     problems=self.problems, ids=ids)
+                                     problems=self.problems, ids=ids, outcomes_of=self.outcomes_of)
         except app_filters.FilterError:  # parse() checked it; a pattern never turns bad later
             return []
 
@@ -384,7 +400,10 @@ class ReviewController:
         status = next(iter(f.statuses)) if len(f.statuses) == 1 else None
         out = self.apply_filter(status, keep=self.queue.current)
         if not self.queue.ids:
-            out.say("No pair passes this filter (V changes it; an empty line clears it).", timeout=4)
+            needs_f = self.filters_on_outcomes() and not self.find_lines
+            out.say("No pair passes this filter (V changes it; an empty line clears it)."
+                    + (" is:discriminating and is:found-by-… need the findability: press F." if needs_f else ""),
+                    timeout=4)
         elif not f.empty:  # the queue and its title are hidden in the narrow layout
             out.say(f"view: {len(self.queue.ids):,} of {len(self.session):,} pairs", timeout=3)
         return out

@@ -336,12 +336,13 @@ def repair_chunk_index(session: ReviewSession, pair_id: int, *, verdicts: Verdic
                   f"chunk_index {old} -> {fix.new}: {fix.reason}")
 
 
-def plan_chunk_index_repairs(session: ReviewSession, ids=None, *, include_unset: bool = False) -> list:
+def plan_chunk_index_repairs(session: ReviewSession, ids=None, *, include_unset: bool = True) -> list:
     """Every chunk_index repair the session's current passages call for
     (``verify.chunk_index.propose_chunk_indexes``: one ``ChunkIndexFix`` per located pair whose
     chunk_index does not hold its passage, refusals included), limited to ``ids`` when given.
-    Pairs without a chunk_index are not wrong (``links`` does not check them) and are left out
-    unless ``include_unset``. Nothing is written. Cost: verifying every pair and tokenizing each
+    Pairs without a chunk_index (null or empty) are a repairable gap (``links`` warns) and are
+    filled with the window holding their passage; ``include_unset=False`` leaves them out.
+    Nothing is written. Cost: verifying every pair and tokenizing each
     document once (under a second for squad-mtcb's 1,299 pairs, loading included).
     """
     from mtcb_curate.verify.chunk_index import propose_chunk_indexes

@@ -559,6 +559,25 @@ class ReviewSession:
         self._not_duplicates |= pairs
         return True
 
+    def mark_not_duplicate_pairs(self, pairs: list[tuple[int, int]]) -> bool:
+        """Mark each id pair as not duplicates (only these pairs: a cluster split marks the
+        members moved out against the members kept, not the kept ones against each other), as
+        ONE history entry: one ``undo`` takes them all back. False if all already were.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: read-only or unwritable.
+        """
+        marks = set()
+        for a, b in pairs:
+            self._check(a)
+            self._check(b)
+            if a != b:
+                marks.add((min(a, b), max(a, b)))
+        if not marks or self.workspace.mark_not_duplicates(marks) is None:
+            return False
+        self._not_duplicates |= marks
+        return True
+
     def shared_evidence(self) -> set[tuple[int, int]]:
         """Id pairs (a < b) marked "distinct questions on shared evidence" (their shared or
         overlapping passage is not warned about again)."""
@@ -571,6 +590,24 @@ class ReviewSession:
             self._check(pid)
         pairs = {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
         if self.workspace.mark_shared_evidence(pairs) is None:
+            return False
+        self._shared_evidence |= pairs
+        return True
+
+    def mark_shared_evidence_groups(self, groups: list[list[int]]) -> bool:
+        """Mark, within each group of ids, every pair as distinct questions on shared evidence
+        (a bulk over several shared-passage groups; pairs across groups are not marked), as ONE
+        history entry: one ``undo`` takes them all back. False if all already were.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: read-only or unwritable.
+        """
+        pairs = set()
+        for ids in groups:
+            for pid in ids:
+                self._check(pid)
+            pairs |= {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
+        if not pairs or self.workspace.mark_shared_evidence(pairs) is None:
             return False
         self._shared_evidence |= pairs
         return True

@@ -225,12 +225,43 @@ def problems_text(problems: Sequence[PairProblem], key_label: Callable[[str], st
     return out
 
 
-def findability_text(lines, retriever: str = "bm25", note: str | None = None) -> Text:
+def outcome_text(lines, ks) -> Text:
+    """One line on how the configured chunkers' outcomes compare for this pair (``lines``: a
+    ``PairLines`` with every chunker evaluated, at least two): discriminating (at the first k
+    where they differ: the chunkers that find it, or those that miss it, whichever are fewer),
+    found by every chunker, or by none
+    (``preview.separation.pair_flags``); empty Text otherwise."""
+    from mtcb_curate.preview.separation import (DISCRIMINATING, FOUND_BY_ALL, FOUND_BY_NONE, hit_at,
+                                                pair_flags)
+
+    out = Text()
+    found = lines.by_spec if lines is not None else {}
+    if len(found) < 2 or any(f is None for f in found.values()):
+        return out
+    ks = sorted(set(int(k) for k in ks))
+    flags = pair_flags([f.hit_rank for f in found.values()], ks)
+    if DISCRIMINATING in flags:
+        k = next(k for k in ks if len({hit_at(f.hit_rank, k) for f in found.values()}) > 1)
+        hit = [spec for spec, f in found.items() if hit_at(f.hit_rank, k)]
+        miss = [spec for spec, f in found.items() if not hit_at(f.hit_rank, k)]
+        out.append(f"◇ discriminating at k={k}: ", style="bold magenta")
+        out.append(f"found only by {', '.join(hit)}" if len(hit) <= len(miss) else f"missed only by {', '.join(miss)}")
+    elif FOUND_BY_ALL in flags:
+        out.append("◇ every chunker finds it", style="bold")
+        out.append(f" (top {ks[-1]}): it adds to every score alike", style="dim")
+    elif FOUND_BY_NONE in flags:
+        out.append("◇ no chunker finds it", style="bold yellow")
+        out.append(f" in the top {ks[-1]}: check the pair", style="dim")
+    return out
+
+
+def findability_text(lines, retriever: str = "bm25", note: str | None = None, ks=None) -> Text:
     """The findability lines (issue 14): per configured chunker, where the passage lies (fits in
     chunk N / cut across chunks N-M / longer than the chunk size) and the retriever's rank of
     the best chunk holding it out of all chunks. ``lines``: an ``app.findability.PairLines``
     for the pair's current texts, or None; then ``note`` (one plain line, e.g. "press F to
-    compute") is shown instead (empty Text when both are None)."""
+    compute") is shown instead (empty Text when both are None). ``ks``: the configured cut-offs;
+    given, a first line says how the chunkers' outcomes compare (:func:`outcome_text`)."""
     out = Text()
     if lines is None:
         if note:
@@ -238,6 +269,11 @@ def findability_text(lines, retriever: str = "bm25", note: str | None = None) ->
             out.append(note, style="dim")
         return out
     who = "BM25" if retriever == "bm25" else retriever
+    if ks is not None:
+        outcome = outcome_text(lines, ks)
+        if outcome.plain:
+            out.append_text(outcome)
+            out.append("\n")
     for spec, f in lines.by_spec.items():
         out.append("◇ " + spec + ": ", style="bold")
         if f is None:
