@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.dataset.model import Status, Via
 from mtcb_curate.errors import CurateError
-from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.store.session import PendingDecision, ReviewSession
 from mtcb_curate.verify.repair import select_span as _select_span
 from mtcb_curate.verify.repair import snap as _snap
 from mtcb_curate.verify.repair import trim_passage
@@ -94,6 +94,26 @@ def decide(session: ReviewSession, pair_id: int, status: Status, reason: str | N
     """
     before = session.view(pair_id)
     session.decide(pair_id, status, reason, meanwhile=meanwhile)
+    after = session.view(pair_id)
+    changed = ("status",) if (after.status, after.reason) != (before.status, before.reason) else ()
+    return Change(pair_id, changed, after.status)
+
+
+def decide_within(session: ReviewSession, pair_id: int, status: Status, reason: str | None = None, *,
+                  patience_s: float, meanwhile: Callable[[Callable[[], bool]], object] | None = None
+                  ) -> Change | PendingDecision:
+    """``decide`` for a caller that must not wait long (``ReviewSession.decide_within``): the
+    ``Change``, or a ``PendingDecision`` when a commit waiting on a server took longer than
+    ``patience_s`` seconds (``PendingDecision.finish`` puts it in the session once it is done).
+
+    Raises:
+        WorkspaceError: the write failed within ``patience_s`` (nothing changed).
+        IndexError: no such pair.
+    """
+    before = session.view(pair_id)
+    pending = session.decide_within(pair_id, status, reason, patience_s=patience_s, meanwhile=meanwhile)
+    if pending is not None:
+        return pending
     after = session.view(pair_id)
     changed = ("status",) if (after.status, after.reason) != (before.status, before.reason) else ()
     return Change(pair_id, changed, after.status)

@@ -30,6 +30,7 @@ from mtcb_curate.stats.render import (NO_LLM_TAGS, NO_PREVIEW, bin_label, counts
                                        llm_tag_rows, separation_lines)
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import StatsComputed
+from mtcb_curate.tui.workarounds.nodes import is_closing
 
 _HINT = "↑↓ pgup pgdn scroll · esc close"
 
@@ -135,7 +136,7 @@ class Chart(PlotWidget):
 
     def _draw_now(self) -> None:
         # Not when newer figures have replaced this chart in the meantime.
-        if self.is_attached and not self._closing and self.query("#legend"):
+        if self.is_attached and not is_closing(self) and self.query("#legend"):
             self._draw(self)
 
 
