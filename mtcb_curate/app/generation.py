@@ -144,7 +144,7 @@ def prepare_corpus_run(session: Any, *, per_doc: int | None = None, per_window: 
     only = list(docs) if docs is not None else None
     unknown = [k for k in only or () if k not in documents]
     if unknown:
-        raise CurateError(f"no document '{unknown[0]}' in the corpus")
+        raise CurateError(session.dataset.no_such_document(unknown[0]))
     wanted: dict[str, Any] = {"per_doc": per_doc, "per_window": per_window, "docs": only,
                               "steering": _steering_key(steering)}
     plan_path = session.workspace.path / PLAN_FILE

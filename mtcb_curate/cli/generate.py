@@ -11,8 +11,7 @@ import argparse
 import os
 import threading
 
-from mtcb_curate.cli.common import confirm, note, options, report_problems, write_json
-from mtcb_curate.app.sources import command_session
+from mtcb_curate.cli.common import command_session, confirm, note, report_problems, write_json
 
 
 def llm_client(args: argparse.Namespace, workspace_dir=None):
@@ -52,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.doc:
         note("error: pass --doc KEY, or --all for every document")
         return 2
-    with command_session(options(args), write=True) as (session, has_ws):
+    with command_session(args, write=True) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         doc = session.dataset.documents.get(args.doc)
         if doc is None:
-            note(f"error: no document '{args.doc}' in the corpus ({session.dataset.columns.get('doc_key', 'key')})")
+            note(f"error: {session.dataset.no_such_document(args.doc)}")
             return 2
         try:
             steering = _steering(args, session.dataset.profile)
@@ -128,7 +127,7 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
     from mtcb_curate.llm.pool import read_concurrency
 
     only = [k.strip() for k in args.docs.split(",") if k.strip()] if args.docs else None
-    with command_session(options(args), write=True) as (session, has_ws):
+    with command_session(args, write=True) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         if not has_ws:

@@ -25,7 +25,8 @@ from mtcb_curate.app.controller import FILTERS, Outcome, ReviewController
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.workarounds.frames import PromptFrames
-from mtcb_curate.tui.messages import DecisionSettled, WorkspaceReconnected, WorkspaceReconnecting
+from mtcb_curate.tui.messages import (DecisionSettled, HubLoadDone, WorkspaceReconnected,
+                                       WorkspaceReconnecting)
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review_dialogs import Dialogs
 from mtcb_curate.tui.screens.review_findability import FindabilityWork
@@ -383,6 +384,18 @@ class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFram
             self._update_progress()
         else:
             self.notify(message.message, severity="warning", timeout=8, markup=False)
+
+    @on(HubLoadDone)
+    def _hub_load_done(self, message: HubLoadDone) -> None:
+        """The background Hub load ended: its outcome becomes the top bar's "why this source"
+        and a notice (the sample stays open: its decisions are in the sample's workspace)."""
+        from dataclasses import replace
+
+        ds = self.session.dataset
+        ds.source = replace(ds.source, reason=message.outcome)
+        self._refresh_source_bar()
+        self.notify(message.outcome, severity="information" if message.loaded else "warning", timeout=20,
+                    markup=False)
 
     def action_quit(self) -> None:
         """Quit (every decision is already saved)."""
