@@ -29,7 +29,9 @@ from mtcb_curate.tui.messages import (DecisionSettled, HubLoadDone, WorkspaceRec
                                        WorkspaceReconnecting)
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review_dialogs import Dialogs
+from mtcb_curate.tui.screens.chunk_fit import ChunkFitActions
 from mtcb_curate.tui.screens.review_findability import FindabilityWork
+from mtcb_curate.tui.screens.shrink_ahead import ShrinkAhead
 from mtcb_curate.tui.screens.review_keys import BINDINGS
 from mtcb_curate.tui.screens.review_painting import Painting
 from mtcb_curate.tui.screens.review_passes import SCAN_DELAY_S, StartUpPasses
@@ -65,7 +67,7 @@ COMMIT_PATIENCE_S = 0.25
 SOURCE_BAR_ROWS = 3
 
 
-class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFrames, KeepsPaintedLines,
+class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFrames, KeepsPaintedLines,
                    CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys.
 
