@@ -97,6 +97,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         self.result: Any = None
         self.cancel_event = threading.Event()
         self._ticker: Timer | None = None
+        self._client: Any = None
         self._gone = False
 
     def compose(self) -> ComposeResult:
@@ -196,7 +197,10 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
 
     def _tick(self) -> None:
         if self.phase == RunPhase.ASKING and self.status.kind == "":
-            self.status.show(f"asking the LLM for the minimal exact quote…{self.status.elapsed()}")
+            client = self._client
+            line = client.status_line() if client is not None and hasattr(client, "status_line") else ""
+            self.status.show(f"asking the LLM for the minimal exact quote…{self.status.elapsed()}"
+                             + (f" · server: {line}" if line else ""))
 
     @work(thread=True, exclusive=True, group="shrink-llm", exit_on_error=False)
     def _run_llm(self) -> None:
@@ -208,6 +212,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         except Exception as exc:  # LLMConfigError, or openai missing: one line, never a crash
             self._post(LLMFailed(error_line(exc)))
             return
+        self._client = client  # for the status line's "server: ..." (read on the app's thread)
         try:
             result = propose_llm_shrink(self.session, self.pid, client, config=self.curate_app.config_path,
                                         cancel=self.cancel_event, on_retry=lambda n: self._post(LLMRetry(str(n))))
@@ -215,6 +220,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             self._post(LLMFailed(error_line(exc)))
             return
         finally:
+            self._client = None
             close_client(client)
         self._post(LLMFinished(result))
 
@@ -291,7 +297,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             self.phase = RunPhase.CANCELLING
             self.cancel_event.set()
             self._stop_ticker()
-            self.status.show("cancelling: waiting for the request in flight (esc closes now)", "warning")
+            self.status.show("cancelling: closing the request in flight (esc closes now)", "warning")
             self._show()
             return
         self._close(None)
