@@ -268,13 +268,13 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
     if doc is not None and view.passage.strip():
         verdicts = verdicts if verdicts is not None else Verdicts(session)
         r = verdicts.quick(pair_id)
-        if r.verdict != "exact":
+        if r.verdict != Verdict.EXACT:
             r = verdicts.complete(pair_id)
         if r.start is not None and r.end is not None and r.end > r.start:
             reach = 2 * (reference_size or PreviewSettings.resolve(config).reference_size)
             out = plan_evidence(doc.text, r.start, r.end, view.answer, view.question, reach=reach,
                                 max_chars=limits.max_chars, min_chars=limits.min_chars)
-            if out.proposal is None and r.verdict != "exact" and "already minimal" in out.reason:
+            if out.proposal is None and r.verdict != Verdict.EXACT and "already minimal" in out.reason:
                 # not verbatim, and nothing shorter: the located source text itself (a snap)
                 text = doc.text[r.start:r.end]
                 core = text.strip()

@@ -72,6 +72,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -313,6 +314,14 @@ class ServerSpeed:
         return [list(s) for s in self.samples]
 
 
+class RequestPhase(StrEnum):
+    """What a request is doing (``RequestState.phase``). A ``StrEnum``: ``RequestPhase.SENT == "sent"``."""
+
+    QUEUED = "queued"
+    SENT = "sent"
+    STREAMING = "streaming"
+
+
 @dataclass
 class RequestState:
     """What one request of a client is doing, for the screens (:meth:`ChatClient.status_line`).
@@ -325,7 +334,7 @@ class RequestState:
         prompt_tokens: its estimated prompt tokens (cl100k); tokens: streamed chunks so far.
     """
 
-    phase: str
+    phase: RequestPhase
     started: float
     sent_at: float | None = None
     prompt_tokens: int = 0
@@ -493,13 +502,13 @@ class ChatClient:
         if not states:
             return ""
         parts = []
-        queued = [s for s in states if s.phase == "queued"]
+        queued = [s for s in states if s.phase == RequestPhase.QUEUED]
         if queued:
             parts.append(f"queued: {len(queued)} waiting for the server"
                          + (" (it serves one request at a time)" if self.serial else ""))
         speed = self.speed()
         for st in states:
-            if st.phase == "sent" and st.sent_at is not None:
+            if st.phase == RequestPhase.SENT and st.sent_at is not None:
                 elapsed = now - st.sent_at
                 if self.config.stream:
                     what = "sent, no token yet (the server queues it or reads the prompt)"
@@ -509,7 +518,7 @@ class ChatClient:
                     est = speed.seconds(st.prompt_tokens, 250)
                 parts.append(f"{what}: {_dur(elapsed)}" + (f" of about {_dur(est)} at this server's measured speed"
                                                           if est else ""))
-            elif st.phase == "streaming":
+            elif st.phase == RequestPhase.STREAMING:
                 parts.append(f"writing the reply: {st.tokens} tokens so far")
         return "; ".join(dict.fromkeys(parts))
 
@@ -633,13 +642,13 @@ class ChatClient:
                 rf = response_format(chain[fmt], request.schema)
                 if rf is not None:
                     sent["response_format"] = rf
-            state = RequestState("queued", self.clock(), prompt_tokens=prompt_estimate)
+            state = RequestState(RequestPhase.QUEUED, self.clock(), prompt_tokens=prompt_estimate)
             sid = next(self._state_ids)
             with self._count_lock:
                 self._states[sid] = state
             self._slots.acquire(stop)
             others = self._slots.busy - 1
-            state.phase, state.sent_at = "sent", self.clock()
+            state.phase, state.sent_at = RequestPhase.SENT, self.clock()
             timing: dict[str, float | None] = {"first": None}
             try:
                 completion = self._send(messages, sent, stop, on_stream, state, timing)
@@ -799,7 +808,7 @@ class ChatClient:
                     raise LLMCancelled("cancelled")
                 if chunks == 0:
                     timing["first"] = self.clock()
-                    state.phase = "streaming"
+                    state.phase = RequestPhase.STREAMING
                 chunks += 1
                 state.tokens = chunks
                 with self._count_lock:

@@ -156,6 +156,16 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Start
         if out.progress:
             self._update_progress()
 
+    def _after_change(self, pid: int | None, **what) -> None:
+        """Present a change made elsewhere (a dialog, another screen's action) to pair ``pid``:
+        ``ReviewController.after_change`` (``rebuild_queue``, ``advance``, ``clusters``)."""
+        self._apply(self.controller.after_change(pid, **what))
+
+    @property
+    def verdicts(self):
+        """The controller's verdict cache (``app.verdicts.Verdicts``)."""
+        return self.controller.verdicts
+
     def _writable_pair(self) -> int | None:
         """The current pair when it may be changed; else None (and why, when read-only)."""
         pid, out = self.controller.writable_pair()
