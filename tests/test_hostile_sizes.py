@@ -1,4 +1,4 @@
-"""Hostile sizes (issue 11, items 13 and 14): what is scored or read of a text is bounded.
+"""Hostile sizes: what is scored or read of a text is bounded.
 
 - Near-duplicate scoring reads at most ``neardup.SCORED_CHARS`` characters of a question or an
   answer, so one 1,000,000-character question costs milliseconds, not 25 s per 11 pairs; the

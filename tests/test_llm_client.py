@@ -450,7 +450,7 @@ def test_estimate_counts_cached_requests_as_free(fake_llm, tmp_path):
 
 def test_a_reply_with_a_real_line_break_inside_a_string_is_read_as_that_line_break():
     """SmolLM2-135M under llama.cpp's JSON grammar wrote a multi-line quote with a literal
-    newline (issue 18's real run): strict JSON refuses it, but the quote is the window's text."""
+    newline: strict JSON refuses it, but the quote is the window's text."""
     from mtcb_curate.llm.parsing import extract_json
 
     reply = '{"question": "What were revenues?", "answer": "$5 million",\n "supporting_passage": "Revenues were\n$5 million\tin 2022."}'

@@ -1,4 +1,4 @@
-"""Findability preview (issue 14): MTCB's own scoring, per pair and per chunker."""
+"""Findability preview: MTCB's own scoring, per pair and per chunker."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Statistics (issue 17): each figure against a hand-computed fixture, the [stats] targets and the
+"""Statistics: each figure against a hand-computed fixture, the [stats] targets and the
 balance check, the CLI in-process, the card section, and the statistics screen (Pilot; hostile
 labels rendered literally; the text at 80x24)."""
 

@@ -1,4 +1,4 @@
-"""The review screen's findability line (issue 14), Pilot on the bundled sample: before any
+"""The review screen's findability line, Pilot on the bundled sample: before any
 preview the line says F computes it; F chunks and scores every pair in a worker (progress,
 esc cancels); the line agrees with a direct chonkie scan; a repair (s/t) re-scores that pair
 only; the queue's mark for passages no chunker holds; the palette entry."""

@@ -33,7 +33,7 @@ def cand(question: str, answer: str, passage: str) -> dict:
 
 
 REVENUE = cand("How much revenue did Alpha report for 2022?", "$10 million", "Revenue was $10 million in 2022.")
-# At least the checklist's 30 characters: a shorter passage is refused (issue 11, item 13).
+# At least the checklist's 30 characters: a shorter passage is refused.
 ANVILS = "Alpha makes anvils.\nRevenue was $10 million in 2022."
 PRODUCT = cand("Which product does Alpha manufacture?", "Anvils", ANVILS)
 

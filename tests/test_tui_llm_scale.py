@@ -1,4 +1,4 @@
-"""The LLM at scale in the app (issue 18), against the loopback chat server: the run dialog's
+"""The LLM at scale in the app, against the loopback chat server: the run dialog's
 elapsed time and streamed tokens, the failed attempts viewer (run dialog and palette), and
 generation for every document of the current view through ``app.generation``."""
 
