@@ -25,7 +25,6 @@ from mtcb_curate import neardup
 from mtcb_curate.dataset.model import PASSAGE_FIELD
 from mtcb_curate.neardup import Cluster
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.threads import paced
 
 REASON_LLM = neardup.REASON_LLM
 _META_KEY = neardup.LLM_CLUSTERS_KEY
@@ -37,7 +36,7 @@ def session_items(session: ReviewSession, ids: Iterable[int] | None = None) -> l
     passages = session.edited_texts(PASSAGE_FIELD)
     pairs = session.pairs
     out = []
-    for pid in paced(range(len(session)) if ids is None else ids, every=1024):
+    for pid in range(len(session)) if ids is None else ids:
         pair = pairs[pid]
         out.append(neardup.Item(pid, pair.doc_key, questions.get(pid, pair.question), answers.get(pid, pair.answer),
                                 passages.get(pid, pair.passage)))

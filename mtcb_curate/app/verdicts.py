@@ -30,7 +30,6 @@ from mtcb_curate.verify import (
     verify_pair,
 )
 from mtcb_curate.dataset.token_cache import cached_count
-from mtcb_curate.threads import pace, paced
 
 #: Documents up to this many characters are verified on the caller's thread by
 #: ``quick_inline`` (at most about 5 ms of search, 20 ms for a first skeleton index); the
@@ -69,7 +68,7 @@ class Verdicts:
         edited = self.session.edited_texts(PASSAGE_FIELD)
         pairs = self.session.pairs
         out: dict[int, PairResult] = {}
-        for pid in paced(ids, every=1024):  # a worker's call gives way to the keys
+        for pid in ids:
             pair = pairs[pid]
             passage = edited.get(pid, pair.passage)
             for store in (self._complete, self._quick):
@@ -134,7 +133,7 @@ class Verdicts:
         report = verify_dataset(self.session.dataset, self.session.edited_texts(), fuzzy=False,
                                 count_tokens=False, index=self.index, pairs=list(self.session.pairs),
                                 progress=progress)
-        for r in paced(report.results, every=1024):
+        for r in report.results:
             self._quick.setdefault(r.id, r)
             if self._quick[r.id].passage != r.passage:
                 self._quick[r.id] = r
@@ -155,11 +154,10 @@ class Verdicts:
         if cache is None:
             return 0
         done = 0
-        keys = dict.fromkeys(p.doc_key for p in paced(self.session.pairs, every=1024) if p.chunk_index is not None)
+        keys = dict.fromkeys(p.doc_key for p in self.session.pairs if p.chunk_index is not None)
         for key in keys:
             if cancelled():
                 return done
-            pace()
             if index.has(key) and index.cached_windows(key) is None:
                 done += not index.windows_stored(key)
                 index.windows(key)  # read from the cache, else tokenized and stored
@@ -167,9 +165,9 @@ class Verdicts:
 
         edited = self.session.edited_texts(PASSAGE_FIELD)  # as cached_many: no PairView per pair
         passages = dict.fromkeys(edited.get(pid, pair.passage)
-                                 for pid, pair in paced(enumerate(self.session.pairs), every=1024))
+                                 for pid, pair in enumerate(self.session.pairs))
         missing: list[str] = []
-        for text in paced(passages):  # hashing a passage over 2 KB lets go of the GIL
+        for text in passages:
             if cache.count(text) is None:
                 missing.append(text)
         step = 1000
@@ -177,7 +175,7 @@ class Verdicts:
             if cancelled():
                 return done
             encode = tokens.encoding().encode_ordinary
-            cache.put_counts({t: len(encode(t)) for t in paced(missing[i:i + step])})
+            cache.put_counts({t: len(encode(t)) for t in missing[i:i + step]})
             done += len(missing[i:i + step])
         return done
 
@@ -186,7 +184,7 @@ class Verdicts:
         document, or None where the passage is not there verbatim; pairs without a cached
         verdict, and empty passages, are left out (for ``app.clusters.search``'s ``located``)."""
         out: dict[int, tuple[int, int] | None] = {}
-        for pid, r in paced(self.cached_many(range(len(self.session))).items(), every=1024):
+        for pid, r in self.cached_many(range(len(self.session))).items():
             if r.verdict == Verdict.EXACT:
                 out[pid] = (r.start, r.start + len(r.passage))
             elif r.verdict != Verdict.EMPTY:

@@ -309,7 +309,6 @@ class ReviewScreen(PromptFrames, KeepsPaintedLines, CurateAppAccess, Screen[None
         self._apply_filter(None, keep=0 if start is None else start)
         self.set_interval(5.0, self._update_progress)
         # Once the first screen is up and has answered its first keys: the scan holds the GIL.
-        app_filters.prepare(self.session)  # its imports here, not in the scan's worker
         self._later(SCAN_DELAY_S, self._scan_passages)
 
     def _refresh_source_bar(self) -> None:
