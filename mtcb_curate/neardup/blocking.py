@@ -188,6 +188,25 @@ class LinkSet:
         self._prep, self._a, self._b, self._bits = prep, a, b, bits
         self._last: tuple[tuple, tuple[list[Cluster], list[Cluster]]] | None = None
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The links as three int64 arrays ``(a, b, bits)``: positions into ``items`` and the
+        reason bits, one per link (to keep a search on disk: :meth:`from_arrays`)."""
+        return self._a, self._b, self._bits
+
+    @classmethod
+    def from_arrays(cls, items: Sequence[Item | tuple[int, str, str, str, str]], threshold: float,
+                    a: np.ndarray, b: np.ndarray, bits: np.ndarray,
+                    extra_links: Iterable[tuple[int, int]] = (), workers: int = -1) -> LinkSet:
+        """The ``LinkSet`` of a search over ``items`` at ``threshold`` whose links were kept as
+        :meth:`arrays` (the items must be the very ones searched, in the same order)."""
+        rows = [Item(*it) for it in items]
+        prep = _Prepared(rows) if len(a) else None
+        out = cls(rows, threshold, prep, np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
+                  np.asarray(bits, dtype=np.int64))
+        out.extra_links = tuple((int(x), int(y)) for x, y in extra_links)
+        out.workers = workers
+        return out
+
     def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
                shared_marks: Iterable[tuple[int, int]] = ()) -> tuple[list[Cluster], list[Cluster]]:
         """``(clusters, shared)`` as ``find_groups`` gives them, over the pairs whose ids are in
