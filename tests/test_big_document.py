@@ -217,54 +217,6 @@ def test_line_index_wraps_as_wrap_rows_on_the_printable_text(text: str, width: i
     assert list(index.wrap(width)) == wrap_rows(lines, starts, width, wide if any(wide) else None)
 
 
-# -- searching a big document in a worker ----------------------------------------------------
-
-class RecordingStr(str):
-    """A document that records how many positions each ``find`` call searches."""
-
-    spans: list[int]
-
-    def find(self, sub, start=0, end=None):  # type: ignore[override]
-        stop = len(self) if end is None else end
-        self.spans.append(stop - (start or 0))
-        return str.find(self, sub, start, end)
-
-
-def test_searching_a_big_document_is_done_in_short_calls(monkeypatch):
-    from mtcb_curate.verify import normalize
-    from mtcb_curate.verify.search import _count, _offsets
-
-    monkeypatch.setattr(normalize, "FIND_SPAN", 1000, raising=False)
-    base = big_text(2000)
-    doc = RecordingStr(base)
-    doc.spans = []
-    passage = "Line 1331 of the filing"
-    assert _offsets(doc, passage) == ([base.index(passage)], 1)
-    assert _count(doc, "Line 13") == base.count("Line 13") > 50
-    # Each call searches at most FIND_SPAN + len(needle) - 1 positions (the lock is released
-    # between calls), never the whole document.
-    assert max(doc.spans) <= 1000 + len(passage)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    hay=st.text(alphabet="ab\n", max_size=60),
-    needle=st.text(alphabet="ab", max_size=4),
-    start=st.integers(min_value=0, max_value=70),
-    span=st.integers(min_value=1, max_value=9),
-)
-def test_find_in_pieces_is_str_find(hay: str, needle: str, start: int, span: int) -> None:
-    from mtcb_curate.verify import normalize
-
-    old = normalize.FIND_SPAN
-    normalize.FIND_SPAN = span
-    try:
-        assert normalize.find(hay, needle, start) == hay.find(needle, start)
-        assert normalize.find(hay.encode(), needle.encode(), start) == hay.encode().find(needle.encode(), start)
-    finally:
-        normalize.FIND_SPAN = old
-
-
 # -- memory: the skeleton index of a big document ---------------------------------------------
 
 def test_skeleton_index_makes_no_eight_byte_copy_of_the_document():

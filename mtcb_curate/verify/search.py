@@ -21,7 +21,6 @@ from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
 from mtcb_curate.verify.normalize import (
     SkeletonIndex,
     encode,
-    find,
     normalize,
     normalize_passage,
     skeleton_of_normalized,
@@ -165,7 +164,7 @@ class CorpusIndex:
         for key, hay in self._bytes.items():
             if key == own_key:
                 continue
-            if find(hay, needle) >= 0:
+            if hay.find(needle) >= 0:
                 out.append((key, _count(hay, needle)))
         return tuple(out)
 
@@ -330,10 +329,10 @@ def _bucket(k: np.ndarray, bits: int = _BITMAP_BITS) -> np.ndarray:
 def _count(text, passage) -> int:
     """Occurrences of ``passage`` in ``text`` (both ``str`` or both ``bytes``), overlapping ones included."""
     n = 0
-    i = find(text, passage)
+    i = text.find(passage)
     while i >= 0:
         n += 1
-        i = find(text, passage, i + 1)
+        i = text.find(passage, i + 1)
     return n
 
 
@@ -341,12 +340,12 @@ def _offsets(text: str, passage: str) -> tuple[list[int], int]:
     """(first MAX_OFFSETS offsets, total count) of ``passage`` in ``text``, overlapping."""
     offs: list[int] = []
     n = 0
-    i = find(text, passage)
+    i = text.find(passage)
     while i >= 0:
         if n < MAX_OFFSETS:
             offs.append(i)
         n += 1
-        i = find(text, passage, i + 1)
+        i = text.find(passage, i + 1)
     return offs, n
 
 
