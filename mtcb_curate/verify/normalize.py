@@ -574,7 +574,7 @@ def _int_array(values) -> array:
 GRAM = 12
 #: Searches for needles of at least ``GRAM`` bytes on one skeleton before it builds its index
 #: (a document with a passage or two to place is scanned; one with a hundred is indexed).
-INDEX_AFTER = 64
+INDEX_AFTER = 512
 #: The multiplier of the windows' polynomial hash (FNV-1a's 64-bit prime), modulo 2**64.
 _GRAM_PRIME = 1099511628211
 
