@@ -28,7 +28,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,7 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
                                                       zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)],
                              job["corpus"])
         del results
+        _release()
         table = store.VerdictTable.read(verdicts_path)
         seconds["verdicts"] = time.perf_counter() - t
     step("links", 0, len(pairs))
@@ -93,13 +94,16 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
              enumerate(zip(pairs.doc_keys, pairs.questions, pairs.answers, pairs.passages))]
     extra = [tuple(x) for x in job["extra_links"]]
     arrays = _readable(store.read_links, links_path)
-    if arrays is not None:
-        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
-    else:
+    if arrays is None:
         t = time.perf_counter()
-        links = _search(job, pairs, items, table, extra, step)
-        store.write_links(links_path, *links.arrays())
+        found = _search(job, pairs, items, table, extra, step)
+        arrays = found.arrays()
+        store.write_links(links_path, *arrays)
+        del found  # and what the search prepared: grouping prepares only what it reads
+        _release()
         seconds["links"] = time.perf_counter() - t
+    del table
+    links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
     if not (out_path / "meta.json").is_file():
@@ -121,6 +125,20 @@ def peak_rss_mb() -> float | None:
     except OSError:
         pass
     return None
+
+
+def _release() -> None:
+    """Collect what the last stage left and hand the C heap's free pages back (the next stage
+    starts from less: the process's peak is one stage's, not their sum)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # no glibc: the pages stay with the process
+        pass
 
 
 def _readable(read: Callable[[Path], Any], path: Path) -> Any:
@@ -221,18 +239,25 @@ def _previous_verdicts(folder: Path, job: dict) -> store.VerdictTable | None:
     return table if table.corpus == job["corpus"] else None
 
 
-def _search(job: dict, pairs: store.PairTexts, items: list, table: store.VerdictTable, extra: list,
-            step: Progress):
-    """The near-duplicate search over every pair, passages located by their exact verdicts."""
-    from mtcb_curate import neardup
+def located_spans(table: store.VerdictTable, passages: Sequence[str]) -> dict[int, tuple[int, int]]:
+    """Pair id -> ``(start, end)`` of the first occurrence of its passage in its document, for
+    the pairs verified ``exact``: what ``neardup.passage_spans`` would find by searching (the
+    other pairs are not verbatim there, or empty)."""
     from mtcb_curate.verify.verdict import Verdict
 
     exact = store.VERDICT_CODES.index(Verdict.EXACT)
     starts = table.column("start")
-    spans = {i: (int(starts[i]), int(starts[i]) + len(pairs.passages[i]))
-             for i in (table.verdicts == exact).nonzero()[0].tolist()}
-    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1, spans=spans,
-                                progress=lambda d, t: step("links", d, t))
+    return {i: (int(starts[i]), int(starts[i]) + len(passages[i]))
+            for i in (table.verdicts == exact).nonzero()[0].tolist()}
+
+
+def _search(job: dict, pairs: store.PairTexts, items: list, table: store.VerdictTable, extra: list,
+            step: Progress):
+    """The near-duplicate search over every pair, passages located by their exact verdicts."""
+    from mtcb_curate import neardup
+
+    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1,
+                                spans=located_spans(table, pairs.passages), progress=lambda d, t: step("links", d, t))
 
 
 def _groups(job: dict, links, n: int) -> dict:

@@ -11,6 +11,7 @@ passages without a span through hashed 24-character windows. Clusters: star clus
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -991,8 +992,10 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     nodes = np.flatnonzero(degree)
     nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
     order = np.argsort(ends, kind="stable")
-    other = other[order].tolist()
+    # 8 bytes a link end (a list of millions of ints took about 60 bytes each)
+    other = array("q", other[order].astype(np.int64).tobytes())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
+    del ends, weight, strength, degree, order  # millions of entries each: not kept through the loop
     centre = [-1] * n
     size: dict[int, int] = {}
     orphans = []
@@ -1041,12 +1044,16 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     s = centre[y]
     ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)
     x, y, s = x[ok], y[ok], s[ok]
+    del ok
     if not len(x):
         return centre
     n64 = np.int64(n)
     at_centre = y == s
+    del y
     linked_centre = _unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
+    del at_centre
     keys, counts = _unique(x.astype(np.int64) * n64 + s, counts=True)
+    del x, s
     cand = _isin(keys, linked_centre)
     keys, counts = keys[cand], counts[cand]
     cx, cs = keys // n64, keys % n64
@@ -1120,11 +1127,19 @@ def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray, workers: int = -1) ->
     return np.where(prep.has_q[a] & prep.has_q[b], s, 0.0)
 
 
+#: ``_cpdist`` scores this many pairs per rapidfuzz call: rapidfuzz converts all its inputs
+#: first (2.4 million pairs at once took 220 MB more; in calls of this many, a few MB).
+CPDIST_CHUNK = 100_000
+
+
 def _cpdist(strings: np.ndarray, a: np.ndarray, b: np.ndarray, *, dtype, workers: int,
             score_cutoff: float | None = None) -> np.ndarray:
-    """``process.cpdist(strings[a], strings[b], scorer=fuzz.ratio)``; ``workers`` applies from
-    10,001 pairs."""
-    if not len(a):
-        return np.empty(0, dtype=dtype)
-    return process.cpdist(strings[a], strings[b], scorer=fuzz.ratio, dtype=dtype, score_cutoff=score_cutoff,
-                          workers=workers if len(a) > 10_000 else 1)
+    """``process.cpdist(strings[a], strings[b], scorer=fuzz.ratio)`` in calls of at most
+    :data:`CPDIST_CHUNK` pairs; ``workers`` applies from 10,001 pairs."""
+    out = np.empty(len(a), dtype=dtype)
+    threads = workers if len(a) > 10_000 else 1
+    for k in range(0, len(a), CPDIST_CHUNK):
+        out[k:k + CPDIST_CHUNK] = process.cpdist(strings[a[k:k + CPDIST_CHUNK]], strings[b[k:k + CPDIST_CHUNK]],
+                                                 scorer=fuzz.ratio, dtype=dtype, score_cutoff=score_cutoff,
+                                                 workers=threads)
+    return out
