@@ -395,14 +395,15 @@ class AnalysisRunner:
                 event = self._run(snap)
             except Exception as exc:  # noqa: BLE001 - one line for the curator, never a traceback
                 event = AnalysisFailed(f"the analysis failed: {_one_line(exc)}")
+            try:
+                if isinstance(event, AnalysisFailed) and self._cancel:
+                    event = AnalysisCancelled()
+                if not self._closed and event is not None:
+                    self.on_event(event)  # before ``busy`` turns false: a waiter sees the event sent
             finally:
                 with self._cond:
                     self._running = False
-                    cancelled, self._cancel = self._cancel, False
-            if isinstance(event, AnalysisFailed) and cancelled:
-                event = AnalysisCancelled()
-            if not self._closed and event is not None:
-                self.on_event(event)
+                    self._cancel = False
 
     def _keys(self, snap: Snapshot) -> tuple[str, str]:
         if self._corpus_fp is None:

@@ -197,7 +197,7 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, b
 
 def _count_tokens(results: list, cache, step: Progress) -> list:
     """``results`` with their ``tokens`` filled from the token cache, counting (and keeping)
-    those it lacks, a thousand passages per tokenizer call."""
+    those it lacks."""
     from dataclasses import replace
 
     from mtcb_curate.dataset import tokens
@@ -214,10 +214,12 @@ def _count_tokens(results: list, cache, step: Progress) -> list:
         else:
             counts[r.passage] = n
     step_size = 1000
+    encode = tokens.encoding().encode_ordinary if missing else None
     for k in range(0, len(missing), step_size):
         step("tokens", k, len(missing))
-        part = missing[k:k + step_size]
-        made = {t: len(e) for t, e in zip(part, tokens.encoding().encode_ordinary_batch(part))}
+        # one call per text: tiktoken's batch call hands each text to a thread pool, which cost
+        # more than the encoding of these short passages
+        made = {t: len(encode(t)) for t in missing[k:k + step_size]}
         counts.update(made)
         if cache is not None:
             cache.put_counts(made)
