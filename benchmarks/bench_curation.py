@@ -102,10 +102,10 @@ class Keys:
 
 def _fast_review() -> None:
     """The passage scan and locate start with the first frame (the tests' ``review_at_once``)."""
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    review.SCAN_DELAY_S = 0.0
-    review.LOCATE_DELAY_S = 0.0
+    review_passes.SCAN_DELAY_S = 0.0
+    review_painting.LOCATE_DELAY_S = 0.0
 
 
 def _holds_figures(passage: str, answer: str) -> bool:
@@ -117,7 +117,7 @@ def _snap_target(screen, pid: int) -> str:
     from mtcb_curate.verify import snap
 
     doc = screen.session.dataset.document_for(screen.session.pairs[pid])
-    r = screen.verdicts.complete(pid)
+    r = screen.controller.verdicts.complete(pid)
     if doc is not None and r.verdict != "exact":
         new = snap(doc.text, r)
         if new is not None:
@@ -193,7 +193,7 @@ async def curate_finance(source: Path, verbose: bool) -> dict:
                         await keys.press("x", UNANSWERABLE)
                         out["actions"][pid] = done
                         continue
-                    problems = {p.check_id for p in screen.problems(pid)}
+                    problems = {p.check_id for p in screen.controller.problems(pid)}
                     if "verbatim" in problems:
                         await keys.press("s")
                         done.append("snap")
@@ -213,7 +213,7 @@ async def curate_finance(source: Path, verbose: bool) -> dict:
                             await keys.press("x", TOO_LONG)
                             out["actions"][pid] = done
                             continue
-                    problems = {p.check_id for p in screen.problems(pid)}
+                    problems = {p.check_id for p in screen.controller.problems(pid)}
                     if "links" in problems:
                         await keys.press("i")
                         done.append("repair chunk_index")
@@ -223,7 +223,7 @@ async def curate_finance(source: Path, verbose: bool) -> dict:
                     if session.status(pid) is Status.UNDECIDED:
                         await keys.press("a")
                         if isinstance(app.screen, ConfirmScreen):
-                            fails = [p.check_id for p in screen.problems(pid) if p.fails]
+                            fails = [p.check_id for p in screen.controller.problems(pid) if p.fails]
                             done.append(f"confirmed ({', '.join(fails)})")
                             await keys.press("a")
                         done.append("accept")
@@ -242,7 +242,7 @@ async def curate_finance(source: Path, verbose: bool) -> dict:
             bad = []
             for pid in out["accepted"]:
                 v = session.view(pid)
-                r = screen.verdicts.complete(pid)
+                r = screen.controller.verdicts.complete(pid)
                 if r.verdict != "exact" or len(v.passage) > MAX_CHARS or not _holds_figures(v.passage, v.answer):
                     bad.append((pid, r.verdict, len(v.passage)))
             out["bad"] = bad
@@ -335,7 +335,7 @@ async def curate_squad(squad: Path) -> dict:
                             break
                         await keys.press("n")
                         continue
-                    if pid in cluster_pairs and screen._cluster_index.get(pid) is not None:
+                    if pid in cluster_pairs and screen.controller.cluster_index.get(pid) is not None:
                         await keys.press("d")
                         if isinstance(app.screen, ClusterScreen):
                             await keys.press("k")
@@ -348,7 +348,7 @@ async def curate_squad(squad: Path) -> dict:
                         keys.by_key["a"] += 1
                         await keys.pilot.pause()
                         if isinstance(app.screen, ConfirmScreen):
-                            for p in screen.problems(pid):
+                            for p in screen.controller.problems(pid):
                                 if p.fails:
                                     confirms[p.check_id] += 1
                             await keys.press("a")
@@ -406,7 +406,7 @@ async def time_shrink(source: Path) -> list[float]:
                 screen = app.screen
                 for i in range(len(session)):
                     pid = screen.queue.current
-                    if screen.verdicts.complete(pid).verdict != "exact":
+                    if screen.controller.verdicts.complete(pid).verdict != "exact":
                         await keys.press("s")
                     if propose_shrink(session, pid).proposal is not None:
                         assert await _open_z_timed(keys, times), f"#{pid}: z opened no dialog"

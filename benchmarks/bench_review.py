@@ -232,7 +232,7 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
             if view == "undecided":
                 await pilot.press("v")
                 await pilot.pause()
-                assert scr.filter is Status.UNDECIDED, scr.filter
+                assert scr.controller.status_filter is Status.UNDECIDED, scr.controller.status_filter
             await _quiesce(app)
             gc.collect()
             totals: list[float] = []
@@ -273,7 +273,7 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                     assert scr._shown_pair != before
             else:  # key->frame, with the split
                 advanced = asyncio.Event()
-                real_accept, real_after = scr.action_accept, scr._after_change
+                real_accept, real_apply = scr.action_accept, scr._apply
                 real_decide = session.decide
 
                 def timed_accept() -> None:
@@ -288,9 +288,9 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                     finally:
                         commit.append(time.perf_counter() - t)
 
-                def after_change(pid, **kw) -> None:
-                    real_after(pid, **kw)
-                    if kw.get("advance"):
+                def apply(out) -> None:
+                    real_apply(out)
+                    if out.deferred:  # a decision moved on
                         advanced.set()
 
                 real_locate = scr._complete_verdict
@@ -303,7 +303,7 @@ def child_latency(data: str, ws: str, mode: str, n: int, view: str, gc_policy: s
                 scr._complete_verdict = locate_closest
 
                 scr.action_accept = timed_accept
-                scr._after_change = after_change
+                scr._apply = apply
                 session.decide = timed_decide
                 driver = app._driver
                 for _ in range(n):

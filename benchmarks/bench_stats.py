@@ -110,7 +110,7 @@ async def _screen(ws: Path, settle: float) -> dict[str, float | bool]:
         async with app.run_test(size=(120, 30)) as pilot:
             t0 = time.perf_counter()
             review = app.screen
-            while not all(review.verdicts.cached(i) is not None for i in (0, len(session) - 1)):
+            while not all(review.controller.verdicts.cached(i) is not None for i in (0, len(session) - 1)):
                 await pilot.pause(0.02)
             scan = time.perf_counter() - t0
             try:

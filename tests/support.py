@@ -138,10 +138,10 @@ def current(app) -> int | None:
 def review_at_once(monkeypatch) -> None:
     """Start the review screen's passage scan and locate with the first frame (no delay), so
     :func:`settle` sees their results."""
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 
 # -- the command line ---------------------------------------------------------------------

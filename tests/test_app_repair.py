@@ -45,7 +45,7 @@ async def test_verdict_badges_and_spans_per_verdict(data, tmp_path):
         await settle(app, pilot)
         assert "EMPTY" in text_of(app, "#qa-verdict") and viewer.spans == ()
         # The queue marks each kind.
-        rows = [app.screen._row_text(i, 60) for i in range(4)]
+        rows = [app.screen.rows.text(i, 60) for i in range(4)]
         assert [r[1] for r in rows] == ["≈", "≈", "~", "∅"]
 
 

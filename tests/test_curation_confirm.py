@@ -21,7 +21,7 @@ from mtcb_curate.tui.screens.review import ReviewScreen  # noqa: E402
 async def _until_set_checks(app, pilot) -> None:
     for _ in range(300):
         await settle(app, pilot)
-        if app.screen._set_results:
+        if app.screen.controller.set_results:
             return
         await pilot.pause(0.02)
     raise AssertionError("the set-wide checks never ran")
@@ -33,7 +33,7 @@ async def test_accept_after_keep_one_does_not_ask_about_the_settled_cluster(tmp_
     async with review_app(session, size=(120, 30)) as (app, pilot):
         await _until_set_checks(app, pilot)
         screen = app.screen
-        assert current(app) == 0 and [p.check_id for p in screen.problems(0) if p.fails] == ["duplicates"]
+        assert current(app) == 0 and [p.check_id for p in screen.controller.problems(0) if p.fails] == ["duplicates"]
         await pilot.press("d")
         await settle(app, pilot)
         assert isinstance(app.screen, ClusterScreen)

@@ -40,7 +40,7 @@ DRIVER = textwrap.dedent("""
                 keys = rng.choice(KEYS)
                 await pilot.press(*keys)
                 view = session.view(pid)
-                row = app.screen._row_class(pid)
+                row = app.screen.rows.css_class(pid)
                 assert row == view.status.value != "undecided"
                 print("ACK", pid, view.status.value, (view.reason or "-").replace(" ", "_"), flush=True)
                 if queue.cursor + 1 >= len(queue.ids):

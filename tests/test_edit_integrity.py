@@ -58,10 +58,10 @@ async def settle(app, pilot) -> None:
 
 @pytest.fixture(autouse=True)
 def scan_at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 
 def type_at_once(app, keys) -> None:
@@ -143,7 +143,7 @@ async def test_saving_untouched_fields_records_no_edit_and_keeps_exact(breaks_so
     app = CurateApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.screen.verdicts.quick(0).verdict == "exact"
+        assert app.screen.controller.verdicts.quick(0).verdict == "exact"
         await pilot.press("e")
         await settle(app, pilot)
         await pilot.press("ctrl+s")
@@ -153,7 +153,7 @@ async def test_saving_untouched_fields_records_no_edit_and_keeps_exact(breaks_so
         assert v.edited == frozenset()
         assert (v.question, v.answer, v.passage) == (QUESTION, "It rose\n4%.", PASSAGE)
         assert edit_entries(session) == []
-        assert app.screen.verdicts.quick(0).verdict == "exact"
+        assert app.screen.controller.verdicts.quick(0).verdict == "exact"
     session.workspace.close()
 
 

@@ -11,7 +11,9 @@ A part may import the utilities, itself, and the parts before it, never one afte
 is a line, so the package graph has no cycle. The front ends are siblings: ``tui`` never imports
 ``cli``, and ``cli`` reaches ``tui`` only from the review launcher (``cli/review.py``), inside a
 function, so headless commands never load Textual. Only ``tui`` imports Textual. Only the front
-ends print. Nothing reads ``../shared`` (the developers' notes and data) at run time.
+ends print. Nothing reads ``../shared`` (the developers' notes and data) at run time. The front
+ends change a pair only through the application layer: no module of ``tui`` or ``cli`` calls (or
+hands out as a callback) a writing method of ``ReviewSession`` or of a store.
 """
 
 from __future__ import annotations
@@ -249,7 +251,85 @@ def test_no_module_reads_the_shared_folder_at_run_time():
     assert offenders == []
 
 
+# -- one mutation path ---------------------------------------------------------------------
+
+#: ``ReviewSession``'s methods that change the workspace: a front end reaches them only through
+#: the application layer (``app.review``, ``app.controller``, ``app.bulk``, ``app.clusters``,
+#: ``app.hand``, ``app.team``, ``app.generation`` ...).
+SESSION_WRITES = frozenset({
+    "decide", "decide_many", "edit", "edit_many", "set_chunk_index", "set_chunk_indexes", "set_note", "undo",
+    "add_pair", "mark_not_duplicates", "mark_not_duplicate_groups", "mark_shared_evidence", "keep_one",
+    "set_chunk_index_meaning"})
+#: ``ReviewSession``'s methods that only read (or read the workspace again: ``reload_decisions``).
+SESSION_READS = frozenset({
+    "corpus_index", "corpus_fingerprint", "read_only", "status", "decisions", "view", "chunk_index_meaning",
+    "edited_texts", "counts", "decided", "settled", "ids", "next_undecided", "first_undecided", "note", "notes",
+    "search", "rate_per_hour", "not_duplicates", "shared_evidence", "regenerated_ids", "curation_summary",
+    "reload_decisions"})
+#: The writing methods of a store (``store.base.Store``, and the team store's votes and work split).
+STORE_WRITES = frozenset({
+    "bind", "set_meta", "decide", "decide_many", "edit", "edit_many", "add_pair", "mark_not_duplicates",
+    "mark_shared_evidence", "set_note", "undo", "add_votes", "resolve", "plan_work", "claim_next"})
+WRITES = SESSION_WRITES | STORE_WRITES
+#: A receiver that holds a session or a store, by its name: ``session``, ``self.session``,
+#: ``self.session.workspace``, ``ws``, ``store`` ... (and names assigned from one).
+RECEIVER = re.compile(r"(^|_)(session|workspace|store|ws)$")
+
+
+def _holds_a_session(node: ast.AST, aliases: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return bool(RECEIVER.search(node.id)) or node.id in aliases
+    if isinstance(node, ast.Attribute):
+        return bool(RECEIVER.search(node.attr))
+    return False
+
+
+def direct_writes(rel: str, source: str) -> list[str]:
+    """Every use of a writing method (``WRITES``) on a session or a store in ``source``, called
+    or handed out as a callback: ``self.session.decide(...)``, ``save=session.edit``,
+    ``s = self.session; s.undo()``."""
+    tree = ast.parse(source)
+    aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and _holds_a_session(node.value, aliases)):
+            aliases.add(node.targets[0].id)
+    hits = [node for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in WRITES and _holds_a_session(node.value, aliases)]
+    return [f"{rel}:{node.lineno} {ast.unparse(node)}" for node in sorted(hits, key=lambda n: n.lineno)]
+
+
+def test_every_session_method_is_known_as_a_read_or_a_write():
+    tree = ast.parse((PACKAGE / "store" / "session.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ReviewSession")
+    public = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and not n.name.startswith("_")}
+    assert public - SESSION_WRITES - SESSION_READS == set(), "a new ReviewSession method: a read or a write?"
+    assert SESSION_WRITES & SESSION_READS == set()
+
+
+def test_the_front_ends_change_pairs_only_through_the_application_layer():
+    offenders = [hit for rel, source in package_sources().items() if part_of(rel) in FRONT_ENDS
+                 for hit in direct_writes(rel, source)]
+    assert offenders == []
+
+
 # -- the checks themselves bite -----------------------------------------------------------
+
+
+def test_the_mutation_check_finds_calls_callbacks_and_aliases():
+    source = ("def f(self, session, app_review):\n"
+              "    self.session.decide(1, 'accepted')\n"       # 2: a call
+              "    push(EditScreen(save=self.session.edit))\n"  # 3: a callback
+              "    s = self.session\n"
+              "    s.undo()\n"                                  # 5: through a name
+              "    self.session.workspace.set_meta(a='b')\n"    # 6: the store
+              "    app_review.decide(session, 1, 'accepted')\n"  # through app/: fine
+              "    session.view(1).passage\n"                   # a read: fine
+              "    Path('x').resolve()\n")                      # not a session: fine
+    assert [hit.split(" ")[0] for hit in direct_writes("tui/x.py", source)] == [
+        "tui/x.py:2", "tui/x.py:3", "tui/x.py:5", "tui/x.py:6"]
+
 
 
 def test_the_layer_check_reports_an_upward_import():

@@ -238,7 +238,7 @@ async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config
 
     from mtcb_curate.checks import pair
     from mtcb_curate.checks.pair import failing
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.app import controller as app_controller
 
     sizes = []
     real = pair.pair_problems
@@ -247,7 +247,7 @@ async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config
         sizes.append(kwargs.get("reference_size"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(review, "pair_problems", recording)
+    monkeypatch.setattr(app_controller, "pair_problems", recording)
     config = tmp_path / "own.toml"
     config.write_text("[preview]\nreference_size = 20\n", encoding="utf-8")
     session = opened(None, ws, sample=True)
@@ -255,10 +255,10 @@ async def test_the_panel_problems_read_the_reference_size_of_the_apps_own_config
         screen = app.screen
         pid = screen.queue.current
         assert sizes and set(sizes) == {20}  # every pair's problems, the first shown's included
-        found = [p for p in screen.problems(pid) if p.check_id == "findable"]
+        found = [p for p in screen.controller.problems(pid) if p.check_id == "findable"]
         assert found and found[0].status == "fail" and "reference chunk size 20" in found[0].reason
-        assert screen._pair_fails(pid) and failing(screen.problems(pid))
-        assert screen.problems(pid) == screen.problems(pid)  # the cached list, copied
+        assert screen.controller.pair_fails(pid) and failing(screen.controller.problems(pid))
+        assert screen.controller.problems(pid) == screen.controller.problems(pid)  # the cached list, copied
 
 
 async def test_painted_source_rows_skip_the_offsets_that_the_mouse_hit_test_reads_itself():
@@ -577,20 +577,20 @@ async def test_the_warm_up_works_out_the_problems_of_the_queue_rows_a_page_ahead
     """A half-page scroll of the queue paints about 20 new rows whose marks read each pair's
     problems; the warm-up after a pair is shown works them out ahead, a few at a time."""
     from support import opened, review_app
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting
 
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         screen = app.screen
         queue = screen.queue
         ahead = queue.ids[queue.cursor + 1:queue.cursor + 1 + queue.size.height]
-        assert len(ahead) > review.WARM_QUEUE_ROWS
-        screen._fails.clear()
+        assert len(ahead) > review_painting.WARM_QUEUE_ROWS
+        screen.controller.forget_problems()
         screen._warm_next(screen._shown_count)
-        cached = [pid for pid in ahead if screen._problems_cached(pid)]
-        assert cached == ahead[:review.WARM_QUEUE_ROWS + 1]  # and the next pair's, for its panel
+        cached = [pid for pid in ahead if screen.controller.problems_cached(pid)]
+        assert cached == ahead[:review_painting.WARM_QUEUE_ROWS + 1]  # and the next pair's, for its panel
         screen._warm_next(screen._shown_count)
-        assert all(screen._problems_cached(pid) for pid in ahead[:2 * review.WARM_QUEUE_ROWS])
+        assert all(screen.controller.problems_cached(pid) for pid in ahead[:2 * review_painting.WARM_QUEUE_ROWS])
 
 
 async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(ws):
@@ -603,9 +603,9 @@ async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(
         screen = app.screen
         queue = screen.queue
         ahead = queue.ids[queue.cursor + 1:queue.cursor + 1 + queue.size.height]
-        screen._fails.clear()
+        screen.controller.forget_problems()
         worked: list[int] = []
-        problems = screen.problems
+        problems = screen.controller.problems
         keys = [1]
 
         def a_key_comes(pid):
@@ -615,14 +615,14 @@ async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(
                 keys.pop()
             return problems(pid)
 
-        screen.problems = a_key_comes
+        screen.controller.problems = a_key_comes
         screen._warm_next(screen._shown_count)
         assert worked == ahead[:2]
-        assert [pid for pid in ahead if screen._problems_cached(pid)] == ahead[:2]
+        assert [pid for pid in ahead if screen.controller.problems_cached(pid)] == ahead[:2]
         worked.clear()
         screen._warm_next(screen._shown_count)  # no key this time: the warm-up goes on from there
         assert worked[0] == ahead[0] and len(worked) > 2
-        assert all(screen._problems_cached(pid) for pid in worked)
+        assert all(screen.controller.problems_cached(pid) for pid in worked)
 
 
 @pytest.mark.usefixtures("accept_at_once")
@@ -677,7 +677,7 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
         handling = []
         real_show = screen._show_current
 
-        screen._after_change = while_running(screen._after_change, handling)
+        screen._apply = while_running(screen._apply, handling)
         screen._catch_up = while_running(screen._catch_up, handling)
 
         def counting_show():

@@ -60,10 +60,10 @@ QUESTIONS = [
 
 @pytest.fixture(autouse=True)
 def at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_painting, review_passes
 
-    monkeypatch.setattr(review, "SCAN_DELAY_S", 0.0)
-    monkeypatch.setattr(review, "LOCATE_DELAY_S", 0.0)
+    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 
 @pytest.fixture

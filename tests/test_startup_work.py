@@ -46,9 +46,9 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
         return real_spans(dataset, items, known)
 
     monkeypatch.setattr(neardup, "passage_spans", recording_spans)
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_passes
 
-    monkeypatch.setattr(review, "set_check_results", recording_set)
+    monkeypatch.setattr(review_passes, "set_check_results", recording_set)
     session = dedup_session(tmp_path)
     from mtcb_curate.tui.memory import CollectorPolicy
 
@@ -61,7 +61,7 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
 
     monkeypatch.setattr(CollectorPolicy, "refreeze", recording_refreeze)
     async with review_app(session, size=(120, 30)) as (app, pilot):
-        await _until(app, pilot, lambda: app.screen._set_results and app.screen._clusters_ready)
+        await _until(app, pilot, lambda: app.screen.controller.set_results and app.screen.controller.clusters_ready)
         await pilot.pause(0.2)
         await settle(app, pilot)
         assert searches == [1]  # one search, on one core: the other one is the screen's
@@ -71,7 +71,7 @@ async def test_startup_searches_near_duplicates_once_and_the_set_checks_use_its_
         # The search takes the passages' places from the scan instead of finding them again.
         assert known_given and known_given[0] and len(known_given[0]) == len(session)
         assert set_runs and all(s is not None for s in set_runs)
-        assert [p.check_id for p in app.screen.problems(0) if p.fails] == ["duplicates"]
+        assert [p.check_id for p in app.screen.controller.problems(0) if p.fails] == ["duplicates"]
 
 
 async def test_the_app_shortens_the_thread_switch_interval_while_it_runs(tmp_path, monkeypatch):
@@ -93,12 +93,12 @@ async def test_start_up_passes_run_one_at_a_time_and_the_search_indexes_large_cl
     import threading
 
     from mtcb_curate.app.verdicts import Verdicts
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_passes
 
     review_at_once(monkeypatch)
-    monkeypatch.setattr(review, "WARM_LINKS", 1)
+    monkeypatch.setattr(review_passes, "WARM_LINKS", 1)
     events, lock = [], threading.Lock()
-    real_set, real_fill = review.set_check_results, Verdicts.fill_token_cache
+    real_set, real_fill = review_passes.set_check_results, Verdicts.fill_token_cache
 
     def recording_set(session, **kw):
         with lock:
@@ -114,19 +114,19 @@ async def test_start_up_passes_run_one_at_a_time_and_the_search_indexes_large_cl
             events.append("tokens start")
         return real_fill(self, cancelled)
 
-    monkeypatch.setattr(review, "set_check_results", recording_set)
+    monkeypatch.setattr(review_passes, "set_check_results", recording_set)
     monkeypatch.setattr(Verdicts, "fill_token_cache", recording_fill)
     session = dedup_session(tmp_path)
     async with review_app(session, size=(120, 30)) as (app, pilot):
         await _until(app, pilot, lambda: "tokens start" in events)
         assert events[:3] == ["set checks start", "set checks end", "tokens start"]
-        found = set(app.screen._cluster_index.values())
+        found = set(app.screen.controller.cluster_index.values())
         assert found and all(c.member_index is not None for c in found)
 
 
 async def test_the_token_pass_runs_when_the_set_checks_fail(tmp_path, monkeypatch):
     from mtcb_curate.app.verdicts import Verdicts
-    from mtcb_curate.tui.screens import review
+    from mtcb_curate.tui.screens import review_passes
 
     review_at_once(monkeypatch)
     started = []
@@ -139,11 +139,11 @@ async def test_the_token_pass_runs_when_the_set_checks_fail(tmp_path, monkeypatc
         started.append(True)
         return real_fill(self, cancelled)
 
-    monkeypatch.setattr(review, "set_check_results", failing)
+    monkeypatch.setattr(review_passes, "set_check_results", failing)
     monkeypatch.setattr(Verdicts, "fill_token_cache", recording_fill)
     async with review_app(dedup_session(tmp_path), size=(120, 30)) as (app, pilot):
         await _until(app, pilot, lambda: bool(started))
-        assert app.screen._set_results == {}  # the problems line goes on without them
+        assert app.screen.controller.set_results == {}  # the problems line goes on without them
 
 
 async def test_a_key_holds_pacing_workers_until_its_frame_is_drawn(tmp_path, monkeypatch):
@@ -161,7 +161,7 @@ async def test_a_key_holds_pacing_workers_until_its_frame_is_drawn(tmp_path, mon
     monkeypatch.setattr(ReviewScreen, "action_next", action_next)
     session = dedup_session(tmp_path)
     async with review_app(session, size=(80, 24)) as (app, pilot):
-        await _until(app, pilot, lambda: app.screen._set_results and not threads.workers_pacing())
+        await _until(app, pilot, lambda: app.screen.controller.set_results and not threads.workers_pacing())
         await pilot.press("j")  # no pass running: nothing held
         await settle(app, pilot)
         with threads.working():  # as a start-up pass's worker
@@ -185,7 +185,7 @@ async def test_the_start_up_passes_pace_in_their_workers(tmp_path, monkeypatch):
     monkeypatch.setattr(threads, "pace", pace)  # paced() calls it
     session = dedup_session(tmp_path)
     async with review_app(session, size=(80, 24)) as (app, pilot):
-        await _until(app, pilot, lambda: app.screen._set_results and app.screen._clusters_ready)
+        await _until(app, pilot, lambda: app.screen.controller.set_results and app.screen.controller.clusters_ready)
     assert pacing and threading.main_thread().name not in pacing
 
 
@@ -217,7 +217,7 @@ async def test_the_terminal_driver_holds_the_workers_as_it_reads_a_key(tmp_path,
 
     review_at_once(monkeypatch)
     async with review_app(dedup_session(tmp_path), size=(80, 24)) as (app, pilot):
-        await _until(app, pilot, lambda: app.screen._set_results and not threads.workers_pacing())
+        await _until(app, pilot, lambda: app.screen.controller.set_results and not threads.workers_pacing())
         driver_class = app.get_driver_class()  # what a terminal runs (a test runs headless)
         assert driver_class.__name__.startswith("Holding")
         driver = driver_class(app, size=(80, 24))  # its input side, fed the key a terminal sent

@@ -489,8 +489,8 @@ async def test_screen_follows_the_filter_bar(session):
 
     async with review_app(session, size=(120, 30), close=False) as (app, pilot):
         review = app.screen
-        review.view_filter = filters.parse("doc:AAA")
-        review._apply_filter(None, None)
+        review.controller.view_filter = filters.parse("doc:AAA")
+        review._apply(review.controller.apply_filter(None, None))
         await pilot.press("T")
         await settle(app, pilot)
         text = _screen_text(app)

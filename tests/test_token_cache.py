@@ -113,7 +113,7 @@ async def test_the_review_screen_fills_the_cache_lets_the_tokenizer_go_and_reope
             await pilot.pause(0.02)
         assert app.screen._tokens_filled
         assert tokens._encoding is None  # let go once the cache was filled
-        first = app.screen.verdicts.complete(3)
+        first = app.screen.controller.verdicts.complete(3)
     cache = TokenCache()
     assert all(cache.count(p.passage) is not None for p in session.pairs)
     assert all(cache.has_windows(d.data) for d in session.dataset.documents.values())
@@ -122,7 +122,7 @@ async def test_the_review_screen_fills_the_cache_lets_the_tokenizer_go_and_reope
     session = opened(None, tmp_path / "ws")
     async with review_app(session, size=(120, 30)) as (app, pilot):
         await settle(app, pilot)
-        again = app.screen.verdicts.complete(3)
+        again = app.screen.controller.verdicts.complete(3)
         assert (again.tokens, again.in_chunk, again.verdict) == (first.tokens, first.in_chunk, first.verdict)
         assert again.tokens is not None and again.in_chunk is not None
-        assert app.screen.verdicts.fill_token_cache() == 0
+        assert app.screen.controller.verdicts.fill_token_cache() == 0

@@ -158,7 +158,7 @@ async def test_queue_mark_follows_the_current_passage_after_a_group_undo(tiny, w
         assert row(app, 2)[1] == "≈"  # "Beta sells  bells." is normalized
         session.edit_many({2: {"supporting_passage": "Beta sells bells."},
                            0: {"supporting_passage": "Alpha makes anvils."}})  # a bulk snap, one step
-        app.screen._after_change(0, rebuild_queue=True)
+        app.screen._apply(app.screen.controller.after_change(0, rebuild_queue=True))
         await settle(app, pilot)
         assert row(app, 2)[1] != "≈"  # no stale "normalized" on the snapped passage
         await pilot.press("u")       # the group undone: the old passage, its mark again

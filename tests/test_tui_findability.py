@@ -39,38 +39,38 @@ async def test_press_f_fills_every_line_and_a_repair_rescores_that_pair_only(sam
         # Every pair has its line, and 'fits' agrees with a direct scan of chonkie's chunks.
         documents = {k: d.text for k, d in session.dataset.documents.items()}
         chunks = chunk_corpus(parse_spec("recursive:2048"), documents)
-        assert set(screen._find_lines) == set(range(len(session)))
-        for pid, lines in screen._find_lines.items():
+        assert set(screen.controller.find_lines) == set(range(len(session)))
+        for pid, lines in screen.controller.find_lines.items():
             v = session.view(pid)
             f = lines.by_spec["recursive:2048"]
             direct = bool(v.passage) and any(v.passage in t for t in chunks.texts)
             assert (f.fits is not None) == direct, pid
         # The queue marks a pair no chunker holds (when no check fails it).
-        marked = [pid for pid, lines in screen._find_lines.items()
-                  if lines.fits_nowhere() and not screen._pair_fails(pid)]
+        marked = [pid for pid, lines in screen.controller.find_lines.items()
+                  if lines.fits_nowhere() and not screen.controller.pair_fails(pid)]
         for pid in marked:
-            assert screen._row_text(pid, 80)[2] == UNFINDABLE_MARK
-        for pid, lines in screen._find_lines.items():
+            assert screen.rows.text(pid, 80)[2] == UNFINDABLE_MARK
+        for pid, lines in screen.controller.find_lines.items():
             if not lines.fits_nowhere():
-                assert screen._row_text(pid, 80)[2] in (" ", FAIL_MARK)
+                assert screen.rows.text(pid, 80)[2] in (" ", FAIL_MARK)
         # A pair snap changes: after s, only it is scored again, for its new passage.
         target = next((pid for pid in range(len(session))
-                       if (r := screen.verdicts.cached(pid)) is not None and r.verdict in ("normalized", "fuzzy")),
+                       if (r := screen.controller.verdicts.cached(pid)) is not None and r.verdict in ("normalized", "fuzzy")),
                       None)
         assert target is not None, "the sample has a passage s can snap"
         screen.goto(target)
         await settle(app, pilot)
         before = _line(app)
         scored = []
-        real = screen._findability.score_pair
-        monkeypatch.setattr(screen._findability, "score_pair", lambda pid: scored.append(pid) or real(pid))
+        real = screen.controller.findability.score_pair
+        monkeypatch.setattr(screen.controller.findability, "score_pair", lambda pid: scored.append(pid) or real(pid))
         old = session.view(target).passage
         await pilot.press("s")
         await settle(app, pilot)
         new = session.view(target).passage
         assert new != old
         assert scored == [target]
-        lines = screen._find_lines[target]
+        lines = screen.controller.find_lines[target]
         assert lines.passage == new
         after = _line(app)
         assert after.startswith("◇ recursive:2048: ")
@@ -168,8 +168,8 @@ async def test_queue_marks_a_passage_every_chunker_cuts(tmp_path, ws):
     async with review_app(session) as (app, pilot):
         await _press_f(app, pilot)
         screen = app.screen
-        assert screen._row_text(0, 80)[2] == UNFINDABLE_MARK
-        assert screen._row_text(1, 80)[2] == " "
+        assert screen.rows.text(0, 80)[2] == UNFINDABLE_MARK
+        assert screen.rows.text(1, 80)[2] == " "
         screen.goto(0)
         await settle(app, pilot)
         assert "cut across chunks 1-2 of AAA" in _line(app)

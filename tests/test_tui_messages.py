@@ -40,7 +40,7 @@ async def test_a_scan_result_posted_from_a_thread_marks_the_queue_and_the_progre
         assert "1 passages not verbatim" in text_of(app, "#progress")  # the real scan: pair 2
         from_thread(lambda: screen.post_message(PassagesScanned({0, 1, 2})))
         await settle(app, pilot)
-        assert screen._not_verbatim == {0, 1, 2}
+        assert screen.controller.not_verbatim == {0, 1, 2}
         assert "3 passages not verbatim" in text_of(app, "#progress")
 
 
@@ -48,18 +48,18 @@ async def test_a_verdict_for_a_passage_edited_since_is_dropped(tiny, tmp_path):
     session = opened(tiny, tmp_path / "ws")
     async with review_app(session) as (app, pilot):
         screen = app.screen
-        before = set(screen._not_verbatim)
+        before = set(screen.controller.not_verbatim)
         assert 2 in before
         # A result for an older text of pair 2's passage: stale, nothing changes.
         from_thread(lambda: screen.post_message(VerdictCompleted(2, "an older passage")))
         await settle(app, pilot)
-        assert screen._not_verbatim == before
+        assert screen.controller.not_verbatim == before
         # A result for its current passage re-checks it (still not verbatim: kept).
         passage = session.view(2).passage
-        screen._not_verbatim.discard(2)
+        screen.controller.not_verbatim.discard(2)
         from_thread(lambda: screen.post_message(VerdictCompleted(2, passage)))
         await settle(app, pilot)
-        assert 2 in screen._not_verbatim
+        assert 2 in screen.controller.not_verbatim
 
 
 async def test_the_run_dialog_shows_a_failure_and_progress_posted_from_its_worker(tiny, tmp_path):
@@ -132,7 +132,7 @@ async def test_the_palette_switches_the_queue_view(tiny, tmp_path):
         await pilot.press("enter")
         await settle(app, pilot)
         screen = app.screen
-        assert isinstance(screen, ReviewScreen) and screen.filter is Status.FLAGGED
+        assert isinstance(screen, ReviewScreen) and screen.controller.status_filter is Status.FLAGGED
         assert screen.queue.ids == [0] and current(app) == 0
 
 

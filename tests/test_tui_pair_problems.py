@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("review_at_once")
 
 
 def _row(app, pid: int) -> str:
-    return app.screen._row_text(pid, 80)
+    return app.screen.rows.text(pid, 80)
 
 
 async def test_panel_lists_problems_with_fix_keys_and_queue_marks_failing_pairs(tiny, ws):

@@ -30,6 +30,7 @@ from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Status, Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.verify.verdict import Verdict
 
 ACCEPT, REJECT, SKIP, FLAG = "accept", "reject", "skip", "flag"
 SNAP, TRIM, SHRINK, CHUNK_INDEX, NOT_DUPLICATES = "snap", "trim", "shrink", "chunk_index", "not_duplicates"
@@ -174,7 +175,7 @@ def _plan_passages(session: ReviewSession, action: str, ids: list[int], skipped:
                 skipped[pid] = "no document in the corpus"
                 continue
             r = verdicts.complete(pid)
-            if r.verdict == "exact":
+            if r.verdict == Verdict.EXACT:
                 continue
             new = snap_text(doc.text, r)
             if new is None:

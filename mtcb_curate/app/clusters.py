@@ -118,6 +118,27 @@ def mark_shared(session: ReviewSession, group: Cluster | Sequence[int]) -> bool:
     return session.mark_shared_evidence(ids)
 
 
+def keep_one(session: ReviewSession, keep: int, ids: Sequence[int]) -> list[int]:
+    """Resolve a near-duplicate cluster: accept ``keep`` and reject the other pairs of ``ids``
+    as its duplicates, as ONE undo step (``ReviewSession.keep_one``). Returns the pairs rejected.
+
+    Raises:
+        WorkspaceError: read-only or unwritable. IndexError: no such pair.
+    """
+    return session.keep_one(keep, list(ids))
+
+
+def mark_not_duplicates(session: ReviewSession, group: Cluster | Sequence[int]) -> bool:
+    """Mark every pair of a cluster's members "not duplicates": never raised together again
+    (undone by ``session.undo``); False when every pair already was.
+
+    Raises:
+        WorkspaceError: read-only or unwritable. IndexError: no such pair.
+    """
+    ids = list(group.ids if isinstance(group, Cluster) else group)
+    return session.mark_not_duplicates(ids)
+
+
 def unresolved(session: ReviewSession, clusters: Iterable[Cluster]) -> list[Cluster]:
     """The clusters with more than one member not rejected (largest first)."""
     return neardup.unresolved(clusters, session.status)

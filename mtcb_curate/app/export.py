@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mtcb_curate.dataset.model import Status
 from mtcb_curate.files import atomic_write_bytes
 from mtcb_curate.store.session import ReviewSession
 
@@ -95,11 +96,11 @@ def export_beir(session: ReviewSession, out_dir: Path, *, include_undecided: boo
     docs = session.dataset.documents
     corpus = "".join(_json_line({"_id": d.key, "title": str(d.meta.get("title") or d.meta.get("company") or ""),
                                  "text": d.text}) for d in docs.values())
-    wanted = {"accepted"} | ({"undecided"} if include_undecided else set())
+    wanted = {Status.ACCEPTED} | ({Status.UNDECIDED} if include_undecided else set())
     queries, qrels = [], ["query-id\tcorpus-id\tscore\n"]
     for i in range(len(session)):
         v = session.view(i)
-        if v.status.value not in wanted or v.pair.doc_key not in docs:
+        if v.status not in wanted or v.pair.doc_key not in docs:
             continue
         queries.append(_json_line({"_id": f"q{i}", "text": v.question,
                                    "metadata": {"answer": v.answer, "supporting_passage": v.passage}}))

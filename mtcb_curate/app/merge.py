@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mtcb_curate.dataset.model import HistoryKind
 from mtcb_curate.errors import WorkspaceError
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.store.sqlite import Workspace
@@ -89,10 +90,10 @@ def merge_into(session: ReviewSession, inputs: list[tuple[str, Workspace]]) -> d
             votes.setdefault(pid, {})[name] = (d.status, d.reason, d.at)
         when: dict[tuple[int, str], float] = {}
         for e in ws.history():
-            if e.kind == "edit":
+            if e.kind == HistoryKind.EDIT:
                 for f in (e.after or {}):
                     when[(e.pair_id, f)] = e.at
-            elif e.kind == "note":
+            elif e.kind == HistoryKind.NOTE:
                 when[(e.pair_id, "\0note")] = e.at
         for pid, fields in ws.edits().items():
             for f, v in fields.items():

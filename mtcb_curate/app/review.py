@@ -29,6 +29,7 @@ from mtcb_curate.verify.repair import select_span as _select_span
 from mtcb_curate.verify.repair import snap as _snap
 from mtcb_curate.verify.repair import trim_passage
 from mtcb_curate.verify.shrink import ShrinkOutcome, plan_shrink
+from mtcb_curate.verify.verdict import Verdict
 
 if TYPE_CHECKING:
     from mtcb_curate.llm.client import ChatClient
@@ -40,6 +41,16 @@ PASSAGE = "supporting_passage"
 class NotApplicable(CurateError):
     """The repair does not apply to this pair (nothing to snap or trim, no document); the
     message says why, one line. Nothing was written."""
+
+
+class NothingToDo(NotApplicable):
+    """The repair has nothing to change (the passage already is what it would make): not a
+    problem, only said. Nothing was written."""
+
+
+class NothingLocated(NotApplicable):
+    """``snap`` found nothing in the document to snap to (select a span instead). Nothing was
+    written."""
 
 
 @dataclass(frozen=True)
@@ -71,19 +82,55 @@ class Change:
         return bool(self.fields)
 
 
-def decide(session: ReviewSession, pair_id: int, status: Status, reason: str | None = None) -> Change:
+def decide(session: ReviewSession, pair_id: int, status: Status, reason: str | None = None, *,
+           meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> Change:
     """Set the pair's status (``UNDECIDED`` clears it; ``reason`` for a rejection).
+    ``meanwhile``: work for the caller's thread while the commit waits on a server
+    (``ReviewSession.decide``; the review screen wraps the next pair there).
 
     Raises:
         WorkspaceError: the workspace is read-only or cannot be written (nothing changed).
         IndexError: no such pair.
     """
-    before = session.status(pair_id)
-    before_reason = session.view(pair_id).reason
-    session.decide(pair_id, status, reason)
+    before = session.view(pair_id)
+    session.decide(pair_id, status, reason, meanwhile=meanwhile)
     after = session.view(pair_id)
-    changed = ("status",) if (after.status, after.reason) != (before, before_reason) else ()
+    changed = ("status",) if (after.status, after.reason) != (before.status, before.reason) else ()
     return Change(pair_id, changed, after.status)
+
+
+def undo(session: ReviewSession) -> int | None:
+    """Undo the latest decision, edit, note, added pair or resolution (``ReviewSession.undo``;
+    a bulk action or a batch repair is one step). Returns the pair it concerned, or None when
+    there was nothing to undo.
+
+    Raises:
+        WorkspaceError: the workspace is read-only or cannot be written (nothing changed).
+    """
+    return session.undo()
+
+
+def set_note(session: ReviewSession, pair_id: int, text: str) -> bool:
+    """Write, change or remove (blank ``text``) the pair's free-text note, undoable. False when
+    the note already was that (nothing recorded).
+
+    Raises:
+        WorkspaceError: read-only or unwritable. IndexError: no such pair.
+    """
+    return session.set_note(pair_id, text)
+
+
+def add_pair(session: ReviewSession, doc_key: str, question: str, answer: str, passage: str,
+             chunk_index: int | None, *, origin: str = Via.GENERATE.value, details: Mapping | None = None) -> int:
+    """Add a new pair to the workspace (undecided, undoable; ids continue after the source's),
+    e.g. an LLM candidate kept by the curator (``origin``: what made it, also the history's
+    ``via``); returns its id.
+
+    Raises:
+        WorkspaceError: read-only or unwritable.
+    """
+    return session.add_pair(doc_key, question, answer, passage, chunk_index, origin=str(origin),
+                            details=None if details is None else dict(details))
 
 
 def edit(session: ReviewSession, pair_id: int, changes: Mapping[str, str], *, via: str | None = None,
@@ -131,11 +178,11 @@ def snap(session: ReviewSession, verdicts: Verdicts, pair_id: int) -> Change:
     if doc is None:
         raise NotApplicable("This pair's document is not in the corpus.")
     r = verdicts.complete(pair_id)
-    if r.verdict == "exact":
-        raise NotApplicable("Already verbatim: nothing to snap.")
+    if r.verdict == Verdict.EXACT:
+        raise NothingToDo("Already verbatim: nothing to snap.")
     new = _snap(doc.text, r)
     if new is None:
-        raise NotApplicable("Nothing was located to snap to.")
+        raise NothingLocated("Nothing was located to snap to.")
     return repair(session, verdicts, pair_id, new, "snap")
 
 
@@ -149,7 +196,7 @@ def trim(session: ReviewSession, verdicts: Verdicts, pair_id: int) -> Change:
     passage = session.view(pair_id).passage
     trimmed = trim_passage(passage)
     if trimmed == passage:
-        raise NotApplicable("Nothing to trim.")
+        raise NothingToDo("Nothing to trim.")
     return repair(session, verdicts, pair_id, trimmed, "trim")
 
 

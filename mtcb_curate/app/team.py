@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from mtcb_curate.errors import WorkspaceError
+from mtcb_curate.dataset.model import Status
 from mtcb_curate.store.session import ReviewSession, pace_per_hour
 
 
@@ -103,4 +104,4 @@ def resolve(session: ReviewSession, pair_id: int, status: str, reason: str | Non
     if pair_id not in ws.overlap_pairs():
         raise WorkspaceError(f"{getattr(ws, 'label', ws.path)}: pair {pair_id} is not one of the overlap; decide it "
                              f"as any other pair")
-    return ws.resolve(pair_id, status, reason if status == "rejected" else None)
+    return ws.resolve(pair_id, status, reason if status == Status.REJECTED else None)

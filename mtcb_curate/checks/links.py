@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, key_text, result
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.verify.chunk_index import MEANING_KEY, checks_chunk_index, chunk_index_problem, propose_fix
+from mtcb_curate.verify.verdict import Verdict
 
 if TYPE_CHECKING:
     from mtcb_curate.dataset.model import Dataset, QAPair
@@ -49,13 +50,13 @@ def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | Non
     if pair.chunk_index is None or not checks_chunk_index(meaning):
         return None
     n = n_windows(key)
-    in_chunk = r.in_chunk if r is not None and r.verdict == "exact" else None
+    in_chunk = r.in_chunk if r is not None and r.verdict == Verdict.EXACT else None
     if n is None:  # the range is not known yet: only the verification's in_chunk
         if in_chunk is not False:
             return None
         n = pair.chunk_index + 1
     fix = None
-    if windows is not None and r is not None and r.verdict == "exact":
+    if windows is not None and r is not None and r.verdict == Verdict.EXACT:
         fix = propose_fix(windows(key), r)
     return chunk_index_problem(meaning, pair.chunk_index, n, in_chunk, fix)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mtcb_curate import neardup
+from mtcb_curate.verify.verdict import Verdict
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, check, key_text, result
 
 if TYPE_CHECKING:
@@ -31,13 +32,13 @@ def passage_length_problem(chars: int, limits: Limits, tokens: int | None = None
 def verbatim_problem(r: PairResult) -> str | None:
     """The ``verbatim`` rule for one pair's verification result: why its passage is not an
     exact substring of its own document (one line; always a failure), or None when it is."""
-    if r.verdict == "empty":
+    if r.verdict == Verdict.EMPTY:
         return "empty passage (a free hit for every retriever)"
     if not r.has_document:
         return f"no document has the key '{key_text(r.doc_key)}'"
-    if r.verdict != "exact":
+    if r.verdict != Verdict.EXACT:
         return (f"{r.verdict}: found only after normalizing; snap it to the source text"
-                if r.verdict == "normalized" else "not found verbatim in its document")
+                if r.verdict == Verdict.NORMALIZED else "not found verbatim in its document")
     return None
 
 
@@ -83,7 +84,7 @@ def shared_passage(ctx: CheckContext) -> CheckResult:
     ``duplicates``'."""
     items = [(pid, v.pair.doc_key, v.question, v.answer, v.passage) for pid, v in ctx.views.items()]
     spans = {pid: (r.start, r.end) for pid, r in ctx.verified.items()
-             if r.verdict == "exact" and r.start is not None and r.end is not None}
+             if r.verdict == Verdict.EXACT and r.start is not None and r.end is not None}
     session = ctx.session
     extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
     groups = neardup.find_shared_passages(items, threshold=ctx.threshold, spans=spans, extra_links=extra,

@@ -40,6 +40,7 @@ def _steering(args: argparse.Namespace, profile):
 
 def run(args: argparse.Namespace) -> int:
     """Generate; 0 when at least one pair was produced, 1 when none, 2 on bad input."""
+    from mtcb_curate.app import review as app_review
     from mtcb_curate.checks import Limits
     from mtcb_curate.errors import CurateError
     from mtcb_curate.llm.estimate import estimate_generate_more
@@ -80,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
         added = []
         if has_ws:
             for c in result.candidates:
-                added.append(session.add_pair(doc.key, c.question, c.answer, c.passage, c.chunk_index,
-                                              details={"model": c.model, "request": c.cache_key}))
+                added.append(app_review.add_pair(session, doc.key, c.question, c.answer, c.passage, c.chunk_index,
+                                                 details={"model": c.model, "request": c.cache_key}))
         for line in result.refusal_lines() + result.failures:
             note(line)
         if args.json:

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the team report; see the module docstring."""
     from mtcb_curate.app import team
     from mtcb_curate.app.sources import open_session
+    from mtcb_curate.dataset.model import Status
     from mtcb_curate.errors import CurateError
 
     write = bool(args.plan or args.resolve)
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             note(f"work split: {counts['pairs']} pairs, {counts['overlap']} of them for two curators")
         if args.resolve:
             pid_text, status = args.resolve
-            if not pid_text.isdigit() or status not in ("accepted", "rejected", "skipped", "flagged"):
+            if not pid_text.isdigit() or status not in {s.value for s in Status if s is not Status.UNDECIDED}:
                 raise CurateError("--resolve ID STATUS: ID a pair id, STATUS accepted, rejected, skipped or flagged")
             team.resolve(session, int(pid_text), status, args.reason)
             note(f"pair {pid_text}: {status} (decided by {session.workspace.curator})")

@@ -51,6 +51,7 @@ from mtcb_curate.dataset.question_form import form_problem, is_yes_no_question
 from mtcb_curate.dataset.profiles import Profile
 from mtcb_curate.dataset.tokens import Window, windows
 from mtcb_curate.dataset.tokens import encoding as tokens_encoding
+from mtcb_curate.verify.verdict import Verdict
 
 #: Retries after the first attempt when a reply is unusable (issue 5).
 RETRIES = 3
@@ -128,7 +129,7 @@ class Candidate:
     @property
     def snapped(self) -> bool:
         """True when the model's quote was not verbatim and was snapped to the window text."""
-        return self.verdict != "exact"
+        return self.verdict != Verdict.EXACT
 
     def fields(self) -> dict[str, Any]:
         """The pair's fields under MTCB's generator names: question, answer,

@@ -21,6 +21,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from mtcb_curate.dataset.model import Status
+
 #: Votes: pair id -> {curator: (status, reason or None)}.
 Votes = dict[int, dict[str, tuple[str, "str | None"]]]
 
@@ -60,7 +62,7 @@ def _label(vote: tuple[str, str | None]) -> str:
     from mtcb_curate.store.postgres import reason_category
 
     status, reason = vote
-    return f"rejected:{reason_category(reason)}" if status == "rejected" else status
+    return f"rejected:{reason_category(reason)}" if status == Status.REJECTED else status
 
 
 def agreement(votes: Votes, labeller=None) -> Agreement:
@@ -123,10 +125,10 @@ def per_reason(votes: Votes) -> dict[str, Agreement]:
     from mtcb_curate.store.postgres import reason_category
 
     reasons = sorted({reason_category(r) or "(no reason)" for vs in votes.values() if len(vs) >= 2
-                      for s, r in vs.values() if s == "rejected"})
+                      for s, r in vs.values() if s == Status.REJECTED})
     out = {}
     for reason in reasons:
         def lab(vote, reason=reason):
-            return "yes" if vote[0] == "rejected" and (reason_category(vote[1]) or "(no reason)") == reason else "no"
+            return "yes" if vote[0] == Status.REJECTED and (reason_category(vote[1]) or "(no reason)") == reason else "no"
         out[reason] = agreement(votes, lab)
     return out

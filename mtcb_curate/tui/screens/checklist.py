@@ -27,7 +27,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from mtcb_curate.app import gate
-from mtcb_curate.checks import CHECK_IDS, CheckResult, ChecklistReport, Limits
+from mtcb_curate.checks import CHECK_IDS, CheckResult, CheckStatus, ChecklistReport, Limits
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import ChecklistFailed, ChecklistFinished, ChecklistProgress
@@ -210,7 +210,7 @@ class ChecklistScreen(ModalScreen[int | None]):
         ids = [c.id for c in report.checks]
         keep = previous.id if previous is not None and previous.id in ids else None
         if keep is None:  # the first failing check, else the first warning, else the first
-            keep = next((c.id for s in ("fail", "warn") for c in report.checks if c.status == s),
+            keep = next((c.id for s in (CheckStatus.FAIL, CheckStatus.WARN) for c in report.checks if c.status == s),
                         ids[0] if ids else None)
         if keep is not None:
             self.checks_list.highlighted = ids.index(keep)

@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from mtcb_curate.app import clusters
 from mtcb_curate.errors import CurateError
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.neardup import Cluster
@@ -206,7 +207,7 @@ class ClusterScreen(ModalScreen[int | None]):
             return
         self._armed = None
         try:
-            rejected = self.session.keep_one(keep, [keep, *others])
+            rejected = clusters.keep_one(self.session, keep, [keep, *others])
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -224,7 +225,7 @@ class ClusterScreen(ModalScreen[int | None]):
         if not self._writable():
             return
         try:
-            marked = self.session.mark_not_duplicates(list(self.cluster.ids))
+            marked = clusters.mark_not_duplicates(self.session, self.cluster.ids)
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

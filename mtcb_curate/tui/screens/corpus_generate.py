@@ -27,6 +27,7 @@ from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.keys import keys_line, typed_count
+from mtcb_curate.tui.phases import RunPhase
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
@@ -57,7 +58,7 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         self.doc_keys = [k for k in doc_keys if k in session.dataset.documents]
         self.n = n
         self.added: list[int] = []
-        self.phase = "ask"
+        self.phase = RunPhase.ASK
         self._run: Any = None
 
     def compose(self) -> ComposeResult:
@@ -96,13 +97,13 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         self.query_one("#corpus-note", LLMStatus).show(message, kind)
 
     def _keys(self) -> None:
-        items = [("esc", "close")] if self.phase == "done" else [("enter", "estimate and run"), ("esc", "close")]
+        items = [("esc", "close")] if self.phase == RunPhase.DONE else [("enter", "estimate and run"), ("esc", "close")]
         t = keys_line(items)
         self.query_one("#corpus-keys", Static).update(t)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if self.phase != "ask" or not self.doc_keys or self.session.read_only:
+        if self.phase != RunPhase.ASK or not self.doc_keys or self.session.read_only:
             return
         n = typed_count(event.value, MAX_PER_DOC)
         if n is None:
@@ -130,7 +131,7 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
                                       cancel=cancel, on_retry=on_retry, on_progress=on_progress,
                                       on_attempt=app.attempt_log.add)
 
-        self.phase = "running"
+        self.phase = RunPhase.RUNNING
         self._note("asking the LLM…")
         self.app.push_screen(LLMRunScreen(f"Generate {n} pair(s) for each of {len(keys)} document(s)", job,
                                           estimator, total=len(keys), unit="document",
@@ -141,7 +142,7 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         from mtcb_curate.app.generation import commit_corpus_run
 
         if pooled is None:  # declined, closed, or an error (shown in the run dialog)
-            self.phase = "ask"
+            self.phase = RunPhase.ASK
             self._note("Not run, or stopped: the next run with the same N resumes it. Change N and press enter, "
                        "or esc to close.")
             self.query_one(Input).focus()
@@ -149,11 +150,11 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         try:
             outcome = commit_corpus_run(self._run, pooled)
         except (CurateError, ValueError, OSError) as exc:
-            self.phase = "ask"
+            self.phase = RunPhase.ASK
             self._note(f"Not saved: {exc}", "error")
             return
         self.added = [pid for ids in outcome.added.values() for pid in ids]
-        self.phase = "done"
+        self.phase = RunPhase.DONE
         self.query_one(Input).display = False
         self.set_focus(None)
         head = f"{outcome.total_added} pair(s) added as undecided"

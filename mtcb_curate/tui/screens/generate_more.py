@@ -19,14 +19,18 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from mtcb_curate.app import review as app_review
+from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.keys import keys_line, typed_count
+from mtcb_curate.tui.phases import RunPhase
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.screens.regenerate import candidate_text
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
+from mtcb_curate.verify.verdict import Verdict
 
 #: Most pairs one run may ask for (a typo such as 300 should not start 300 calls).
 MAX_N = 100
@@ -66,7 +70,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         self.chosen: set[int] = set()
         self.cursor = 0
         #: ask (typing N) -> running -> pick (candidates listed)
-        self.phase = "ask"
+        self.phase = RunPhase.ASK
 
     def compose(self) -> ComposeResult:
         with Vertical(id="gen-dialog", classes="dialog"):
@@ -98,7 +102,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("move", "toggle", "add_chosen", "add_all"):
-            return self.phase == "pick"
+            return self.phase == RunPhase.PICK
         return True
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -111,7 +115,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         self._status.show(message, kind)
 
     def _keys(self) -> None:
-        if self.phase == "pick":
+        if self.phase == RunPhase.PICK:
             items = [("↑/↓", "move"), ("space", "choose"), ("enter", "add chosen"), ("a", "add all"),
                      ("esc", "close, add nothing")]
         else:
@@ -123,7 +127,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if self.phase != "ask" or self.document is None or self.session.read_only:
+        if self.phase != RunPhase.ASK or self.document is None or self.session.read_only:
             return
         n = typed_count(event.value, MAX_N)
         if n is None:
@@ -155,14 +159,14 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
                                  on_retry=on_retry, on_progress=on_progress, concurrency=app.llm_concurrency(),
                                  steering=app.llm_steering(), on_attempt=app.attempt_log.add)
 
-        self.phase = "running"
+        self.phase = RunPhase.RUNNING
         self._note("asking the LLM…")
         self.app.push_screen(LLMRunScreen(f"Generate {n} more pair(s) for {doc.key}", job, estimator, total=n,
                                           unit="window"), self._got)
 
     def _got(self, result: Any) -> None:
         if result is None:  # declined, closed, or an error (shown in the run dialog)
-            self.phase = "ask"
+            self.phase = RunPhase.ASK
             self._note("Not run. Change N and press enter, or esc to close.")
             self.query_one(Input).focus()
             return
@@ -173,17 +177,17 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         notes.extend(result.failures)
         notes.append(result.refusal_note())
         if not result.candidates:
-            self.phase = "ask"
+            self.phase = RunPhase.ASK
             self._status.notes(notes + ["no usable pair: press enter to try again, esc to close"])
             self.query_one(Input).focus()
             return
         self.candidates = list(result.candidates)
         self.chosen = set()
         self.cursor = 0
-        self.phase = "pick"
+        self.phase = RunPhase.PICK
         self.query_one(Input).display = False
         self.set_focus(None)
-        snapped = sum(1 for c in self.candidates if getattr(c, "verdict", "exact") != "exact")
+        snapped = sum(1 for c in self.candidates if getattr(c, "verdict", Verdict.EXACT) != Verdict.EXACT)
         head = f"{len(self.candidates)} candidate(s), each passage verbatim in its window"
         if snapped:
             head += f" ({snapped} snapped from the model's near-miss quote)"
@@ -236,9 +240,9 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         try:
             for i in indices:
                 c = self.candidates[i]
-                added.append(self.session.add_pair(c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
-                                                   origin="generate",
-                                                   details={"model": c.model, "request": c.cache_key}))
+                added.append(app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage,
+                                                 c.chunk_index, origin=Via.GENERATE,
+                                                 details={"model": c.model, "request": c.cache_key}))
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
         if added:

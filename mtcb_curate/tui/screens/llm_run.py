@@ -37,6 +37,7 @@ from textual.widgets import ProgressBar, Static
 
 from mtcb_curate.plaintext import printable
 from mtcb_curate.tui.keys import keys_line
+from mtcb_curate.tui.phases import RunPhase
 from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMPrepared, LLMProgress, LLMRetry
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
@@ -100,7 +101,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         self.total = total
         self.unit = unit
         #: preparing -> (confirm ->) running (-> cancelling) -> closed; or failed.
-        self.phase = "preparing"
+        self.phase = RunPhase.PREPARING
         self.cancel_event = threading.Event()
         self.error: str | None = None
         self.estimate: Any = None
@@ -157,11 +158,11 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
     def _set_keys(self) -> None:
         failed = [("v", f"failed attempts ({self._refused_count()})")] if self._job_started else []
         keys = {
-            "preparing": [("esc", "close")],
-            "confirm": [("y/enter", "run these calls"), ("esc", "cancel, no call")],
-            "running": [("esc/c", "cancel"), *failed],
-            "cancelling": [("esc", "close now"), *failed],
-            "failed": [("esc", "close"), *failed],
+            RunPhase.PREPARING: [("esc", "close")],
+            RunPhase.CONFIRM: [("y/enter", "run these calls"), ("esc", "cancel, no call")],
+            RunPhase.RUNNING: [("esc/c", "cancel"), *failed],
+            RunPhase.CANCELLING: [("esc", "close now"), *failed],
+            RunPhase.FAILED: [("esc", "close"), *failed],
         }.get(self.phase, [])
         t = keys_line(keys)
         self._set("#llm-run-keys", t)
@@ -212,7 +213,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         if estimate is not None:
             self._set("#llm-run-estimate", Text(estimate.summary()))
         if estimate is not None and estimate.needs_confirmation:
-            self.phase = "confirm"
+            self.phase = RunPhase.CONFIRM
             self._status("More than 10 calls: run them?", "warning")
             self._set_keys()
             return
@@ -222,11 +223,11 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
 
     def action_run(self) -> None:
         """Run the confirmed calls."""
-        if self.phase == "confirm":
+        if self.phase == RunPhase.CONFIRM:
             self._start()
 
     def _start(self) -> None:
-        self.phase = "running"
+        self.phase = RunPhase.RUNNING
         log = getattr(self.app, "attempt_log", None)
         self._refused_before = 0 if log is None else len(log.refused())
         self._job_started = True
@@ -240,7 +241,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
 
     def _tick(self) -> None:
         """Every second while running: the elapsed time, the tokens received, the refusals."""
-        if not self._open or self.phase not in ("running", "cancelling"):
+        if not self._open or self.phase not in (RunPhase.RUNNING, RunPhase.CANCELLING):
             return
         client = self._run_client
         streaming = bool(getattr(getattr(client, "config", None), "stream", False))
@@ -299,7 +300,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         if not self._open:
             return
         self.query_one(ProgressBar).update(total=message.total, progress=message.done)
-        if self.phase == "running":
+        if self.phase == RunPhase.RUNNING:
             self.status.progress(message.done, message.total, self.unit)
 
     @on(LLMFinished)
@@ -317,7 +318,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             return
         if self._ticker is not None:
             self._ticker.stop()
-        self.phase = "failed"
+        self.phase = RunPhase.FAILED
         self.error = message.line
         self.query_one(ProgressBar).display = False
         self._status(message.line, "error")
@@ -327,18 +328,18 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
 
     def action_cancel(self) -> None:
         """escape: no call when not started; cancel a run; close at once when cancelling."""
-        if self.phase == "running":
+        if self.phase == RunPhase.RUNNING:
             self.action_cancel_run()
         else:
             self._close(None)
 
     def action_cancel_run(self) -> None:
         """Stop the run before its next request (a request in flight is waited for)."""
-        if self.phase != "running":
-            if self.phase in ("confirm", "preparing"):
+        if self.phase != RunPhase.RUNNING:
+            if self.phase in (RunPhase.CONFIRM, RunPhase.PREPARING):
                 self._close(None)
             return
-        self.phase = "cancelling"
+        self.phase = RunPhase.CANCELLING
         self.cancel_event.set()
         streaming = bool(getattr(getattr(self._run_client, "config", None), "stream", False))
         self._status("cancelling: closing the request in flight (esc closes now)" if streaming else

@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 from textual.worker import Worker, get_current_worker
 
-from mtcb_curate.checks import ChecklistReport
+from mtcb_curate.checks import CheckStatus, ChecklistReport
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
 
@@ -118,7 +118,7 @@ class PublishScreen(ModalScreen[None]):
 
     def failing_checks(self) -> list[str]:
         """The ids of the checks that fail (empty before the checklist ran, or when it passes)."""
-        return [c.id for c in self.report.checks if c.status == "fail"] if self.report else []
+        return [c.id for c in self.report.checks if c.status == CheckStatus.FAIL] if self.report else []
 
     def _show(self) -> None:
         """Gate, changes and licence from the current state (status lines are set where they happen)."""
@@ -127,7 +127,7 @@ class PublishScreen(ModalScreen[None]):
             gate = Text.assemble(("Gate ", "bold"), "running the checklist…")
             cls = "-pending"
         elif self.report.passed:
-            warns = [c.id for c in self.report.checks if c.status == "warn"]
+            warns = [c.id for c in self.report.checks if c.status == CheckStatus.WARN]
             gate = Text.assemble(("Gate ", "bold"), ("PASSED", "bold"),
                                  f" · {len(self.report.checks)} checks" +
                                  (f" · warnings: {', '.join(warns)}" if warns else ""))

@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from mtcb_curate.app import review as app_review
+from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
@@ -25,6 +27,7 @@ from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
+from mtcb_curate.verify.verdict import Verdict
 
 #: Candidates asked for per run (``g`` asks for as many fresh ones).
 N_CANDIDATES = 2
@@ -54,10 +57,10 @@ def candidate_text(c: Any) -> Text:
     t += field_text("Answer", c.answer)
     t += field_text("Supporting passage", c.passage)
     verdict = getattr(c, "verdict", "exact")
-    if verdict == "exact":
+    if verdict == Verdict.EXACT:
         t.append(f"verbatim in chunk {c.chunk_index}, characters {c.start:,}–{c.end:,}", style="green")
     else:
-        score = "" if verdict == "normalized" else f" {c.score:.0f}"
+        score = "" if verdict == Verdict.NORMALIZED else f" {c.score:.0f}"
         t.append(f"snapped ({verdict}{score}) to the text of chunk {c.chunk_index}, characters "
                  f"{c.start:,}–{c.end:,}", style="yellow")
     t.append(f" · {c.attempts} attempt{'s' if c.attempts != 1 else ''}", style="dim")
@@ -250,8 +253,9 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         if c is None:
             return
         try:
-            changed = self.session.edit(self.pid, {"question": c.question, "answer": c.answer,
-                                                   "supporting_passage": c.passage}, via="regenerate")
+            changed = app_review.edit(self.session, self.pid, {"question": c.question, "answer": c.answer,
+                                                               "supporting_passage": c.passage},
+                                      via=Via.REGENERATE).changed
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -267,10 +271,10 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         if c is None:
             return
         try:
-            new = self.session.add_pair(c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
-                                        origin="generate",
-                                        details={"model": c.model, "request": c.cache_key,
-                                                 "regenerated_from": self.pid})
+            new = app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
+                                      origin=Via.GENERATE,
+                                      details={"model": c.model, "request": c.cache_key,
+                                               "regenerated_from": self.pid})
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

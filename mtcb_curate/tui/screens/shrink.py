@@ -32,6 +32,7 @@ from textual.widgets import Static
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import PairView, ReviewSession
 from mtcb_curate.tui.keys import keys_line
+from mtcb_curate.tui.phases import RunPhase
 from mtcb_curate.tui.screens.edit import EditScreen
 from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMRetry
 from mtcb_curate.tui.typed_app import CurateAppAccess
@@ -82,7 +83,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         self.proposal = proposal
         #: ``lexical`` or ``llm``; with the LLM: asking -> shown | refused; or cancelling, failed.
         self.source = "lexical" if proposal is not None else "llm"
-        self.phase = "shown" if proposal is not None else "asking"
+        self.phase = RunPhase.SHOWN if proposal is not None else RunPhase.ASKING
         self.result: Any = None
         self.cancel_event = threading.Event()
         self._ticker: Timer | None = None
@@ -139,7 +140,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
                 if p.dropped:
                     facts.append("\nleft out: ", style="bold yellow")
                     facts.append(printable(", ".join(p.dropped), keep_newlines=False), style="yellow")
-        elif self.phase in ("asking", "cancelling"):
+        elif self.phase in (RunPhase.ASKING, RunPhase.CANCELLING):
             body.update(Text("asking the LLM for the minimal exact quote…", style="dim italic"))
         else:
             body.update(Text("no proposal", style="dim italic"))
@@ -156,9 +157,9 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
                     facts.append("\n· " + printable(line, keep_newlines=False))
         self.query_one("#shrink-facts", Static).update(facts)
         keys = {
-            "asking": [("esc", "cancel")],
-            "cancelling": [("esc", "close now")],
-            "shown": [("enter/y", "accept"), ("e", "edit it"), ("esc", "refuse")],
+            RunPhase.ASKING: [("esc", "cancel")],
+            RunPhase.CANCELLING: [("esc", "close now")],
+            RunPhase.SHOWN: [("enter/y", "accept"), ("e", "edit it"), ("esc", "refuse")],
         }.get(self.phase, [("esc", "close")])
         t = keys_line(keys)
         self.query_one("#shrink-keys", Static).update(t)
@@ -172,7 +173,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         self._run_llm()
 
     def _tick(self) -> None:
-        if self.phase == "asking" and self.status.kind == "":
+        if self.phase == RunPhase.ASKING and self.status.kind == "":
             self.status.show(f"asking the LLM for the minimal exact quote…{self.status.elapsed()}")
 
     @work(thread=True, exclusive=True, group="shrink-llm", exit_on_error=False)
@@ -210,7 +211,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
 
     @on(LLMRetry)
     def _retrying(self, message: LLMRetry) -> None:
-        if not self._gone and self.phase == "asking":
+        if not self._gone and self.phase == RunPhase.ASKING:
             self.status.retry(message.notice)
 
     @on(LLMFailed)
@@ -218,7 +219,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         if self._gone:
             return
         self._stop_ticker()
-        self.phase = "failed"
+        self.phase = RunPhase.FAILED
         self.status.show(message.line, "error")
         self._show()
 
@@ -234,10 +235,10 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             return
         if r.quote is not None and r.quote != self.passage.strip():
             self.text = r.quote
-            self.phase = "shown"
+            self.phase = RunPhase.SHOWN
             self.status.show(f"{r.note()}{self.status.elapsed()}", "warning" if r.warnings else "")
         else:
-            self.phase = "refused"
+            self.phase = RunPhase.REFUSED
             note = "the LLM's quote is the whole passage: nothing shorter" if r.quote is not None else r.note()
             self.status.show(f"{note}{self.status.elapsed()}", "warning")
         self._show()
@@ -254,18 +255,18 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
 
     def action_accept(self) -> None:
         """Use the proposal as the passage."""
-        if self.phase == "shown" and self.text is not None:
+        if self.phase == RunPhase.SHOWN and self.text is not None:
             self._close(("accept", self.text))
 
     def action_edit(self) -> None:
         """Open the edit dialog with the proposal as the passage."""
-        if self.phase == "shown" and self.text is not None:
+        if self.phase == RunPhase.SHOWN and self.text is not None:
             self._close(("edit", self.text))
 
     def action_refuse(self) -> None:
         """Refuse the proposal; while the LLM runs, cancel it (again: close at once)."""
-        if self.phase == "asking":
-            self.phase = "cancelling"
+        if self.phase == RunPhase.ASKING:
+            self.phase = RunPhase.CANCELLING
             self.cancel_event.set()
             self._stop_ticker()
             self.status.show("cancelling: waiting for the request in flight (esc closes now)", "warning")

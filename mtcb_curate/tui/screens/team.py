@@ -15,6 +15,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mtcb_curate.errors import CurateError
+from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import TeamComputed
@@ -117,8 +118,8 @@ class TeamScreen(ModalScreen[int | None]):
             self.notify("No open conflict.", timeout=3)
             return
         reason = None
-        if status == "rejected":
-            reason = next((r for s, r in (v for _, v in sorted(self.conflicts[pid].items())) if s == "rejected"),
+        if status == Status.REJECTED:
+            reason = next((r for s, r in (v for _, v in sorted(self.conflicts[pid].items())) if s == Status.REJECTED),
                           None)
         try:
             team.resolve(self.session, pid, status, reason)

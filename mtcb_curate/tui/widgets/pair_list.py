@@ -7,8 +7,7 @@ repaints one row. Row text comes from a callback and is always plain text.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -18,6 +17,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
+from mtcb_curate.app.controller import Queue
 from mtcb_curate.tui.widgets.scrolling import BareScrollView
 
 
@@ -77,57 +77,63 @@ class PairList(BareScrollView, can_focus=False):
             self.pair_id = pair_id
             super().__init__()
 
-    def __init__(self, row_text: Callable[[int, int], str], row_class: Callable[[int], str], **kwargs):
+    def __init__(self, row_text: Callable[[int, int], str], row_class: Callable[[int], str],
+                 queue: Queue | None = None, **kwargs):
         super().__init__(**kwargs)
         self._row_text = row_text
         self._row_class = row_class
-        self._ids: list[int] = []
+        #: The ids and the cursor (``app.controller.Queue``: the review controller's, which
+        #: moves it; ``sync`` draws what it did).
+        self.model = Queue() if queue is None else queue
         self._styles: dict[str, Style] = {}
-        self.cursor = 0
 
     # -- data -------------------------------------------------------------------------------
 
     @property
     def ids(self) -> Sequence[int]:
         """The pair ids shown, in order."""
-        return self._ids
+        return self.model.ids
 
-    def set_ids(self, ids: list[int], keep: int | None = None) -> None:
-        """Show ``ids`` (ascending pair ids); put the cursor on pair ``keep`` if shown, else on
-        the nearest row."""
-        self._ids = ids
-        self.virtual_size = Size(self.size.width, len(ids))
-        index = None if keep is None else self.index_of(keep)
-        if index is not None:
-            self.cursor = index
-        else:
-            self.cursor = min(self.cursor, max(0, len(ids) - 1))
-        self._show_cursor()
-        self.refresh()
-
-    def remove(self, pair_id: int) -> None:
-        """Drop ``pair_id``'s row (it left the view); the cursor stays on the row that follows it,
-        or the new last row. Costs one list deletion, not a rebuild of the list."""
-        i = self.index_of(pair_id)
-        if i is None:
-            return
-        del self._ids[i]
-        if self.cursor > i:
-            self.cursor -= 1
-        self.cursor = min(self.cursor, max(0, len(self._ids) - 1))
-        self.virtual_size = Size(self.size.width, len(self._ids))
-        self._show_cursor()
-        self.refresh()
+    @property
+    def cursor(self) -> int:
+        """The cursor's row."""
+        return self.model.cursor
 
     @property
     def current(self) -> int | None:
         """The pair id under the cursor, or None when the list is empty."""
-        return self._ids[self.cursor] if self._ids else None
+        return self.model.current
 
     def index_of(self, pair_id: int) -> int | None:
         """The row of ``pair_id``, or None when it is not shown (a binary search: ids ascend)."""
-        i = bisect_left(self._ids, pair_id)
-        return i if i < len(self._ids) and self._ids[i] == pair_id else None
+        return self.model.index_of(pair_id)
+
+    def sync(self, *, rebuilt: bool = False, moved_from: int | None = None, rows: Iterable[int] = ()) -> None:
+        """Draw what the model's owner changed: ``rebuilt`` (the ids changed: every row),
+        ``moved_from`` (the cursor left that row), ``rows`` (pair ids whose rows changed)."""
+        if rebuilt:
+            self.virtual_size = Size(self.size.width, len(self.model.ids))
+            self._show_cursor()
+            self.refresh()
+            return
+        for pid in rows:
+            self.refresh_pair(pid)
+        if moved_from is not None:
+            self.refresh_line(moved_from)
+            self.refresh_line(self.model.cursor)
+            self._show_cursor()
+
+    def set_ids(self, ids: list[int], keep: int | None = None) -> None:
+        """Show ``ids`` (ascending pair ids); put the cursor on pair ``keep`` if shown, else on
+        the nearest row."""
+        self.model.set_ids(ids, keep)
+        self.sync(rebuilt=True)
+
+    def remove(self, pair_id: int) -> None:
+        """Drop ``pair_id``'s row (it left the view); the cursor stays on the row that follows it,
+        or the new last row. Costs one list deletion, not a rebuild of the list."""
+        if self.model.remove(pair_id):
+            self.sync(rebuilt=True)
 
     def move_to(self, pair_id: int) -> bool:
         """Put the cursor on ``pair_id``; False when that pair is not shown."""
@@ -139,8 +145,8 @@ class PairList(BareScrollView, can_focus=False):
 
     def move_by(self, delta: int) -> int | None:
         """Move the cursor ``delta`` rows (clamped); returns the new current pair id."""
-        if self._ids:
-            self._move_cursor(max(0, min(len(self._ids) - 1, self.cursor + delta)))
+        if self.model.ids:
+            self._move_cursor(max(0, min(len(self.model.ids) - 1, self.cursor + delta)))
         return self.current
 
     def refresh_pair(self, pair_id: int) -> None:
@@ -152,11 +158,7 @@ class PairList(BareScrollView, can_focus=False):
     # -- rendering --------------------------------------------------------------------------
 
     def _move_cursor(self, i: int) -> None:
-        old = self.cursor
-        self.cursor = i
-        self.refresh_line(old)
-        self.refresh_line(i)
-        self._show_cursor()
+        self.sync(moved_from=self.model.move_to_row(i))
 
     def refresh_line(self, y: int) -> None:
         """Repaint row ``y`` of the list (a list row, not a screen row)."""
@@ -181,7 +183,7 @@ class PairList(BareScrollView, can_focus=False):
         self.scroll_to(y=max(0, y), animate=False, immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(event.size.width, len(self._ids))
+        self.virtual_size = Size(event.size.width, len(self.model.ids))
         self._show_cursor()
 
     def notify_style_update(self) -> None:
@@ -206,15 +208,16 @@ class PairList(BareScrollView, can_focus=False):
     def render_line(self, y: int) -> Strip:
         row = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
-        if row >= len(self._ids):
+        model = self.model
+        if row >= len(model.ids):
             return Strip.blank(width, self._style("", False))
-        pid = self._ids[row]
+        pid = model.ids[row]
         text = display_row(self._row_text(pid, width), width)
-        style = self._style(self._row_class(pid), row == self.cursor)
+        style = self._style(self._row_class(pid), row == model.cursor)
         return Strip([Segment(text, style)], width)
 
     def on_click(self, event: events.Click) -> None:
+        """A click on a row posts ``Selected``; whoever owns the model moves the cursor."""
         row = self.scroll_offset.y + event.y
-        if 0 <= row < len(self._ids):
-            self._move_cursor(row)
-            self.post_message(self.Selected(self._ids[row]))
+        if 0 <= row < len(self.model.ids):
+            self.post_message(self.Selected(self.model.ids[row]))
