@@ -119,12 +119,12 @@ def big_source(tmp_path) -> Path:
 
 async def test_moving_between_pairs_of_a_big_document_verifies_on_no_key(big_source, tmp_path, monkeypatch):
     from mtcb_curate.app import verdicts
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
     # The document counts as "big" (the real threshold is megabytes); no worker starts while
     # the keys are pressed (the scan and the full check are far away).
     monkeypatch.setattr(verdicts, "INLINE_MAX_CHARS", 10_000, raising=False)
-    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 3600.0)
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 3600.0)
     monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 3600.0)
     verify = Spy(verdicts.verify_pair)
     monkeypatch.setattr(verdicts, "verify_pair", verify)
@@ -257,9 +257,9 @@ async def test_moving_between_pairs_asks_for_no_layout_pass(big_source, tmp_path
     pass over the whole screen, 10-15 ms, on every key."""
     from textual.widget import Widget
 
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
-    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 3600.0)
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 3600.0)
     monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 3600.0)
     session = open_session(Options("ficha", source=[str(big_source)], workspace=tmp_path / "ws"))
     app = CurateApp(session)

@@ -42,7 +42,7 @@ from mtcb_curate.dataset.model import PASSAGE_FIELD, QAPair, Status
 
 #: The code whose change makes every kept result stale (paths relative to the package).
 CODE = ("verify", "neardup", "arrays.py", "dataset/tokens.py", "dataset/model.py", "dataset/token_cache.py",
-        "app/analysis_worker.py", "app/analysis_store.py")
+        "app/analysis_worker.py", "app/analysis_store.py", "worker.py")
 #: Worker processes started for one request at most (a killed one is started again).
 ATTEMPTS = 3
 #: Seconds a worker asked to cancel has to stop before it is killed.
@@ -147,7 +147,7 @@ def text_key(snap: Snapshot, corpus_fp: str, source_digest: str) -> str:
 
 def groups_key(text: str, snap: Snapshot) -> str:
     """sha256 hex of ``text`` (:func:`text_key`) with the marks and the rejected pairs."""
-    value = {"text": text, "not_duplicates": sorted(snap.not_duplicates), "shared": sorted(snap.shared_marks),
+    value = {"text": text, "not_duplicates": sorted(snap.not_duplicates), "shared_marks": sorted(snap.shared_marks),
              "rejected": sorted(snap.rejected)}
     return hashlib.sha256(json.dumps(value).encode("ascii")).hexdigest()
 
@@ -223,8 +223,8 @@ def load(folder: Path, text: str, groups: str, snap: Snapshot, texts: store.Pair
     try:
         verdicts = store.VerdictTable.read(here / "verdicts.arrow")
         found = store.read_groups(where, texts.doc_keys)
-        clusters, shared = found["clusters"], found["shared"]
-        live_c, live_s = found.get("live_clusters", clusters), found.get("live_shared", shared)
+        clusters, shared = found["clusters"], found["shared_passages"]
+        live_c, live_s = found.get("live_clusters", clusters), found.get("live_shared_passages", shared)
     except Exception:  # noqa: BLE001 - a damaged file is a miss: the run makes it again
         return None
     if len(verdicts) != len(snap):
@@ -472,7 +472,7 @@ class AnalysisRunner:
         """
         here = store.text_dir(self.folder, text)
         with open(log, "wb") as err:
-            proc = subprocess.Popen([self.python, "-m", "mtcb_curate.app.analysis_worker", str(here / "job.json")],
+            proc = subprocess.Popen([self.python, "-m", "mtcb_curate.worker", str(here / "job.json")],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self.processes_started += 1

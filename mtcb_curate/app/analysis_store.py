@@ -341,7 +341,7 @@ def read_links(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 #: The kinds of groups a run keeps: over every pair, and over the pairs not rejected (kept only
 #: when some pair is rejected; else the same as the first two).
-GROUP_KINDS = ("clusters", "shared", "live_clusters", "live_shared")
+GROUP_KINDS = ("clusters", "shared_passages", "live_clusters", "live_shared_passages")
 
 
 def write_groups(dest: Path, groups: dict[str, Sequence[Any]]) -> None:

@@ -1,4 +1,5 @@
-"""The review app's analysis, run in a process of its own: ``python -m mtcb_curate.app.analysis_worker JOB``.
+"""The review app's analysis, as its worker process does it (``python -m mtcb_curate.worker JOB``,
+whose stdin/stdout protocol is in ``mtcb_curate/worker.py``).
 
 ``JOB`` is a ``job.json`` written by ``app.analysis`` beside the inputs (``app.analysis_store``
 lays out the folder). The work, each stage kept on disk under its key so that a stage already
@@ -14,19 +15,12 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
 3. **groups**: the near-duplicate clusters and shared-passage groups over every pair, with the
    curator's marks, and over the pairs not rejected (the set-wide checks read those).
 
-Protocol: one JSON object per line on stdout (``{"progress": [stage, done, total]}``, then
-``{"done": {...}}`` or ``{"cancelled": true}``); a line ``cancel`` on stdin stops the work at
-the next step; end of stdin (the app gone) ends the process at once. Errors go to stderr (the
-app keeps them in ``worker.log``) and the exit status is 1. Nothing here imports Textual, the
-``datasets`` library or the workspace: the process reads only its job's files.
+Nothing here imports Textual, the ``datasets`` library or the workspace: the process reads
+only its job's files.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -267,59 +261,10 @@ def _groups(job: dict, links, n: int) -> dict:
     not_dup = [tuple(x) for x in job["not_duplicates"]]
     shared_marks = [tuple(x) for x in job["shared_marks"]]
     clusters, shared = links.groups(not_duplicates=not_dup, shared_marks=shared_marks)
-    out = {"clusters": clusters, "shared": shared}
+    out = {"clusters": clusters, "shared_passages": shared}
     rejected = set(job["rejected"])
     if rejected:
         live = [i for i in range(n) if i not in rejected]
-        out["live_clusters"], out["live_shared"] = links.groups(keep=live, not_duplicates=not_dup,
+        out["live_clusters"], out["live_shared_passages"] = links.groups(keep=live, not_duplicates=not_dup,
                                                                  shared_marks=shared_marks)
     return out
-
-
-# -- the process --------------------------------------------------------------------------------
-
-
-def _say(value: dict) -> None:
-    try:
-        sys.stdout.write(json.dumps(value) + "\n")
-        sys.stdout.flush()
-    except (BrokenPipeError, ValueError, OSError):
-        os._exit(3)  # the app is gone
-
-
-def _watch_stdin(stop: threading.Event) -> None:
-    """Set ``stop`` at a ``cancel`` line; end the process when stdin ends (the app is gone)."""
-    for line in sys.stdin:
-        if line.strip() == "cancel":
-            stop.set()
-    os._exit(4)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the job named on the command line (see the module docstring); the exit status."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m mtcb_curate.app.analysis_worker JOB.json", file=sys.stderr)
-        return 2
-    stop = threading.Event()
-    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
-    job = json.loads(Path(args[0]).read_bytes())
-    last = [0.0]
-
-    def progress(stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.2 or done == 0 or done == total:
-            last[0] = now
-            _say({"progress": [stage, done, total]})
-
-    try:
-        summary = run_job(job, progress, stop.is_set)
-    except Cancelled:
-        _say({"cancelled": True})
-        return 0
-    _say({"done": summary})
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -75,10 +75,9 @@ def search(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHO
     current texts, with the stored LLM clusters as extra links: one search, to group with
     ``groups`` (and, for the problems line, ``checks.pair.set_check_results(search=...)``).
 
-    ``located``: where passages already are (``Verdicts.verbatim_spans``, for the current
+    ``located``: where passages already are (exact verdicts' spans, for the current
     passages); the rest are searched in their documents (``neardup.passage_spans``).
-    ``workers``: rapidfuzz threads (``-1``: every core; the review screen's background search
-    uses 1 and leaves the other core to the screen)."""
+    ``workers``: rapidfuzz threads (``-1``: every core)."""
     items = session_items(session, ids)
     extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
     return neardup.search_links(items, threshold=threshold, extra_links=extra, workers=workers,

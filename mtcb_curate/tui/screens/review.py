@@ -8,7 +8,7 @@ pair shown next, the rows to repaint, the lines to tell the curator), which ``_a
 
 The screen's other parts live beside it: the keys (``review_keys``), the queue's rows
 (``review_rows``), showing the pair and painting ahead (``review_painting``), the start-up
-passes (``review_passes``), findability (``review_findability``) and the actions that open
+analysis (``review_analysis``: in a worker process), findability (``review_findability``) and the actions that open
 another screen (``review_dialogs``).
 """
 
@@ -30,7 +30,7 @@ from mtcb_curate.tui.screens.review_dialogs import Dialogs
 from mtcb_curate.tui.screens.review_findability import FindabilityWork
 from mtcb_curate.tui.screens.review_keys import BINDINGS
 from mtcb_curate.tui.screens.review_painting import Painting
-from mtcb_curate.tui.screens.review_passes import SCAN_DELAY_S, StartUpPasses
+from mtcb_curate.tui.screens.review_analysis import AnalysisWork
 from mtcb_curate.tui.screens.review_rows import (FAIL_MARK, GLYPH, HAND_MARK, HAND_ORIGIN, MARK_LEGEND,
                                                 UNFINDABLE_MARK, VERDICT_MARK, QueueRows)
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
@@ -53,9 +53,11 @@ COMPACT_MAX_ROWS = 30
 #: Below this many columns the queue is hidden too (``narrow``): its rows would show a few
 #: characters of each question, and the panel needs the width (j/k still move through it).
 NARROW_MIN_COLUMNS = 100
+#: Seconds after mounting before what an earlier preview cached is read (``F``'s findability).
+FINDABILITY_DELAY_S = 0.5
 
 
-class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFrames, KeepsPaintedLines,
+class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrames, KeepsPaintedLines,
                    CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys.
 
@@ -96,7 +98,7 @@ class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFram
         self._fit_layout()
         if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
             self.session.workspace.on_reconnect = self._reconnected
-        self._later(SCAN_DELAY_S, self._load_findability)  # what an earlier preview cached
+        self._later(FINDABILITY_DELAY_S, self._load_findability)  # what an earlier preview cached
         start = self.session.first_undecided()
         self._apply(c.apply_filter(None, keep=0 if start is None else start))
         self.set_interval(5.0, self._update_progress)

@@ -13,14 +13,13 @@ says how far it is; ``esc`` stops it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual.message import Message
 from textual.timer import Timer
 
 from mtcb_curate.app.analysis import (Analysis, AnalysisCancelled, AnalysisEvent, AnalysisFailed, AnalysisNote,
                                       AnalysisProgress, AnalysisReady, AnalysisRunner)
+from mtcb_curate.tui.messages import AnalysisMessage
 
 if TYPE_CHECKING:
     from mtcb_curate.app.controller import ReviewController
@@ -33,13 +32,6 @@ CHANGE_DELAY_S = 1.0
 #: What the progress bar calls each stage of the worker (``analysis_worker.STAGES``).
 STAGE_WORDS = {"verdicts": "verifying passages", "tokens": "counting tokens", "links": "near-duplicates",
                "groups": "grouping"}
-
-
-@dataclass
-class AnalysisMessage(Message):
-    """An ``app.analysis.AnalysisEvent`` from the runner's thread, on the screen's."""
-
-    event: AnalysisEvent
 
 
 class AnalysisWork:
