@@ -607,12 +607,14 @@ async def test_a_key_waiting_stops_the_warm_up_between_two_steps(ws):
         worked: list[int] = []
         problems = screen.controller.problems
         waiting = [False]
+        keys = [1]
         screen._keys_waiting = lambda: waiting[0]
 
         def a_key_comes(pid):
             worked.append(pid)
-            if len(worked) == 2:  # the next pair's panel, then a queue row: a key waits
+            if len(worked) == 2 and keys:  # the next pair's panel, then a queue row: a key waits
                 waiting[0] = True
+                keys.pop()
             return problems(pid)
 
         screen.controller.problems = a_key_comes

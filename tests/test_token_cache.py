@@ -106,7 +106,7 @@ async def test_the_analysis_fills_the_cache_in_its_process_and_a_reopened_app_ne
     review_at_once(monkeypatch)
     session = dedup_session(tmp_path)
     async with review_app(session, size=(120, 30)) as (app, pilot):
-        assert tokens._encoding is None  # the app's process never loaded it: the worker counted
+        assert tokens._encoding is None  # the worker counted; a first pair checked before is let go
         first = app.screen.controller.verdicts.complete(3)
         assert first.tokens is not None
     cache = TokenCache()

@@ -411,10 +411,10 @@ def _ascii_in_one_pass(region: str, offset: int) -> Normalized:
     n_start: list[int] = []
     n_end: list[int] = []
     removed = 0
-    spaced = _WHITESPACE_CHAR.search
+    has_space = _WHITESPACE_CHAR.search
     for m in _ONE_PASS_RUN.finditer(region):
         a, b = m.span()
-        rep = 1 if spaced(region, a, b) else 0
+        rep = 1 if has_space(region, a, b) else 0
         o_start.append(a)
         o_end.append(b)
         n_start.append(a - removed)

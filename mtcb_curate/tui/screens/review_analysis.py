@@ -19,6 +19,7 @@ from textual.timer import Timer
 
 from mtcb_curate.app.analysis import (Analysis, AnalysisCancelled, AnalysisEvent, AnalysisFailed, AnalysisNote,
                                       AnalysisProgress, AnalysisReady, AnalysisRunner)
+from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import AnalysisMessage
 
 if TYPE_CHECKING:
@@ -103,9 +104,15 @@ class AnalysisWork:
             self._set_analysis_note("analysis stopped (a change starts it again)")
 
     def _absorb(self, analysis: Analysis) -> None:
+        from mtcb_curate.dataset import tokens
+
         if self._runner is not None and not self._runner.busy:
             self._set_analysis_note("")
         self._apply(self.controller.absorb_analysis(analysis))
+        # A pair checked before the analysis came may have loaded the tokenizer (about 37 MB):
+        # the analysis counted every passage into the token cache, so it is let go.
+        if tokens.release_encoding():
+            trim_heap()
         self.curate_app.collector.refreeze()  # its results, out of later full collections
 
     def on_unmount(self) -> None:
