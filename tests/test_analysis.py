@@ -351,3 +351,35 @@ def test_texts_round_trip_through_the_files_byte_for_byte(tmp_path):
         (texts.doc_keys, texts.questions, texts.answers, texts.passages, texts.chunk_index)
     analysis_store.write_corpus(tmp_path / "corpus.arrow", [("k\ud800", b"text \xe2\x80\x99"), ("j", b"")])
     assert analysis_store.read_corpus(tmp_path / "corpus.arrow") == {"k\ud800": b"text \xe2\x80\x99", "j": b""}
+
+
+def test_large_clusters_have_their_links_indexed_by_member_when_loaded(tmp_path, monkeypatch):
+    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
+    try:
+        monkeypatch.setattr(analysis, "WARM_LINKS", 1)
+        event, _, _ = run(session)
+    finally:
+        session.workspace.close()
+    assert event.analysis.clusters and all(c.member_index is not None for c in event.analysis.clusters)
+
+
+def test_the_worker_ends_when_the_app_is_gone(tmp_path):
+    """The app's end closes the worker's stdin (however the app ended): the worker stops at once."""
+    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
+    try:
+        snap = analysis.snapshot(session, 85.0)
+        runner = AnalysisRunner(session, lambda e: None)
+        runner._corpus_fp = session.corpus_fingerprint
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+    finally:
+        session.workspace.close()
+    job = analysis_store.text_dir(runner.folder, text) / "job.json"
+    proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(job)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    first = json.loads(proc.stdout.readline())
+    assert "progress" in first
+    proc.stdin.close()  # the app is gone
+    assert proc.wait(timeout=RUN_TIMEOUT_S) == 4
+    proc.stdout.close()
