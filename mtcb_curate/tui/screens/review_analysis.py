@@ -106,8 +106,7 @@ class AnalysisWork:
     def _absorb(self, analysis: Analysis) -> None:
         from mtcb_curate.dataset import tokens
 
-        if self._runner is not None and not self._runner.busy:
-            self._set_analysis_note("")
+        self._set_analysis_note("")  # a run asked for since says so with its first progress
         self._apply(self.controller.absorb_analysis(analysis))
         # A pair checked before the analysis came may have loaded the tokenizer (about 37 MB):
         # the analysis counted every passage into the token cache, so it is let go.
