@@ -28,7 +28,7 @@ which the emulated screen is unchanged.
 The anchor is a trivial full-screen Textual app (one ``Static`` filling the screen, replaced by
 a new full screen of text with the counter on its first line on every ``a``), measured the same
 way in the same run. Rounds interleave app and anchor, and every ratio is per round. The
-review screen draws its frames from its own clock (``tui/frames.py``: at most one frame per
+review screen draws its frames from its own clock (``tui/workarounds/frames.py``: at most one frame per
 1/60 s counted from the previous frame, where Textual's timer keeps a grid of ticks);
 ``--anchor-clock frame`` gives the anchor that clock too, to tell the clock's share of a ratio.
 
@@ -108,7 +108,7 @@ class Anchor(App):
 
 if os.environ.get("BENCH_ANCHOR_CLOCK") == "frame":  # --anchor-clock frame: the app's frame clock
     from textual.screen import Screen
-    from mtcb_curate.tui.frames import PromptFrames
+    from mtcb_curate.tui.workarounds.frames import PromptFrames
 
     class FrameClockScreen(PromptFrames, Screen):
         pass
@@ -823,7 +823,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--burst-ms", type=float, default=20)
     ap.add_argument("--anchor-clock", choices=("textual", "frame"), default="textual",
                     help="latency: the anchor draws from Textual's screen timer (default) or from the "
-                    "review screen's FrameClock (mtcb_curate.tui.frames), as the app does")
+                    "review screen's FrameClock (mtcb_curate.tui.workarounds.frames), as the app does")
     ap.add_argument("--pg-delay-ms", type=float, default=0.0,
                     help="--workspace postgres: reach the server through a relay adding this many ms each way")
     ap.add_argument("--sizes", default=",".join(f"{c}x{r}" for c, r in SIZES))

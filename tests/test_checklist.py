@@ -52,9 +52,9 @@ def questions() -> list[dict]:
         q("What was Alpha's total revenue in fiscal 2022?", "$10 million",
           "Total revenue was $10 million in fiscal 2022, up from $8 million.", chunk_index=0),
         q("Through which channel does Beta Inc sell its brass bells?", "Retail stores",
-          "Beta Inc sells brass bells through retail stores.", "BBB"),
+          "Beta Inc sells brass bells through retail stores.", "BBB", chunk_index=0),
         q("How much net income did Beta report for 2021?", "$3 million",
-          "Its best year was 2021, when net income reached $3 million.", "BBB"),
+          "Its best year was 2021, when net income reached $3 million.", "BBB", chunk_index=0),
     ]
 
 
@@ -168,12 +168,25 @@ def test_verbatim_passes_after_snap_and_reject(open_ws):
     assert "3 of 3" in c.message
 
 
-def test_verbatim_names_an_unknown_document_key(tmp_path):
+def test_an_unknown_document_key_is_one_links_failure(tmp_path):
     rows = questions()
     rows[0]["ticker"] = "ZZZ"
-    c = no_workspace_report(tmp_path, corpus(), rows).get("verbatim")
+    report = no_workspace_report(tmp_path, corpus(), rows)
+    assert report.get("verbatim").pairs == [] and report.get("unique_passage").pairs == []
+    c = report.get("links")
     assert c.status == "fail" and c.pairs == [0]
-    assert "no document has the key 'ZZZ'" in c.reasons[0]
+    assert "document key 'ZZZ' matches no corpus row" in c.reasons[0]
+
+
+def test_a_passage_verbatim_in_another_document_is_one_links_failure(tmp_path):
+    rows = questions()
+    rows[2]["ticker"], rows[2]["company"] = "AAA", "Alpha"  # Beta's passage linked to Alpha
+    report = no_workspace_report(tmp_path, corpus(), rows)
+    flagged = {c.id for c in report.checks if 2 in c.reasons}
+    assert flagged == {"links"}, flagged
+    why = report.get("links").reasons[2]
+    assert "not in its linked document 'AAA' but verbatim in 'BBB'" in why
+    assert "1 passage(s) in another document than their link" in report.get("verbatim").message
 
 
 def test_verbatim_only_looks_at_accepted_pairs(open_ws):
@@ -307,7 +320,7 @@ def test_answerable_warns_when_the_answer_is_not_in_the_passage(open_ws):
     rows[3]["answer"] = "Forty-two purple elephants"
     c = check(open_ws(question_rows=rows), "answerable")
     assert c.status == "warn" and c.pairs == [3] and c.failing == set()
-    assert "0% of the answer's content words" in c.reasons[3]
+    assert "0% of the answer's words are in the passage" in c.reasons[3] and "purple" in c.reasons[3]
 
 
 def test_answerable_passes_on_numbers_and_stopword_answers(open_ws):
@@ -340,7 +353,8 @@ def test_question_form_fails_on_empty_and_warns_on_yes_no_trivial_and_non_questi
 def test_question_form_warns_without_failing(open_ws):
     rows = questions()
     rows[0]["question"] = "What does Alpha make?"  # 4 words is fine
-    rows[2]["question"] = "Beta's channel?"  # two words
+    rows[2]["question"] = "What is revenue?"  # three words, nothing that singles out a fact
+    rows[1]["question"] = "Beta's channel?"  # two words, but a name
     c = check(open_ws(question_rows=rows), "question_form")
     assert c.status == "warn" and c.pairs == [2]
     assert "too short" in c.reasons[2]

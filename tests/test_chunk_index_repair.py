@@ -310,6 +310,25 @@ async def test_keys_i_and_bulk_I_with_confirm_and_undo(tmp_path):
         assert [p.chunk_index for p in session.pairs] == [0, 0, 7, 3]
 
 
+async def test_bulk_I_fills_null_chunk_indexes(tmp_path):
+    src = _source(tmp_path)
+    rows = [json.loads(line) for line in (src / "questions.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["chunk_index"] = None
+    (src / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session = opened(src, tmp_path / "ws")
+    async with review_app(session, close=True) as (app, pilot):
+        await pilot.press("I")
+        await settle(app, pilot)
+        assert "4 pair" in _screen_text(app.screen)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert [p.chunk_index for p in session.pairs] == [0, 1, 0, 0]
+        await pilot.press("u")  # one undo
+        await settle(app, pilot)
+        assert [p.chunk_index for p in session.pairs] == [None] * 4
+
+
 def _screen_text(screen) -> str:
     from textual.widgets import Static
 
@@ -331,7 +350,7 @@ async def test_the_palette_toggles_the_chunk_index_meaning(tmp_path):
         assert any("key: I" in row for row in listed), listed
 
 
-def test_bulk_leaves_pairs_without_a_chunk_index_alone(tmp_path):
+def test_bulk_fills_pairs_without_a_chunk_index(tmp_path):
     src = _source(tmp_path)
     rows = [json.loads(line) for line in (src / "questions.jsonl").read_text().splitlines()]
     del rows[1]["chunk_index"]
@@ -339,8 +358,14 @@ def test_bulk_leaves_pairs_without_a_chunk_index_alone(tmp_path):
     session = opened(src, tmp_path / "ws")
     try:
         assert session.pairs[1].chunk_index is None
-        assert [f.pair_id for f in app_review.plan_chunk_index_repairs(session)] == [2, 3]
-        assert [f.pair_id for f in app_review.plan_chunk_index_repairs(session, include_unset=True)] == [1, 2, 3]
+        # a null chunk_index is a repairable gap: the bulk fills it with the others
+        assert [f.pair_id for f in app_review.plan_chunk_index_repairs(session)] == [1, 2, 3]
+        assert [f.pair_id for f in app_review.plan_chunk_index_repairs(session, include_unset=False)] == [2, 3]
+        changes = app_review.repair_all_chunk_indexes(session)
+        assert [c.pair_id for c in changes] == [1, 2, 3] and session.pairs[1].chunk_index == 1
+        assert changes[0].note.startswith("chunk_index none -> 1")
+        session.undo()  # one step
+        assert session.pairs[1].chunk_index is None
         change = app_review.repair_chunk_index(session, 1)  # one key on the pair sets it
         assert change.note.startswith("chunk_index none -> 1") and session.pairs[1].chunk_index == 1
     finally:

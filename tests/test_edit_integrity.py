@@ -16,6 +16,7 @@ from textual.document._document import Document
 from textual.widgets import Static, TextArea
 
 from conftest import write_jsonl
+from support import settle
 from mtcb_curate.errors import WorkspaceError
 from mtcb_curate.app.sources import Options, open_session
 from mtcb_curate.tui.app import CurateApp
@@ -48,12 +49,6 @@ def breaks_source(tmp_path) -> Path:
 
 def opened(source: Path, ws: Path):
     return open_session(Options("ficha", source=[str(source)], workspace=ws))
-
-
-async def settle(app, pilot) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 @pytest.fixture(autouse=True)

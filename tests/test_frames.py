@@ -8,9 +8,8 @@ import asyncio
 import pytest
 from textual import _time
 from textual import timer as textual_timer
-from textual.timer import Timer
 
-from mtcb_curate.tui.frames import FrameClock
+from mtcb_curate.tui.workarounds.frames import FrameClock
 
 from support import opened, review_app, settle, text_of_head
 
@@ -101,17 +100,6 @@ async def test_a_frame_waits_for_an_update_that_reaches_the_screen_a_turn_after_
     finally:
         timer.stop()
     assert seen == [["progress bar"]]
-
-
-async def test_textuals_own_timer_holds_such_a_refresh_for_its_grid(clock):
-    """Why the review screen has its own clock: with Textual's timer the same refresh, asked for
-    more than an interval after the previous frame, still waits (up to two intervals) for the
-    grid. Should Textual's timer stop doing so, ``FrameClock`` can go."""
-    start = clock[0]
-    resumes = [start, start + 0.5 + 0.004, start + 0.5 + 0.004 + INTERVAL + 0.002]
-    ticks = await _frames(Timer, clock, resumes)
-    assert ticks[1] == round(resumes[1], 6)  # long after the first frame: at once
-    assert ticks[2] > round(resumes[2], 6) + 0.001  # an interval after that one: held for the grid
 
 
 async def test_the_review_screen_draws_its_frames_from_the_frame_clock(tmp_path, monkeypatch):

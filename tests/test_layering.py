@@ -2,7 +2,7 @@
 functions alike):
 
     utilities (config, errors, plaintext, resources, files, collector, arrays, the package root)
-      <- dataset <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
+      <- dataset <- evidence <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
                                                                            (the domain)
       <- app                                                               (the application layer)
       <- cli, tui                                                          (the front ends)
@@ -28,7 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
 #: Cross-cutting modules at the package's top level (and the package root, ``__version__``).
 UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "arrays")
 #: The domain packages, bottom-up: each may import the utilities and the packages before it.
-DOMAIN = ("dataset", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
+DOMAIN = ("dataset", "evidence", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
 APPLICATION = ("app",)
 FRONT_ENDS = ("cli", "tui")
 #: ``python -m mtcb_curate``: calls the CLI; ``python -m mtcb_curate.worker``: the review app's
@@ -258,8 +258,9 @@ def test_no_module_reads_the_shared_folder_at_run_time():
 #: the application layer (``app.review``, ``app.controller``, ``app.bulk``, ``app.clusters``,
 #: ``app.hand``, ``app.team``, ``app.generation`` ...).
 SESSION_WRITES = frozenset({
-    "decide", "decide_many", "edit", "edit_many", "set_chunk_index", "set_chunk_indexes", "set_note", "undo",
-    "add_pair", "mark_not_duplicates", "mark_not_duplicate_groups", "mark_shared_evidence", "keep_one",
+    "decide", "decide_within", "decide_many", "edit", "edit_many", "set_chunk_index", "set_chunk_indexes", "set_note", "undo",
+    "add_pair", "mark_not_duplicates", "mark_not_duplicate_groups", "mark_not_duplicate_pairs", "mark_shared_evidence",
+    "mark_shared_evidence_groups", "keep_one",
     "set_chunk_index_meaning"})
 #: ``ReviewSession``'s methods that only read (or read the workspace again: ``reload_decisions``).
 SESSION_READS = frozenset({

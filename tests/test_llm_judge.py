@@ -18,8 +18,9 @@ from mtcb_curate.llm.judge import judge_pairs  # noqa: E402
 DOCS = [{"ticker": "AAA", "company": "Alpha",
          "text": "Alpha's revenue grew by a tenth in 2022, to 110 million dollars, as anvil demand rose.\n"}]
 ROWS = [
-    # Paraphrased answer: the lexical check warns, the passage does support it.
-    {"question": "How did Alpha's revenue change in 2022?", "answer": "It increased ten percent",
+    # The answer's figure is not in the passage ("10%" for "a tenth"): the rule-based check warns,
+    # the passage does support it.
+    {"question": "How did Alpha's revenue change in 2022?", "answer": "It increased 10%",
      "supporting_passage": "Alpha's revenue grew by a tenth in 2022, to 110 million dollars",
      "ticker": "AAA", "company": "Alpha", "chunk_index": 0},
     # Unsupported answer.

@@ -100,46 +100,6 @@ def test_limiting_heap_arenas_keeps_allocating_threads_in_one(monkeypatch):
     assert arenas("limit", MALLOC_ARENA_MAX="4")[0] == "False"
 
 
-def _cyclic_garbage_after(divide) -> int:
-    """Objects the cyclic collector finds after one strip is divided whole and at a cut,
-    then dropped (0: reference counting freed everything)."""
-    from rich.segment import Segment
-    from textual.strip import Strip
-
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        gc.collect()
-        strip = Strip([Segment("net revenue "), Segment("of $1,234 million")])
-        whole = divide(strip, [strip.cell_length])
-        cut = divide(strip, [4, strip.cell_length])
-        assert [s.text for s in whole] == [strip.text] and [s.text for s in cut] == ["net ", strip.text[4:]]
-        del strip, whole, cut
-        return gc.collect()
-    finally:
-        if was:
-            gc.enable()
-
-
-def test_painted_rows_divided_whole_are_freed_without_the_cyclic_collector():
-    """The compositor divides every painted row; Textual's ``Strip.divide`` keeps ``[self]``
-    in the strip's own cache when nothing is cut, a cycle only a full collection frees.
-    ``keep_strips_acyclic`` leaves none, and divides as Textual does."""
-    from rich.segment import Segment
-    from textual.strip import Strip
-
-    assert memory.keep_strips_acyclic()
-    assert memory.keep_strips_acyclic()  # idempotent: patched once
-    textual_divide = Strip.divide.textual_divide
-    assert not getattr(textual_divide, "_keeps_acyclic", False)
-    assert _cyclic_garbage_after(textual_divide) > 0  # the cycle this removes
-    assert _cyclic_garbage_after(Strip.divide) == 0
-    strip = Strip([Segment("abc", None), Segment("defgh", None)])
-    for cuts in ([8], [3, 8], [2, 5, 8], [8, 9], [1], []):
-        assert [(s.text, s.cell_length) for s in Strip.divide(strip, cuts)] == \
-            [(s.text, s.cell_length) for s in textual_divide(strip, cuts)], cuts
-
-
 def test_full_collections_are_off_from_mount_and_nothing_frozen_until_start():
     """``defer_full`` (as the app mounts): no automatic full collection, none from ``tick``,
     nothing frozen; ``start`` then freezes; ``restore`` puts everything back either way."""

@@ -157,7 +157,7 @@ def test_cli_bad_k_one_line(cli, tiny):
     assert_one_error_line(cli("preview", "ficha", "--source", tiny, "--k", "1,zero"), "--k")
 
 
-def test_cli_missing_dense_extra_one_line(cli, tiny, monkeypatch):
+def test_cli_missing_wordllama_one_line(cli, tiny, monkeypatch):
     import builtins
 
     real = builtins.__import__
@@ -169,7 +169,7 @@ def test_cli_missing_dense_extra_one_line(cli, tiny, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_wordllama)
     assert_one_error_line(cli("preview", "ficha", "--source", tiny, "--retriever", "dense"),
-                          "pip install 'mtcb-curate[dense]'")
+                          "pip install wordllama")
 
 
 def test_cli_empty_corpus_one_line(cli, tmp_path):

@@ -223,6 +223,33 @@ async def test_shared_passage_screen_lists_groups_and_n_marks_one_distinct(data,
     session.workspace.close()
 
 
+async def test_every_shown_group_marked_distinct_in_three_keys_and_one_undo(data, tmp_path):
+    session = opened(data, tmp_path / "ws")
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        review = app.screen
+        await pilot.press("S")
+        await settle(app, pilot)
+        screen = app.screen
+        assert [g.ids for g in screen.shown] == [(2, 3, 4), (5, 6)]
+        await pilot.press("N")  # asks first
+        await pilot.pause()
+        assert session.shared_evidence() == set()
+        assert "N again: all 2 group(s) (5 pairs) distinct" in str(screen.query_one("#dedup-status", Static).content)
+        await pilot.press("N")
+        await pilot.pause()
+        assert session.shared_evidence() == {(2, 3), (2, 4), (3, 4), (5, 6)}
+        assert screen.shown == [] and "· done" in str(screen.query_one("#dedup-status", Static).content)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is review
+        await pilot.press("u")  # ONE undo takes every group back
+        await settle(app, pilot)
+        assert session.shared_evidence() == set()
+    session.workspace.close()
+
+
 async def test_shared_passage_screen_is_read_only_safe(data, tmp_path):
     opened(data, tmp_path / "ws").workspace.close()
     session = opened(data, tmp_path / "ws", read_only=True)

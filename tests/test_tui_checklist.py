@@ -42,9 +42,9 @@ def questions(question_2: str = "Through which channel does Beta Inc sell its br
           "Alpha Corp makes industrial anvils in Ohio and Texas.", "AAA", 0),
         q("What was Alpha's total revenue in fiscal 2022?", "$10 million",
           "Total revenue was $10 million in fiscal 2022, up from $8 million.", "AAA", 0),
-        q(question_2, "Retail stores", BROKEN, "BBB"),
+        q(question_2, "Retail stores", BROKEN, "BBB", 0),
         q("How much net income did Beta report for 2021?", "$3 million",
-          "Its best year was 2021, when net income reached $3 million.", "BBB"),
+          "Its best year was 2021, when net income reached $3 million.", "BBB", 0),
     ]
 
 

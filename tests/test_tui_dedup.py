@@ -332,3 +332,49 @@ async def test_keeping_one_of_a_large_cluster_asks_for_a_second_k(data, ws, monk
         assert session.status(1) is Status.REJECTED and session.status(2) is Status.REJECTED
         assert session.view(1).reason == "duplicate of #0"
     session.workspace.close()
+
+
+async def test_split_keeps_the_marked_members_and_survives_a_restart(data, ws):
+    session = opened(data, ws)
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_dedup(app, pilot)
+        await pilot.press("enter")
+        assert isinstance(app.screen, ClusterScreen) and app.screen.cluster.ids == (0, 1, 2)
+        await pilot.press("s")  # nothing marked: nothing split
+        assert session.not_duplicates() == set()
+        await pilot.press("1", "space", "2", "space", "s")  # keep #0 and #1, move #2 out
+        assert session.not_duplicates() == {(0, 2), (1, 2)}
+        assert "moved out" in member_text(app, 2) and "✓ keep" in member_text(app, 0)
+        assert "Moved #2 out of the cluster" in str(app.screen.query_one("#cluster-note", Static).content)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert shown(app) == [(0, 1), (5, 6)]
+    session.workspace.close()
+    session = opened(data, ws)  # a restart: the split is kept
+    try:
+        assert [c.ids for c in clusters.find(session)] == [(0, 1), (5, 6)]
+    finally:
+        session.workspace.close()
+
+
+async def test_move_out_is_one_undo_step(data, ws):
+    session = opened(data, ws)
+    app = CurateApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await open_dedup(app, pilot)
+        await pilot.press("enter", "2", "m")  # move #1 out
+        assert session.not_duplicates() == {(0, 1), (1, 2)}
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert shown(app) == [(0, 2), (5, 6)]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("u")
+        assert session.not_duplicates() == set()
+        await open_dedup(app, pilot)
+        assert shown(app) == [(0, 1, 2), (5, 6)]
+    session.workspace.close()

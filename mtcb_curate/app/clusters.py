@@ -138,6 +138,34 @@ def mark_not_duplicates(session: ReviewSession, group: Cluster | Sequence[int]) 
     return session.mark_not_duplicates(ids)
 
 
+def split(session: ReviewSession, cluster: Cluster, keep: Sequence[int]) -> bool:
+    """Split ``cluster``: the members of ``keep`` stay one cluster, every other member is moved
+    out (marked "not duplicates" of each kept member, ``neardup.split_pairs``): saved in the
+    workspace at once (kept across restarts), ONE undo step. False when every such pair already
+    was marked.
+
+    Raises:
+        ValueError: ``keep`` holds a non-member, or no member, or every member.
+        WorkspaceError: the workspace is read-only.
+    """
+    return session.mark_not_duplicate_pairs(neardup.split_pairs(cluster, keep))
+
+
+def move_out(session: ReviewSession, cluster: Cluster, pair_id: int) -> bool:
+    """Move one member out of ``cluster`` (``split`` keeping every other member)."""
+    return split(session, cluster, [i for i in cluster.ids if i != pair_id])
+
+
+def mark_shared_all(session: ReviewSession, groups: Sequence[Cluster | Sequence[int]]) -> bool:
+    """Mark every one of ``groups`` "distinct questions on shared evidence" in ONE step (one
+    ``session.undo`` takes them all back); False when every pair already was marked.
+
+    Raises:
+        WorkspaceError: the workspace is read-only.
+    """
+    return session.mark_shared_evidence_groups([list(g.ids if isinstance(g, Cluster) else g) for g in groups])
+
+
 def unresolved(session: ReviewSession, clusters: Iterable[Cluster]) -> list[Cluster]:
     """The clusters with more than one member not rejected (largest first)."""
     return neardup.unresolved(clusters, session.status)

@@ -28,7 +28,7 @@ from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import PairProblem, failing, pair_problems
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.errors import CurateError
-from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.store.session import PendingDecision, ReviewSession
 from mtcb_curate.verify.verdict import Verdict
 
 Severity = Literal["information", "warning", "error"]
@@ -67,6 +67,8 @@ class Outcome:
         rescore: pairs whose texts changed: their findability is scored again (when known).
         find_clusters: texts or resolutions changed: the near-duplicates are searched again.
         set_checks: the set-wide checks (duplicates, shared_passage) run again, debounced.
+        pending: a decision whose commit still waits on the server (``decide`` with a
+            patience): nothing moved yet; ``decided(pending)`` once it is done.
     """
 
     current: int | None = None
@@ -81,6 +83,7 @@ class Outcome:
     rescore: list[int] = field(default_factory=list)
     find_clusters: bool = False
     set_checks: bool = False
+    pending: PendingDecision | None = None
 
     def say(self, text: str, severity: Severity = "information", timeout: float | None = None) -> Outcome:
         """Add a notice; returns self."""
@@ -330,13 +333,29 @@ class ReviewController:
         v = self.verdicts.verdict(pid)
         return None if v is None else str(v)
 
+    def outcomes_of(self, pid: int) -> frozenset[str] | None:
+        """Pair ``pid``'s outcome flags across the configured chunkers (``is:discriminating``
+        ...), from its findability for its current texts; None until every chunker scored it."""
+        from mtcb_curate.preview.separation import pair_flags
+
+        lines = self.current_find_lines(pid)
+        if lines is None or self.findability is None or any(f is None for f in lines.by_spec.values()):
+            return None
+        return pair_flags([f.hit_rank for f in lines.by_spec.values()], self.findability.settings.k)
+
+    def filters_on_outcomes(self) -> bool:
+        """Whether the view filters on the chunkers' outcomes (``is:discriminating``,
+        ``is:found-by-all``, ``is:found-by-none``), which read the findability."""
+        f = self.view_filter
+        return (f.discriminating, f.found_by_all, f.found_by_none) != (None, None, None)
+
     def view_ids(self, ids=None) -> list[int]:
         """The ids of the current view (``ids``: only among these)."""
         if self.view_filter.empty and ids is None:
             return self.session.ids(self.status_filter)
         try:
             return app_filters.apply(self.session, self.combined_filter(), verdict_of=self._verdict_of,
-                                     problems=self.problems, ids=ids)
+                                     problems=self.problems, ids=ids, outcomes_of=self.outcomes_of)
         except app_filters.FilterError:  # parse() checked it; a pattern never turns bad later
             return []
 
@@ -384,7 +403,10 @@ class ReviewController:
         status = next(iter(f.statuses)) if len(f.statuses) == 1 else None
         out = self.apply_filter(status, keep=self.queue.current)
         if not self.queue.ids:
-            out.say("No pair passes this filter (V changes it; an empty line clears it).", timeout=4)
+            needs_f = self.filters_on_outcomes() and not self.find_lines
+            out.say("No pair passes this filter (V changes it; an empty line clears it)."
+                    + (" is:discriminating and is:found-by-… need the findability: press F." if needs_f else ""),
+                    timeout=4)
         elif not f.empty:  # the queue and its title are hidden in the narrow layout
             out.say(f"view: {len(self.queue.ids):,} of {len(self.session):,} pairs", timeout=3)
         return out
@@ -532,20 +554,39 @@ class ReviewController:
         return self.failing_checks(pid)
 
     def decide(self, status: Status, reason: str | None = None, *,
-               meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> Outcome:
+               meanwhile: Callable[[Callable[[], bool]], object] | None = None,
+               patience_s: float | None = None) -> Outcome:
         """Decide the current pair (``app.review.decide``) and move on to the next row (or the
         row leaves a view it no longer passes). ``meanwhile``: work for the caller's thread while
-        the commit waits on a server (``ReviewSession.decide``)."""
+        the commit waits on a server (``ReviewSession.decide``). ``patience_s``: wait at most
+        that long for such a commit (``app.review.decide_within``); when it is not done by then,
+        the outcome's ``pending`` holds it and nothing moves until ``decided(pending)``."""
         pid = self.queue.current
         if pid is None:
             return self._done(Outcome())
         if self.session.read_only:
             return self._done(Outcome().say("The workspace is open read-only: nothing can be decided.", "warning"))
         try:
-            app_review.decide(self.session, pid, status, reason, meanwhile=meanwhile)
+            if patience_s is None:
+                app_review.decide(self.session, pid, status, reason, meanwhile=meanwhile)
+            else:
+                change = app_review.decide_within(self.session, pid, status, reason, patience_s=patience_s,
+                                                  meanwhile=meanwhile)
+                if isinstance(change, PendingDecision):
+                    return self._done(Outcome(pending=change))
         except CurateError as exc:
             return self._done(Outcome().say(f"Not saved: {exc}", "error", 10))
         return self.after_change(pid, advance=True)
+
+    def decided(self, pending: PendingDecision) -> Outcome:
+        """A pending decision's commit is done (``decide`` with a patience): put it in the
+        session and move on as ``decide`` does, or say it was not saved (the cursor stays on
+        the pair)."""
+        try:
+            pending.finish()
+        except CurateError as exc:
+            return self._done(Outcome().say(f"Not saved: {exc}", "error", 10))
+        return self.after_change(pending.pair_id, advance=self.queue.current == pending.pair_id)
 
     def undo(self) -> Outcome:
         """Undo the latest decision or edit (``app.review.undo``) and show its pair."""

@@ -2,7 +2,9 @@
 
 A :class:`Filter` combines criteria (all must hold; an unset one holds for every pair): status,
 verdict, a check's failures or warnings, document key, edited, generated, added by hand, has a
-note, question form and question type (``stats.questions``' rules, on the current texts), and text in the question, answer or passage (plain or a regular expression, smart case:
+note, question form and question type (``stats.questions``' rules, on the current texts), the
+findability preview's outcome across the configured chunkers (``is:discriminating``,
+``is:found-by-all``, ``is:found-by-none``: ``preview.separation``), and text in the question, answer or passage (plain or a regular expression, smart case:
 case-insensitive unless the query has an upper-case letter). :func:`apply` returns the ids in
 queue order; :func:`parse` reads the filter bar's one line (``status:undecided verdict:fuzzy
 fails:verbatim doc:AAPL is:edited -is:generated has:note form:what,which type:numeric /regex/
@@ -64,6 +66,9 @@ class Filter:
         types: one of these question types (``stats.questions.TYPES``; empty: any).
         text: the text query ('' none); ``regex``: it is a regular expression.
         fields: the text fields searched (``question``, ``answer``, ``supporting_passage``).
+        discriminating, found_by_all, found_by_none: True only the pairs with that outcome
+            flag (``preview.separation.FLAGS``), False only those without it, None any; a pair
+            the preview has not scored under every configured chunker matches neither.
     """
 
     statuses: frozenset[Status] = frozenset()
@@ -80,6 +85,9 @@ class Filter:
     text: str = ""
     regex: bool = False
     fields: tuple[str, ...] = ("question", "answer", PASSAGE_FIELD)
+    discriminating: bool | None = None
+    found_by_all: bool | None = None
+    found_by_none: bool | None = None
 
     @property
     def empty(self) -> bool:
@@ -113,7 +121,8 @@ class Filter:
         if self.doc_key is not None:
             out.append("doc:" + _quote(self.doc_key))
         for name, value in (("edited", self.edited), ("generated", self.generated), ("hand", self.by_hand),
-                            ("note", self.has_note)):
+                            ("note", self.has_note), ("discriminating", self.discriminating),
+                            ("found-by-all", self.found_by_all), ("found-by-none", self.found_by_none)):
             if value is not None:
                 out.append(("" if value else "-") + ("has:" if name == "note" else "is:") + name)
         if self.forms:
@@ -147,6 +156,8 @@ def parse(line: str) -> Filter:
     - ``status:undecided,flagged`` (or ``is:accepted`` ...), ``verdict:fuzzy,missing``;
     - ``fails:CHECK``, ``warns:CHECK``, ``check:CHECK`` (fails or warns);
     - ``doc:KEY``; ``is:edited``, ``is:generated``, ``is:hand``, ``has:note``;
+    - ``is:discriminating`` (the chunkers' outcomes differ at some k), ``is:found-by-all``,
+      ``is:found-by-none`` (every / no chunker finds it at the largest k);
     - ``form:what,how-much`` (question forms), ``type:numeric,date`` (question types);
     - ``in:q,a,p`` (which texts a query searches); ``re:PATTERN`` or ``/PATTERN/`` a regular
       expression; any other words: plain text (joined by one space; quotes keep spaces).
@@ -198,10 +209,11 @@ def parse(line: str) -> Filter:
             f = replace(f, types=f.types | _names(word, value, _TYPES, "question type"))
         elif name in ("is", "has"):
             flag = {"edited": "edited", "generated": "generated", "hand": "by_hand", "note": "has_note",
-                    "notes": "has_note"}.get(value.lower())
+                    "notes": "has_note", "discriminating": "discriminating", "found-by-all": "found_by_all",
+                    "found-by-none": "found_by_none"}.get(value.lower())
             if flag is None:
-                raise FilterError(f"unknown flag {word!r}: use is:edited, is:generated, is:hand, has:note "
-                                  "or a status")
+                raise FilterError(f"unknown flag {word!r}: use is:edited, is:generated, is:hand, has:note, "
+                                  "is:discriminating, is:found-by-all, is:found-by-none or a status")
             f = replace(f, **{flag: not neg})
         elif name == "in":
             keys = [v.strip().lower() for v in value.split(",") if v.strip()]
@@ -225,7 +237,8 @@ def _origin_hand(origin: str) -> bool:
 
 def apply(session, f: Filter, *, verdict_of: Callable[[int], str | None] | None = None,
           problems: Callable[[int], Iterable] | Mapping[str, object] | None = None,
-          note_of: Callable[[int], str | None] | None = None, ids: Iterable[int] | None = None) -> list[int]:
+          note_of: Callable[[int], str | None] | None = None, ids: Iterable[int] | None = None,
+          outcomes_of: Callable[[int], frozenset[str] | None] | None = None) -> list[int]:
     """The ids of ``session``'s pairs that pass ``f``, in queue order (ascending).
 
     Args:
@@ -241,6 +254,10 @@ def apply(session, f: Filter, *, verdict_of: Callable[[int], str | None] | None 
         note_of: pid -> the pair's note (None or '' for none); default ``session.note`` when the
             session has notes, else no pair has one.
         ids: limit to these ids (default: every pair).
+        outcomes_of: pid -> the pair's outcome flags across the configured chunkers
+            (``preview.separation.pair_flags`` of its current texts), or None when the preview
+            has not scored it under every one; needed by ``is:discriminating``,
+            ``is:found-by-all`` and ``is:found-by-none`` (without it they match no pair).
 
     Raises:
         FilterError: a bad regular expression.
@@ -273,6 +290,16 @@ def apply(session, f: Filter, *, verdict_of: Callable[[int], str | None] | None 
         wanted = f.verdicts
         get = verdict_of or (lambda _pid: None)
         out = [i for i in out if (get(i) or "unverified") in wanted]
+    wanted = [(flag, want) for flag, want in (("discriminating", f.discriminating), ("found-by-all", f.found_by_all),
+                                              ("found-by-none", f.found_by_none)) if want is not None]
+    if wanted:
+        get = outcomes_of or (lambda _pid: None)
+        keep = []
+        for i in out:
+            flags = get(i)
+            if flags is not None and all((flag in flags) == want for flag, want in wanted):
+                keep.append(i)
+        out = keep
     if f.forms or f.types:
         out = _by_question(session, f, out)
     if pattern is not None:

@@ -1,10 +1,10 @@
 """Folding several SQLite workspaces of the same source into one (``mtcb-curate merge``): for a
 team without a database server, each curator reviews in their own workspace and a lead merges.
 
-Rules (the same as on a shared workspace, ``store.postgres``):
+Rules (the same as on a shared workspace, ``store.team``):
 
 - decisions: every workspace's decision is kept as that curator's vote; a pair decided in one
-  workspace, or in several that agree (``postgres.votes_agree``), gets that decision; pairs on
+  workspace, or in several that agree (``store.team.votes_agree``), gets that decision; pairs on
   which they disagree stay undecided, as conflicts, until a lead decides them (``team
   --resolve``, or the app's team screen); the ``conflicts`` check fails meanwhile;
 - a workspace's curator is the name most of its history entries carry, else its folder name;

@@ -2,8 +2,10 @@
 
 ``run_preview`` takes the session's current passages and questions (edits applied), chunks the
 corpus with each chunker (cached in the workspace), fits the retriever on all chunks of all
-documents (cached), and scores with MTCB's rule (``preview.scoring``). ``mtcb-curate preview``
-and, later, the app call it.
+documents (cached), and scores with MTCB's rule (``preview.scoring``). Over the same pairs it
+adds the evidence density (``stats.density``) and whether the pairs tell the chunkers apart
+(``preview.separation``: per-pair discrimination, paired bootstrap intervals, McNemar tests,
+pairs needed). ``mtcb-curate preview`` and the app call it.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from mtcb_curate.preview import cache as pcache
 from mtcb_curate.preview.chunkers import ChunkerSpec, Chunks, chunk_corpus, library_versions
 from mtcb_curate.preview.retrievers import LEXICAL_NOTE, make_retriever, retriever_version
 from mtcb_curate.preview.placement import chunks_name, index_name, memo_name
+from mtcb_curate.preview.settings import SeparationSettings
 from mtcb_curate.preview.scoring import (ChunkerScore, Item, Memo, corpus_occurrences, fill_memo,
                                         summarize)
+from mtcb_curate.preview.separation import Separation
+from mtcb_curate.stats.density import density_lines
 from mtcb_curate.store.session import ReviewSession
 
 
@@ -37,6 +42,12 @@ class PreviewReport:
     versions: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     cached: list[str] = field(default_factory=list)
+    #: The evidence density of the pairs (``stats.density.density_summary``) and per pair
+    #: (``pair_density``, in ``items`` order), or None when the statistics were not asked for.
+    evidence: dict | None = None
+    evidence_pairs: list[dict] = field(default_factory=list)
+    #: Whether the pairs tell the chunkers apart (``preview.separation``), or None.
+    separation: Separation | None = None
 
     @property
     def note(self) -> str:
@@ -56,7 +67,56 @@ class PreviewReport:
                          + "".join(f"{s.mrr[k]:>8.3f}" for k in self.ks) + f"{s.ceiling:>9.1%}{s.too_long:>10,}")
         lines.append(f"versions: {self.versions_line()}")
         lines.append(f"note: {self.note}")
+        if self.evidence is not None:
+            lines += ["", "evidence density (HiCBench):"] + ["  " + x for x in density_lines(self.evidence)]
+        if self.separation is not None:
+            lines += ["", self.separation_title()]
+            lines += ["  " + x for x in self.separation_table()]
+            lines += ["  " + x for x in self.separation.lines()]
+            lines += ["  " + x for x in self.pair_lists()]
+            lines.append(f"  {self.method_line()}")
         return "\n".join(lines)
+
+    def separation_title(self) -> str:
+        sep = self.separation
+        return (f"does this set separate the chunkers? ({sep.pairs:,} pairs, retriever {sep.retriever}, "
+                f"paired bootstrap {sep.resamples:,} resamples seed {sep.seed}, exact McNemar):")
+
+    def separation_table(self) -> list[str]:
+        """Per two chunkers at each k: the recall difference in points, its interval, the
+        discordant pairs (a only / b only), McNemar's p and the pairs needed."""
+        sep = self.separation
+        if sep is None or not sep.comparisons:
+            return ["fewer than two chunkers: nothing to compare"]
+        head = (f"{'chunker a':<16}{'chunker b':<16}{'k':>4}{'diff':>7}{'95 % CI':>16}{'a only':>8}{'b only':>8}"
+                f"{'McNemar p':>11}{'need':>9}")
+        out = [head]
+        for c in sep.comparisons:
+            ci = f"{100 * c.ci_low:.1f} to {100 * c.ci_high:.1f}"
+            need = "-" if c.needed is None else f"{c.needed:,}"
+            out.append(f"{c.a:<16}{c.b:<16}{c.k:>4}{100 * c.difference:>+7.1f}{ci:>16}{c.a_only:>8,}{c.b_only:>8,}"
+                       f"{c.mcnemar_p:>11.3g}{need:>9}")
+        out.append(f"diff and CI in points of recall@k; need: pairs to detect {sep.detect:g} points at "
+                   f"{sep.power:.0%} power (this set: {sep.pairs:,})")
+        return out
+
+    def pair_lists(self, limit: int = 20) -> list[str]:
+        """The pairs every chunker finds and those none finds (ids, at most ``limit`` each)."""
+        from mtcb_curate.preview.separation import FOUND_BY_ALL, FOUND_BY_NONE
+
+        sep = self.separation
+        out = []
+        for flag, what in ((FOUND_BY_NONE, "found by no chunker (check them: often a bad pair)"),
+                           (FOUND_BY_ALL, "found by every chunker (they only add to everyone's score)")):
+            ids = sep.with_flag(flag)
+            shown = ", ".join(f"#{i}" for i in ids[:limit]) + (f" and {len(ids) - limit:,} more" if len(ids) > limit
+                                                               else "")
+            out.append(f"{what}: {len(ids):,}" + (f" ({shown})" if ids else ""))
+        return out
+
+    def method_line(self) -> str:
+        return ("method: docs/chunker-separation.md (bootstrap: Efron 1987; McNemar 1947, exact binomial; "
+                "pairs needed: Connor 1987; evidence density: HiCBench)")
 
     def to_markdown(self) -> str:
         head = ("| chunker | retriever | chunks | " + " | ".join(f"recall@{k}" for k in self.ks) + " | "
@@ -65,13 +125,21 @@ class PreviewReport:
         rows = [f"| {s.spec} | {s.retriever} | {s.n_chunks:,} | " + " | ".join(f"{s.recall[k]:.1%}" for k in self.ks)
                 + " | " + " | ".join(f"{s.mrr[k]:.3f}" for k in self.ks) + f" | {s.ceiling:.1%} | {s.too_long:,} |"
                 for s in self.scores]
-        return "\n".join([f"{self.pairs:,} {self.which} pairs of {self.dataset}.", "", head, sep, *rows, "",
-                          f"Versions: {self.versions_line()}. {self.note}.", ""])
+        out = [f"{self.pairs:,} {self.which} pairs of {self.dataset}.", "", head, sep, *rows, "",
+               f"Versions: {self.versions_line()}. {self.note}.", ""]
+        if self.separation is not None or self.evidence is not None:
+            from mtcb_curate.hub.card import separation_markdown
+
+            out += [separation_markdown(self.separation.to_json() if self.separation is not None else None,
+                                        self.evidence, heading="##", scope=f"{self.which} pairs"), ""]
+        return "\n".join(out)
 
     def to_json(self) -> dict:
         return {"dataset": self.dataset, "retriever": self.retriever, "k": list(self.ks), "pairs": self.pairs,
                 "which": self.which, "versions": self.versions, "note": self.note, "seconds": self.seconds,
-                "chunkers": [s.to_dict() for s in self.scores]}
+                "chunkers": [s.to_dict() for s in self.scores],
+                "evidence": None if self.evidence is None else {**self.evidence, "per_pair": self.evidence_pairs},
+                "separation": None if self.separation is None else self.separation.to_json()}
 
 
 def preview_items(session: ReviewSession, *, all_pairs: bool) -> list[Item]:
@@ -115,12 +183,17 @@ def load_index(chunks: Chunks, retriever: str, store: pcache.PreviewCache, finge
 
 def run_preview(session: ReviewSession, specs: Sequence[ChunkerSpec], *, retriever: str = "bm25",
                 ks: Sequence[int] = (1, 3, 5, 10), all_pairs: bool = False, cache_dir: Path | None = None,
-                progress: Callable[[str], None] | None = None) -> PreviewReport:
+                progress: Callable[[str], None] | None = None, statistics: bool = True,
+                separation: SeparationSettings | None = None) -> PreviewReport:
     """MTCB's scores on the session's pairs for each chunker (see the module docstring).
 
     Args:
         all_pairs: every pair instead of the accepted ones.
         cache_dir: the workspace folder (None: no cache).
+        statistics: add the evidence density and the chunker separation (``report.evidence``,
+            ``report.separation``); False: the scores alone.
+        separation: the bootstrap's seed and resamples and the pairs-needed target (default
+            ``SeparationSettings()``).
 
     Raises:
         InputError: the corpus is empty (no document has text), no pair to score, or
@@ -145,8 +218,44 @@ def run_preview(session: ReviewSession, specs: Sequence[ChunkerSpec], *, retriev
     for spec in specs:
         report.scores.append(score_spec(spec, documents, items, report.ks, retriever, store, fp, occ,
                                         report.versions, report.cached, progress))
+    if statistics:
+        add_statistics(report, items, specs, separation or SeparationSettings(), progress)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def evidence_of(items: Sequence[Item], specs: Sequence[ChunkerSpec]) -> tuple[dict, list[dict]]:
+    """The evidence density of ``items``' passages (``stats.density``): the summary, with each
+    chunker's share of its chunk size, and one ``{"pair_id", "words", "sentences", "share"}``
+    per item."""
+    import numpy as np
+
+    from mtcb_curate.preview.chunkers import passage_size
+    from mtcb_curate.stats.density import density_summary, evidence_counts
+
+    passages = [it.passage for it in items]
+    words, sentences = evidence_counts(passages)
+    specs = list(dict.fromkeys(specs))
+    by_unit = {s.unit: s for s in specs}  # one count per unit (characters, cl100k tokens)
+    counted = {u: np.array([passage_size(s, p) for p in passages], dtype=np.int64) for u, s in by_unit.items()}
+    lengths = {s.text: counted[s.unit] for s in specs}
+    summary = density_summary(words, sentences, [(s.text, s.unit, s.size, lengths[s.text]) for s in specs])
+    per_pair = [{"pair_id": it.pair_id, "words": int(words[j]), "sentences": int(sentences[j]),
+                 "share": {s.text: round(int(lengths[s.text][j]) / s.size, 4) for s in specs}}
+                for j, it in enumerate(items)]
+    return summary, per_pair
+
+
+def add_statistics(report: PreviewReport, items: Sequence[Item], specs: Sequence[ChunkerSpec],
+                   settings: SeparationSettings, progress: Callable[[str], None] | None = None) -> None:
+    """Fill in ``report.evidence`` / ``evidence_pairs`` and ``report.separation`` from its scores."""
+    from mtcb_curate.preview.separation import separate_scores
+
+    if progress:
+        progress("evidence density and chunker separation")
+    report.evidence, report.evidence_pairs = evidence_of(items, specs)
+    report.separation = separate_scores(report.scores, report.ks, seed=settings.seed, resamples=settings.resamples,
+                                        detect=settings.detect, power=settings.power)
 
 
 class Occurrences:

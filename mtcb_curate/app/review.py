@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.dataset.model import Status, Via
 from mtcb_curate.errors import CurateError
-from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.store.session import PendingDecision, ReviewSession
 from mtcb_curate.verify.repair import select_span as _select_span
 from mtcb_curate.verify.repair import snap as _snap
 from mtcb_curate.verify.repair import trim_passage
@@ -94,6 +94,26 @@ def decide(session: ReviewSession, pair_id: int, status: Status, reason: str | N
     """
     before = session.view(pair_id)
     session.decide(pair_id, status, reason, meanwhile=meanwhile)
+    after = session.view(pair_id)
+    changed = ("status",) if (after.status, after.reason) != (before.status, before.reason) else ()
+    return Change(pair_id, changed, after.status)
+
+
+def decide_within(session: ReviewSession, pair_id: int, status: Status, reason: str | None = None, *,
+                  patience_s: float, meanwhile: Callable[[Callable[[], bool]], object] | None = None
+                  ) -> Change | PendingDecision:
+    """``decide`` for a caller that must not wait long (``ReviewSession.decide_within``): the
+    ``Change``, or a ``PendingDecision`` when a commit waiting on a server took longer than
+    ``patience_s`` seconds (``PendingDecision.finish`` puts it in the session once it is done).
+
+    Raises:
+        WorkspaceError: the write failed within ``patience_s`` (nothing changed).
+        IndexError: no such pair.
+    """
+    before = session.view(pair_id)
+    pending = session.decide_within(pair_id, status, reason, patience_s=patience_s, meanwhile=meanwhile)
+    if pending is not None:
+        return pending
     after = session.view(pair_id)
     changed = ("status",) if (after.status, after.reason) != (before.status, before.reason) else ()
     return Change(pair_id, changed, after.status)
@@ -336,12 +356,13 @@ def repair_chunk_index(session: ReviewSession, pair_id: int, *, verdicts: Verdic
                   f"chunk_index {old} -> {fix.new}: {fix.reason}")
 
 
-def plan_chunk_index_repairs(session: ReviewSession, ids=None, *, include_unset: bool = False) -> list:
+def plan_chunk_index_repairs(session: ReviewSession, ids=None, *, include_unset: bool = True) -> list:
     """Every chunk_index repair the session's current passages call for
     (``verify.chunk_index.propose_chunk_indexes``: one ``ChunkIndexFix`` per located pair whose
     chunk_index does not hold its passage, refusals included), limited to ``ids`` when given.
-    Pairs without a chunk_index are not wrong (``links`` does not check them) and are left out
-    unless ``include_unset``. Nothing is written. Cost: verifying every pair and tokenizing each
+    Pairs without a chunk_index (null or empty) are a repairable gap (``links`` warns) and are
+    filled with the window holding their passage; ``include_unset=False`` leaves them out.
+    Nothing is written. Cost: verifying every pair and tokenizing each
     document once (under a second for squad-mtcb's 1,299 pairs, loading included).
     """
     from mtcb_curate.verify.chunk_index import propose_chunk_indexes

@@ -113,6 +113,73 @@ def findability(session: ReviewSession, ids: Iterable[int] | None = None, *, has
     return {"run": True, "retriever": settings.retriever, "k": list(settings.k), "chunkers": rows}
 
 
+def separation(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
+               config: Path | None = None) -> dict:
+    """Whether the pairs ``ids`` (None: every pair) tell the configured chunkers apart
+    (``preview.separation``), from the per-pair results an earlier preview saved in the
+    workspace's ``preview-cache/``: nothing is chunked, indexed or scored. Only the pairs every
+    configured chunker has results for (their current question and passage) are compared.
+
+    Returns:
+        ``{"run": False}`` when no configured chunker has saved results (or there is no
+        workspace), else ``{"run": True, "scored": pairs compared, "of": pairs asked,
+        "missing": [chunkers without saved results], **Separation.to_json()}`` without the
+        per-pair rows (the ``[preview]`` seed, resamples, detect and power apply).
+
+    Raises:
+        CurateError: the config file is not valid TOML, or a ``[preview]`` value is invalid.
+    """
+    if not has_workspace:
+        return {"run": False}
+    from mtcb_curate.preview.scoring import summarize
+    from mtcb_curate.preview.separation import separate_scores
+    from mtcb_curate.preview.settings import PreviewSettings
+
+    settings = PreviewSettings.resolve(config)
+    memos = _saved_memos(session, settings)
+    if memos is None:
+        return {"run": False}
+    items = _current_items(session, ids)
+    have = {spec: memo for spec, memo in memos.items() if memo}
+    scored = [it for it in items if all((it.question, it.passage) in memo for memo in have.values())]
+    scores = [summarize(spec, settings.retriever, scored, settings.k, memo, {}) for spec, memo in have.items()]
+    sep = settings.separation
+    out = separate_scores(scores, settings.k, seed=sep.seed, resamples=sep.resamples, detect=sep.detect,
+                          power=sep.power, retriever=settings.retriever).to_json()
+    out.pop("per_pair", None)
+    return {"run": True, "scored": len(scored), "of": len(items),
+            "missing": [spec for spec, memo in memos.items() if not memo], **out}
+
+
+def _saved_memos(session: ReviewSession, settings) -> dict | None:
+    """spec text -> the preview's saved per-pair results (a non-empty memo, or None) for each
+    configured chunker; None when there is none at all."""
+    from mtcb_curate.preview import cache as pcache
+    from mtcb_curate.preview.placement import memo_name
+
+    store = pcache.PreviewCache(Path(session.workspace.path))
+    if store.folder is None or not store.folder.is_dir():
+        return None
+    fp = session.corpus_fingerprint
+    memos = {}
+    for spec in settings.chunkers:
+        got = store.get(memo_name(fp, spec, settings.retriever, settings.k))
+        memos[spec.text] = got if isinstance(got, dict) and got else None
+    return memos if any(memos.values()) else None
+
+
+def _current_items(session: ReviewSession, ids: Iterable[int] | None):
+    """``preview.scoring.Item`` of ``ids`` (None: every pair) with their current texts."""
+    from mtcb_curate.dataset.model import PASSAGE_FIELD
+    from mtcb_curate.preview.scoring import Item
+
+    id_list = list(range(len(session))) if ids is None else sorted(set(ids))
+    pairs = session.pairs
+    questions, passages = session.edited_texts("question"), session.edited_texts(PASSAGE_FIELD)
+    return [Item(i, questions.get(i, pairs[i].question), passages.get(i, pairs[i].passage), pairs[i].doc_key)
+            for i in id_list]
+
+
 def llm_tags(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True) -> dict:
     """The LLM's question forms and types (``llm.tagging``) of ``ids`` (None: every pair), read
     from the workspace's LLM cache (what ``stats --llm-tags`` paid for; no call), for the pairs
@@ -172,7 +239,7 @@ def tag_items(session: ReviewSession, ids: Iterable[int] | None = None) -> list[
 def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, has_workspace: bool = True,
                   config: Path | None = None, results: Mapping | None = None,
                   report: ChecklistReport | None = None, build_windows: bool = True, verify: bool = True,
-                  count_tokens: bool = True, tag: bool = True) -> Stats:
+                  count_tokens: bool = True, tag: bool = True, with_separation: bool = True) -> Stats:
     """``stats.compute_stats`` of ``session`` over ``ids`` (None: every pair), with the findability
     preview's saved scores (:func:`findability`) and the LLM's saved tags (:func:`llm_tags`).
 
@@ -187,6 +254,8 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
         build_windows: tokenize documents whose windows are not cached yet.
         verify, count_tokens, tag: verify the pairs, count the passage tokens, tag the
             questions not cached (else left pending: ``compute_stats``).
+        with_separation: compare the chunkers on the preview's saved results (:func:`separation`,
+            about 0.1-1 s: a bootstrap); False leaves ``stats.separation`` ``{"run": False}``.
 
     Raises:
         CurateError: the config file is not valid TOML, or a ``[stats]`` or ``[preview]`` value
@@ -194,8 +263,11 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
     """
     from mtcb_curate.llm.cache import CACHE_NAME
 
+    from mtcb_curate.preview.settings import PreviewSettings
+
     profile = session.dataset.profile
     folder = Path(session.workspace.path)
+    specs = PreviewSettings.resolve(config).chunkers
     limits = Limits.resolve(profile, config)
     # The windows depend only on a document's text (files named by its sha1): one cache for
     # every workspace, so a new workspace over a corpus seen before does not tokenize it again.
@@ -207,7 +279,10 @@ def session_stats(session: ReviewSession, ids: Iterable[int] | None = None, *, h
             targets=Targets.resolve(profile, config), report=report,
             windows_cache=windows, located_cache=figures / LOCATED_NAME,
             build_windows=build_windows, verify=verify, count_tokens=count_tokens, tag=tag,
-            llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None, prices=llm_prices(config))
+            llm_usage=llm_usage(folder / CACHE_NAME) if has_workspace else None, prices=llm_prices(config),
+            chunkers=[(s.text, s.unit, s.size) for s in dict.fromkeys(specs)])
     stats.findability = findability(session, ids, has_workspace=has_workspace, config=config)
     stats.llm_tags = llm_tags(session, ids, has_workspace=has_workspace)
+    if with_separation:
+        stats.separation = separation(session, ids, has_workspace=has_workspace, config=config)
     return stats

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, key_text, result
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.verify.chunk_index import MEANING_KEY, checks_chunk_index, chunk_index_problem, propose_fix
-from mtcb_curate.verify.verdict import Verdict
 
 if TYPE_CHECKING:
     from mtcb_curate.dataset.model import Dataset, QAPair
@@ -26,9 +25,17 @@ CHUNK_INDEX_HOW = ("repair chunk_index: key i (this pair) or I (every pair) in t
 
 def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | None],
                  r: PairResult | None, *, meaning: str | None = None,
-                 windows: Callable[[str], list] | None = None) -> str | None:
-    """The ``links`` rule for one pair (always a failure): why its document key or chunk_index
-    does not link it to its corpus row and window, or None.
+                 windows: Callable[[str], list] | None = None) -> tuple[CheckStatus, str] | None:
+    """The ``links`` rule for one pair: ``(CheckStatus.FAIL or WARN, why)`` when its document key
+    or chunk_index does not link it to its corpus row and window, or None.
+
+    Fails: the document key matches no corpus row or several; the passage is not in the linked
+    document but verbatim in another (``PairResult.in_other_document``: the link is the one
+    cause, so ``verbatim`` and ``unique_passage`` say nothing); chunk_index out of range; its
+    window does not hold the located passage (exact, normalized or fuzzy: the verification's
+    ``in_chunk`` for the located span). Warns: no chunk_index (null or empty) in a dataset with
+    a chunk_index column, under ``chunk_index_meaning`` ``mtcb``: a repairable gap (``i``,
+    ``I``, bulk, ``repair --chunk-index`` fill it with the window holding the passage).
 
     Args:
         ds: the dataset (documents and repeated keys).
@@ -36,7 +43,8 @@ def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | Non
         n_windows: document key -> its number of MTCB windows, or None when not known yet
             (the range test is then left out: the whole-set check tokenizes, the per-pair
             evaluation reads the index's cache).
-        r: the pair's verification result (``in_chunk`` read when exact), or None.
+        r: the pair's verification result (``in_chunk`` read when the passage is located), or
+            None.
         meaning: the workspace's ``chunk_index_meaning`` (``verify.chunk_index``; None: ``mtcb``);
             under ``ignore`` chunk_index is not checked.
         windows: document key -> its windows, to name the repair (the window holding the
@@ -44,41 +52,64 @@ def link_problem(ds: Dataset, pair: QAPair, n_windows: Callable[[str], int | Non
     """
     key = pair.doc_key
     if key not in ds.documents:
-        return f"document key '{key_text(key)}' matches no corpus row"
+        return CheckStatus.FAIL, f"document key '{key_text(key)}' matches no corpus row"
     if key in ds.duplicate_keys:
-        return f"document key '{key_text(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
-    if pair.chunk_index is None or not checks_chunk_index(meaning):
+        return CheckStatus.FAIL, f"document key '{key_text(key)}' matches {len(ds.duplicate_keys[key])} corpus rows"
+    if r is not None and r.in_other_document:
+        others = ", ".join(f"'{key_text(k)}'" for k, _ in r.elsewhere[:3])
+        more = f" and {len(r.elsewhere) - 3} more" if len(r.elsewhere) > 3 else ""
+        return CheckStatus.FAIL, (f"the passage is not in its linked document '{key_text(key)}' but verbatim in "
+                                  f"{others}{more}: link the pair to that document, or select the passage in "
+                                  f"'{key_text(key)}'")
+    if not checks_chunk_index(meaning):
         return None
+    located = r is not None and r.start is not None
+    fix = None
+    if windows is not None and located:
+        fix = propose_fix(windows(key), r)
+    if pair.chunk_index is None:
+        if "chunk_index" not in ds.columns:
+            return None
+        where = (f": the passage is in window {fix.new}" if fix is not None and fix.new is not None else
+                 ": no single window holds the passage (shorten it first)" if fix is not None else "")
+        return CheckStatus.WARN, f"no chunk_index{where}; repair chunk_index fills it"
     n = n_windows(key)
-    in_chunk = r.in_chunk if r is not None and r.verdict == Verdict.EXACT else None
+    in_chunk = r.in_chunk if located else None
     if n is None:  # the range is not known yet: only the verification's in_chunk
         if in_chunk is not False:
             return None
         n = pair.chunk_index + 1
-    fix = None
-    if windows is not None and r is not None and r.verdict == Verdict.EXACT:
-        fix = propose_fix(windows(key), r)
-    return chunk_index_problem(meaning, pair.chunk_index, n, in_chunk, fix)
+    why = chunk_index_problem(meaning, pair.chunk_index, n, in_chunk, fix)
+    return None if why is None else (CheckStatus.FAIL, why)
 
 
 @check("links", CheckStatus.FAIL)
 def links(ctx: CheckContext) -> CheckResult:
     """Fails: the document key matches no corpus row or several; chunk_index out of range, or
-    its window does not contain the passage."""
-    reasons = {}
+    its window does not contain the located passage; warns: no chunk_index (a repairable gap)."""
+    reasons, failing = {}, set()
     meaning = ctx.session.chunk_index_meaning
     for pid, v in ctx.views.items():
-        why = link_problem(ctx.dataset, v.pair, lambda key: len(ctx.index.windows(key)), ctx.verified.get(pid),
+        got = link_problem(ctx.dataset, v.pair, lambda key: len(ctx.index.windows(key)), ctx.verified.get(pid),
                            meaning=meaning, windows=ctx.index.windows)
-        if why is not None:
-            reasons[pid] = why
+        if got is not None:
+            status, reasons[pid] = got
+            if status == CheckStatus.FAIL:
+                failing.add(pid)
     message = "every pair links to exactly one document and its window"
     if not checks_chunk_index(meaning):
         message += f" (chunk_index not checked: {MEANING_KEY} = {meaning})"
-    bad_chunk = sum(1 for why in reasons.values() if "window" in why and "document key" not in why)
+    bad_chunk = sum(1 for why in reasons.values() if "window" in why and "document key" not in why
+                    and not why.startswith("no chunk_index"))
+    unset = sum(1 for why in reasons.values() if why.startswith("no chunk_index"))
+    parts = []
     if bad_chunk:
-        message = f"{bad_chunk:,} pair(s) with a chunk_index whose window does not hold the passage; {CHUNK_INDEX_HOW}"
-    return result("links", reasons, set(reasons), message)
+        parts.append(f"{bad_chunk:,} pair(s) with a chunk_index whose window does not hold the passage")
+    if unset:
+        parts.append(f"{unset:,} pair(s) without a chunk_index")
+    if parts:
+        message = f"{'; '.join(parts)}; {CHUNK_INDEX_HOW}"
+    return result("links", reasons, failing, message)
 
 
 def _some(keys: list[str]) -> str:

@@ -159,16 +159,16 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
     found = findable.findable_problem(view.passage, reference_size, placements)
     if found is not None:
         out.append(_problem("findable", *found))
-    why = questions.answerable_problem(view.answer, view.passage)
+    why = questions.answerable_problem(view.answer, view.passage, view.question)
     if why is not None:
         out.append(_problem("answerable", CheckStatus.WARN, why))
     form = questions.question_form_problem(view.question)
     if form is not None:
         out.append(_problem("question_form", *form))
-    why = links.link_problem(session.dataset, view.pair, n_windows, result,
-                             meaning=getattr(session, "chunk_index_meaning", None), windows=windows)
-    if why is not None:
-        out.append(_problem("links", CheckStatus.FAIL, why))
+    link = links.link_problem(session.dataset, view.pair, n_windows, result,
+                              meaning=getattr(session, "chunk_index_meaning", None), windows=windows)
+    if link is not None:
+        out.append(_problem("links", *link))
     out += _from_set(set_results, tuple(c for c in SET_CHECKS if c != "duplicates"), pid)
     from mtcb_curate.checks.gate import CHECK_IDS
 

@@ -31,11 +31,13 @@ def passage_length_problem(chars: int, limits: Limits, tokens: int | None = None
 
 def verbatim_problem(r: PairResult) -> str | None:
     """The ``verbatim`` rule for one pair's verification result: why its passage is not an
-    exact substring of its own document (one line; always a failure), or None when it is."""
+    exact substring of its own document (one line; always a failure), or None when it is, or
+    when the cause is the pair's link (one cause, one flag: its document key matches no
+    document, or the passage is verbatim in another document: ``links`` fails it)."""
     if r.verdict == Verdict.EMPTY:
         return "empty passage (a free hit for every retriever)"
-    if not r.has_document:
-        return f"no document has the key '{key_text(r.doc_key)}'"
+    if not r.has_document or r.in_other_document:
+        return None
     if r.verdict != Verdict.EXACT:
         return (f"{r.verdict}: found only after normalizing; snap it to the source text"
                 if r.verdict == Verdict.NORMALIZED else "not found verbatim in its document")
@@ -45,8 +47,9 @@ def verbatim_problem(r: PairResult) -> str | None:
 def elsewhere_problem(r: PairResult) -> str | None:
     """The ``unique_passage`` rule for one pair's verification result: which other documents
     also hold the passage (one line; a warning), or None. Needs ``r.elsewhere`` filled
-    (``verify_dataset``, or ``complete_elsewhere`` after a quick verdict)."""
-    if r.elsewhere:
+    (``verify_dataset``, or ``complete_elsewhere`` after a quick verdict). Says nothing when
+    the passage is not in its own document at all (``links`` names the document it is in)."""
+    if r.elsewhere and not r.in_other_document:
         keys = ", ".join(key_text(k) for k, _ in r.elsewhere[:3])
         return f"also in {len(r.elsewhere)} other document(s): {keys}"
     return None
@@ -57,9 +60,12 @@ def verbatim(ctx: CheckContext) -> CheckResult:
     """Fails: an accepted pair's passage is empty or not an exact substring of its own document
     (``verify``)."""
     reasons = {pid: why for pid, r in ctx.verified.items() if (why := verbatim_problem(r)) is not None}
+    linked = sum(1 for r in ctx.verified.values() if r.in_other_document or not r.has_document)
     n = len(ctx.accepted)
-    return result("verbatim", reasons, set(reasons),
-                  f"{n - len(reasons)} of {n} accepted passages are verbatim in their document")
+    message = f"{n - len(reasons) - linked} of {n} accepted passages are verbatim in their document"
+    if linked:
+        message += f"; {linked} passage(s) in another document than their link, or with no document (see links)"
+    return result("verbatim", reasons, set(reasons), message)
 
 
 @check("unique_passage", CheckStatus.WARN)

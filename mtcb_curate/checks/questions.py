@@ -9,6 +9,7 @@ import re
 from mtcb_curate.dataset import question_form as form
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result
 from mtcb_curate.neardup import LLM_CLUSTERS_KEY, find_clusters, llm_links
+from mtcb_curate.evidence import support
 from mtcb_curate.verify.words import MIN_ANSWER_OVERLAP, answer_overlap, content_words  # noqa: F401 (re-exported)
 
 
@@ -28,13 +29,13 @@ def answer_length_problem(answer: str) -> str | None:
     return None
 
 
-def overlap_problem(answer: str, passage: str) -> str | None:
-    """The lexical ``answerable`` rule for one pair: why the passage seems not to hold the
-    answer (fewer than ``MIN_ANSWER_OVERLAP`` of its content words in it), or None."""
-    share = answer_overlap(answer, passage)
-    if share is not None and share < MIN_ANSWER_OVERLAP:
-        return f"only {share:.0%} of the answer's content words are in the passage"
-    return None
+def overlap_problem(answer: str, passage: str, question: str | None = None) -> str | None:
+    """The ``answerable`` rule for one pair without the LLM judge: why the passage does not hold
+    what the answer needs (``evidence.support``: figures as numbers or computed from the
+    passage's figures, stemmed words, paraphrase; the missing parts named), or None when it
+    does or when the answer states nothing to look for ("Yes")."""
+    found = support(answer, passage, question)
+    return None if found.supported else found.reason()
 
 
 def join_reasons(*reasons: str | None) -> str:
@@ -42,10 +43,11 @@ def join_reasons(*reasons: str | None) -> str:
     return "; ".join(r for r in reasons if r)
 
 
-def answerable_problem(answer: str, passage: str) -> str | None:
-    """The ``answerable`` rule for one pair without the LLM judge (a warning): the overlap
-    reason and the answer-length reason joined, or None when neither applies."""
-    return join_reasons(overlap_problem(answer, passage), answer_length_problem(answer)) or None
+def answerable_problem(answer: str, passage: str, question: str | None = None) -> str | None:
+    """The ``answerable`` rule for one pair without the LLM judge (a warning): the support
+    reason (:func:`overlap_problem`) and the answer-length reason joined, or None when neither
+    applies."""
+    return join_reasons(overlap_problem(answer, passage, question), answer_length_problem(answer)) or None
 
 
 def question_form_problem(question: str) -> tuple[CheckStatus, str] | None:
@@ -87,12 +89,15 @@ def duplicates_result(clusters: list, threshold: float) -> CheckResult:
 
 @check("answerable", CheckStatus.WARN)
 def answerable(ctx: CheckContext) -> CheckResult:
-    """Warns: the answer's content words are mostly absent from the passage (on demand an LLM
-    judges those pairs again, ``llm.judge``); the answer is longer than ``MAX_ANSWER_CHARS``."""
+    """Warns: the passage does not hold what the answer needs (``evidence.support``: a figure
+    neither in it nor computable from its figures, a year it lacks, or most of the answer's
+    words absent even in other words; on demand an LLM judges those pairs again,
+    ``llm.judge``); the answer is longer than ``MAX_ANSWER_CHARS``."""
     views = ctx.views
-    reasons = {pid: why for pid, v in views.items() if (why := overlap_problem(v.answer, v.passage)) is not None}
+    reasons = {pid: why for pid, v in views.items()
+               if (why := overlap_problem(v.answer, v.passage, v.question)) is not None}
     too_long = {pid: why for pid, v in views.items() if (why := answer_length_problem(v.answer))}
-    message = f"the passage should contain what the answer states (lexical overlap ≥ {MIN_ANSWER_OVERLAP:.0%})"
+    message = "the passage should hold what the answer states (figures as numbers or computed, words or paraphrases)"
     if ctx.judge is not None and reasons:
         verdicts = ctx.judge([(pid, views[pid].question, views[pid].answer, views[pid].passage)
                               for pid in sorted(reasons)])

@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true",
                        help="verify every passage and load the publish layout afresh, without reading or "
                             "writing the checklist cache (publish always does)")
+    check.add_argument("--as-accepted", action="store_true",
+                       help="check every pair not rejected as if it were accepted (what would fail once "
+                            "the undecided pairs are accepted); 'reviewed' is skipped, so this is not the "
+                            "publishing gate")
     check.add_argument("--llm-judge", action="store_true",
                        help="ask the LLM whether the passage supports the answer, for the pairs the "
                             "lexical 'answerable' check warns about")

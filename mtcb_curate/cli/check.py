@@ -1,7 +1,9 @@
 """``mtcb-curate check NAME``: the quality checklist, the gate before publishing.
 
 Exit 0 when no check fails, 1 when one fails, 2 on bad input. Without a workspace every pair
-is treated as accepted and ``reviewed`` is skipped with a warning.
+is treated as accepted and ``reviewed`` is skipped with a warning. ``--as-accepted`` on a
+workspace checks every pair not rejected as if accepted (undecided, skipped and flagged ones
+included; ``reviewed`` skipped): what the gate would say once the curator accepts the rest.
 """
 
 from __future__ import annotations
@@ -72,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
     with command_session(options(args)) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
+        as_accepted = bool(getattr(args, "as_accepted", False))
         if not has_ws:
             note("warning: no workspace: every pair is treated as accepted and 'reviewed' is skipped")
+        elif as_accepted:
+            note("as accepted: every pair not rejected is checked as if accepted; 'reviewed' is skipped "
+                 "(not the publishing gate)")
         judge = llm_judge(args, session, has_ws) if getattr(args, "llm_judge", False) else None
         report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), judge=judge,
-                          cache=not getattr(args, "no_cache", False))
+                          cache=not getattr(args, "no_cache", False), include_undecided=as_accepted and has_ws)
         print(format_report(report))
         try:
             if args.json:

@@ -3,7 +3,8 @@ windows, passage lengths, question forms and types, verdicts, statuses, rejectio
 review pace, LLM usage, balance against the ``[stats]`` targets).
 
 ``--json FILE`` writes every figure (``stats.compute.Stats.to_json``), ``--markdown FILE`` the
-same as Markdown (its first section is the one the dataset card carries). ``--checklist``
+same as Markdown (its first section is the one the dataset card carries; its last, "Does this
+benchmark separate chunkers?", the card's evidence density and chunker comparison). ``--checklist``
 also runs the checklist (without ``loads``) and counts its results; ``--llm-tags`` first asks
 the LLM for the form and type of each question not tagged yet (``llm.tagging``). Exit 0, or 2
 on bad input or no usable LLM server.
@@ -77,7 +78,12 @@ def run(args: argparse.Namespace) -> int:
             if args.markdown:
                 from mtcb_curate.files import atomic_write_bytes
 
-                atomic_write_bytes(args.markdown, markdown_report(stats).encode("utf-8", "replace"))
+                from mtcb_curate.hub.card import separation_markdown
+
+                sep = stats.separation if stats.separation.get("run") else None
+                text = markdown_report(stats) + "\n" + separation_markdown(sep, stats.evidence or None, heading="##",
+                                                                          scope="pairs")
+                atomic_write_bytes(args.markdown, text.encode("utf-8", "replace"))
         except OSError as exc:
             note(f"error: cannot write ({exc.strerror}): {exc.filename}")
             return 2

@@ -118,6 +118,8 @@ class CardContent:
             one ``ChunkerScore.to_dict(with_pairs=False)`` per chunker (``chunker``, ``retriever``,
             ``pairs``, ``recall`` and ``mrr`` as {"@k": share}, ``ceiling``, ``versions``), or
             None (no preview had scored the published pairs: no section).
+        separation: the "Does this benchmark separate chunkers?" section (``separation_markdown``:
+            evidence density, paired comparisons; Markdown already escaped), or None.
     """
 
     repo_id: str
@@ -137,6 +139,7 @@ class CardContent:
     source: SourceInfo | None = None
     statistics: str | None = None
     baseline: list[dict[str, Any]] | None = None
+    separation: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,6 +409,8 @@ def render_section(c: CardContent) -> str:
         out += [c.statistics.strip(), ""]
     if c.baseline:
         out += baseline_markdown(c.baseline)
+    if c.separation:
+        out += [c.separation.strip(), ""]
     out += ["### Checklist", ""]
     if c.checklist is None:
         out += ["The pre-publish checklist was not run.", ""]
@@ -428,4 +433,142 @@ def render_section(c: CardContent) -> str:
     out += ["### How to load", "", "```python", "import datasets", "",
             f'corpus = datasets.load_dataset("{c.repo_id}", "{c.corpus_config}", split="train")',
             f'questions = datasets.load_dataset("{c.repo_id}", "{c.questions_config}", split="train")', "```"]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# "Does this benchmark separate chunkers?" (evidence density and paired statistics)
+
+#: The sources of the separation section's methods (plain Markdown list items, our own text).
+SEPARATION_SOURCES = (
+    "Evidence density and evidence-sparse questions: W. Lu, K. Chen, R. Qiao, X. Sun, \"HiChunk: Evaluating and "
+    "Enhancing Retrieval-Augmented Generation with Hierarchical Chunking\" (HiCBench), arXiv:2509.11552, 2025, "
+    "Table 1.",
+    "Paired bootstrap, BCa interval: B. Efron, \"Better Bootstrap Confidence Intervals\", Journal of the American "
+    "Statistical Association 82 (397), 171-185, 1987; computed with scipy.stats.bootstrap.",
+    "McNemar's test (exact, binomial on the discordant pairs): Q. McNemar, \"Note on the sampling error of the "
+    "difference between correlated proportions or percentages\", Psychometrika 12, 153-157, 1947; computed with "
+    "scipy.stats.binomtest.",
+    "Pairs needed: R. J. Connor, \"Sample size for testing differences in proportions for the paired-sample "
+    "design\", Biometrics 43 (1), 207-211, 1987.",
+)
+
+_SPEC = re.compile(r"^[a-z]+:[0-9]+$|^[a-z0-9]+$")
+
+
+def _name(value: object) -> str:
+    """A chunker spec or retriever name as is when plain (``recursive:512``, ``bm25``), else
+    escaped (``escape_md``)."""
+    s = str(value)
+    return s if _SPEC.fullmatch(s) else escape_md(s, 40)
+
+
+def _pts(x: float) -> str:
+    return f"{100 * float(x):.1f}"
+
+
+def _pval(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _evidence_lines(ev: Mapping[str, Any]) -> list[str]:
+    n = int(ev.get("pairs") or 0)
+    if not n:
+        return []
+    w = ev["words"]
+    out = ["Evidence density, measured as HiCBench does (its Table 1): the length of each pair's supporting passage."]
+    line = f"The passages have {float(w['mean']):,.1f} words on average (median {float(w['p50']):,.0f})"
+    if ev.get("sentences") is not None:
+        s = ev["sentences"]
+        line += (f" and {float(s['mean']):,.2f} sentences (median {float(s['p50']):,.0f}). "
+                 f"**{int(ev['sparse']):,} of {n:,} pairs ({float(ev['sparse_share']):.1%}) are evidence-sparse** "
+                 "(one or two sentences): on such pairs chunkers of very different quality tend to score alike.")
+    else:
+        line += "."
+    out += ["", line, ""]
+    rows = ev.get("chunkers") or []
+    if rows:
+        out += ["| chunker | chunk size | median share of a chunk | 95th percentile | over half a chunk "
+                "| longer than a chunk |", "|---|---|---|---|---|---|"]
+        for c in rows:
+            sh = c["share"]
+            out.append(f"| {_name(c['chunker'])} | {int(c['size']):,} {_name(c['unit'])} | {float(sh['p50']):.1%} "
+                       f"| {float(sh['p95']):.1%} | {int(c['over_half']):,} | {int(c['over_chunk']):,} |")
+        out.append("")
+    counts = ev.get("sentence_counts")
+    if counts:
+        out += ["| sentences per passage | " + " | ".join(k if re.fullmatch(r"[0-9+-]{1,8}", k) else escape_md(k, 8)
+                                                       for k in counts) + " |",
+                "|---|" + "---|" * len(counts),
+                "| pairs | " + " | ".join(f"{int(v):,}" for v in counts.values()) + " |", ""]
+    out += [f"Sentences counted by {escape_md(ev.get('splitter', ''), 40)} (Punkt); words split at whitespace.", ""]
+    return out
+
+
+def _comparison_table(comparisons: Sequence[Mapping[str, Any]], detect: float, power: float) -> list[str]:
+    out = [f"| chunker a | chunker b | k | recall a | recall b | difference (points) | 95 % CI | a only | b only "
+           f"| McNemar p | pairs needed for {detect:g} points |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in comparisons:
+        need = "-" if c.get("pairs_needed") is None else f"{int(c['pairs_needed']):,}"
+        lo, hi = c["ci"]
+        out.append(f"| {_name(c['a'])} | {_name(c['b'])} | {int(c['k'])} | {float(c['recall_a']):.1%} "
+                   f"| {float(c['recall_b']):.1%} | {100 * float(c['difference']):+.1f} | {_pts(lo)} to {_pts(hi)} "
+                   f"| {int(c['a_only']):,} | {int(c['b_only']):,} | {_pval(float(c['mcnemar_p']))} | {need} |")
+    return out
+
+
+def separation_markdown(separation: Mapping[str, Any] | None, evidence: Mapping[str, Any] | None,
+                        heading: str = "###", scope: str = "published pairs") -> str:
+    """The card's "Does this benchmark separate chunkers?" section.
+
+    Args:
+        separation: ``preview.separation.Separation.to_json()`` over the published pairs
+            (chunkers, retriever, k, pairs, bootstrap, comparisons, discriminating counts, the
+            plain-language lines ...), or None when no preview scored them (only the evidence
+            density is shown then).
+        evidence: ``stats.density.density_summary`` of the published passages, or None.
+        heading: the Markdown heading level of the section.
+        scope: what the pairs are (our own words: "published pairs", "accepted pairs").
+
+    Returns:
+        GitHub-flavoured Markdown (pipe tables, no HTML but ``<details>``), '' when both are
+        None. Chunker and retriever names are shown as is when plain (``recursive:512``),
+        everything else from outside through ``escape_md``.
+    """
+    if separation is None and evidence is None:
+        return ""
+    out = [f"{heading} Does this benchmark separate chunkers?", ""]
+    if evidence is not None:
+        out += _evidence_lines(evidence)
+    if separation is not None:
+        comps = list(separation.get("comparisons") or [])
+        ks = [int(k) for k in separation.get("k") or []]
+        n = int(separation.get("pairs") or 0)
+        boot = separation.get("bootstrap") or {}
+        need = separation.get("pairs_needed") or {}
+        detect, power = float(need.get("detect_points", 3.0)), float(need.get("power", 0.8))
+        out.append(f"Paired comparisons of the chunkers over the {n:,} {scope}, ranked by the "
+                   f"{_name(separation.get('retriever', ''))} retriever with MTCB's rule (a hit when a retrieved "
+                   "chunk contains the supporting passage).")
+        out.append("")
+        if not comps:
+            out += ["Fewer than two chunkers were scored: nothing to compare.", ""]
+        else:
+            k = 5 if 5 in ks else max(ks)
+            out += [f"At recall@{k}:", ""]
+            plain = all(_SPEC.fullmatch(str(c)) for c in separation.get("chunkers") or [])
+            out += [f"- {line if plain else escape_md(line, 400)}" for line in separation.get("lines") or []]
+            out += [""] + _comparison_table([c for c in comps if int(c["k"]) == k], detect, power) + [""]
+            if len(ks) > 1:
+                out += ["<details><summary>Every cut-off</summary>", ""]
+                out += _comparison_table(comps, detect, power) + ["", "</details>", ""]
+        out += [f"Method: the recall@k difference of two chunkers on the same pairs, with a paired bootstrap "
+                f"{float(boot.get('confidence', 0.95)):.0%} confidence interval ({boot.get('method', 'BCa')}, "
+                f"{int(boot.get('resamples', 0)):,} resamples of the pairs, seed {int(boot.get('seed', 0))}); "
+                "McNemar's exact test on the pairs one chunker finds and the other misses; the pairs a set with "
+                f"this discordance would need to detect {detect:g} points at {power:.0%} power (two-sided 5 %). "
+                "A chunker beats another when the interval excludes 0. The p-values are not corrected for the "
+                "number of comparisons.", ""]
+    out += ["Sources:", ""] + [f"- {s}" for s in SEPARATION_SOURCES] + [""]
     return "\n".join(out)

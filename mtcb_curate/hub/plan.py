@@ -277,6 +277,50 @@ def _baseline(session: ReviewSession, accepted: Sequence[int] | None) -> list[di
     return [s.to_dict(with_pairs=False) for s in scores] or None
 
 
+def _separation(session: ReviewSession, accepted: Sequence[int] | None) -> str | None:
+    """The card's "Does this benchmark separate chunkers?" section over the published pairs
+    (``card.separation_markdown``): their evidence density (``stats.density``, for the
+    ``[preview]`` chunkers of the default config file) and, when an existing preview cache has
+    scored them under two or more chunkers, the paired comparisons (``preview.separation``).
+    Never chunks or indexes the corpus; None when nothing can be computed."""
+    import numpy as np
+
+    from mtcb_curate.preview.chunkers import DEFAULT_SPECS, parse_spec, passage_size
+    from mtcb_curate.preview.baseline import cached_scores
+    from mtcb_curate.preview.placement import has_cache
+    from mtcb_curate.preview.scoring import Item
+    from mtcb_curate.preview.separation import separate_scores
+    from mtcb_curate.preview.settings import PreviewSettings
+    from mtcb_curate.stats.density import density_summary, evidence_counts
+
+    try:
+        settings = PreviewSettings.resolve()
+    except Exception:  # noqa: BLE001 - a bad [preview] table: the defaults
+        settings = PreviewSettings(tuple(parse_spec(x) for x in DEFAULT_SPECS))
+    try:
+        items = [Item(p.source_id, p.question, p.passage, p.doc_key) for p in accepted_pairs(session, accepted)]
+        if not items:
+            return None
+        passages = [it.passage for it in items]
+        words, sentences = evidence_counts(passages)
+        specs = list(dict.fromkeys(settings.chunkers))
+        evidence = density_summary(words, sentences, [
+            (s.text, s.unit, s.size, np.array([passage_size(s, p) for p in passages])) for s in specs])
+        sep = None
+        folder = getattr(getattr(session, "workspace", None), "path", None)
+        if has_cache(folder):
+            documents = {k: d.text for k, d in session.dataset.documents.items()}
+            scores = cached_scores(documents, items, settings.chunkers, settings.retriever, settings.k, folder,
+                                   session.corpus_index)
+            if len(scores) >= 2:
+                st = settings.separation
+                sep = separate_scores(scores, settings.k, seed=st.seed, resamples=st.resamples, detect=st.detect,
+                                      power=st.power).to_json()
+        return cardmod.separation_markdown(sep, evidence)
+    except Exception:  # noqa: BLE001 - the card is published without this section rather than not at all
+        return None
+
+
 def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, revision: str,
                tables: tuple[pa.Table, pa.Table, list[str]] | None = None, only_linked: bool = False,
                license: str | None = None, checklist: Sequence[Mapping[str, Any]] | None = None,
@@ -349,6 +393,7 @@ def build_plan(session: ReviewSession, hub: HubState | None, *, repo_id: str, re
                "distractors than over the full corpus."] if only_linked else [],
         statistics=_statistics(session, accepted),
         baseline=_baseline(session, accepted),
+        separation=_separation(session, accepted),
     )
     plan = PublishPlan(
         repo_id=repo_id, revision=revision, dataset_name=ds.name, corpus=corpus, questions=questions,

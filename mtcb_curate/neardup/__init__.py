@@ -29,7 +29,11 @@ reason                                      rule
 ==========================================  =================================================
 
 Two questions whose numbers differ ("... in fiscal 2021?" / "... in fiscal 2022?") are never
-"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order).
+"similar" (``question_numbers``: the numbers as a sorted list, as the score ignores word order),
+nor two that ask different things about one subject: another wh- word ("When did Kublai move
+the capital?" / "Where did ..."; "in what year" counts as "when") or opposite words ("before" /
+"after", ``OPPOSITES``), compared by ``asked_key``; such pairs may share evidence (a
+shared-passage group), never a near-duplicate cluster.
 Question similarity is ``question_similarity``: rapidfuzz ``token_sort_ratio`` of the
 normalized questions with their interrogative phrases written as one word (``asked``: "what
 number of" is "how many"). Clusters are stars around a centre (star clustering, every member linked directly
@@ -71,6 +75,7 @@ from mtcb_curate.neardup.clusters import (
     llm_links,
     not_duplicate_pairs,
     passage_spans,
+    split_pairs,
     unresolved,
 )
 from mtcb_curate.neardup.similarity import (
@@ -102,6 +107,8 @@ from mtcb_curate.neardup.similarity import (
     content_compatible,
     fuzz,
     asked,
+    asked_key,
+    OPPOSITES,
     normalize,
     question_numbers,
     question_similarity,
@@ -117,5 +124,5 @@ __all__ = [
     "asked", "cluster_index", "clusters_json", "content_compatible", "duplicate_reason", "find_clusters", "find_groups",
     "find_shared_passages", "is_resolved", "items_from_dataset", "keep_one", "kept_id_of", "llm_groups",
     "llm_links", "normalize", "not_duplicate_pairs",
-    "passage_spans", "question_numbers", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
+    "passage_spans", "split_pairs", "asked_key", "OPPOSITES", "question_numbers", "question_similarity", "screen_cutoff_for", "scored_text", "search_links", "unresolved",
 ]

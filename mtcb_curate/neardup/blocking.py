@@ -56,6 +56,7 @@ from mtcb_curate.neardup.similarity import (
     WORD_TYPO_RATIO,
     _sorted_words,
     asked,
+    asked_key,
     content_compatible,
     question_numbers,
     scored_text,
@@ -394,7 +395,9 @@ class _Prepared:
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
         self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
-        self.numbers = _codes([question_numbers(q) for q in normq])
+        # "differ in a number" and "ask a different thing" (``asked_key``) gate every question
+        # link the same way: one code for both
+        self.numbers = _codes([(question_numbers(q), asked_key(q)) for q in normq])
         answers = [scored_text(str(r.answer)) for r in rows]
         acode = _codes(answers)
         empty = np.array([not a for a in answers])

@@ -320,6 +320,26 @@ def not_duplicate_pairs(cluster: Cluster) -> list[tuple[int, int]]:
     return [(m[i], m[j]) for i in range(len(m)) for j in range(i + 1, len(m))]
 
 
+def split_pairs(cluster: Cluster, keep: Iterable[int]) -> list[tuple[int, int]]:
+    """What to remember to split ``cluster``: every pair (kept member, member moved out), ids
+    ascending, to mark "not duplicates". The kept members stay one cluster; the members moved
+    out are never raised with them again (at any threshold), and stay linked among themselves
+    when they ask one question. Moving one member out is ``keep`` = every other member.
+
+    Raises:
+        ValueError: ``keep`` holds a non-member, or keeps no member or every member (nothing to
+            split).
+    """
+    kept = set(keep)
+    members = set(cluster.ids)
+    if not kept <= members:
+        raise ValueError(f"not members of the cluster: {sorted(kept - members)}")
+    if not kept or kept == members:
+        raise ValueError("a split keeps some members and moves the others out")
+    out = [(min(a, b), max(a, b)) for a in sorted(kept) for b in sorted(members - kept)]
+    return sorted(out)
+
+
 def is_resolved(cluster: Cluster, status_of: Callable[[int], Status | str]) -> bool:
     """True when at most one member is not rejected (one kept, the others rejected).
 

@@ -164,6 +164,58 @@ def asked(normalized: str) -> str:
     return _ASKING.sub(lambda m: SAME_ASKING[m.group(0)], normalized)
 
 
+#: Interrogative phrases that ask for a time or a place, in ``normalize``d text (after
+#: ``asked``): "In what year was X founded?" asks what "When was X founded?" asks.
+_WHEN_PHRASE = re.compile(r"\b(?:what|which)\s+(?:year|years|date|day|month|century|decade|time|era|period)\b")
+_WHERE_PHRASE = re.compile(r"\b(?:what|which)\s+(?:place|country|city|town|region|location|continent|state|"
+                           r"province|area)\b")
+_WH = {"what": "what", "which": "what", "who": "who", "whom": "who", "whose": "whose", "when": "when",
+       "where": "where", "why": "why", "how": "how"}
+_WH.update({w + "s": c for w, c in list(_WH.items()) if w not in ("whose", "which")})  # "what's" normalized
+_HOW_MUCH = {"much": "how much", "many": "how much", "long": "how long", "old": "how old", "far": "how far",
+             "often": "how often", "large": "how much", "big": "how much"}
+
+#: Words that ask opposite things ("What came before X?" / "What came after X?"): two questions
+#: on one subject that differ in them ask different things. Our list; each word maps to its
+#: group and side.
+OPPOSITES: dict[str, tuple[int, int]] = {}
+for _g, (_left, _right) in enumerate((
+        ("before", "after"), ("first", "last"), ("earliest", "latest"), ("largest", "smallest"),
+        ("biggest", "smallest"), ("highest", "lowest"), ("most", "least"), ("maximum", "minimum"),
+        ("increase increased increases rise rose risen grow grew growth gain gained", "decrease decreased decreases "
+         "fall fell fallen decline declined loss lost"),
+        ("start started begin began beginning", "end ended ending"), ("buy bought", "sell sold"),
+        ("import imported imports", "export exported exports"), ("north northern", "south southern"),
+        ("east eastern", "west western"), ("oldest older", "youngest younger newest"), ("best", "worst"),
+        ("win won wins", "lose lost losses"), ("more", "less fewer"), ("top", "bottom"), ("above", "below"),
+        ("upper", "lower"), ("inside", "outside"), ("entered", "left"), ("born", "died death"),
+        ("founded", "dissolved"), ("open opened", "close closed"))):
+    for _side, _words in enumerate((_left, _right)):
+        for _w in _words.split():
+            OPPOSITES.setdefault(_w, (_g, _side))
+
+
+def asked_key(normalized: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """What a ``normalize``d (and ``asked``) question asks, for the rule "different things about
+    the same subject are not duplicates": its first wh- word as a class ("in what year" is
+    ``when``, "in which country" ``where``, "how many" ``how much``; "" when none) and the sides
+    of :data:`OPPOSITES` it uses. Two questions are near-duplicates only when these are equal:
+    "When did Kublai move the capital?" and "Where did Kublai move the capital?" share every
+    content word and evidence, and ask two things."""
+    q = _WHEN_PHRASE.sub("when", normalized)
+    q = _WHERE_PHRASE.sub("where", q)
+    words = q.split()
+    wh = ""
+    for k, w in enumerate(words):
+        if w in _WH:
+            wh = _WH[w]
+            if wh == "how" and k + 1 < len(words):
+                wh = _HOW_MUCH.get(words[k + 1], "how")
+            break
+    sides = tuple(sorted({OPPOSITES[w] for w in words if w in OPPOSITES}))
+    return wh, sides
+
+
 def question_similarity(a: str, b: str) -> float:
     """Similarity (0-100) of two questions as this module scores them: rapidfuzz
     ``token_sort_ratio`` of the ``scored_text``s (the first ``SCORED_CHARS`` characters,

@@ -3,9 +3,8 @@
 A retriever is fitted once on all chunk texts and then gives a score per chunk for a question
 (``scores``: a float array, one entry per chunk, higher is better). BM25 is lexical: it
 favours questions that reuse the passage's words, so its scores flatter lexical questions and
-understate paraphrased ones. The dense retriever needs the ``dense`` extra
-(``pip install 'mtcb-curate[dense]'``): wordllama's wheel carries its 16 MB of weights, loaded
-with downloads disabled.
+understate paraphrased ones. The dense retriever uses wordllama, whose wheel carries its 16 MB
+of weights, loaded with downloads disabled.
 """
 
 from __future__ import annotations
@@ -130,8 +129,8 @@ def _load_wordllama():
         import wordllama
         from wordllama import WordLlama
     except ImportError:
-        raise InputError("--retriever", "dense needs the optional extra: pip install 'mtcb-curate[dense]' "
-                         "(wordllama)") from None
+        raise InputError("--retriever", "dense needs wordllama, a dependency of mtcb-curate that is "
+                         "missing from this installation: pip install wordllama") from None
     # cache_dir = the package folder: its wheel holds weights/ and tokenizers/ (load's own lookup
     # of the tokenizer in the package looks in a folder named tokenizer/, and misses).
     return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)

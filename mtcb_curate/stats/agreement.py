@@ -59,7 +59,7 @@ class Agreement:
 
 
 def _label(vote: tuple[str, str | None]) -> str:
-    from mtcb_curate.store.postgres import reason_category
+    from mtcb_curate.store.team import reason_category
 
     status, reason = vote
     return f"rejected:{reason_category(reason)}" if status == Status.REJECTED else status
@@ -69,7 +69,7 @@ def agreement(votes: Votes, labeller=None) -> Agreement:
     """Agreement over ``votes`` (pairs with fewer than two votes are ignored).
 
     ``labeller(vote) -> str`` maps a (status, reason) vote to its label; the default is the
-    status with, for a rejection, its reason category (``postgres.votes_agree``'s rule).
+    status with, for a rejection, its reason category (``store.team.votes_agree``'s rule).
     """
     import numpy as np
 
@@ -122,7 +122,7 @@ def _finite(value: Any) -> float | None:
 def per_reason(votes: Votes) -> dict[str, Agreement]:
     """For each rejection reason category R that any curator gave on the overlap: agreement on
     "rejected for R" against anything else."""
-    from mtcb_curate.store.postgres import reason_category
+    from mtcb_curate.store.team import reason_category
 
     reasons = sorted({reason_category(r) or "(no reason)" for vs in votes.values() if len(vs) >= 2
                       for s, r in vs.values() if s == Status.REJECTED})

@@ -33,12 +33,17 @@ Shapes (all counts are pairs of the chosen subset unless said otherwise):
 - ``balance``: one line per target missed (``stats.targets``);
 - ``pending``: ``{"verdicts", "tokens", "tags"}``: pairs left unverified (``verify=False``: not
   in ``verdicts``, not placed in a window), passages left uncounted (``count_tokens=False``:
-  ``length.tokens`` is then None) and questions left untagged (``tag=False``: not in ``forms``
+  their sentences are not counted, and ``length.tokens`` is None when some tokens are not cached) and questions left untagged (``tag=False``: not in ``forms``
   and ``types``; ``balance`` empty); all 0 otherwise;
 - ``findability``: the findability preview's saved scores per chunker (``app.stats.findability``
   fills it in; ``{"run": False}`` here);
 - ``llm_tags``: the LLM's question forms and types saved in the workspace's LLM cache
-  (``app.stats.llm_tags`` fills it in; ``{"tagged": 0}`` here).
+  (``app.stats.llm_tags`` fills it in; ``{"tagged": 0}`` here);
+- ``evidence``: the evidence density of the passages (``stats.density.density_summary``: words,
+  sentences, the evidence-sparse share, the share of each configured chunk size); sentences
+  and token shares are None / left out while ``count_tokens`` is False (``pending.tokens``);
+- ``separation``: whether the pairs tell the configured chunkers apart, from the preview's
+  saved per-pair results (``app.stats.separation`` fills it in; ``{"run": False}`` here).
 """
 
 from __future__ import annotations
@@ -99,6 +104,8 @@ class Stats:
     pending: dict[str, int] = field(default_factory=lambda: {"verdicts": 0, "tokens": 0, "tags": 0})
     findability: dict[str, Any] = field(default_factory=lambda: {"run": False})
     llm_tags: dict[str, Any] = field(default_factory=lambda: {"tagged": 0})
+    evidence: dict[str, Any] = field(default_factory=dict)
+    separation: dict[str, Any] = field(default_factory=lambda: {"run": False})
 
     def to_json(self) -> dict[str, Any]:
         """All fields as JSON-ready values (``longer_than`` keys become strings)."""
@@ -183,7 +190,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
                   report: Any = None, windows_cache: Path | None = None, build_windows: bool = True,
                   llm_usage: tuple[int, int, int] | None = None,
                   prices: tuple[float, float] | None = None, located_cache: Path | None = None,
-                  verify: bool = True, count_tokens: bool = True, tag: bool = True) -> Stats:
+                  verify: bool = True, count_tokens: bool = True, tag: bool = True,
+                  chunkers: Iterable[tuple[str, str, int]] = ()) -> Stats:
     """The statistics of ``session``'s pairs ``ids`` (default: every pair).
 
     Args:
@@ -212,6 +220,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         tag: tag the questions whose form and type are not cached (``stats.questions``, about
             45 µs a pair); with False those are left out of ``forms`` and ``types``
             (``pending.tags`` counts them) and ``balance`` is empty.
+        chunkers: (spec text, unit ``chars``/``tokens``, chunk size) of the configured
+            chunkers, for the evidence density's share of each chunk size.
     """
     t0 = time.perf_counter()
     from mtcb_curate.verify import verify_dataset
@@ -264,6 +274,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
 
     verdict, start, tokens = column("verdict"), column("start"), column("tokens")
     form, qtype = column("form"), column("type")
+    sentences = column("sentences")
     res: Mapping[int, PairResult] = results or {}
     if res:
         for j, pid in enumerate(id_list):
@@ -299,6 +310,14 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         for j, n in zip(tokens_todo[k::len(tokens_futures)], future.result()):
             tokens[j] = n
     fresh.update(tokens_todo)
+    # Evidence sentences (nupunkt, 13-45 µs a passage), with the tokens: cached like them.
+    from mtcb_curate.stats import density
+
+    todo = [j for j, n in enumerate(sentences) if n is None] if count_tokens else []
+    if todo:
+        for j, n in zip(todo, density.evidence_counts([passages[j] for j in todo])[1].tolist()):
+            sentences[j] = n
+        fresh.update(todo)
     pending = {"verdicts": sum(1 for v in verdict if v is None), "tokens": sum(1 for n in tokens if n is None),
                "tags": sum(1 for f, t in zip(form, qtype) if f is None or t is None)}
     if pending["tags"]:
@@ -306,7 +325,8 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         qtype = [t if f is not None else None for f, t in zip(form, qtype)]
     if fresh and keys is not None:
         rows = sorted(fresh)
-        values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype}
+        values = {"verdict": verdict, "start": start, "tokens": tokens, "form": form, "type": qtype,
+                  "sentences": sentences}
         old = cached if len(cached) <= 4 * max(n_all, 1) else loc.Cached()
         loc.save(located_cache, corpus, old, keys[rows], {c: [v[j] for j in rows] for c, v in values.items()})
     decisions = session.decisions()
@@ -427,6 +447,17 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         cost = None if prices is None else pt / 1e6 * prices[0] + ct / 1e6 * prices[1]
         llm = {"recorded": True, "calls": calls, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost}
 
+    # -- evidence density (HiCBench): words always; sentences counted with the tokens (cached)
+    words = np.fromiter(map(density.count_words, passages), dtype=np.int64, count=len(passages))
+    counted = None if any(n is None for n in sentences) else np.array(sentences, dtype=np.int64)
+    lengths = {"chars": frame["chars"].to_numpy(),
+               "tokens": None if pending["tokens"] else np.array(tokens, dtype=np.int64)}
+    evidence = density.density_summary(words, counted, [(spec, unit, size, lengths[unit])
+                                                        for spec, unit, size in chunkers
+                                                        if lengths.get(unit) is not None])
+    if counted is None:  # a later pass counts them with the tokens
+        pending["tokens"] = max(pending["tokens"], sum(1 for n in sentences if n is None))
+
     forms_c = counts("form", FORMS)
     types_c = counts("type", TYPES)
     per_doc_all = {k: int(per_doc_counts.get(k, 0)) for k in documents}
@@ -436,4 +467,4 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
         verdicts=counts("verdict", VERDICTS), statuses=counts("status", [s.value for s in Status]),
         rejection_reasons=reasons, checklist=checklist, edits=dict(sorted(edits.items())), pace=pace, llm=llm,
         balance=[] if pending["tags"] else balance_problems(forms_c, types_c, per_doc_all, targets),
-        seconds=time.perf_counter() - t0, pending=pending)
+        seconds=time.perf_counter() - t0, pending=pending, evidence=evidence)

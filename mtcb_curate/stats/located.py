@@ -4,7 +4,7 @@ tokenize every passage again on each run (verifying 1,331 ficha passages costs a
 
 One Arrow IPC (Feather) file per workspace (:data:`CACHE_NAME` in the statistics cache folder),
 with the corpus digest in its schema metadata and one row per pair text seen: ``key`` (uint64),
-``verdict``, ``start``, ``tokens``, ``form``, ``type``:
+``verdict``, ``start``, ``tokens``, ``form``, ``type``, ``sentences``:
 
 - the corpus digest (:func:`corpus_digest`) covers every document's key and text: a verdict
   also depends on the OTHER documents (``elsewhere``), so any change to the corpus drops every
@@ -15,7 +15,9 @@ with the corpus digest in its schema metadata and one row per pair text seen: ``
   misses;
 - ``verdict`` is ``verify.Verdict``'s value (exact and normalized search, no fuzzy step),
   ``start`` the located passage's character offset (-1: not located), ``tokens`` the
-  passage's tokens, ``form`` / ``type`` the question's (``stats.questions``).
+  passage's tokens, ``form`` / ``type`` the question's (``stats.questions``), ``sentences``
+  the passage's sentences (``stats.density``). A file with other columns (an older version)
+  counts as empty.
 
 A file that cannot be read, or is of another corpus, counts as empty; one that cannot be
 written is ignored.
@@ -37,7 +39,7 @@ from mtcb_curate.dataset.model import text_digest
 #: File name of the cache inside the statistics cache folder.
 CACHE_NAME = "located.arrow"
 #: The columns besides ``key``.
-COLUMNS = ("verdict", "start", "tokens", "form", "type")
+COLUMNS = ("verdict", "start", "tokens", "form", "type", "sentences")
 _META = b"mtcb_curate.corpus"
 
 

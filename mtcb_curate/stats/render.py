@@ -99,6 +99,42 @@ def findability_note(stats: Stats) -> str:
             f"their current question and passage (edited or added since: not scored)")
 
 
+def evidence_lines(stats: Stats) -> list[str]:
+    """The evidence density (HiCBench's Table 1 figures, the evidence-sparse share, the share
+    of each configured chunk size) as plain lines (``stats.density.density_lines``)."""
+    from mtcb_curate.stats.density import density_lines
+
+    return density_lines(stats.evidence) if stats.evidence else ["not computed"]
+
+
+def separation_lines(stats: Stats) -> list[str]:
+    """Whether the pairs tell the configured chunkers apart (from the preview's saved results):
+    a table per two chunkers at the headline k, the plain-language lines and the pairs every /
+    no chunker finds; :data:`NO_PREVIEW` when no preview saved results."""
+    sep = stats.separation
+    if not sep.get("run"):
+        return [NO_PREVIEW]
+    ks = sep["k"]
+    k = 5 if 5 in ks else max(ks)
+    out = [f"{sep['scored']:,} of {sep['of']:,} pairs scored by every configured chunker; retriever "
+           f"{sep['retriever']}; paired bootstrap {sep['bootstrap']['resamples']:,} resamples, seed "
+           f"{sep['bootstrap']['seed']}; exact McNemar"]
+    if sep.get("missing"):
+        out.append("no saved results for " + ", ".join(one_line(m, 24) for m in sep["missing"])
+                   + " (run the preview with it)")
+    rows = [(one_line(c["a"], 16), one_line(c["b"], 16), f"{100 * c['difference']:+.1f}",
+             f"{100 * c['ci'][0]:.1f} to {100 * c['ci'][1]:.1f}", f"{c['a_only']:,}/{c['b_only']:,}",
+             f"{c['mcnemar_p']:.2g}", "-" if c["pairs_needed"] is None else f"{c['pairs_needed']:,}")
+            for c in sep["comparisons"] if c["k"] == k]
+    if rows:
+        need = sep["pairs_needed"]
+        out += _table(("chunker a", "chunker b", "diff", "95 % CI", "a/b", "p", "need"), rows, {2, 3, 4, 5, 6})
+        out.append(f"diff, CI: points of recall@{k}; a/b: pairs only a / only b finds; p: McNemar exact; need: "
+                   f"pairs to detect {need['detect_points']:g} points at {need['power']:.0%} power")
+    out += list(sep.get("lines") or [])
+    return out
+
+
 #: What the statistics say when the LLM has tagged no question of the set.
 NO_LLM_TAGS = "not run (`mtcb-curate stats NAME --llm-tags` asks the LLM, one call per pair)"
 
@@ -187,6 +223,9 @@ def text_report(stats: Stats) -> str:
     if table is not None:
         lines += _table(table[0], table[1], set(range(1, len(table[0]))))
     lines.append(("  " if table is None else "") + findability_note(s))
+    lines += ["", "evidence density (HiCBench):"] + ["  " + x for x in evidence_lines(s)]
+    lines += ["", "does this set separate the chunkers? (preview's saved results):"]
+    lines += ["  " + x for x in separation_lines(s)]
     lines += ["", "checklist:"]
     if s.checklist is None:
         lines.append("  not run")

@@ -3,7 +3,10 @@
 ``ReviewSession`` and the application layer use a workspace only through these members, so a
 second backend implements this and nothing else changes. ``store.sqlite.Workspace`` is the
 SQLite one (one curator), ``store.postgres.PgWorkspace`` the shared PostgreSQL one (a team);
-``store.opening.open_workspace`` picks one by its target.
+``store.opening.open_workspace`` picks one by its target. Both build on
+``store.history.SharedStore``, which writes the reads, the writes and ``undo`` once over each
+backend's SQL. The value types (``Decision``, ``HistoryEntry``) are here; the team's rules on
+votes in ``store.team``.
 
 Contract for every backend:
 
@@ -18,12 +21,70 @@ Contract for every backend:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:  # the value types; this module imports no backend
-    from mtcb_curate.store.sqlite import Decision, HistoryEntry
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A pair's current decision. ``at`` is a Unix time in seconds."""
+
+    status: str
+    reason: str | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One undoable action; before/after are JSON values.
+
+    ``kind``:
+    - ``decide``: {"status", "reason"} or None (undecided);
+    - ``edit``: {field: value or None} where None means "the source's original text";
+    - ``add``: before None, after the added pair's value (see ``Store.add_pair``);
+    - ``shared_evidence``: as ``not_duplicates``, for pairs marked "distinct questions on
+      shared evidence";
+    - ``not_duplicates``: before None, after {"pairs": [[a, b], ...]} newly marked;
+    - ``note``: the pair's note text before and after (None: no note).
+
+    ``via`` says what made the change when it was not the curator typing: ``snap``, ``trim``,
+    ``select``, ``regenerate``, ``generate``, ``keep_one``, ``chunk_index``, ``merge``,
+    ``resolve`` ... (None: by hand).
+
+    ``group``: the seq of the first entry of a group written as one step (``edit_many``,
+    ``decide_many(group=True)``), None alone; ``undo`` takes a whole group back at once.
+    ``members``: set on the entry ``undo`` returns, every entry it undid (latest first, this
+    one included).
+    """
+
+    seq: int
+    at: float
+    pair_id: int
+    kind: str
+    before: Any
+    after: Any
+    via: str | None = None
+    group: int | None = None
+    members: tuple["HistoryEntry", ...] = ()
+
+
+#: The history kinds that mark id pairs (``mark_not_duplicates``, ``mark_shared_evidence``);
+#: each is also the name of its table.
+MARK_KINDS = ("not_duplicates", "shared_evidence")
+
+
+def dump_json(value: Any) -> str | None:
+    """``value`` as ASCII-escaped JSON (lone surrogates and NUL in a dataset's text survive the
+    round trip), or None for None."""
+    return None if value is None else json.dumps(value)
+
+
+def load_json(text: str | None) -> Any:
+    """The inverse of ``dump_json``."""
+    return None if text is None else json.loads(text)
 
 
 @runtime_checkable

@@ -6,7 +6,9 @@ better kept in ``PGPASSWORD`` or ``~/.pgpass`` than in the URL). One database (o
 with libpq's ``?options=-csearch_path%3DNAME``) holds one workspace. Several curators write to it
 at once; every change records its ``curator``.
 
-It implements ``store.base.Store`` like ``store.sqlite.Workspace`` and keeps the same rules:
+It implements ``store.base.Store`` like ``store.sqlite.Workspace``, on the same shared code
+(``store.history.SharedStore``: the history, the writes and ``undo`` written once), and keeps the
+same rules:
 
 - every write is one transaction committed before the call returns, and lands in the history
   so that ``undo`` takes it back. ``undo`` takes back the latest live action of THIS curator
@@ -62,7 +64,9 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from mtcb_curate.errors import WorkspaceError, WorkspaceReadOnly
-from mtcb_curate.store.sqlite import Decision, HistoryEntry
+from mtcb_curate.store.base import Decision, HistoryEntry, dump_json as _dump, load_json as _load
+from mtcb_curate.store.history import HISTORY_COLUMNS, SharedStore, undone_step
+from mtcb_curate.store.team import votes_agree
 
 SCHEMA_VERSION = 1
 #: How long (seconds) a write keeps trying to reconnect after the connection broke.
@@ -218,6 +222,7 @@ def side_folder(url: str) -> Path:
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def _boundary(method: _F) -> _F:
@@ -238,7 +243,17 @@ def _boundary(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-class PgWorkspace:
+class _Tx:
+    """A write's transaction on the shared workspace: its cursor and the write's action id."""
+
+    __slots__ = ("cur", "action")
+
+    def __init__(self, cur: Any, action: str) -> None:
+        self.cur = cur
+        self.action = action
+
+
+class PgWorkspace(SharedStore):
     """An open shared workspace. Use ``PgWorkspace.open``; close with ``close()`` or ``with``.
 
     Attributes:
@@ -249,10 +264,14 @@ class PgWorkspace:
         reconnects: how many times a broken connection was replaced.
         on_reconnect: called with a one-line message after a reconnection (or None), on the
             thread that wrote (``ReviewSession.decide`` commits a decision on its own thread).
+        on_reconnecting: called the same way when a lost connection starts being replaced
+            (the write waits meanwhile, up to ``RECONNECT_SECONDS``).
         commit_waits: True: a commit waits on the server (see ``store.base.Store``).
     """
 
     commit_waits = True
+    FOR_UPDATE = " FOR UPDATE"
+    OTHER_WORKSPACE = "pass --workspace with another database"
 
     def __init__(self, url: str, conn: Any, *, read_only: bool, curator: str):
         self._url = url
@@ -265,6 +284,7 @@ class PgWorkspace:
         self.reconnects = 0
         self.synchronous_commit = "on"
         self.on_reconnect: Callable[[str], None] | None = None
+        self.on_reconnecting: Callable[[str], None] | None = None
         self._reconnect_lock = threading.Lock()
 
     # -- opening ---------------------------------------------------------------------------
@@ -373,113 +393,51 @@ class PgWorkspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- metadata --------------------------------------------------------------------------
+    # -- what the shared reads and writes run on (``store.history.SharedStore``) --------------
+
+    def _stored(self, text: str | None) -> str | None:
+        return _dump(text)
+
+    def _text(self, stored: str | None) -> str | None:
+        return _load(stored)
+
+    def _own_history(self) -> tuple[str, tuple]:
+        return "curator=? AND ", (self.curator,)
 
     @_boundary
-    def get_meta(self, key: str) -> str | None:
-        """A metadata value (``dataset``, ``source``, ``fingerprint`` ...), or None."""
-        row = self._read("SELECT value FROM meta WHERE key=%s", (key,))
-        return json.loads(row[0][0]) if row else None
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self._read(sql.replace("?", "%s"), params)
 
     @_boundary
-    def set_meta(self, **values: str) -> None:
-        """Store metadata values, in one transaction."""
-        def work(cur: Any, action: str) -> None:
-            cur.executemany("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
-                            [(k, json.dumps(v)) for k, v in values.items()])
+    def _transact(self, work: Callable[[Any], _T], *, seqs_result: Callable[[list[int]], _T] | None = None,
+                  undo: bool = False, idempotent: bool = False) -> _T:
+        return self._write(lambda cur, action: work(_Tx(cur, action)), done=seqs_result,
+                           done_undo=self._undone_by if undo else None, idempotent=idempotent)
 
-        self._write(work, idempotent=True)
+    def _execute(self, tx: _Tx, sql: str, params: tuple = ()) -> Any:
+        return tx.cur.execute(sql.replace("?", "%s"), params)
 
-    @_boundary
-    def bind(self, dataset: str, source_spec: list[str], fingerprint: str) -> None:
-        """Tie the workspace to a dataset and its questions, or check that it already is.
+    def _undone_by(self, action: str) -> HistoryEntry | None:
+        """The step an undo with id ``action`` took back, when it committed before the connection
+        broke (None: it did not)."""
+        return undone_step(self._read(f"SELECT {HISTORY_COLUMNS} FROM history WHERE undone_by=%s ORDER BY seq DESC",
+                                      (action,)))
 
-        Raises:
-            WorkspaceError: the workspace was made for another dataset or other questions.
-        """
-        have = self.get_meta("fingerprint")
-        if have is None:
-            if not self.read_only:
-                self.set_meta(dataset=dataset, source=json.dumps(source_spec), fingerprint=fingerprint,
-                              created=str(time.time()))
-            return
-        if self.get_meta("dataset") != dataset:
-            raise WorkspaceError(f"{self.label}: this workspace belongs to dataset '{self.get_meta('dataset')}', "
-                                 f"not '{dataset}'")
-        if have != fingerprint:
-            raise WorkspaceError(
-                f"{self.label}: this workspace was made for other questions (source {self.source_spec()}); "
-                f"its decisions would land on the wrong pairs. Open that source, or pass --workspace with another "
-                f"database")
-        if json.loads(self.get_meta("source") or "[]") != source_spec and not self.read_only:
-            self.set_meta(source=json.dumps(source_spec))
-
-    @_boundary
-    def source_spec(self) -> list[str] | None:
-        """The source the workspace was last opened with, as ``load_source`` takes it."""
-        raw = self.get_meta("source")
-        return json.loads(raw) if raw else None
+    def _mark_undone(self, tx: _Tx, seqs: list[int]) -> None:
+        tx.cur.execute("UPDATE history SET undone=TRUE, undone_by=%s WHERE seq = ANY(%s)", (tx.action, seqs))
 
     # -- reading ---------------------------------------------------------------------------
 
     @_boundary
     def decisions(self) -> dict[int, Decision]:
-        """Every current decision, by pair id (undecided pairs are absent)."""
-        out = {pid: Decision(s, _load(r), at) for pid, s, r, at in
-               self._read("SELECT pair_id, status, reason, decided_at FROM decisions")}
-        for pid, s, r, at in self._read(  # the overlap: this curator's own vote, blind to the other's
+        """Every current decision, by pair id (undecided pairs are absent); on a pair of the
+        overlap not decided yet, this curator's own vote (blind to the other's)."""
+        out = super().decisions()
+        for pid, s, r, at in self._read(
                 "SELECT v.pair_id, v.status, v.reason, v.at FROM votes v JOIN work w USING (pair_id) "
                 "WHERE w.copies > 1 AND v.curator=%s", (self.curator,)):
             out.setdefault(pid, Decision(s, _load(r), at))
         return out
-
-    @_boundary
-    def edits(self) -> dict[int, dict[str, Any]]:
-        """Every current edit: pair id -> {field: edited text}."""
-        out: dict[int, dict[str, Any]] = {}
-        for pid, f, v in self._read("SELECT pair_id, field, value FROM edits"):
-            out.setdefault(pid, {})[f] = json.loads(v)
-        return out
-
-    @_boundary
-    def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
-        """The action history of every curator, oldest first."""
-        sql = "SELECT seq, at, pair_id, kind, before, after, via, grp FROM history"
-        if not include_undone:
-            sql += " WHERE NOT undone"
-        return [HistoryEntry(s, at, p, k, _load(b), _load(a), v, g)
-                for s, at, p, k, b, a, v, g in self._read(sql + " ORDER BY seq")]
-
-    @_boundary
-    def history_curators(self) -> dict[int, str]:
-        """Who made each history entry: seq -> curator name (undone entries included)."""
-        return dict(self._read("SELECT seq, curator FROM history"))
-
-    @_boundary
-    def added_pairs(self) -> dict[int, dict[str, Any]]:
-        """Pairs added in this workspace: pair id -> value, ids ascending."""
-        return {pid: json.loads(v) for pid, v in self._read("SELECT pair_id, value FROM added_pairs ORDER BY pair_id")}
-
-    @_boundary
-    def not_duplicates(self) -> set[tuple[int, int]]:
-        """Id pairs (a < b) marked as not duplicates."""
-        return {(a, b) for a, b in self._read("SELECT a, b FROM not_duplicates")}
-
-    @_boundary
-    def shared_evidence(self) -> set[tuple[int, int]]:
-        """Id pairs (a < b) marked "distinct questions on shared evidence"."""
-        return {(a, b) for a, b in self._read("SELECT a, b FROM shared_evidence")}
-
-    @_boundary
-    def notes(self) -> dict[int, str]:
-        """Every current note: pair id -> its text."""
-        return {pid: json.loads(t) for pid, t in self._read("SELECT pair_id, text FROM notes")}
-
-    @_boundary
-    def decision_times(self) -> list[float]:
-        """Unix times (seconds) of THIS curator's live ``decide`` actions, oldest first (their pace)."""
-        return [r[0] for r in self._read(
-            "SELECT at FROM history WHERE curator=%s AND NOT undone AND kind='decide' ORDER BY seq", (self.curator,))]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -487,11 +445,10 @@ class PgWorkspace:
     def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
                via: str | None = None) -> int:
         """Record a decision (None: undecided again); returns the history seq. Committed before
-        returning."""
+        returning: outside the work split one statement (its own transaction, one round trip, one
+        commit); on a pair of the split a pipeline (``_decide_in_split``)."""
         at = time.time() if at is None else at
         after = None if status is None else {"status": status, "reason": reason}
-        # Outside the work split: one statement (its own transaction, one round trip, one
-        # commit). A pair of the split writes nothing there and takes the transaction below.
         params = {"pid": pair_id, "status": status, "reason": _dump(reason), "at": at, "me": self.curator,
                   "after": _dump(after), "via": via}
         seq = self._write(lambda cur, action: cur.execute(
@@ -503,164 +460,7 @@ class PgWorkspace:
                           done=lambda seqs: seqs[0], one_statement=True)
         if seq is not None:
             return int(seq)
-
-        def work(cur: Any, action: str) -> int:  # not reached while work rows are never deleted
-            before = self._decision_json(cur, pair_id)
-            self._apply_decision(cur, pair_id, after, at)
-            return self._log(cur, action, at, pair_id, "decide", before, after, via)
-
-        return self._write(work, done=lambda seqs: seqs[0])
-
-    @_boundary
-    def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
-                    at: float | None = None, group: bool = False) -> list[int]:
-        """Several decisions in ONE transaction, each its own history entry; with ``group`` one
-        undo step. Returns the history seqs."""
-        at = time.time() if at is None else at
-        if not decisions:
-            self._writable()
-            return []
-
-        def work(cur: Any, action: str) -> list[int]:
-            seqs: list[int] = []
-            for pair_id, (status, reason) in decisions.items():
-                before = self._decision_json(cur, pair_id)
-                after = None if status is None else {"status": status, "reason": reason}
-                self._apply_decision(cur, pair_id, after, at)
-                seqs.append(self._log(cur, action, at, pair_id, "decide", before, after, via,
-                                      seqs[0] if group and seqs else None))
-            if group:
-                cur.execute("UPDATE history SET grp=%s WHERE seq=%s", (seqs[0], seqs[0]))
-            return seqs
-
-        return self._write(work, done=lambda seqs: seqs)
-
-    @_boundary
-    def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
-             via: str | None = None) -> int:
-        """Record field edits (None restores the source's text); returns the history seq."""
-        at = time.time() if at is None else at
-
-        def work(cur: Any, action: str) -> int:
-            before = self._edit_before(cur, pair_id, changes)
-            self._apply_edits(cur, pair_id, changes, at)
-            return self._log(cur, action, at, pair_id, "edit", before, changes, via)
-
-        return self._write(work, done=lambda seqs: seqs[0])
-
-    @_boundary
-    def edit_many(self, changes: dict[int, dict[str, Any]], *, via: str | None = None,
-                  at: float | None = None) -> list[int]:
-        """Edits to several pairs in ONE transaction and ONE undo step; the seqs."""
-        at = time.time() if at is None else at
-        if not changes:
-            self._writable()
-            return []
-
-        def work(cur: Any, action: str) -> list[int]:
-            seqs: list[int] = []
-            for pair_id, delta in changes.items():
-                before = self._edit_before(cur, pair_id, delta)
-                self._apply_edits(cur, pair_id, delta, at)
-                seqs.append(self._log(cur, action, at, pair_id, "edit", before, delta, via,
-                                      seqs[0] if seqs else None))
-            cur.execute("UPDATE history SET grp=%s WHERE seq=%s", (seqs[0], seqs[0]))
-            return seqs
-
-        return self._write(work, done=lambda seqs: seqs)
-
-    @_boundary
-    def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
-                 at: float | None = None) -> int:
-        """Store a new pair under ``pair_id``; the history seq.
-
-        Raises:
-            WorkspaceError: ``pair_id`` is already used.
-        """
-        at = time.time() if at is None else at
-
-        def work(cur: Any, action: str) -> int:
-            cur.execute("INSERT INTO added_pairs VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                        (pair_id, _dump(value), at, self.curator))
-            if cur.rowcount == 0:
-                raise WorkspaceError(f"{self.label}: pair id {pair_id} is already in use")
-            return self._log(cur, action, at, pair_id, "add", None, value, via)
-
-        return self._write(work, done=lambda seqs: seqs[0])
-
-    @_boundary
-    def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
-        """Remember id pairs as not duplicates; the seq, or None when all already were."""
-        return self._mark("not_duplicates", pairs, at)
-
-    @_boundary
-    def mark_shared_evidence(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
-        """Remember id pairs as distinct questions on shared evidence; the seq, or None when all
-        already were."""
-        return self._mark("shared_evidence", pairs, at)
-
-    @_boundary
-    def set_note(self, pair_id: int, text: str | None, *, at: float | None = None) -> int | None:
-        """Set a pair's note (None or '' removes it), undoable; the seq, or None when unchanged."""
-        at = time.time() if at is None else at
-        text = text or None
-
-        def work(cur: Any, action: str) -> int | None:
-            row = cur.execute("SELECT text FROM notes WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchone()
-            before = json.loads(row[0]) if row else None
-            if before == text:
-                return None
-            self._apply_note(cur, pair_id, text, at)
-            return self._log(cur, action, at, pair_id, "note", before, text, None)
-
-        return self._write(work, done=lambda seqs: seqs[0])
-
-    @_boundary
-    def undo(self) -> HistoryEntry | None:
-        """Undo THIS curator's latest live action (a group whole); None when none is left. The
-        returned entry is the latest one, its ``members`` every entry undone (latest first)."""
-        cols = "seq, at, pair_id, kind, before, after, via, grp"
-
-        def entries_of(rows: list[tuple]) -> HistoryEntry | None:
-            if not rows:
-                return None
-            entries = [HistoryEntry(r[0], r[1], r[2], r[3], _load(r[4]), _load(r[5]), r[6], r[7]) for r in rows]
-            e = entries[0]
-            return HistoryEntry(e.seq, e.at, e.pair_id, e.kind, e.before, e.after, e.via, e.group, tuple(entries))
-
-        def work(cur: Any, action: str) -> HistoryEntry | None:
-            row = cur.execute(f"SELECT {cols} FROM history WHERE curator=%s AND NOT undone "
-                              f"ORDER BY seq DESC LIMIT 1 FOR UPDATE", (self.curator,)).fetchone()
-            if row is None:
-                return None
-            rows = [row]
-            if row[7] is not None:
-                rows = cur.execute(f"SELECT {cols} FROM history WHERE NOT undone AND (grp=%s OR seq=%s) "
-                                   f"ORDER BY seq DESC FOR UPDATE", (row[7], row[7])).fetchall()
-            now = time.time()
-            for r in rows:
-                pair_id, kind, before, after = r[2], r[3], _load(r[4]), _load(r[5])
-                if kind == "decide" and r[6] == "resolve":
-                    self._apply_resolution(cur, pair_id, before, now)
-                elif kind == "decide":
-                    self._apply_decision(cur, pair_id, before, now)
-                elif kind == "edit":
-                    self._apply_edits(cur, pair_id, before or {}, now)
-                elif kind == "add":
-                    cur.execute("DELETE FROM added_pairs WHERE pair_id=%s", (pair_id,))
-                elif kind == "note":
-                    self._apply_note(cur, pair_id, before, now)
-                elif kind in ("not_duplicates", "shared_evidence"):
-                    cur.executemany(f"DELETE FROM {kind} WHERE a=%s AND b=%s", [tuple(p) for p in after["pairs"]])
-            cur.execute("UPDATE history SET undone=TRUE, undone_by=%s WHERE seq = ANY(%s)",
-                        (action, [r[0] for r in rows]))
-            return entries_of(rows)
-
-        def done(action: str) -> HistoryEntry | None:  # the undo committed before the connection broke
-            return entries_of(self._read(f"SELECT {cols} FROM history WHERE undone_by=%s ORDER BY seq DESC",
-                                         (action,)))
-
-        return self._write(work, done_undo=done)
+        return super().decide(pair_id, status, reason, at=at, via=via)  # not reached while work rows stay
 
     # -- the team: work split, claims, conflicts ---------------------------------------------
 
@@ -727,44 +527,20 @@ class PgWorkspace:
         return self._write(work, idempotent=True)
 
     @_boundary
-    def votes(self) -> dict[int, dict[str, tuple[str, str | None]]]:
-        """Every curator's own decision on the pairs of the split: pair id -> {curator:
-        (status, reason)}."""
-        out: dict[int, dict[str, tuple[str, str | None]]] = {}
-        for pid, cur_name, status, reason in self._read("SELECT pair_id, curator, status, reason FROM votes"):
-            out.setdefault(pid, {})[cur_name] = (status, _load(reason))
-        return out
-
-    @_boundary
     def overlap_pairs(self) -> set[int]:
         """The pair ids of the split that two curators decide."""
         return {r[0] for r in self._read("SELECT pair_id FROM work WHERE copies > 1")}
 
-    @_boundary
-    def conflicts(self) -> dict[int, dict[str, tuple[str, str | None]]]:
-        """Open conflicts: pairs whose curators' votes disagree (``votes_agree``) and that no
-        lead has decided; pair id -> {curator: (status, reason)}."""
-        resolved = {r[0] for r in self._read("SELECT pair_id FROM resolutions")}
-        return {pid: v for pid, v in self.votes().items()
-                if pid not in resolved and len(v) > 1 and not votes_agree(list(v.values()))}
+    def _resolution_before(self, tx: _Tx, pair_id: int) -> dict[str, Any] | None:
+        row = tx.cur.execute("SELECT status, reason FROM resolutions WHERE pair_id=%s FOR UPDATE",
+                             (pair_id,)).fetchone()
+        return None if row is None else {"status": row[0], "reason": _load(row[1])}
 
-    @_boundary
-    def resolve(self, pair_id: int, status: str, reason: str | None = None, *, at: float | None = None) -> int:
-        """A lead decides a pair of the overlap (a conflict); recorded under this curator, in
-        the history (kind ``decide``, via ``resolve``; undoable). Returns the seq."""
-        at = time.time() if at is None else at
+    def _undo_resolution(self, tx: _Tx, entry: HistoryEntry, at: float) -> None:
+        self._apply_resolution(tx, entry.pair_id, entry.before, at)
 
-        def work(cur: Any, action: str) -> int:
-            row = cur.execute("SELECT status, reason FROM resolutions WHERE pair_id=%s FOR UPDATE",
-                              (pair_id,)).fetchone()
-            before = None if row is None else {"status": row[0], "reason": _load(row[1])}
-            after = {"status": status, "reason": reason}
-            self._apply_resolution(cur, pair_id, after, at)
-            return self._log(cur, action, at, pair_id, "decide", before, after, "resolve")
-
-        return self._write(work, done=lambda seqs: seqs[0])
-
-    def _apply_resolution(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+    def _apply_resolution(self, tx: _Tx, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        cur = tx.cur
         if value is None:
             cur.execute("DELETE FROM resolutions WHERE pair_id=%s", (pair_id,))
         else:
@@ -870,6 +646,9 @@ class PgWorkspace:
             self._conn.close()
         except Exception:  # noqa: BLE001
             pass
+        if self.on_reconnecting is not None:
+            self.on_reconnecting(f"the connection to {self.label} was lost: reconnecting (for up to "
+                                 f"{RECONNECT_SECONDS:.0f} s)…")
         deadline = time.monotonic() + RECONNECT_SECONDS
         delay = 0.1
         while True:
@@ -885,32 +664,27 @@ class PgWorkspace:
         if self.on_reconnect is not None:
             self.on_reconnect(f"reconnected to {self.label} (connection lost; nothing was lost)")
 
-    def _log(self, cur: Any, action: str, at: float, pair_id: int, kind: str, before: Any, after: Any,
+    def _log(self, tx: _Tx, at: float, pair_id: int, kind: str, before: Any, after: Any,
              via: str | None, group: int | None = None) -> int:
+        cur = tx.cur
         cur.execute("INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator, action) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq",
-                    (at, pair_id, kind, _dump(before), _dump(after), via, group, self.curator, action))
+                    (at, pair_id, kind, _dump(before), _dump(after), via, group, self.curator, tx.action))
         return int(cur.fetchone()[0])
 
-    def _mark(self, table: str, pairs: Iterable[tuple[int, int]], at: float | None) -> int | None:
-        at = time.time() if at is None else at
-        wanted = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b})
+    def _insert_added(self, tx: _Tx, pair_id: int, value: dict[str, Any], at: float) -> bool:
+        tx.cur.execute("INSERT INTO added_pairs VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                       (pair_id, _dump(value), at, self.curator))
+        return tx.cur.rowcount > 0
 
-        def work(cur: Any, action: str) -> int | None:
-            new = []
-            for a, b in wanted:
-                cur.execute(f"INSERT INTO {table} VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                            (a, b, at, self.curator))
-                if cur.rowcount:
-                    new.append((a, b))
-            if not new:
-                return None
-            return self._log(cur, action, at, new[0][0], table, None, {"pairs": [list(p) for p in new]}, None)
-
-        self._writable()
-        if not wanted:
-            return None
-        return self._write(work, done=lambda seqs: seqs[0])
+    def _insert_marks(self, tx: _Tx, kind: str, pairs: list[tuple[int, int]], at: float) -> list[tuple[int, int]]:
+        new = []
+        for a, b in pairs:
+            tx.cur.execute(f"INSERT INTO {kind} VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                           (a, b, at, self.curator))
+            if tx.cur.rowcount:
+                new.append((a, b))
+        return new
 
     def _decide_in_split(self, conn: Any, action: str, pair_id: int, after: dict[str, Any] | None, at: float,
                          via: str | None) -> int | None:
@@ -970,7 +744,8 @@ class PgWorkspace:
                 conn.execute("ROLLBACK")  # refused or failed: nothing of it stays
         return int(q_seq.fetchone()[0])  # read once the pipeline sent the COMMIT and got its answer
 
-    def _decision_json(self, cur: Any, pair_id: int) -> dict[str, Any] | None:
+    def _decision_before(self, tx: _Tx, pair_id: int) -> dict[str, Any] | None:
+        cur = tx.cur
         copies = self._copies(cur, pair_id)
         if copies is not None:  # a pair of the split: this curator's own vote
             row = cur.execute("SELECT status, reason FROM votes WHERE pair_id=%s AND curator=%s",
@@ -1017,7 +792,8 @@ class PgWorkspace:
             votes[0] if len(votes) >= copies and votes_agree([(v[0], _load(v[1])) for v in votes]) else None)
         _set_decision(cur, pair_id, None if chosen is None else (chosen[0], chosen[1], at, chosen[2]))
 
-    def _apply_decision(self, cur: Any, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+    def _apply_decision(self, tx: _Tx, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        cur = tx.cur
         copies = self._copies(cur, pair_id)
         if copies is not None:
             self._vote(cur, pair_id, copies, value, at)
@@ -1025,12 +801,8 @@ class PgWorkspace:
         _set_decision(cur, pair_id, None if value is None
                       else (value["status"], _dump(value.get("reason")), at, self.curator))
 
-    def _edit_before(self, cur: Any, pair_id: int, changes: dict[str, Any]) -> dict[str, Any]:
-        current = {f: json.loads(v) for f, v in cur.execute(
-            "SELECT field, value FROM edits WHERE pair_id=%s FOR UPDATE", (pair_id,)).fetchall()}
-        return {f: current.get(f) for f in changes}
-
-    def _apply_edits(self, cur: Any, pair_id: int, changes: dict[str, Any], at: float) -> None:
+    def _apply_edits(self, tx: _Tx, pair_id: int, changes: dict[str, Any], at: float) -> None:
+        cur = tx.cur
         for f, v in changes.items():
             if v is None:
                 cur.execute("DELETE FROM edits WHERE pair_id=%s AND field=%s", (pair_id, f))
@@ -1039,28 +811,14 @@ class PgWorkspace:
                             "SET value=EXCLUDED.value, edited_at=EXCLUDED.edited_at, curator=EXCLUDED.curator",
                             (pair_id, f, json.dumps(v), at, self.curator))
 
-    def _apply_note(self, cur: Any, pair_id: int, text: str | None, at: float) -> None:
+    def _apply_note(self, tx: _Tx, pair_id: int, text: str | None, at: float) -> None:
+        cur = tx.cur
         if text:
             cur.execute("INSERT INTO notes VALUES (%s, %s, %s, %s) ON CONFLICT (pair_id) DO UPDATE SET "
                         "text=EXCLUDED.text, noted_at=EXCLUDED.noted_at, curator=EXCLUDED.curator",
                         (pair_id, json.dumps(text), at, self.curator))
         else:
             cur.execute("DELETE FROM notes WHERE pair_id=%s", (pair_id,))
-
-
-def votes_agree(votes: list[tuple[str, str | None]]) -> bool:
-    """True when curators' decisions on a pair agree: the same status and, for rejections,
-    the same reason (its text before any ``:`` or `` of #``, so ``duplicate of #3`` and
-    ``duplicate of #7`` agree)."""
-    return len({(s, reason_category(r) if s == "rejected" else None) for s, r in votes}) <= 1
-
-
-def reason_category(reason: str | None) -> str | None:
-    """A rejection reason without its detail: ``duplicate of #12`` -> ``duplicate``,
-    ``other: why`` -> ``other``."""
-    if reason is None:
-        return None
-    return reason.split(":", 1)[0].split(" of #", 1)[0].strip() or None
 
 
 def configured_synchronous_commit() -> str:
@@ -1098,14 +856,6 @@ def _one_line(exc: Exception, url: str) -> str:
     if password:
         text = text.replace(password, "***")
     return text
-
-
-def _dump(v: Any) -> str | None:
-    return None if v is None else json.dumps(v)
-
-
-def _load(s: str | None) -> Any:
-    return None if s is None else json.loads(s)
 
 
 def _set_decision(cur: Any, pair_id: int, row: tuple[str, str | None, float, str] | None) -> None:

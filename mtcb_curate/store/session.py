@@ -12,7 +12,8 @@ import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,7 +29,7 @@ from mtcb_curate.dataset.model import (
     corpus_fingerprint,
 )
 from mtcb_curate.store.base import Store
-from mtcb_curate.store.sqlite import Decision
+from mtcb_curate.store.base import Decision
 
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
 #: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
@@ -71,6 +72,52 @@ class PairView:
     edited: frozenset[str]
     status: Status
     reason: str | None
+
+
+class PendingDecision:
+    """A decision whose commit is still waiting on the server (``ReviewSession.decide_within``).
+
+    Attributes:
+        pair_id: the pair decided. status: its new status value (None: undecided again).
+    """
+
+    def __init__(self, session: "ReviewSession", commit: Future, pair_id: int, status: str | None,
+                 reason: str | None, at: float) -> None:
+        self._session = session
+        self._commit = commit
+        self._finished = False
+        self.pair_id = pair_id
+        self.status = status
+        self.reason = reason
+        self.at = at
+
+    def done(self) -> bool:
+        """True once the commit returned or failed."""
+        return self._commit.done()
+
+    def error(self) -> BaseException | None:
+        """Once ``done``: what the commit raised (a ``WorkspaceError``), or None when it was saved."""
+        return self._commit.exception() if self._commit.done() else None
+
+    def on_done(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` once the commit returned or failed: on the session's writer
+        thread, or at once on this one if it already has."""
+        self._commit.add_done_callback(lambda _future: callback())
+
+    def finish(self) -> None:
+        """Put the committed decision in the session (call it on the thread that reads the
+        session, once ``done``; a second call does nothing).
+
+        Raises:
+            WorkspaceError: the commit failed: nothing changed.
+        """
+        if self._finished:
+            return
+        self._commit.result()
+        self._finished = True
+        self._session._set_decision(self.pair_id, None if self.status is None
+                                    else Decision(self.status, self.reason, self.at))
+        self._session._times.append(self.at)
 
 
 class ReviewSession:
@@ -324,6 +371,40 @@ class ReviewSession:
         self._set_decision(pair_id, None if value is None else Decision(value, reason, at))
         self._times.append(at)
 
+    def decide_within(self, pair_id: int, status: Status, reason: str | None = None, *, patience_s: float,
+                      meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> PendingDecision | None:
+        """``decide``, for a caller that must not wait long (the review screen's thread): where
+        a commit waits on a server (``workspace.commit_waits``) it runs on the session's writer
+        thread and the caller waits at most ``patience_s`` seconds (doing its ``meanwhile`` work,
+        as ``decide`` does, when recent commits were slow). Returns None when the decision is
+        committed and in the session (as after ``decide``), else a ``PendingDecision``: the
+        commit goes on (a lost connection is being replaced: up to the store's reconnect time)
+        and ``PendingDecision.finish`` puts it in the session, on the caller's thread, once it is
+        done. Elsewhere (SQLite) this is ``decide``.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: the write failed within ``patience_s``.
+        """
+        if not self.workspace.commit_waits:
+            self.decide(pair_id, status, reason, meanwhile=meanwhile)
+            return None
+        self._check(pair_id)
+        at = time.time()
+        value = None if status is Status.UNDECIDED else status.value
+        reason = reason if status is Status.REJECTED else None
+        commit = self._writer().submit(self._timed_decide, pair_id, value, reason, at)
+        pending = PendingDecision(self, commit, pair_id, value, reason, at)
+        if meanwhile is not None and self._recent_commit_s() >= OVERLAP_MIN_COMMIT_S:
+            meanwhile(commit.done)
+        try:
+            commit.result(timeout=max(0.0, patience_s))
+        except FutureTimeout:
+            return pending
+        except BaseException:
+            pass  # raised by finish, below
+        pending.finish()
+        return None
+
     def _timed_decide(self, pair_id: int, value: str | None, reason: str | None, at: float) -> None:
         """``workspace.decide``, its duration (seconds) kept among the recent ones ``decide``
         reads."""
@@ -559,6 +640,25 @@ class ReviewSession:
         self._not_duplicates |= pairs
         return True
 
+    def mark_not_duplicate_pairs(self, pairs: list[tuple[int, int]]) -> bool:
+        """Mark each id pair as not duplicates (only these pairs: a cluster split marks the
+        members moved out against the members kept, not the kept ones against each other), as
+        ONE history entry: one ``undo`` takes them all back. False if all already were.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: read-only or unwritable.
+        """
+        marks = set()
+        for a, b in pairs:
+            self._check(a)
+            self._check(b)
+            if a != b:
+                marks.add((min(a, b), max(a, b)))
+        if not marks or self.workspace.mark_not_duplicates(marks) is None:
+            return False
+        self._not_duplicates |= marks
+        return True
+
     def shared_evidence(self) -> set[tuple[int, int]]:
         """Id pairs (a < b) marked "distinct questions on shared evidence" (their shared or
         overlapping passage is not warned about again)."""
@@ -571,6 +671,24 @@ class ReviewSession:
             self._check(pid)
         pairs = {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
         if self.workspace.mark_shared_evidence(pairs) is None:
+            return False
+        self._shared_evidence |= pairs
+        return True
+
+    def mark_shared_evidence_groups(self, groups: list[list[int]]) -> bool:
+        """Mark, within each group of ids, every pair as distinct questions on shared evidence
+        (a bulk over several shared-passage groups; pairs across groups are not marked), as ONE
+        history entry: one ``undo`` takes them all back. False if all already were.
+
+        Raises:
+            IndexError: no such pair. WorkspaceError: read-only or unwritable.
+        """
+        pairs = set()
+        for ids in groups:
+            for pid in ids:
+                self._check(pid)
+            pairs |= {(min(a, b), max(a, b)) for a in ids for b in ids if a != b}
+        if not pairs or self.workspace.mark_shared_evidence(pairs) is None:
             return False
         self._shared_evidence |= pairs
         return True

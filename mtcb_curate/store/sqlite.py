@@ -44,12 +44,14 @@ import time
 import urllib.parse
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mtcb_curate.errors import WorkspaceError, WorkspaceFull, WorkspaceLocked, WorkspaceReadOnly
+from mtcb_curate.store.base import HistoryEntry, dump_json
+from mtcb_curate.store.history import SharedStore
+from mtcb_curate.store.team import votes_agree
 
 SCHEMA_VERSION = 2
 DB_NAME = "workspace.sqlite"
@@ -178,49 +180,8 @@ def questions_fingerprint(rows: Iterable[tuple[str, str, str, str]]) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A pair's current decision. ``at`` is a Unix time in seconds."""
-
-    status: str
-    reason: str | None
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
-    """One undoable action; before/after are JSON values.
-
-    ``kind``:
-    - ``decide``: {"status", "reason"} or None (undecided);
-    - ``edit``: {field: value or None} where None means "the source's original text";
-    - ``add``: before None, after the added pair's value (see ``Workspace.add_pair``);
-    - ``shared_evidence``: as ``not_duplicates``, for pairs marked "distinct questions on
-      shared evidence";
-    - ``not_duplicates``: before None, after {"pairs": [[a, b], ...]} newly marked;
-    - ``note``: the pair's note text before and after (None: no note).
-
-    ``via`` says what made the change when it was not the curator typing: ``snap``, ``trim``,
-    ``select``, ``regenerate``, ``generate``, ``keep_one``, ``chunk_index`` ... (None: by hand).
-
-    ``group``: the seq of the first entry of a group written as one step (``edit_many``,
-    ``decide_many(group=True)``), None
-    alone; ``undo`` takes a whole group back at once. ``members``: set on the entry ``undo``
-    returns, every entry it undid (latest first, this one included).
-    """
-
-    seq: int
-    at: float
-    pair_id: int
-    kind: str
-    before: Any
-    after: Any
-    via: str | None = None
-    group: int | None = None
-    members: tuple["HistoryEntry", ...] = ()
-
-
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def _storage_boundary(method: _F) -> _F:
@@ -241,7 +202,7 @@ def _storage_boundary(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-class Workspace:
+class Workspace(SharedStore):
     """An open workspace. Use ``Workspace.open``; close with ``close()`` or a ``with`` block.
 
     Attributes:
@@ -357,312 +318,86 @@ class Workspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- metadata --------------------------------------------------------------------------
+    # -- what the shared reads and writes run on (``store.history.SharedStore``) --------------
+
+    @property
+    def label(self) -> str:
+        """The workspace as messages name it: its folder."""
+        return str(self.path)
 
     @_storage_boundary
-    def get_meta(self, key: str) -> str | None:
-        """A metadata value (``dataset``, ``source``, ``fingerprint`` ...), or None."""
-        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else None
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self._conn.execute(sql, params).fetchall()
 
     @_storage_boundary
-    def set_meta(self, **values: str) -> None:
-        """Store metadata values, in one transaction."""
+    def _transact(self, work: Callable[[Any], _T], *, seqs_result: Callable[[list[int]], _T] | None = None,
+                  undo: bool = False, idempotent: bool = False) -> _T:
         self._writable()
         with self._tx():
-            self._conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+            return work(self._conn)
 
-    @_storage_boundary
-    def bind(self, dataset: str, source_spec: list[str], fingerprint: str) -> None:
-        """Tie the workspace to a dataset and its questions, or check that it already is.
+    def _execute(self, tx: sqlite3.Connection, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+        return tx.execute(sql, params)
 
-        Raises:
-            WorkspaceError: the workspace was made for another dataset or other questions.
-        """
-        have = self.get_meta("fingerprint")
-        if have is None:
-            if not self.read_only:
-                self.set_meta(dataset=dataset, source=json.dumps(source_spec), fingerprint=fingerprint,
-                              created=str(time.time()))
-            return
-        if self.get_meta("dataset") != dataset:
-            raise WorkspaceError(f"{self.path}: this workspace belongs to dataset '{self.get_meta('dataset')}', "
-                                 f"not '{dataset}'")
-        if have != fingerprint:
-            raise WorkspaceError(
-                f"{self.path}: this workspace was made for other questions (source {self.source_spec()}); "
-                f"its decisions would land on the wrong pairs. Open that source, or pass --workspace NEW_DIR")
-        if json.loads(self.get_meta("source") or "[]") != source_spec and not self.read_only:
-            self.set_meta(source=json.dumps(source_spec))
+    def _log(self, tx: sqlite3.Connection, at: float, pair_id: int, kind: str, before: Any, after: Any,
+             via: str | None, group: int | None = None) -> int:
+        cur = tx.execute(
+            "INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (at, pair_id, kind, dump_json(before), dump_json(after), via, group, self.curator))
+        return int(cur.lastrowid)
 
-    @_storage_boundary
-    def source_spec(self) -> list[str] | None:
-        """The source the workspace was last opened with, as ``load_source`` takes it."""
-        raw = self.get_meta("source")
-        return json.loads(raw) if raw else None
+    def _apply_decision(self, tx: sqlite3.Connection, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
+        if value is None:
+            tx.execute("DELETE FROM decisions WHERE pair_id=?", (pair_id,))
+        else:
+            tx.execute("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?)",
+                       (pair_id, value["status"], value.get("reason"), at))
 
-    # -- reading ---------------------------------------------------------------------------
+    def _apply_note(self, tx: sqlite3.Connection, pair_id: int, text: str | None, at: float) -> None:
+        if text:
+            tx.execute("INSERT OR REPLACE INTO notes VALUES (?, ?, ?)", (pair_id, text, at))
+        else:
+            tx.execute("DELETE FROM notes WHERE pair_id=?", (pair_id,))
 
-    @_storage_boundary
-    def decisions(self) -> dict[int, Decision]:
-        """Every current decision, by pair id (undecided pairs are absent)."""
-        return {pid: Decision(s, r, at) for pid, s, r, at in
-                self._conn.execute("SELECT pair_id, status, reason, decided_at FROM decisions")}
+    def _apply_edits(self, tx: sqlite3.Connection, pair_id: int, changes: dict[str, Any], at: float) -> None:
+        for f, v in changes.items():
+            if v is None:
+                tx.execute("DELETE FROM edits WHERE pair_id=? AND field=?", (pair_id, f))
+            else:
+                tx.execute("INSERT OR REPLACE INTO edits VALUES (?, ?, ?, ?)", (pair_id, f, json.dumps(v), at))
 
-    @_storage_boundary
-    def edits(self) -> dict[int, dict[str, str]]:
-        """Every current edit: pair id -> {field: edited text}."""
-        out: dict[int, dict[str, str]] = {}
-        for pid, f, v in self._conn.execute("SELECT pair_id, field, value FROM edits"):
-            out.setdefault(pid, {})[f] = json.loads(v)
-        return out
+    def _insert_added(self, tx: sqlite3.Connection, pair_id: int, value: dict[str, Any], at: float) -> bool:
+        try:
+            tx.execute("INSERT INTO added_pairs VALUES (?, ?, ?)", (pair_id, dump_json(value), at))
+        except sqlite3.IntegrityError:
+            return False
+        return True
 
-    @_storage_boundary
-    def history(self, *, include_undone: bool = False) -> list[HistoryEntry]:
-        """The action history, oldest first."""
-        sql = "SELECT seq, at, pair_id, kind, before, after, via, grp FROM history"
-        if not include_undone:
-            sql += " WHERE undone=0"
-        return [HistoryEntry(s, at, p, k, _load(b), _load(a), v, g)
-                for s, at, p, k, b, a, v, g in self._conn.execute(sql + " ORDER BY seq")]
+    def _insert_marks(self, tx: sqlite3.Connection, kind: str, pairs: list[tuple[int, int]],
+                      at: float) -> list[tuple[int, int]]:
+        have = {(a, b) for a, b in tx.execute(f"SELECT a, b FROM {kind}")}
+        new = [p for p in pairs if p not in have]
+        tx.executemany(f"INSERT INTO {kind} VALUES (?, ?, ?)", [(a, b, at) for a, b in new])
+        return new
 
-    @_storage_boundary
-    def history_curators(self) -> dict[int, str]:
-        """Who made each history entry: seq -> curator name (undone entries included; entries
-        written before curators were recorded are absent)."""
-        return {s: c for s, c in self._conn.execute("SELECT seq, curator FROM history WHERE curator IS NOT NULL")}
+    def _resolution_before(self, tx: sqlite3.Connection, pair_id: int) -> dict[str, Any] | None:
+        return self._decision_before(tx, pair_id)  # a merged workspace's pair: its decision
 
-    @_storage_boundary
-    def added_pairs(self) -> dict[int, dict[str, Any]]:
-        """Pairs added in this workspace (LLM generation): pair id -> value, ids ascending."""
-        return {pid: json.loads(v) for pid, v in
-                self._conn.execute("SELECT pair_id, value FROM added_pairs ORDER BY pair_id")}
+    def _apply_resolution(self, tx: sqlite3.Connection, pair_id: int, value: dict[str, Any], at: float) -> None:
+        tx.execute("INSERT OR REPLACE INTO resolutions VALUES (?, ?, ?, ?, ?)",
+                   (pair_id, value["status"], value.get("reason"), at, self.curator))
+        self._apply_decision(tx, pair_id, value, at)
 
-    @_storage_boundary
-    def not_duplicates(self) -> set[tuple[int, int]]:
-        """Id pairs (a < b) the curator marked as not duplicates."""
-        return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM not_duplicates")}
-
-    @_storage_boundary
-    def shared_evidence(self) -> set[tuple[int, int]]:
-        """Id pairs (a < b) the curator marked "distinct questions on shared evidence"."""
-        return {(a, b) for a, b in self._conn.execute("SELECT a, b FROM shared_evidence")}
-
-    @_storage_boundary
-    def notes(self) -> dict[int, str]:
-        """Every current note: pair id -> its text (pairs without a note are absent)."""
-        return {pid: t for pid, t in self._conn.execute("SELECT pair_id, text FROM notes")}
-
-    @_storage_boundary
-    def decision_times(self) -> list[float]:
-        """Unix times (seconds) of the live ``decide`` actions, oldest first."""
-        return [r[0] for r in self._conn.execute(
-            "SELECT at FROM history WHERE undone=0 AND kind='decide' ORDER BY seq")]
-
-    # -- writing ---------------------------------------------------------------------------
-
-    @_storage_boundary
-    def decide(self, pair_id: int, status: str | None, reason: str | None = None, *, at: float | None = None,
-               via: str | None = None) -> int:
-        """Record a decision (``status`` None makes the pair undecided again); returns the history seq.
-
-        Committed before returning.
-        """
-        self._writable()
-        at = time.time() if at is None else at
-        with self._tx():
-            before = self._decision_json(pair_id)
-            after = None if status is None else {"status": status, "reason": reason}
-            self._apply_decision(pair_id, after, at)
-            return self._log(at, pair_id, "decide", before, after, via)
-
-    @_storage_boundary
-    def decide_many(self, decisions: dict[int, tuple[str | None, str | None]], *, via: str | None = None,
-                    at: float | None = None, group: bool = False) -> list[int]:
-        """Several decisions in ONE transaction (all or none), e.g. "keep one" in a near-duplicate
-        cluster: ``{pair_id: (status, reason)}``. Each is its own history entry (undone one by
-        one, latest first); with ``group`` they share a history group (as ``edit_many``) and
-        ``undo`` takes them all back at once (a bulk action). Returns the history seqs."""
-        self._writable()
-        at = time.time() if at is None else at
-        seqs: list[int] = []
-        if not decisions:
-            return seqs
-        with self._tx():
-            for pair_id, (status, reason) in decisions.items():
-                before = self._decision_json(pair_id)
-                after = None if status is None else {"status": status, "reason": reason}
-                self._apply_decision(pair_id, after, at)
-                grp = seqs[0] if group and seqs else None
-                seqs.append(self._log(at, pair_id, "decide", before, after, via, grp))
-            if group:
-                self._conn.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
-        return seqs
-
-    @_storage_boundary
-    def edit(self, pair_id: int, changes: dict[str, str | None], *, at: float | None = None,
-             via: str | None = None) -> int:
-        """Record edits to a pair's fields (a None value restores the source text); returns the seq.
-
-        Committed before returning.
-        """
-        self._writable()
-        at = time.time() if at is None else at
-        with self._tx():
-            current = {f: json.loads(v) for f, v in self._conn.execute(
-                "SELECT field, value FROM edits WHERE pair_id=?", (pair_id,))}
-            before = {f: current.get(f) for f in changes}
-            self._apply_edits(pair_id, changes, at)
-            return self._log(at, pair_id, "edit", before, changes, via)
-
-    @_storage_boundary
-    def edit_many(self, changes: dict[int, dict[str, Any]], *, via: str | None = None,
-                  at: float | None = None) -> list[int]:
-        """Edits to several pairs in ONE transaction (all or none) and ONE undo step, e.g. the
-        bulk chunk_index repair: ``{pair_id: {field: value or None}}``. Each pair gets its own
-        history entry; they share a ``group`` (the first entry's seq), and ``undo`` takes them
-        all back at once. Returns the history seqs (empty when ``changes`` is empty)."""
-        self._writable()
-        at = time.time() if at is None else at
-        seqs: list[int] = []
-        if not changes:
-            return seqs
-        with self._tx():
-            for pair_id, delta in changes.items():
-                current = {f: json.loads(v) for f, v in self._conn.execute(
-                    "SELECT field, value FROM edits WHERE pair_id=?", (pair_id,))}
-                before = {f: current.get(f) for f in delta}
-                self._apply_edits(pair_id, delta, at)
-                seqs.append(self._log(at, pair_id, "edit", before, delta, via, seqs[0] if seqs else None))
-            self._conn.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
-        return seqs
-
-    @_storage_boundary
-    def add_pair(self, pair_id: int, value: dict[str, Any], *, via: str | None = "generate",
-                 at: float | None = None) -> int:
-        """Store a new pair (from LLM generation) under ``pair_id``; returns the history seq.
-
-        ``value`` holds question, answer, supporting_passage, doc_key, chunk_index and origin
-        (JSON-serializable). Undo removes it again.
-
-        Raises:
-            WorkspaceError: ``pair_id`` is already used.
-        """
-        self._writable()
-        at = time.time() if at is None else at
-        with self._tx():
-            try:
-                self._conn.execute("INSERT INTO added_pairs VALUES (?, ?, ?)", (pair_id, _dump(value), at))
-            except sqlite3.IntegrityError:
-                raise WorkspaceError(f"{self.path}: pair id {pair_id} is already in use") from None
-            return self._log(at, pair_id, "add", None, value, via)
-
-    @_storage_boundary
-    def mark_not_duplicates(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
-        """Remember that each id pair is NOT a near-duplicate; returns the history seq, or None
-        when every pair was already marked. The entry's ``pair_id`` is the smallest id involved."""
-        self._writable()
-        at = time.time() if at is None else at
-        new = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b} - self.not_duplicates())
-        if not new:
-            return None
-        with self._tx():
-            self._conn.executemany("INSERT INTO not_duplicates VALUES (?, ?, ?)", [(a, b, at) for a, b in new])
-            return self._log(at, new[0][0], "not_duplicates", None, {"pairs": [list(p) for p in new]}, None)
-
-    @_storage_boundary
-    def mark_shared_evidence(self, pairs: Iterable[tuple[int, int]], *, at: float | None = None) -> int | None:
-        """Remember that each id pair asks distinct questions on shared evidence (their shared
-        or overlapping passage is no longer warned about); returns the history seq, or None
-        when every pair was already marked. The entry's ``pair_id`` is the smallest id involved."""
-        self._writable()
-        at = time.time() if at is None else at
-        new = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b} - self.shared_evidence())
-        if not new:
-            return None
-        with self._tx():
-            self._conn.executemany("INSERT INTO shared_evidence VALUES (?, ?, ?)", [(a, b, at) for a, b in new])
-            return self._log(at, new[0][0], "shared_evidence", None, {"pairs": [list(p) for p in new]}, None)
-
-    @_storage_boundary
-    def set_note(self, pair_id: int, text: str | None, *, at: float | None = None) -> int | None:
-        """Set a pair's free-text note (None or '' removes it); returns the history seq (kind
-        ``note``, before/after the texts), or None when the note already was that. Undone by
-        ``undo``."""
-        self._writable()
-        at = time.time() if at is None else at
-        text = text or None
-        with self._tx():
-            row = self._conn.execute("SELECT text FROM notes WHERE pair_id=?", (pair_id,)).fetchone()
-            before = row[0] if row else None
-            if before == text:
-                return None
-            self._apply_note(pair_id, text, at)
-            return self._log(at, pair_id, "note", before, text, None)
-
-    @_storage_boundary
-    def undo(self) -> HistoryEntry | None:
-        """Undo the latest live action (any number of times, across restarts); None when none is left.
-
-        An action written as one step (``edit_many``: a ``group``) is undone whole; the returned
-        entry is the latest one, its ``members`` every entry undone (latest first)."""
-        self._writable()
-        cols = "seq, at, pair_id, kind, before, after, via, grp"
-        with self._tx():
-            row = self._conn.execute(
-                f"SELECT {cols} FROM history WHERE undone=0 ORDER BY seq DESC LIMIT 1").fetchone()
-            if row is None:
-                return None
-            rows = [row]
-            if row[7] is not None:
-                rows = self._conn.execute(
-                    f"SELECT {cols} FROM history WHERE undone=0 AND (grp=? OR seq=?) ORDER BY seq DESC",
-                    (row[7], row[7])).fetchall()
-            entries = [HistoryEntry(r[0], r[1], r[2], r[3], _load(r[4]), _load(r[5]), r[6], r[7]) for r in rows]
-            now = time.time()
-            for entry in entries:
-                if entry.kind == "decide":
-                    if entry.via == "resolve":
-                        self._conn.execute("DELETE FROM resolutions WHERE pair_id=?", (entry.pair_id,))
-                    self._apply_decision(entry.pair_id, entry.before, now)
-                elif entry.kind == "edit":
-                    self._apply_edits(entry.pair_id, entry.before or {}, now)
-                elif entry.kind == "add":
-                    self._conn.execute("DELETE FROM added_pairs WHERE pair_id=?", (entry.pair_id,))
-                elif entry.kind == "note":
-                    self._apply_note(entry.pair_id, entry.before, now)
-                elif entry.kind in ("not_duplicates", "shared_evidence"):
-                    self._conn.executemany(f"DELETE FROM {entry.kind} WHERE a=? AND b=?",
-                                           [tuple(p) for p in entry.after["pairs"]])
-                self._conn.execute("UPDATE history SET undone=1 WHERE seq=?", (entry.seq,))
-            e = entries[0]
-            return HistoryEntry(e.seq, e.at, e.pair_id, e.kind, e.before, e.after, e.via, e.group, tuple(entries))
+    def _undo_resolution(self, tx: sqlite3.Connection, entry: HistoryEntry, at: float) -> None:
+        tx.execute("DELETE FROM resolutions WHERE pair_id=?", (entry.pair_id,))
+        self._apply_decision(tx, entry.pair_id, entry.before, at)
 
     # -- merged workspaces: votes, conflicts (see ``app.merge``) ------------------------------
-
-    @_storage_boundary
-    def votes(self) -> dict[int, dict[str, tuple[str, str | None]]]:
-        """Each curator's own decision on pairs several merged workspaces decided: pair id ->
-        {curator: (status, reason)} (empty unless ``add_votes`` was used)."""
-        out: dict[int, dict[str, tuple[str, str | None]]] = {}
-        for pid, name, status, reason in self._conn.execute("SELECT pair_id, curator, status, reason FROM votes"):
-            out.setdefault(pid, {})[name] = (status, reason)
-        return out
 
     @_storage_boundary
     def overlap_pairs(self) -> set[int]:
         """Pairs with votes of two curators or more (decided in several merged workspaces)."""
         return {r[0] for r in self._conn.execute("SELECT pair_id FROM votes GROUP BY pair_id HAVING count(*) > 1")}
-
-    @_storage_boundary
-    def conflicts(self) -> dict[int, dict[str, tuple[str, str | None]]]:
-        """Pairs whose curators' votes disagree (``postgres.votes_agree``) and that no lead has
-        decided; pair id -> {curator: (status, reason)}."""
-        from mtcb_curate.store.postgres import votes_agree
-
-        resolved = {r[0] for r in self._conn.execute("SELECT pair_id FROM resolutions")}
-        return {pid: v for pid, v in self.votes().items()
-                if pid not in resolved and len(v) > 1 and not votes_agree(list(v.values()))}
 
     @_storage_boundary
     def team_activity(self) -> dict[str, list[float]]:
@@ -672,51 +407,36 @@ class Workspace:
             out.setdefault(name, []).append(at)
         return out
 
-    @_storage_boundary
     def add_votes(self, votes: dict[int, dict[str, tuple[str, str | None, float]]], *, at: float | None = None) -> list[int]:
         """Record curators' decisions from merged workspaces in ONE transaction and one undo
         step: every vote is kept; a pair decided by one curator, or by several who agree
-        (``votes_agree``), gets that decision (history kind ``decide``, via ``merge``, under the
-        curator who made it); disagreeing votes leave the pair undecided, a conflict. Returns
-        the history seqs."""
-        from mtcb_curate.store.postgres import votes_agree
-
-        self._writable()
+        (``team.votes_agree``), gets that decision (history kind ``decide``, via ``merge``,
+        under the curator who made it); disagreeing votes leave the pair undecided, a conflict.
+        Returns the history seqs."""
         at = time.time() if at is None else at
-        seqs: list[int] = []
         saved = self.curator
-        with self._tx():
+
+        def work(tx: sqlite3.Connection) -> list[int]:
+            seqs: list[int] = []
             try:
                 for pid, by in sorted(votes.items()):
-                    self._conn.executemany("INSERT OR REPLACE INTO votes VALUES (?, ?, ?, ?, ?)",
-                                           [(pid, name, s, r, t) for name, (s, r, t) in by.items()])
+                    tx.executemany("INSERT OR REPLACE INTO votes VALUES (?, ?, ?, ?, ?)",
+                                   [(pid, name, s, r, t) for name, (s, r, t) in by.items()])
                     if not votes_agree([(s, r) for s, r, _t in by.values()]):
                         continue
                     name, (status, reason, t) = min(by.items(), key=lambda kv: kv[1][2])
-                    before = self._decision_json(pid)
+                    before = self._decision_before(tx, pid)
                     after = {"status": status, "reason": reason}
-                    self._apply_decision(pid, after, t)
+                    self._apply_decision(tx, pid, after, t)
                     self.curator = name
-                    seqs.append(self._log(at, pid, "decide", before, after, "merge", seqs[0] if seqs else None))
+                    seqs.append(self._log(tx, at, pid, "decide", before, after, "merge", seqs[0] if seqs else None))
                 if seqs:
-                    self._conn.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
+                    tx.execute("UPDATE history SET grp=? WHERE seq=?", (seqs[0], seqs[0]))
             finally:
                 self.curator = saved
-        return seqs
+            return seqs
 
-    @_storage_boundary
-    def resolve(self, pair_id: int, status: str, reason: str | None = None, *, at: float | None = None) -> int:
-        """A lead decides a conflict; recorded under this curator (history kind ``decide``, via
-        ``resolve``; undoable). Returns the seq."""
-        self._writable()
-        at = time.time() if at is None else at
-        with self._tx():
-            before = self._decision_json(pair_id)
-            after = {"status": status, "reason": reason}
-            self._conn.execute("INSERT OR REPLACE INTO resolutions VALUES (?, ?, ?, ?, ?)",
-                               (pair_id, status, reason, at, self.curator))
-            self._apply_decision(pair_id, after, at)
-            return self._log(at, pair_id, "decide", before, after, "resolve")
+        return self._transact(work)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -728,38 +448,6 @@ class Workspace:
 
     def _tx(self) -> "_Transaction":
         return _Transaction(self._conn, self.path)
-
-    def _log(self, at: float, pair_id: int, kind: str, before: Any, after: Any, via: str | None,
-             group: int | None = None) -> int:
-        cur = self._conn.execute(
-            "INSERT INTO history (at, pair_id, kind, before, after, via, grp, curator) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (at, pair_id, kind, _dump(before), _dump(after), via, group, self.curator))
-        return int(cur.lastrowid)
-
-    def _decision_json(self, pair_id: int) -> dict[str, Any] | None:
-        row = self._conn.execute("SELECT status, reason FROM decisions WHERE pair_id=?", (pair_id,)).fetchone()
-        return None if row is None else {"status": row[0], "reason": row[1]}
-
-    def _apply_decision(self, pair_id: int, value: dict[str, Any] | None, at: float) -> None:
-        if value is None:
-            self._conn.execute("DELETE FROM decisions WHERE pair_id=?", (pair_id,))
-        else:
-            self._conn.execute("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?)",
-                               (pair_id, value["status"], value.get("reason"), at))
-
-    def _apply_note(self, pair_id: int, text: str | None, at: float) -> None:
-        if text:
-            self._conn.execute("INSERT OR REPLACE INTO notes VALUES (?, ?, ?)", (pair_id, text, at))
-        else:
-            self._conn.execute("DELETE FROM notes WHERE pair_id=?", (pair_id,))
-
-    def _apply_edits(self, pair_id: int, changes: dict[str, str | None], at: float) -> None:
-        for f, v in changes.items():
-            if v is None:
-                self._conn.execute("DELETE FROM edits WHERE pair_id=? AND field=?", (pair_id, f))
-            else:
-                self._conn.execute("INSERT OR REPLACE INTO edits VALUES (?, ?, ?, ?)",
-                                   (pair_id, f, json.dumps(v), at))
 
 
 class _Transaction:
@@ -1041,12 +729,3 @@ def _release(fds: tuple[int, ...]) -> None:
             os.close(fd)
         except OSError:
             pass
-
-
-def _dump(v: Any) -> str | None:
-    # ASCII-escaped JSON: lone surrogates in a dataset's text survive the round trip.
-    return None if v is None else json.dumps(v)
-
-
-def _load(s: str | None) -> Any:
-    return None if s is None else json.loads(s)

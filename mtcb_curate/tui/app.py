@@ -9,9 +9,12 @@ from textual.app import App
 
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy, keep_strips_acyclic
+from mtcb_curate.tui.keys import KeyGate
+from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
+from mtcb_curate.tui.messages import KeysReleased
 from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
+from mtcb_curate.tui.workarounds.strips import keep_strips_acyclic
 
 
 class CurateApp(App[None]):
@@ -38,6 +41,8 @@ class CurateApp(App[None]):
         self.keymap = dict(keymap or {})
         self.config_path = config_path
         self.collector = CollectorPolicy()
+        #: Keys kept while a change waits on a server (a shared workspace reconnecting).
+        self.key_gate = KeyGate()
         self._attempt_log = None
 
     def llm_client(self):
@@ -95,9 +100,23 @@ class CurateApp(App[None]):
         self.set_interval(CHECK_SECONDS, self.collector.tick)
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and self.key_gate.take(event):
+            return  # kept until a change waiting on the server is done (``KeyGate``)
         if isinstance(event, events.Key):
             self.collector.touch()
         await super().on_event(event)
+
+    async def on_keys_released(self, message: KeysReleased) -> None:
+        """Handle the keys the gate kept, in order (``KeyGate.drain``)."""
+        await self.key_gate.drain(self.on_event)
+
+    def release_keys(self, *, replay: bool) -> int:
+        """Stop keeping keys (``KeyGate.release``); with ``replay`` they are handled next, in
+        order. Returns how many were kept."""
+        kept = self.key_gate.release(replay=replay)
+        if replay and kept:
+            self.post_message(KeysReleased())
+        return kept
 
     def on_unmount(self) -> None:
         self.collector.restore()

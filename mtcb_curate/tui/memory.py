@@ -40,9 +40,9 @@ Most of what collections find is Textual's: the compositor cuts every painted ro
 a cycle that only the collector frees; every row that changed since the last key ends so,
 some fifteen objects each (the strip, its seven caches and their dicts, its segments).
 Collected only by full collections, they made each one walk 100,000-280,000 objects after
-30-60 s of paging (200-800 ms at ficha scale). ``keep_strips_acyclic()`` makes a whole
-division return a new ``[self]`` without storing it (what the cache saved is one list);
-rows then die when their widget drops them and full collections walk little.
+30-60 s of paging (200-800 ms at ficha scale). ``tui.workarounds.strips.keep_strips_acyclic()``
+makes a whole division return a new ``[self]`` without storing it (what the cache saved is one
+list); rows then die when their widget drops them and full collections walk little.
 
 ``trim_heap()`` hands the C heap's free pages back to the system (glibc ``malloc_trim``): the
 loading's temporaries are freed but glibc keeps their pages until asked; the app calls it once
@@ -152,34 +152,6 @@ class CollectorPolicy:
             gc.unfreeze()
         self._saved = None
         self._started = False
-
-
-def keep_strips_acyclic() -> bool:
-    """Make ``textual.strip.Strip.divide`` leave no reference cycle when it keeps the strip
-    whole (see the module docstring): the same result, not cached for that case; other cuts
-    go to Textual's method as before. Idempotent; returns False (nothing done) when this
-    Textual's ``Strip`` has no ``_divide_cache``, whose ``[self]`` entry is the cycle."""
-    from textual.strip import Strip
-
-    textual_divide = Strip.divide
-    if getattr(textual_divide, "_keeps_acyclic", False):
-        return True
-    probe = Strip([])
-    if not hasattr(probe, "_divide_cache"):
-        return False
-
-    def divide(self: Strip, cuts):
-        cuts = list(cuts)
-        length = self.cell_length
-        if [cut for cut in cuts if cut <= length] == [length]:
-            return [self]
-        return textual_divide(self, cuts)
-
-    divide.__doc__ = textual_divide.__doc__
-    divide._keeps_acyclic = True  # type: ignore[attr-defined]
-    divide.textual_divide = textual_divide  # type: ignore[attr-defined]
-    Strip.divide = divide  # type: ignore[method-assign]
-    return True
 
 
 _libc: ctypes.CDLL | None | bool = None

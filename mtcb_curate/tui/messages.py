@@ -48,6 +48,27 @@ class WorkspaceReconnected(Message, bubble=False):
 
 
 @dataclass(eq=False)
+class WorkspaceReconnecting(Message, bubble=False):
+    """The shared workspace lost its connection and is replacing it (``PgWorkspace.on_reconnecting``,
+    called on the thread that writes): the write waits meanwhile. ``message``: one line."""
+
+    message: str
+
+
+@dataclass(eq=False)
+class DecisionSettled(Message, bubble=False):
+    """A decision whose commit waited on the server (``ReviewSession.decide_within``) is done,
+    saved or not (``PendingDecision``); posted from the session's writer thread."""
+
+    pending: Any
+
+
+@dataclass(eq=False)
+class KeysReleased(Message, bubble=False):
+    """Posted to the app: the keys its ``KeyGate`` kept are to be handled now, in order."""
+
+
+@dataclass(eq=False)
 class WindowTokenized(Message, bubble=False):
     """The chunk windows of document ``key`` are cached (the window bounds can be shown)."""
 

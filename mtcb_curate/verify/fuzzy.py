@@ -19,9 +19,10 @@ taken from and how close it is. The search never slides a window over the whole 
    span is the chain of matching blocks (of at least :data:`MIN_BLOCK` characters) with the
    most matched characters net of extra document text between blocks; its ends are then
    extended over characters that agree with the passage's, spaces aside (the LCS may have
-   placed the first or last letters elsewhere).
+   placed the first or last letters elsewhere), and then out to word boundaries
+   (:func:`word_bounds`: a location never starts or ends mid-word).
 4. **Score.** ``rapidfuzz.fuzz.ratio`` (normalized Indel similarity, 0-100) between the
-   normalized passage and the normalized span. The best candidate wins; it is a match when the
+   normalized passage and the normalized span (after widening to whole words). The best candidate wins; it is a match when the
    score is at least :data:`FUZZY_MIN_SCORE`.
 
 Passages longer than :data:`MAX_FUZZY_CHARS` normalized characters are not aligned; they get no
@@ -59,6 +60,29 @@ MAX_FUZZY_CHARS = 10_000
 MIN_SKELETON = 8
 
 _NON_ALNUM_RE = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _wordish(ch: str) -> bool:
+    return ch.isalnum() or ch in "'’"
+
+
+def word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` moved out to word boundaries: a start inside a word (a letter or digit
+    on both sides of it) moves back to the word's first character, an end inside a word moves
+    on to its last ("n one of the most comfortable rooms" located in "...in one of..." becomes
+    "in one of the most comfortable rooms"). A span already on boundaries is returned as it
+    is; an empty span is left alone. Offsets are characters of ``text``; ``0 <= start <= end <=
+    len(text)``."""
+    if start >= end:
+        return start, end
+    s, e = start, end
+    if 0 < s < len(text) and _wordish(text[s - 1]) and _wordish(text[s]):
+        while s > 0 and _wordish(text[s - 1]):
+            s -= 1
+    if 0 < e < len(text) and _wordish(text[e - 1]) and _wordish(text[e]):
+        while e < len(text) and _wordish(text[e]):
+            e += 1
+    return s, e
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +275,10 @@ def locate_fuzzy(skidx: SkeletonIndex, passage: str, passage_norm: str | None = 
             continue
         na, nb, score = found
         if score > best.score:
-            s, e = norm.to_original(wl + na, wl + nb)
+            s0, e0 = norm.to_original(wl + na, wl + nb)
+            s, e = word_bounds(text, s0, e0)
+            if (s, e) != (s0, e0):  # widened to whole words: the score is the reported span's
+                score = float(fuzz.ratio(pn, normalize_passage(text[s:e])))
             best = FuzzyMatch(s, e, score)
             if score >= 100.0:
                 break

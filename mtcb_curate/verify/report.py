@@ -83,7 +83,11 @@ def format_summary(report: VerifyReport) -> str:
         lines.append(f"{v:<12}{s[v]:>8}{pct:>8.1f}{named}")
     lines.append(f"{'total':<12}{total:>8}{100.0 if total else 0.0:>8.1f}")
     lines.append("")
-    lines.append(f"also in another document: {s['occurring_elsewhere']}{ids(lambda r: r.elsewhere)}")
+    lines.append(f"also in another document: {s['occurring_elsewhere']}"
+                 f"{ids(lambda r: r.elsewhere and not r.in_other_document)}")
+    if s.get("wrong_document"):
+        lines.append(f"verbatim only in another document than their link: {s['wrong_document']}"
+                     f"{ids(lambda r: r.in_other_document)}")
     lines.append(f"outside their chunk_index window: {s['outside_chunk']}{ids(lambda r: r.in_chunk is False)}")
     lines.append(f"edge whitespace: {s['edge_whitespace']}{ids(lambda r: r.edge_whitespace)}")
     if s["no_document"]:

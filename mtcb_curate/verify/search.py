@@ -18,6 +18,7 @@ from mtcb_curate.arrays import unique
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
+from mtcb_curate.verify.fuzzy import word_bounds
 from mtcb_curate.verify.normalize import (
     SkeletonIndex,
     encode,
@@ -358,7 +359,9 @@ def find_normalized(skidx: SkeletonIndex, passage: str, passage_norm: str | None
     only the regions around skeleton occurrences are normalized (:meth:`SkeletonIndex.region`
     guarantees they contain any such span with the same normalization as in the whole text),
     and each span is checked by normalizing it on its own. A passage whose normalization is
-    empty or has no letter or digit gives ``[]``.
+    empty or has no letter or digit gives ``[]``. A span that would start or end inside a word
+    of the document (the passage cut mid-word) is widened to the whole word
+    (``fuzzy.word_bounds``): its normalization then holds those extra letters.
 
     Cost: one ``bytes.find`` over the skeleton when absent; else about 0.1-0.3 ms per region.
     """
@@ -392,7 +395,8 @@ def find_normalized(skidx: SkeletonIndex, passage: str, passage_norm: str | None
             # property tested in tests/test_normalize.py); otherwise check it.
             if not (changed_first or changed_last) or normalize_passage(text[s:e]) == pn:
                 seen.add((s, e))
-                spans.append((s, e))
+                # never mid-word: a passage cut inside a word is located with the whole word
+                spans.append(word_bounds(text, s, e))
                 if len(spans) >= limit:
                     return spans
     return spans

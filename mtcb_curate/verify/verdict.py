@@ -121,6 +121,13 @@ class PairResult:
     passage: str = field(default="", repr=False)
 
     @property
+    def in_other_document(self) -> bool:
+        """The passage is not located in its own document but is verbatim in another one: the
+        pair's link is what is wrong (one cause, one flag: ``links`` fails, ``verbatim`` and
+        ``unique_passage`` say nothing)."""
+        return self.start is None and bool(self.elsewhere)
+
+    @property
     def occurrences_elsewhere(self) -> int:
         """Exact occurrences in other documents, summed."""
         return sum(n for _, n in self.elsewhere)
@@ -305,7 +312,9 @@ class VerifyReport:
         dataset: the dataset name.
         results: one :class:`PairResult` per pair, in pair order.
         summary: counts: ``pairs``, one key per verdict, ``occurring_elsewhere`` (pairs whose
-            passage also occurs in another document), ``outside_chunk`` (located but not inside
+            located passage also occurs in another document), ``wrong_document`` (pairs whose
+            passage is not in their own document but verbatim in another: the link is wrong,
+            ``PairResult.in_other_document``), ``outside_chunk`` (located but not inside
             their chunk_index window), ``edge_whitespace``, ``no_document``, and
             ``fuzzy_threshold`` (the score a ``fuzzy`` verdict needs).
     """
@@ -326,11 +335,13 @@ def summarize(results: list[PairResult]) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     for r in results:  # one pass for every count
         counts[r.verdict] += 1
-        counts["occurring_elsewhere"] += bool(r.elsewhere)
+        counts["occurring_elsewhere"] += bool(r.elsewhere) and not r.in_other_document
+        counts["wrong_document"] += r.in_other_document
         counts["outside_chunk"] += r.in_chunk is False
         counts["edge_whitespace"] += bool(r.edge_whitespace)
         counts["no_document"] += not r.has_document
-    for key in (*VERDICTS, "occurring_elsewhere", "outside_chunk", "edge_whitespace", "no_document"):
+    for key in (*VERDICTS, "occurring_elsewhere", "wrong_document", "outside_chunk", "edge_whitespace",
+                "no_document"):
         summary[key] = counts[key]
     summary["fuzzy_threshold"] = FUZZY_MIN_SCORE
     return summary

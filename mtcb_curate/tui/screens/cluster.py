@@ -1,4 +1,9 @@
-"""One near-duplicate cluster, its members side by side: keep one, or mark "not duplicates".
+"""One near-duplicate cluster, its members side by side: keep one, split it, or mark "not
+duplicates".
+
+A split keeps some members as the cluster and moves the others out (``app.clusters.split``):
+``space`` marks the members to keep, ``s`` splits; ``m`` moves the chosen member out alone.
+Saved at once (kept across restarts), one ``u`` in the review screen undoes it.
 
 Members are columns (up to ``COLUMNS_MAX``) or rows (more), each with its id, status,
 document key, question, answer, passage and question similarity to the other members.
@@ -41,8 +46,8 @@ FIELD_CHARS = 1000
 #: Similarity scores listed per member.
 SCORES_SHOWN = 8
 
-HINT = ("←/→ or 1-9 choose · k keep the chosen pair (reject the others) · n not duplicates · "
-        "o/enter open the chosen pair · esc close")
+HINT = ("←/→ 1-9 choose · k keep it, reject the others · space mark · s split off the unmarked · "
+        "m move it out · n not duplicates · o open · esc close")
 
 
 def _field(text: str, limit: int) -> Text:
@@ -71,6 +76,9 @@ class ClusterScreen(ModalScreen[int | None]):
         *[Binding(str(i + 1), f"choose({i})", f"member {i + 1}", show=False) for i in range(9)],
         Binding("k", "keep", "keep chosen"),
         Binding("n", "not_duplicates", "not duplicates"),
+        Binding("space", "toggle_split", "mark to keep", show=False),
+        Binding("s", "split", "split"),
+        Binding("m", "move_out", "move out"),
         Binding("o,enter", "open", "open pair"),
         Binding("escape", "close", "close"),
     ]
@@ -86,6 +94,8 @@ class ClusterScreen(ModalScreen[int | None]):
         self._bodies: list[Static] = []
         self._panes: list[VerticalScroll] = []
         self._armed: tuple[int, int] | None = None  # (kept id, rejections) awaiting a second k
+        self.marked: set[int] = set()  # members marked to stay in the cluster at a split
+        self.moved: set[int] = set()  # members moved out by a split on this screen
 
     @property
     def chosen_id(self) -> int:
@@ -128,6 +138,10 @@ class ClusterScreen(ModalScreen[int | None]):
             t.append(f" {index + 1} ", style="bold reverse")
             t.append(" ")
         t.append(f"#{pid}", style="bold")
+        if pid in self.marked:
+            t.append("  ✓ keep", style="bold cyan")
+        if pid in self.moved:
+            t.append("  moved out", style="bold magenta")
         t.append("  ")
         t.append_text(status_text(view.status, view.reason))
         if view.edited:
@@ -236,6 +250,65 @@ class ClusterScreen(ModalScreen[int | None]):
         note = Text()
         note.append("Marked not duplicates", style="bold green")
         note.append(f": {', '.join(f'#{i}' for i in self.cluster.ids)} will not be raised together again")
+        note.append(" (u in the review screen undoes)", style="dim")
+        self._note(note)
+
+    def action_toggle_split(self) -> None:
+        """Mark (or unmark) the chosen member to stay in the cluster at the next split (``s``)."""
+        pid = self.chosen_id
+        if pid in self.moved:
+            self.notify(f"#{pid} is already moved out of this cluster.", timeout=3)
+            return
+        self.marked ^= {pid}
+        self._bodies[self.chosen].update(self._member_text(self.chosen))
+        left = [i for i in self.cluster.ids if i not in self.moved]
+        note = Text()
+        if self.marked:
+            note.append(f"{len(self.marked)} of {len(left)} marked to keep in the cluster", style="bold cyan")
+            note.append(": s moves the others out", style="dim")
+        self._note(note)
+
+    def action_split(self) -> None:
+        """Split: the marked members stay the cluster, every other member (not moved out yet)
+        is moved out (marked "not duplicates" of each kept member; one undo step)."""
+        left = [i for i in self.cluster.ids if i not in self.moved]
+        keep = [i for i in left if i in self.marked]
+        if not keep:
+            self.notify("Mark the members to keep in the cluster with space first (m moves the chosen one out).",
+                        severity="warning", timeout=4)
+            return
+        self._split(keep, [i for i in left if i not in self.marked])
+
+    def action_move_out(self) -> None:
+        """Move the chosen member out of the cluster (one undo step)."""
+        pid = self.chosen_id
+        if pid in self.moved:
+            self.notify(f"#{pid} is already moved out of this cluster.", timeout=3)
+            return
+        left = [i for i in self.cluster.ids if i not in self.moved]
+        self._split([i for i in left if i != pid], [pid])
+
+    def _split(self, keep: list[int], out: list[int]) -> None:
+        if not self._writable():
+            return
+        if not out:
+            self.notify("Every member is marked to keep: nothing to move out.", severity="warning", timeout=4)
+            return
+        from mtcb_curate.app.clusters import split
+
+        try:
+            changed = split(self.session, self.cluster, keep)
+        except (CurateError, IndexError, ValueError) as exc:
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self.moved |= set(out)
+        self.marked -= set(out)
+        if changed:
+            self.changed = True
+        self._refresh_members()
+        note = Text()
+        note.append(f"Moved {', '.join(f'#{i}' for i in out)} out of the cluster", style="bold green")
+        note.append(f"; {', '.join(f'#{i}' for i in keep)} stay{'s' if len(keep) == 1 else ''}")
         note.append(" (u in the review screen undoes)", style="dim")
         self._note(note)
 

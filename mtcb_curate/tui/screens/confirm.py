@@ -11,9 +11,10 @@ pressed after it could be read.
 from __future__ import annotations
 
 from rich.text import Text
-from textual import _time, events
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -47,7 +48,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.call_after_refresh(self._shown)
 
     def _shown(self) -> None:
-        self.shown_at = _time.get_time()  # the clock Textual stamps each event's ``time`` with
+        self.shown_at = Message().time  # now, on the clock Textual stamps each event's ``time`` with
 
     def on_key(self, event: events.Key) -> None:
         """Drop a key typed before the question was shown: it stops here, before any binding."""

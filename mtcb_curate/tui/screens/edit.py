@@ -44,7 +44,7 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
     dialog is mounted and ``on_mount`` has focused an area (the review's ``e`` is a priority
     binding, so the dialog opens as ``e`` is read, before the next key), and ``ctrl+s`` waits
     until every area has handled the keys already handed to it (the app hands keys over without
-    waiting); the keys typed after ctrl+s go to the review screen. Each area runs its own
+    waiting); the keys typed after ctrl+s (or escape) go to the review screen. Each area runs its own
     bindings (``PlainTextArea``), and ``tab`` moves the focus as it is read. ``focus_field`` picks the area that has the
     cursor first (default: the question).
     """
@@ -52,7 +52,7 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
     AUTO_FOCUS = None  # ``on_mount`` focuses ``focus_field``
     BINDINGS = [
         Binding("ctrl+s", "save", "save", priority=True),
-        Binding("escape", "cancel", "cancel"),
+        Binding("escape", "cancel", "cancel", priority=True),
         # priority: the focus moves when tab is typed, not when the area before it gets to it,
         # so the keys after a tab land in the next field.
         Binding("tab", "next_field(1)", "next field", priority=True, show=False),
@@ -144,5 +144,8 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
                 return
         self.dismiss(changes)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    async def action_cancel(self) -> None:
+        # As ctrl+s: the keys typed after escape go to the review screen once the dialog is closed.
+        await self._typed_keys_done()
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(None)

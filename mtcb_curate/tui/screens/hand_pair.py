@@ -8,10 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from mtcb_curate.plaintext import printable
-from mtcb_curate.tui.keys import KEYS_WAIT_S, keys_handled
+from mtcb_curate.tui.keys import KEYS_WAIT_S, TypedInput, keys_handled
 
 #: How much of the passage the dialog shows (characters).
 PASSAGE_SHOWN = 600
@@ -30,7 +30,7 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
 
     AUTO_FOCUS = None  # ``on_mount`` focuses the question
     BINDINGS = [
-        Binding("escape", "cancel", "cancel"),
+        Binding("escape", "cancel", "cancel", priority=True),
         Binding("ctrl+s", "save", "add the pair", priority=True),
         Binding("enter", "enter", "next field / add", priority=True, show=False),
     ]
@@ -51,8 +51,8 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
         with Vertical(id="hand-dialog", classes="dialog"):
             yield Static(title)
             yield Static(body, id="hand-passage")
-            yield Input(placeholder="question", id="hand-question")
-            yield Input(placeholder="answer", id="hand-answer")
+            yield TypedInput(placeholder="question", id="hand-question")
+            yield TypedInput(placeholder="answer", id="hand-answer")
             yield Static("", id="hand-error")
 
     def on_mount(self) -> None:
@@ -61,10 +61,10 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
         passage = self.query_one("#hand-passage")
         passage.styles.max_height = max(3, min(11, self.app.size.height - 18))  # the inputs stay visible at 80x24
         passage.styles.margin = (0, 0, 1, 0)
-        self.query_one("#hand-question", Input).focus()
+        self.set_focus(self.query_one("#hand-question", TypedInput))  # at once: the keys typed next land here
 
-    def _inputs(self) -> list[Input]:
-        return [self.query_one("#hand-question", Input), self.query_one("#hand-answer", Input)]
+    def _inputs(self) -> list[TypedInput]:
+        return [self.query_one("#hand-question", TypedInput), self.query_one("#hand-answer", TypedInput)]
 
     async def _typed_keys_done(self) -> None:
         """Return once every key already handed to a field has been handled (``keys_handled``)."""
@@ -79,14 +79,16 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
 
     async def action_save(self) -> None:
         await self._typed_keys_done()
-        question = self.query_one("#hand-question", Input).value.strip()
-        answer = self.query_one("#hand-answer", Input).value.strip()
+        question = self.query_one("#hand-question", TypedInput).value.strip()
+        answer = self.query_one("#hand-answer", TypedInput).value.strip()
         if not question or not answer:
             missing = "question" if not question else "answer"
             self.query_one("#hand-error", Static).update(Text(f"type the {missing} first", style="bold yellow"))
-            self.query_one(f"#hand-{missing}", Input).focus()
+            self.set_focus(self.query_one(f"#hand-{missing}", TypedInput))
             return
         self.dismiss((question, answer))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    async def action_cancel(self) -> None:
+        await self._typed_keys_done()
+        if self.app.screen is self:
+            self.dismiss(None)

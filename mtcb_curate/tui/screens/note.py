@@ -7,14 +7,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Static
+
+from mtcb_curate.tui.keys import KEYS_WAIT_S, TypedInput, keys_handled
 
 
 class NoteScreen(ModalScreen[str | None]):
     """Edit pair ``pair_id``'s note. Returns the text typed (enter; '' removes the note), or
-    None (escape: nothing changes)."""
+    None (escape: nothing changes).
 
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    Keys typed in one burst land in order (``tui/keys.py``): those typed right after ``N`` go
+    to the note, enter and escape wait for them before closing, and those typed after enter go
+    to the review screen (``N hello enter a`` saves "hello", then accepts).
+    """
+
+    AUTO_FOCUS = None  # ``on_mount`` focuses the input at once
+    BINDINGS = [
+        Binding("enter", "save", "save", priority=True, show=False),
+        Binding("escape", "cancel", "cancel", priority=True, show=False),
+    ]
 
     def __init__(self, pair_id: int, note: str | None) -> None:
         super().__init__()
@@ -27,16 +38,20 @@ class NoteScreen(ModalScreen[str | None]):
         title.append("  enter saves · an empty note removes it · esc cancels (u undoes)", style="dim")
         with Vertical(id="note-dialog", classes="dialog"):
             yield Static(title)
-            yield Input(value=self.note, placeholder="why this pair needs a second look, what to check ...",
-                        id="note-input")
+            yield TypedInput(value=self.note, placeholder="why this pair needs a second look, what to check ...",
+                             id="note-input")
 
     def on_mount(self) -> None:
         self.query_one("#note-dialog").styles.width = 80  # inline: `.dialog { width: auto }` outranks DEFAULT_CSS
-        self.query_one(Input).focus()
+        self.set_focus(self.query_one(TypedInput))
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(event.value)
+    async def action_save(self) -> None:
+        field = self.query_one(TypedInput)
+        await keys_handled([field], KEYS_WAIT_S)
+        if self.app.screen is self:
+            self.dismiss(field.value)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    async def action_cancel(self) -> None:
+        await keys_handled([self.query_one(TypedInput)], KEYS_WAIT_S)
+        if self.app.screen is self:
+            self.dismiss(None)

@@ -7,9 +7,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from mtcb_curate.dataset.model import REJECT_REASONS
+from mtcb_curate.tui.keys import KEYS_WAIT_S, TypedInput, keys_handled
 
 #: What the dialog returns when the curator cancels (None means "reject with no reason").
 CANCEL = "__cancel__"
@@ -23,12 +24,18 @@ class RejectScreen(ModalScreen[str | None]):
     Keys: 1-7 pick a reason; enter, space or x reject without one; escape cancels. ``7``
     (other) opens a line to type the reason: enter returns ``other: TEXT`` (``other`` when
     left empty), escape goes back to the list.
+
+    Every key is a priority binding, run as the app reads it, so a burst lands in order
+    (``tui/keys.py``): ``x 7 my reason enter`` types "my reason" into the line that ``7``
+    opened (mounted and focused before the next key is read), and enter waits for those keys
+    before closing. While the line has focus, the list's keys (1-7, space, x) are text.
     """
 
     BINDINGS = [
-        Binding("escape", "cancel", "cancel"),
-        Binding("enter,space,x", "no_reason", "reject, no reason"),
-        *[Binding(str(i + 1), f"pick({i})", r, show=False) for i, r in enumerate(REJECT_REASONS)],
+        Binding("escape", "cancel", "cancel", priority=True),
+        Binding("enter", "enter", "reject, no reason", priority=True),
+        Binding("space,x", "no_reason", "reject, no reason", priority=True),
+        *[Binding(str(i + 1), f"pick({i})", r, show=False, priority=True) for i, r in enumerate(REJECT_REASONS)],
     ]
 
     def __init__(self, pair_id: int | None, *, count: int | None = None) -> None:
@@ -54,32 +61,45 @@ class RejectScreen(ModalScreen[str | None]):
         with Vertical(id="reject-dialog", classes="dialog"):
             yield Static(body)
 
-    def _other(self) -> Input | None:
+    def _other(self) -> TypedInput | None:
         found = self.query("#reject-other")
-        return found.first(Input) if found else None
+        return found.first(TypedInput) if found else None
 
-    def action_pick(self, index: int) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the reason line has focus, 1-7, space and x are text typed into it."""
+        if action in ("pick", "no_reason") and isinstance(self.focused, TypedInput):
+            return False
+        return True
+
+    async def action_pick(self, index: int) -> None:
         if REJECT_REASONS[index] == OTHER:
-            if self._other() is None:  # mounted now, not before: no key reaches it until then
-                other = Input(placeholder="the reason, in your words (enter rejects, esc goes back)",
-                              id="reject-other")
-                self.query_one("#reject-dialog").mount(other)
-                other.focus()
+            other = self._other()
+            if other is None:
+                other = TypedInput(placeholder="the reason, in your words (enter rejects, esc goes back)",
+                                   id="reject-other")
+                await self.query_one("#reject-dialog").mount(other)
+            self.set_focus(other)  # at once: the next key read goes to the line
             return
         self.dismiss(REJECT_REASONS[index])
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        text = " ".join(event.value.split())
-        self.dismiss(f"{OTHER}: {text}" if text else OTHER)
+    async def action_enter(self) -> None:
+        other = self._other()
+        if other is None or self.focused is not other:
+            self.dismiss(None)
+            return
+        await keys_handled([other], KEYS_WAIT_S)
+        if self.app.screen is self:
+            text = " ".join(other.value.split())
+            self.dismiss(f"{OTHER}: {text}" if text else OTHER)
 
     def action_no_reason(self) -> None:
         self.dismiss(None)
 
-    def action_cancel(self) -> None:
+    async def action_cancel(self) -> None:
         other = self._other()
         if other is not None:
-            other.remove()
+            await keys_handled([other], KEYS_WAIT_S)
+            await other.remove()
             self.set_focus(None)
             return
         self.dismiss(CANCEL)

@@ -14,6 +14,7 @@ another screen (``review_dialogs``).
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -23,8 +24,8 @@ from mtcb_curate.app import filters as app_filters
 from mtcb_curate.app.controller import FILTERS, Outcome, ReviewController
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.tui.frames import PromptFrames
-from mtcb_curate.tui.messages import WorkspaceReconnected
+from mtcb_curate.tui.workarounds.frames import PromptFrames
+from mtcb_curate.tui.messages import DecisionSettled, WorkspaceReconnected, WorkspaceReconnecting
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review_dialogs import Dialogs
 from mtcb_curate.tui.screens.review_findability import FindabilityWork
@@ -55,6 +56,14 @@ COMPACT_MAX_ROWS = 30
 NARROW_MIN_COLUMNS = 100
 #: Seconds after mounting before what an earlier preview cached is read (``F``'s findability).
 FINDABILITY_DELAY_S = 0.5
+#: Seconds a decision waits on the app's thread for its commit to a server (a shared
+#: workspace) before the commit goes on off it and the screen says it is waiting: a healthy
+#: server answers in milliseconds; one whose connection was lost is retried for up to
+#: ``store.postgres.RECONNECT_SECONDS``.
+COMMIT_PATIENCE_S = 0.25
+#: Rows the top bar may take to show the source and why it was chosen whole (it takes one
+#: when they fit; a longer "why" is cut with "…" on the last).
+SOURCE_BAR_ROWS = 3
 
 
 class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrames, KeepsPaintedLines,
@@ -72,12 +81,16 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
         self.session = session
         self.controller = ReviewController(session)
         self.rows = QueueRows(self.controller)
+        #: The progress line's stand-in while a decision's commit waits on the server
+        #: (``_await_commit``), else None.
+        self._waiting_line: Text | None = None
+        self._waiting_pid: int | None = None
         self._init_painting()
 
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Bar(id="source-bar")
+        yield Bar(id="source-bar", max_rows=SOURCE_BAR_ROWS)
         yield FilterBar(id="filter-bar")
         with StillHorizontal(id="main"):
             with StillVertical(id="queue-pane"):
@@ -88,7 +101,7 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
                 yield Bar(id="doc-title")
                 yield SourceViewer(id="source")
         yield Bar(id="progress")
-        yield KeysFooter(compact=True)  # every key of the review screen fits a 150-column terminal
+        yield KeysFooter()  # help and quit always shown; the other keys as the width allows
 
     def on_mount(self) -> None:
         c = self.controller
@@ -98,6 +111,7 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
         self._fit_layout()
         if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
             self.session.workspace.on_reconnect = self._reconnected
+            self.session.workspace.on_reconnecting = self._reconnecting
         self._later(FINDABILITY_DELAY_S, self._load_findability)  # what an earlier preview cached
         start = self.session.first_undecided()
         self._apply(c.apply_filter(None, keep=0 if start is None else start))
@@ -151,8 +165,39 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
     # -- decisions ----------------------------------------------------------------------------
 
     def _decide(self, status: Status, reason: str | None = None) -> None:
-        # where the commit waits on a server, the pair it leads to is wrapped meanwhile
-        self._apply(self.controller.decide(status, reason, meanwhile=self._prepare_next))
+        # Where the commit waits on a server, the pair it leads to is wrapped meanwhile; a commit
+        # not done within COMMIT_PATIENCE_S (a lost connection being replaced) goes on off this
+        # thread while the screen says so and keeps the keys typed meanwhile (``_await_commit``).
+        patience = COMMIT_PATIENCE_S if self.session.workspace.commit_waits else None
+        out = self.controller.decide(status, reason, meanwhile=self._prepare_next, patience_s=patience)
+        if out.pending is not None:
+            self._await_commit(out.pending)
+        self._apply(out)
+
+    def _await_commit(self, pending) -> None:
+        """A decision's commit still waits on the server: keep the keys typed from now on (the
+        app's ``KeyGate``: none may move past a pair whose decision may yet fail), say so on the
+        progress line, and settle it when done (``DecisionSettled``, from the writer thread)."""
+        self.curate_app.key_gate.hold()
+        self._waiting_pid = pending.pair_id
+        self._waiting_line = Text.assemble(
+            (" ⟳ saving ", "bold reverse yellow"),
+            f" the decision on #{pending.pair_id} waits for the server; keys typed now wait for it")
+        self._update_progress()
+        pending.on_done(lambda: self.post_message(DecisionSettled(pending)))
+
+    @on(DecisionSettled)
+    def _decision_settled(self, message: DecisionSettled) -> None:
+        pending = message.pending
+        self._waiting_line = None
+        failed = pending.error() is not None
+        out = self.controller.decided(pending)
+        kept = self.curate_app.release_keys(replay=not failed)
+        if failed and kept:
+            out.say(f"{kept} key{'s' if kept != 1 else ''} typed while it waited {'were' if kept != 1 else 'was'} "
+                    f"not applied: the decision on #{pending.pair_id} was not saved.", "warning", 10)
+        self._apply(out)
+        self._update_progress()
 
     def action_accept(self) -> None:
         """Accept the current pair and go to the next one. When it would fail a check (and
@@ -298,6 +343,7 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
 
     def on_resize(self) -> None:
         self._fit_layout()
+        self._refresh_source_bar()  # the app's badge only from 100 columns
 
     def on_screen_resume(self) -> None:
         self._fit_layout()  # the terminal may have been resized while a dialog was open
@@ -313,6 +359,22 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
     @on(WorkspaceReconnected)
     def _say_reconnected(self, message: WorkspaceReconnected) -> None:
         self.notify(message.message, severity="warning", timeout=8, markup=False)
+
+    def _reconnecting(self, message: str) -> None:
+        """The shared workspace lost its connection and is replacing it (called on the thread
+        that writes): said on the progress line at once while a decision waits for it."""
+        self.post_message(WorkspaceReconnecting(message))
+
+    @on(WorkspaceReconnecting)
+    def _say_reconnecting(self, message: WorkspaceReconnecting) -> None:
+        if self._waiting_line is not None:
+            # what the curator needs first (at 80 columns the database's address is cut)
+            self._waiting_line = Text.assemble((" ⟳ reconnecting ", "bold reverse yellow"),
+                                               f" #{self._waiting_pid} and the keys typed since wait · ",
+                                               (message.message, "dim"))
+            self._update_progress()
+        else:
+            self.notify(message.message, severity="warning", timeout=8, markup=False)
 
     def action_quit(self) -> None:
         """Quit (every decision is already saved)."""

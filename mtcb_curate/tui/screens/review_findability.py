@@ -40,7 +40,7 @@ class FindabilityWork:
         lines = c.current_find_lines(pid)
         retriever = c.findability.settings.retriever if c.findability is not None else "bm25"
         if lines is not None:
-            return findability_text(lines, retriever)
+            return findability_text(lines, retriever, ks=c.findability.settings.k if c.findability is not None else None)
         if c.find_lines and not self._find_running:
             if c.find_failed_now(pid):
                 return findability_text(None, note="could not score this pair · F computes every pair again")
@@ -124,6 +124,8 @@ class FindabilityWork:
             self._find_note = "press F to compute (chunks the corpus once)"
         if message.error is not None and message.lines is None and c.find_lines:
             self.notify(f"Findability: {message.error}", timeout=5, markup=False)
+        if message.lines is not None and c.filters_on_outcomes():
+            self._apply(c.apply_filter(c.status_filter, keep=self.queue.current))  # the outcome filters read the findability
         self.queue.refresh()
         self._show_current()
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import partial
 
 from rich.text import Text
-from textual import events, work
+from textual import work
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
@@ -26,6 +26,7 @@ from mtcb_curate.tui.screens.review_keys import BINDINGS
 from mtcb_curate.tui.widgets.bar import Bar
 from mtcb_curate.tui.widgets.qa_panel import QAPanel, problems_text
 from mtcb_curate.tui.widgets.source_viewer import SourceViewer, Span
+from mtcb_curate.tui.workarounds.keys import keys_waiting
 from mtcb_curate.verify import PairResult
 from mtcb_curate.verify.verdict import Verdict
 
@@ -93,34 +94,41 @@ class Painting:
             self.query_one(selector, Bar).update(text)
 
     def _refresh_source_bar(self) -> None:
-        """The top bar: dataset, pairs (generated ones included), documents, source and why."""
+        """The top bar: dataset, pairs (generated ones included), documents, source and why it
+        was chosen, wrapped onto up to ``SOURCE_BAR_ROWS`` rows (``review.py``) so that the why
+        is read whole; the app's badge from 100 columns."""
         from mtcb_curate.tui.screens.review_rows import HAND_ORIGIN
 
         session = self.controller.session
         ds = session.dataset
         bar = Text()
-        bar.append(" mtcb-curate ", style="bold reverse")
+        if self.app.size.width >= 100:
+            bar.append(" mtcb-curate ", style="bold reverse")
         bar.append(f" {printable(ds.name)} ", style="bold")
         added = session.pairs[len(ds.pairs):]
         by_hand = sum(1 for p in added if p.origin == HAND_ORIGIN)
         parts = [f"{len(added) - by_hand:,} generated"] * bool(len(added) - by_hand) + [f"{by_hand:,} by hand"] * bool(by_hand)
         pairs = f"{len(session):,} pairs" + (f" ({', '.join(parts)})" if parts else "")
         bar.append(f"· {pairs} ")
-        # What must be seen comes before what may be cut at 80 columns: read-only and input
-        # problems, then the documents, the source and why it was chosen.
+        # What must be seen comes first: read-only and input problems, then the documents, the
+        # source and why it was chosen.
         if session.read_only:
             bar.append(" READ-ONLY ", style="bold reverse yellow")
             bar.append(" ")
         if ds.problems:
             bar.append(f"⚑ {len(ds.problems)} input problem(s): flagged pairs carry the details ", style="yellow")
         bar.append(f"· {len(ds.documents):,} documents · ")
-        where = f"bundled sample of {ds.name}" if ds.source.kind == "sample" else ds.source.location
+        where = "bundled sample" if ds.source.kind == "sample" else ds.source.location
         bar.append(printable(where, keep_newlines=False))
         if ds.source.reason:
-            bar.append(f"  ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
+            bar.append(f" ({printable(ds.source.reason, keep_newlines=False)})", style="dim")
         self._set_bar("#source-bar", bar)
 
     def _update_progress(self) -> None:
+        waiting = getattr(self, "_waiting_line", None)
+        if waiting is not None:  # a decision waits on the server (``ReviewScreen._await_commit``)
+            self._set_bar("#progress", waiting)
+            return
         c = self.controller
         s = c.session
         counts = s.counts()
@@ -447,12 +455,8 @@ class Painting:
     # -- keys faster than frames ------------------------------------------------------------------
 
     def _keys_waiting(self) -> bool:
-        """A key event is waiting in the app's message queue or was peeked from it (read
-        without taking it; Textual's own queue keeps its messages in ``values``)."""
-        app = self.app
-        if isinstance(getattr(app, "_pending_message", None), events.Key):
-            return True
-        return any(isinstance(m, events.Key) for m in getattr(app._message_queue, "values", ()))
+        """A key event is waiting in the app's message queue (``tui/workarounds/keys.py``)."""
+        return keys_waiting(self.app)
 
     def _catch_up(self) -> None:
         """Show the current pair, put off by decisions (``_behind``), once no key waits; while

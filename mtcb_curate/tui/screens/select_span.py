@@ -123,12 +123,17 @@ class SelectSpanScreen(ModalScreen[tuple[int, int] | None]):
         if at is None:
             at = self.end if self.end > self.start else self.start
         self.viewer.scroll_to_offset(at, center=False)
+        # What ends the screen comes first, so that it shows whatever the width (the hint
+        # takes at most three rows: at 80 columns the whole list of moves does not fit).
         hint = Text()
         hint.append(" Select the passage ", style="bold reverse")
-        hint.append(f"  characters {self.start:,}–{self.end:,} ({self.end - self.start:,})   ")
-        hint.append("←/→ end by word · shift+←/→ start by word · ↑/↓ end by line · shift+↑/↓ start by line · "
-                    "w s l p r end + word/sentence/line/paragraph/row, W S L P R end − one · "
-                    "/ start at text · enter use · esc cancel", style="dim")
+        hint.append(f" {self.start:,}–{self.end:,} ({self.end - self.start:,} characters) ")
+        hint.append(" enter", style="bold")
+        hint.append(" use  ")
+        hint.append("esc", style="bold")
+        hint.append(" cancel\n")
+        hint.append("←/→ ↑/↓ end by word/line · shift+ the same for the start · w s l p r end + "
+                    "word/sentence/line/paragraph/row, W S L P R end − one · / start at text", style="dim")
         self.query_one("#select-hint", Static).update(hint)
 
     def action_extend(self, unit: str) -> None:

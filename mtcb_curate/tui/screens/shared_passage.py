@@ -5,7 +5,8 @@ Groups are found in a thread worker (``clusters.find_shared``: located passages 
 document offsets; "distinct questions on shared evidence" and "not duplicates" marks hold).
 Each row shows the members' questions and the shared passage, so one key settles it: ``n``
 marks the selected group "distinct questions on shared evidence" (saved at once, ``u`` in the
-review screen undoes it) and it leaves the list; ``enter``/``o`` returns its first member not
+review screen undoes it) and it leaves the list; ``N`` (twice: it asks first) marks every group
+shown in one step (one ``u`` undoes them all); ``enter``/``o`` returns its first member not
 rejected for the review screen to show (``x`` there rejects a true duplicate).
 """
 
@@ -38,8 +39,8 @@ QUESTIONS_SHOWN = 3
 QUESTION_CHARS = 120
 PASSAGE_CHARS = 160
 
-HINT = ("↑/↓ select · n distinct questions on shared evidence (u in the review screen undoes) · "
-        "enter/o open its first pair · esc close")
+HINT = ("↑/↓ select · n distinct questions on shared evidence · N all shown groups · u in the review "
+        "screen undoes · enter/o open its first pair · esc close")
 
 
 @dataclass(eq=False)
@@ -64,6 +65,7 @@ class SharedPassageScreen(ModalScreen[int | None]):
     BINDINGS = [
         Binding("escape", "close", "close"),
         Binding("n", "distinct", "distinct questions"),
+        Binding("N", "distinct_all", "all distinct"),
         Binding("o", "open_first", "open first pair"),
     ]
 
@@ -75,6 +77,7 @@ class SharedPassageScreen(ModalScreen[int | None]):
         self.shown: list[Cluster] = []
         self.marked: list[Cluster] = []
         self.searching = True
+        self._armed_all: int | None = None  # groups shown when N was pressed once
 
     @property
     def changed(self) -> bool:
@@ -134,7 +137,7 @@ class SharedPassageScreen(ModalScreen[int | None]):
         if self.marked:
             status.append(f" · {len(self.marked):,} marked distinct", style="dim")
         if not self.shown:
-            status.append(" · nothing to settle", style="green")
+            status.append(" · done", style="green")
         self._set_status(status)
 
     def _row(self, g: Cluster) -> Text:
@@ -170,6 +173,7 @@ class SharedPassageScreen(ModalScreen[int | None]):
         g = self._selected()
         if g is None:
             return
+        self._armed_all = None
         if self.session.read_only:
             self.notify("The workspace is open read-only: nothing can be marked.", severity="warning")
             return
@@ -182,6 +186,35 @@ class SharedPassageScreen(ModalScreen[int | None]):
         self._list()
         self.notify(f"{', '.join(f'#{i}' for i in g.ids[:6])}: distinct questions on shared evidence "
                     "(u in the review screen undoes)", timeout=3, markup=False)
+
+    def action_distinct_all(self) -> None:
+        """Mark every group shown "distinct questions on shared evidence" in one step: the first
+        ``N`` says how many, the second marks them (``u`` in the review screen undoes all)."""
+        if self.searching or not self.shown:
+            return
+        if self.session.read_only:
+            self.notify("The workspace is open read-only: nothing can be marked.", severity="warning")
+            return
+        n = len(self.shown)
+        if self._armed_all != n:
+            self._armed_all = n
+            status = Text()
+            status.append(f"N again: all {n:,} group(s) ({sum(g.size for g in self.shown):,} pairs) distinct",
+                          style="bold yellow")
+            status.append(" · one u undoes", style="dim")
+            self._set_status(status)
+            return
+        self._armed_all = None
+        groups = list(self.shown)
+        try:
+            clusters.mark_shared_all(self.session, groups)
+        except (CurateError, IndexError) as exc:
+            self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
+            return
+        self.marked.extend(groups)
+        self._list()
+        self.notify(f"{n:,} group(s) marked distinct questions on shared evidence (one u in the review screen "
+                    "undoes)", timeout=3, markup=False)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -26,9 +26,11 @@ from textual_plot.axis_formatter import AxisFormatter
 from mtcb_curate.collector import collection_paused
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.stats.render import (NO_LLM_TAGS, NO_PREVIEW, bin_label, counts_rows, document_rows,
-                                       findability_note, findability_rows, llm_tag_note, llm_tag_rows)
+                                       evidence_lines, findability_note, findability_rows, llm_tag_note,
+                                       llm_tag_rows, separation_lines)
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.messages import StatsComputed
+from mtcb_curate.tui.workarounds.nodes import is_closing
 
 _HINT = "↑↓ pgup pgdn scroll · esc close"
 
@@ -134,7 +136,7 @@ class Chart(PlotWidget):
 
     def _draw_now(self) -> None:
         # Not when newer figures have replaced this chart in the meantime.
-        if self.is_attached and not self._closing and self.query("#legend"):
+        if self.is_attached and not is_closing(self) and self.query("#legend"):
             self._draw(self)
 
 
@@ -193,7 +195,7 @@ class StatsScreen(ModalScreen[None]):
                 return session_stats(self.session, self.ids, results=results, config=config, **kwargs)
 
         try:
-            stats = run(build_windows=False, verify=False, count_tokens=False, tag=False)
+            stats = run(build_windows=False, verify=False, count_tokens=False, tag=False, with_separation=False)
             self.post_message(StatsComputed(stats))
             if any(stats.pending.values()):
                 # The start-up passage scan (the review screen's ``scan`` worker) verifies every
@@ -206,6 +208,13 @@ class StatsScreen(ModalScreen[None]):
                 if me.is_cancelled:
                     return
                 stats = run(build_windows=False)
+                self.post_message(StatsComputed(stats))
+            elif stats.findability.get("run"):
+                from mtcb_curate.app.stats import separation
+
+                stats.separation = separation(self.session, self.ids, config=config)  # the bootstrap
+                if me.is_cancelled:
+                    return
                 self.post_message(StatsComputed(stats))
             if not _windows_pending(stats) or me.is_cancelled:
                 return
@@ -325,6 +334,18 @@ class StatsScreen(ModalScreen[None]):
             numbers = _rows([header] + rows, (15, 11) + (6,) * (len(header) - 2))
             numbers.append(findability_note(s), style="dim")
             out += self._section("Findability preview (recall, ceiling per chunker)", numbers)
+        ev = s.evidence or {}
+        counts = ev.get("sentence_counts")
+        ev_text = Text()
+        for i, line in enumerate(evidence_lines(s)):
+            ev_text.append(("\n" if i else "") + line, style="bold" if "evidence-sparse" in line else "")
+        out += self._section("Evidence density (HiCBench: 1-2 sentences is evidence-sparse)", ev_text,
+                             [float(n) for n in counts.values()] if counts else None)
+        sep = s.separation
+        sep_text = Text("\n".join(separation_lines(s)))
+        if not sep.get("run") and s.findability.get("run"):  # the first, quick pass: not compared yet
+            sep_text = Text("comparing the chunkers…" if s.findability.get("run") else NO_PREVIEW)
+        out += self._section("Does this set separate the chunkers?", sep_text)
         pace = s.pace
         rate = pace["rate_per_hour"]
         out += self._section("Review pace", Text(

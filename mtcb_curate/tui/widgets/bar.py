@@ -3,7 +3,9 @@
 A ``Static`` turns every update into a Textual visual and measures it again, on every
 decision for the titles and the progress line. A ``Bar`` keeps the ``rich.text.Text`` it was
 given and renders its one row once per update (or width or style change), cut at the width
-with an ellipsis instead of wrapping to a hidden second row (README, Performance).
+with an ellipsis instead of wrapping to a hidden second row (README, Performance). A bar made
+with ``max_rows`` above 1 (the source bar, whose "why this source" must be readable) wraps its
+text at word boundaries onto as many rows as it needs, up to that many, and sets its own height.
 """
 
 from __future__ import annotations
@@ -29,8 +31,13 @@ class Bar(KeepsPaintedLines, SkipsHiddenRepaint, Widget):
 
     DEFAULT_CSS = "Bar { height: 1; }"
 
-    def __init__(self, content: Text | str = "", *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, content: Text | str = "", *, id: str | None = None, classes: str | None = None,
+                 max_rows: int = 1) -> None:
         super().__init__(id=id, classes=classes)
+        self.max_rows = max(1, max_rows)
+        #: The wrapped rows of a multi-row bar, and the (width, text) they were wrapped for.
+        self._rows: list[Text] = []
+        self._rows_for: tuple[int, Text] | None = None
         self._content: Text | str = content
         self._text = content if isinstance(content, Text) else Text(content)
         self._row: Strip | None = None
@@ -50,7 +57,36 @@ class Bar(KeepsPaintedLines, SkipsHiddenRepaint, Widget):
             return
         self._text = text
         self._row = None
+        if self.max_rows > 1:
+            layout = self._fit_height() or layout
         self.refresh(layout=layout)
+
+    def _wrapped(self, width: int) -> list[Text]:
+        """The text in rows of ``width`` cells, at most ``max_rows`` (the last cut with "…")."""
+        if self._rows_for != (width, self._text):
+            rows = list(self._text.wrap(self.app.console, width, overflow="fold")) if width > 0 else [self._text]
+            if len(rows) > self.max_rows:
+                rest = Text(" ").join(rows[self.max_rows - 1:])
+                rows = rows[:self.max_rows - 1] + [_cut(rest, width)]
+            self._rows = [row for row in rows] or [Text()]
+            self._rows_for = (width, self._text)
+        return self._rows
+
+    def _fit_height(self) -> bool:
+        """A multi-row bar: set the height to the rows its text needs at its width (True when
+        it changed: a layout pass is due)."""
+        width = self.content_region.width if self.is_mounted else 0
+        if not width:
+            return False
+        rows = len(self._wrapped(width))
+        if self.styles.height is not None and self.styles.height.cells == rows:
+            return False
+        self.styles.height = rows
+        return True
+
+    def on_resize(self) -> None:
+        if self.max_rows > 1 and self._fit_height():
+            self.refresh(layout=True)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -63,6 +99,12 @@ class Bar(KeepsPaintedLines, SkipsHiddenRepaint, Widget):
         base = self._base
         if base is None:
             base = self._base = self.rich_style
+        if self.max_rows > 1:
+            rows = self._wrapped(width)
+            if y >= len(rows):
+                return Strip.blank(width, base)
+            segments = [s for s in rows[y].render(self.app.console) if s.text != "\n"]
+            return Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
         if y > 0:
             return Strip.blank(width, base)
         if self._row is None or self._row_for != (width, base):

@@ -23,7 +23,8 @@ from mtcb_curate.app.filters import Filter, FilterError, parse
 
 #: What the empty bar shows.
 PLACEHOLDER = ("filter: status:undecided verdict:fuzzy fails:verbatim doc:KEY is:edited is:generated is:hand "
-               "has:note form:what type:numeric in:q,a,p /regex/ words  (enter applies, empty clears, esc closes)")
+               "has:note is:discriminating form:what type:numeric in:q,a,p /regex/ words  (enter applies, empty clears, "
+               "esc closes)")
 
 
 class FilterBar(Vertical):

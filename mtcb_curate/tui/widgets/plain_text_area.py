@@ -10,33 +10,23 @@ from __future__ import annotations
 import difflib
 
 from rich.segment import Segment
-from textual import events
 from textual.strip import Strip
 from textual.widgets import TextArea
 
 from mtcb_curate.plaintext import has_control, printable
+from mtcb_curate.tui.workarounds.keys import RunsOwnBindings
 
 
-class PlainTextArea(TextArea):
+class PlainTextArea(RunsOwnBindings, TextArea):
     """``TextArea`` whose rendered rows contain no control characters (same row width), and
     that runs its own key bindings (backspace, the arrows, ctrl+z ...) as it reads the key.
 
     Textual runs a widget's bindings only when the key has bubbled back up to the app, and then
     on whatever has the focus at that moment: a backspace typed just before tab deleted in the
     next field, and one typed just before ctrl+s was applied after the save. Here every key is
-    done in this widget's own queue, in the order typed.
+    done in this widget's own queue, in the order typed (``RunsOwnBindings``,
+    ``tui/workarounds/keys.py``).
     """
-
-    async def _on_key(self, event: events.Key) -> None:
-        # Runs before TextArea._on_key (Textual calls each class's handler, subclass first,
-        # until one prevents the default); text and enter are left to it.
-        if self.read_only or event.is_printable or event.key == "enter":
-            return
-        for binding in self._bindings.key_to_bindings.get(event.key, ()):
-            if not binding.priority and await self.app.run_action(binding.action, self):
-                event.stop()
-                event.prevent_default()
-                return
 
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)

@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar
 
-from rich._wrap import divide_line
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.segment import Segment
@@ -33,6 +32,7 @@ from mtcb_curate.store.session import PairView
 from mtcb_curate.tui.badges import STATUS_STYLE
 from mtcb_curate.verify import PairResult
 from mtcb_curate.verify.verdict import Verdict
+from mtcb_curate.tui.workarounds.text import divide_line
 from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, inner_style, padded, paint_rows, prefilter
 
 #: Longest text shown per field, in characters; a longer one is cut with a note (a 100 KB
@@ -61,15 +61,18 @@ SECTIONS: tuple[tuple[str, str | None], ...] = (
 )
 
 #: The compact layout's order (``QAPanel.compact``: <= 120 columns or <= 30 rows): what a
-#: decision needs first (head, verdict, question, answer), then the problems and facts; labels
-#: start their section's first row, with no blank row before them.
+#: decision needs first (head, verdict, the findability warning, question, answer), then the
+#: problems and facts; labels start their section's first row, with no blank row before them.
+#: The warning (``find_warning``: no chunker holds the passage in one chunk) sits above the
+#: question so that it is on screen at 80x24; the per-chunker lines stay below the problems.
 COMPACT_SECTIONS: tuple[tuple[str, str | None], ...] = (
     ("head", None),
     ("verdict", None),
+    ("find_warning", None),
     ("question", "Question"),
     ("answer", "Answer"),
     ("problems", None),
-    ("findability", None),
+    ("find_detail", None),
     ("facts", None),
     ("flags", None),
     ("passage", "Supporting passage"),
@@ -225,19 +228,63 @@ def problems_text(problems: Sequence[PairProblem], key_label: Callable[[str], st
     return out
 
 
-def findability_text(lines, retriever: str = "bm25", note: str | None = None) -> Text:
-    """The findability lines (issue 14): per configured chunker, where the passage lies (fits in
-    chunk N / cut across chunks N-M / longer than the chunk size) and the retriever's rank of
-    the best chunk holding it out of all chunks. ``lines``: an ``app.findability.PairLines``
+#: The first line of the findability lines when no chunker holds the passage in one chunk: MTCB
+#: can then count no hit for the pair (the queue's ⊄ mark).
+FINDABILITY_WARNING = "◇ unfindable: no chunker holds the passage in one chunk (per chunker below)"
+
+
+def outcome_text(lines, ks) -> Text:
+    """One line on how the configured chunkers' outcomes compare for this pair (``lines``: a
+    ``PairLines`` with every chunker evaluated, at least two): discriminating (at the first k
+    where they differ: the chunkers that find it, or those that miss it, whichever are fewer),
+    found by every chunker, or by none
+    (``preview.separation.pair_flags``); empty Text otherwise."""
+    from mtcb_curate.preview.separation import (DISCRIMINATING, FOUND_BY_ALL, FOUND_BY_NONE, hit_at,
+                                                pair_flags)
+
+    out = Text()
+    found = lines.by_spec if lines is not None else {}
+    if len(found) < 2 or any(f is None for f in found.values()):
+        return out
+    ks = sorted(set(int(k) for k in ks))
+    flags = pair_flags([f.hit_rank for f in found.values()], ks)
+    if DISCRIMINATING in flags:
+        k = next(k for k in ks if len({hit_at(f.hit_rank, k) for f in found.values()}) > 1)
+        hit = [spec for spec, f in found.items() if hit_at(f.hit_rank, k)]
+        miss = [spec for spec, f in found.items() if not hit_at(f.hit_rank, k)]
+        out.append(f"◇ discriminating at k={k}: ", style="bold magenta")
+        out.append(f"found only by {', '.join(hit)}" if len(hit) <= len(miss) else f"missed only by {', '.join(miss)}")
+    elif FOUND_BY_ALL in flags:
+        out.append("◇ every chunker finds it", style="bold")
+        out.append(f" (top {ks[-1]}): it adds to every score alike", style="dim")
+    elif FOUND_BY_NONE in flags:
+        out.append("◇ no chunker finds it", style="bold yellow")
+        out.append(f" in the top {ks[-1]}: check the pair", style="dim")
+    return out
+
+
+def findability_text(lines, retriever: str = "bm25", note: str | None = None, ks=None) -> Text:
+    """The findability lines: first ``FINDABILITY_WARNING`` when no configured chunker holds the
+    passage wholly (``PairLines.fits_nowhere``), then per configured chunker, where the passage
+    lies (fits in chunk N / cut across chunks N-M / longer than the chunk size) and the
+    retriever's rank of the best chunk holding it out of all chunks. ``lines``: an ``app.findability.PairLines``
     for the pair's current texts, or None; then ``note`` (one plain line, e.g. "press F to
-    compute") is shown instead (empty Text when both are None)."""
+    compute") is shown instead (empty Text when both are None). ``ks``: the configured cut-offs;
+    given, a line before the per-chunker ones says how their outcomes compare (:func:`outcome_text`)."""
     out = Text()
     if lines is None:
         if note:
             out.append("◇ findability: ", style="bold")
             out.append(note, style="dim")
         return out
+    if lines.fits_nowhere():
+        out.append(FINDABILITY_WARNING + "\n", style="bold yellow")
     who = "BM25" if retriever == "bm25" else retriever
+    if ks is not None:
+        outcome = outcome_text(lines, ks)
+        if outcome.plain:
+            out.append_text(outcome)
+            out.append("\n")
     for spec, f in lines.by_spec.items():
         out.append("◇ " + spec + ": ", style="bold")
         if f is None:
@@ -271,7 +318,7 @@ class SectionRows(Sequence[Strip]):
     as Rich prints a ``Text``.
 
     The rows' bounds are found at once, with the function ``Text.wrap`` itself breaks lines with
-    (``rich._wrap.divide_line``, per line of the text, after expanding tabs as ``Text.wrap``
+    (``divide_line``, ``tui/workarounds/text.py``, per line of the text, after expanding tabs as ``Text.wrap``
     does); a row's ``Strip`` is made from its slice of the text when it is first asked for, so
     a long passage costs only the rows a screen paints. Indexing takes an ``int`` (negative
     counts from the end) or a ``slice`` (a list).
@@ -333,12 +380,21 @@ class SectionRows(Sequence[Strip]):
         return Strip(list(line.render(console)), line.cell_len).apply_style(base).adjust_cell_length(width, base)
 
 
+def _findability_parts(findability: Text | None) -> dict[str, Text]:
+    """The findability lines split for the compact layout: ``find_warning`` (the warning line,
+    when there is one) and ``find_detail`` (the lines after it)."""
+    if findability is None or not findability.plain.startswith(FINDABILITY_WARNING):
+        return {"find_warning": Text(), "find_detail": findability if findability is not None else Text()}
+    cut = len(FINDABILITY_WARNING) + 1
+    return {"find_warning": findability[:len(FINDABILITY_WARNING)], "find_detail": findability[cut:]}
+
+
 def _sections(view: PairView | None, result: PairResult | None, pending: bool, key_column: str,
               extra: Text | None, problems: Text | None, findability: Text | None,
               matches: Callable[[str], list[tuple[int, int]]] | None) -> dict[str, Text]:
     """Section name -> its ``Text`` for ``QAPanel.show`` (same arguments)."""
     if view is None:
-        sections = {name: Text() for name, _ in SECTIONS}
+        sections = {name: Text() for name, _ in (*SECTIONS, *COMPACT_SECTIONS)}
         sections["head"] = Text("No pair in this view.", style="dim")
         return sections
     sections = {
@@ -348,6 +404,7 @@ def _sections(view: PairView | None, result: PairResult | None, pending: bool, k
         "flags": flags_text(view.pair.problems),
         "problems": problems if problems is not None else Text(),
         "findability": findability if findability is not None else Text(),
+        **_findability_parts(findability),
         "question": _field(view.question),
         "answer": _field(view.answer),
         "passage": _field(view.passage),
@@ -544,7 +601,7 @@ class QAPanel(BareScrollView, can_focus=False):
         background (theme variables such as $text-muted carry alpha)."""
         return self.get_visual_style(name).rich_style
 
-    def _on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         if self.scrollable_content_region.width != self._wrapped_for:
             self._wrap()
             self.refresh()

@@ -26,6 +26,8 @@ from textual.strip import Strip
 from textual.screen import Screen
 from textual.widget import Widget
 
+from mtcb_curate.tui.workarounds.repaint import forget_painted_lines
+
 
 def displayed(widget: Widget) -> bool:
     """False when ``widget`` or an ancestor below its screen has ``display: none`` (the review
@@ -45,12 +47,12 @@ class SkipsHiddenRepaint:
     only drops its painted lines and asks Textual for nothing. Textual's screen takes any
     refreshed widget that is not on screen for a new one and rebuilds its whole widget map on
     the next frame (about 1 ms a key at 80x24, where the queue is hidden but still follows the
-    cursor). Shown again, the widget is laid out and painted whole."""
+    cursor). Shown again, the widget is laid out and painted whole (``tui/workarounds/repaint.py``)."""
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
                 recompose: bool = False) -> Widget:
         if repaint and not layout and not recompose and self.is_mounted and not displayed(self):  # type: ignore[attr-defined,arg-type]
-            self._styles_cache.clear()  # type: ignore[attr-defined]
+            forget_painted_lines(self)  # type: ignore[arg-type]
             return self  # type: ignore[return-value]
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)  # type: ignore[misc]
 

@@ -54,6 +54,7 @@ from textual.strip import Strip
 
 from mtcb_curate.plaintext import printable
 from mtcb_curate.tui.widgets.scrolling import BareScrollView, bare_box, paint_rows, prefilter
+from mtcb_curate.tui.workarounds.text import cell_width_ranges
 
 __all__ = ["LineIndex", "Span", "SPAN_KINDS", "SourceViewer", "wrap_rows"]
 
@@ -142,20 +143,13 @@ def _build_non_single_cell_pattern() -> re.Pattern[str]:
     no match can be wrapped by counting characters. Only the Basic Multilingual Plane is listed
     range by range (that keeps the class a bitmap, about 5 ms per MB to scan); every astral
     character counts as "maybe not one cell", as does everything outside printable Latin if
-    Rich's (private) table is unavailable. Over-matching is safe: it only sends a line to the
+    Rich's table is unavailable (``tui/workarounds/text.py``). Over-matching is safe: it only sends a line to the
     exact, slower wrap path.
     """
-    try:
-        from rich._unicode_data import load as load_cell_table
-
-        widths = load_cell_table("auto").widths
-        ranges = [
-            (start, min(end, 0xFFFF))
-            for start, end, width in widths
-            if width != 1 and start <= 0xFFFF
-        ]
-    except Exception:  # pragma: no cover - depends on Rich internals
+    widths = cell_width_ranges()
+    if widths is None:
         return re.compile("[^\n\x20-\x7e\xa0-\u02ff]")
+    ranges = [(start, min(end, 0xFFFF)) for start, end, _width in widths if start <= 0xFFFF]
     ranges += [(0x00, 0x09), (0x0B, 0x1F), (0x7F, 0x9F), (0xD800, 0xDFFF), (0x10000, 0x10FFFF)]
     parts = []
     for start, end in sorted(ranges):
@@ -813,7 +807,7 @@ class SourceViewer(BareScrollView, can_focus=True):
         y = top if bottom - top + 1 > height else top - height // 2
         return min(max(0, y), self.max_scroll_y)
 
-    def _on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self._relayout()
 
     def watch_show_line_numbers(self, show: bool) -> None:

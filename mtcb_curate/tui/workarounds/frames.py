@@ -10,6 +10,12 @@ second), however long ago the previous frame was drawn: keys 20 ms apart (a held
 for a frame that nothing else holds back. ``FrameClock`` keeps Textual's cap and drops the
 grid: a refresh asked for an interval or more after the previous frame is drawn at once, an
 earlier one when the interval is up.
+
+Private names used: ``Timer._run`` (overridden), ``Timer._active``/``_reset``/``_interval``/
+``_tick``/``_start``, ``Screen._update_timer`` (overridden), ``Screen._on_timer_update`` and
+``_timers``, ``textual._time``. Canary: ``tests/test_workarounds.py`` (Textual's own timer still
+holds a refresh for its grid; every name above still exists). Upstream report:
+``docs/textual-workarounds.md``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,263 @@
+"""Computed answers: is the answer's figure derivable from figures a passage holds?
+
+FinanceBench-style answers are often computed ("30.8 %" year-over-year growth, "24.26" fixed
+asset turnover) rather than quoted. :func:`derive` searches arithmetic over the passage's figures
+(years excluded) for a result equal to the target figure within rounding to the target's
+precision (half a unit of its last written digit, :attr:`Figure.tolerance`), and returns the
+derivation, so a screen can say "30.8 % = (177,866 - 135,987) / 135,987 x 100".
+
+Operations tried, simplest first (a, b, c are passage figures, signs as written and as
+magnitudes; the source of each formula is the usual financial-ratio definition):
+
+==========================  ==========================================  ======================
+name                        formula                                      operands
+==========================  ==========================================  ======================
+``sum``                     a + b                                        any two
+``difference``              a - b                                        any two
+``ratio``                   a / b                                        any two
+``percent of``              a / b x 100                                  any two
+``percentage change``       (a - b) / |b| x 100                          two near each other
+``average``                 (a + b) / 2                                  two near each other
+``ratio to an average``     a / ((b + c) / 2)  (turnover, ROA)           b, c near each other
+``average of three``        (a + b + c) / 3                              three near each other
+==========================  ==========================================  ======================
+
+"Near each other" means at most :data:`NEAR` figures apart in the passage (a line item's values
+over the years sit side by side in a row). A percentage target is compared with the x 100 forms
+and with sums, differences and averages of percentages (percentage points); any other target
+with the plain forms. Figures are compared as written (a table's figures share its scale); when
+the target's scale and the operands' are both known and differ, the result is also compared in
+absolute units.
+
+Chance: a passage with many figures offers many combinations, and a low-precision target can be
+met by chance. Three-operand forms are tried only for targets of at least
+:data:`MIN_DIGITS_THREE` significant digits and passages of at most :data:`MAX_FIGURES_THREE`
+figures; the derivation is returned so a curator can judge it. A derivation shows the answer is
+consistent with the passage, not that it is right.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from mtcb_curate.evidence.figures import Figure, FigureKind, significant_digits
+
+#: Figures at most this many places apart count as "near each other" (a row of up to four years).
+NEAR = 3
+#: At most this many distinct passage figures are combined (the first ones in the passage).
+MAX_FIGURES = 400
+#: Three-operand forms only for passages of at most this many figures ...
+MAX_FIGURES_THREE = 120
+#: ... and targets of at least this many significant digits.
+MIN_DIGITS_THREE = 3
+
+
+#: Financial abbreviations and the words a table row uses for them (our list), so a question's
+#: "COGS" relates to a row "Cost of products sold" when derivations are ranked.
+FINANCIAL_TERMS: dict[str, str] = {
+    "cogs": "cost goods products sold sales", "capex": "capital expenditures purchases property plant equipment",
+    "ppe": "property plant equipment", "pp&e": "property plant equipment", "ppne": "property plant equipment",
+    "d&a": "depreciation amortization", "ebitda": "operating income depreciation amortization",
+    "ebit": "operating income", "revenue": "revenues sales", "revenues": "revenues sales", "sales": "revenues sales",
+    "sg&a": "selling general administrative", "roa": "net income total assets", "roe": "net income equity",
+    "dpo": "accounts payable cost sales inventory", "dso": "accounts receivable revenues",
+    "inventory": "inventories", "margin": "income revenues sales", "eps": "earnings per share",
+    "fcf": "cash operating activities purchases property", "opex": "operating expenses",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Derivation:
+    """How a target figure follows from passage figures.
+
+    Attributes:
+        operation: the operation's name (module docstring's table).
+        operands: the passage figures used, in the formula's order.
+        value: the result, in the operands' units (x 100 for percentages).
+        formula: the arithmetic written out with the figures as written
+            (``"(177,866 - 135,987) / 135,987 x 100 = 30.80"``).
+        related: how many operands' row labels share a word with the text the derivation was
+            ranked against (the question); 0 when none was given.
+        labels: each operand's row label (``figure_label``), "" when unknown.
+    """
+
+    operation: str
+    operands: tuple[Figure, ...]
+    value: float
+    formula: str
+    related: int = 0
+    labels: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for the curator: ``"percentage change: (177,866 - 135,987) / 135,987 x 100 = 30.8"``
+        (with the operands' row labels when known)."""
+        named = [f"{f.describe()} ({lab})" for f, lab in zip(self.operands, self.labels) if lab]
+        return f"{self.operation}: {self.formula}" + (f" from {'; '.join(named)}" if named else "")
+
+
+def _fmt(v: float) -> str:
+    if abs(v) >= 100 or v == int(v):
+        return f"{v:,.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v):,}"
+    return f"{v:.4g}"
+
+
+def _w(f: Figure) -> str:
+    return f"{f.magnitude:,.{f.decimals}f}"
+
+
+_TWO = ("sum", "difference", "ratio", "percent of")
+_NEAR_TWO = ("percentage change", "average")
+
+
+def _formula(op: str, fs: tuple[Figure, ...], value: float) -> str:
+    a = fs[0]
+    if op == "sum":
+        s = f"{_w(a)} + {_w(fs[1])}"
+    elif op == "difference":
+        s = f"{_w(a)} - {_w(fs[1])}"
+    elif op == "ratio":
+        s = f"{_w(a)} / {_w(fs[1])}"
+    elif op == "percent of":
+        s = f"{_w(a)} / {_w(fs[1])} x 100"
+    elif op == "percentage change":
+        s = f"({_w(a)} - {_w(fs[1])}) / {_w(fs[1])} x 100"
+    elif op == "average":
+        s = f"({_w(a)} + {_w(fs[1])}) / 2"
+    elif op == "ratio to an average":
+        s = f"{_w(a)} / (({_w(fs[1])} + {_w(fs[2])}) / 2)"
+    else:  # average of three
+        s = f"({_w(a)} + {_w(fs[1])} + {_w(fs[2])}) / 3"
+    return f"{s} = {_fmt(value)}"
+
+
+def _distinct(figures: list[Figure]) -> list[Figure]:
+    seen, out = set(), []
+    for f in figures:
+        if f.is_year or f.magnitude == 0:
+            continue
+        key = (f.magnitude, f.kind == FigureKind.PERCENT)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return out[:MAX_FIGURES]
+
+
+def _about_stems(about: str) -> frozenset[str]:
+    from mtcb_curate.evidence.words import content_stems
+
+    extra = " ".join(v for k, v in FINANCIAL_TERMS.items() if k in about.lower().replace("(", " ").split()
+                     or f" {k} " in f" {about.lower()} ")
+    return content_stems(f"{about} {extra}")
+
+
+#: At most this many hits per operation are ranked (the first in passage order).
+MAX_HITS = 64
+
+
+def derive(target: Figure, figures: list[Figure], *, passage: str | None = None,
+           about: str | None = None) -> Derivation | None:
+    """The most plausible derivation of ``target`` from ``figures`` (module docstring), or None.
+
+    Args:
+        target: the answer's figure (not a year).
+        figures: the passage's figures (``parse_figures``), in passage order.
+        passage: the text ``figures`` were parsed from, to read each operand's row label.
+        about: the text to rank derivations against (the question): among all derivations
+            found, the one with most operands whose row label shares a content word with it
+            (financial abbreviations expanded, :data:`FINANCIAL_TERMS`) wins; ties go to the
+            simpler operation, then to the earlier operands.
+
+    Returns:
+        A :class:`Derivation` whose value equals the target's magnitude within its tolerance, or
+        None when no operation of the table gives it. Never raises.
+    """
+    if target.is_year:
+        return None
+    fs = _distinct(figures)
+    if len(fs) < 2:
+        return None
+    t = target.magnitude
+    tol = target.tolerance * (1 + 1e-9)
+    pct_target = target.kind == FigureKind.PERCENT
+    vals = np.array([f.magnitude for f in fs], dtype=np.float64)
+    is_pct = np.array([f.kind == FigureKind.PERCENT for f in fs])
+    n = len(fs)
+    scales = {f.scale for f in fs if f.scale is not None}
+    alt = None  # the target in the operands' units, when both scales are known and differ
+    if target.scale is not None and len(scales) == 1:
+        (s,) = scales
+        if s != target.scale:
+            alt = (t * target.scale / s, tol * target.scale / s)
+
+    def close(values: np.ndarray) -> np.ndarray:
+        ok = np.abs(values - t) <= tol
+        if alt is not None:
+            ok |= np.abs(values - alt[0]) <= alt[1]
+        return ok
+
+    found: list[tuple[int, tuple[int, ...], float, str]] = []  # (op rank, operand indices, value, name)
+    a = vals[:, None]
+    b = vals[None, :]
+    idx = np.arange(n)
+    off_diag = idx[:, None] != idx[None, :]
+    upper = idx[:, None] < idx[None, :]
+    near = (np.abs(idx[:, None] - idx[None, :]) <= NEAR) & off_diag
+    both_pct = is_pct[:, None] & is_pct[None, :]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if pct_target:
+            tables = [("percent of", a / b * 100.0, off_diag),
+                      ("percentage change", (a - b) / b * 100.0, near),
+                      ("sum", a + b, upper & both_pct),
+                      ("difference", a - b, off_diag & both_pct),
+                      ("average", (a + b) / 2.0, near & upper & both_pct)]
+        else:
+            tables = [("sum", a + b, upper), ("difference", a - b, off_diag), ("ratio", a / b, off_diag),
+                      ("average", (a + b) / 2.0, near & upper)]
+        for rank, (name, values, mask) in enumerate(tables):
+            for i, j in np.argwhere(close(values) & mask)[:MAX_HITS]:
+                found.append((rank, (int(i), int(j)), float(values[i, j]), name))
+        three = significant_digits(target) >= MIN_DIGITS_THREE and n <= MAX_FIGURES_THREE
+        if three and not pct_target:
+            for j, k in combinations(range(n), 2):
+                if k - j > NEAR:
+                    continue
+                values = vals / ((vals[j] + vals[k]) / 2.0)
+                ok = close(values)
+                ok[[j, k]] = False
+                for i in np.flatnonzero(ok)[:MAX_HITS]:
+                    found.append((10, (int(i), j, k), float(values[i]), "ratio to an average"))
+        if three:
+            for j in range(n - 2):
+                for k in range(j + 1, min(n, j + NEAR + 1)):
+                    for m in range(k + 1, min(n, j + NEAR + 1)):
+                        if pct_target and not (is_pct[j] and is_pct[k] and is_pct[m]):
+                            continue
+                        v = float((vals[j] + vals[k] + vals[m]) / 3.0)
+                        if close(np.array([v]))[0]:
+                            found.append((11, (j, k, m), v, "average of three"))
+    if not found:
+        return None
+    labels: dict[int, str] = {}
+    stems: dict[int, frozenset[str]] = {}
+    want = _about_stems(about) if about else frozenset()
+    if passage is not None:
+        from mtcb_curate.evidence.figures import figure_label
+        from mtcb_curate.evidence.words import content_stems
+
+        for _, ops, _, _ in found:
+            for i in ops:
+                if i not in labels:
+                    labels[i] = figure_label(passage, fs[i])
+                    stems[i] = content_stems(labels[i])
+
+    def related(ops: tuple[int, ...]) -> int:
+        return sum(1 for i in ops if stems.get(i, frozenset()) & want) if want else 0
+
+    rank, ops, value, name = min(found, key=lambda h: (-related(h[1]), h[0], h[1]))
+    operands = tuple(fs[i] for i in ops)
+    return Derivation(name, operands, value, _formula(name, operands, value), related(ops),
+                      tuple(labels.get(i, "") for i in ops))
