@@ -120,3 +120,31 @@ async def test_progress_shows_and_escape_stops_the_analysis(source, tmp_path, mo
         await settle(app, pilot)
         assert "analysis stopped" in app.screen.analysis_note
         assert not app.screen._runner.busy
+
+
+async def test_findability_marks_follow_a_bulk_change_of_pairs_never_visited(sample_dir, tmp_path, monkeypatch):
+    """After F, a bulk trim of the view rescored every touched pair for its new passage, in one
+    batch, without a visit: each row's ``⊄`` mark is that of its current passage."""
+    from test_tui_findability import _press_f
+
+    from mtcb_curate.tui.screens.review_rows import FAIL_MARK, UNFINDABLE_MARK
+
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 0.0)
+    session = opened(None, tmp_path / "ws", sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await _press_f(app, pilot)
+        c = app.screen.controller
+        batches = []
+        real = c.findability.score_pairs
+        monkeypatch.setattr(c.findability, "score_pairs", lambda ids: batches.append(list(ids)) or real(ids))
+        ids = list(c.queue.ids)
+        plan = c.plan_bulk(app_bulk.TRIM, ids, None, None)
+        assert len(plan.touched) >= 2, "the sample has passages a trim changes"
+        app.screen._apply(c.apply_bulk(plan))
+        await settle(app, pilot)
+        assert batches and sorted(batches[0]) == sorted(plan.touched)  # one batch, every touched pair
+        for pid in plan.touched:
+            lines = c.current_find_lines(pid)
+            assert lines is not None and lines.passage == session.view(pid).passage, pid
+            mark = app.screen.rows.text(pid, 80)[2]
+            assert mark in (FAIL_MARK, UNFINDABLE_MARK if lines.fits_nowhere() else " "), pid

@@ -303,7 +303,8 @@ class AnalysisRunner:
     ``request(threshold)`` asks for the analysis of the session as it is now; while a run goes
     on, the latest request waits and runs after it (a request made meanwhile replaces an
     earlier waiting one). ``cancel()`` stops the current run and drops the waiting one;
-    ``close()`` does too and ends the thread (the app calls it as it exits).
+    ``close()`` does too, ends the thread and deletes the corpus's copy (the app calls it as it
+    exits).
     """
 
     def __init__(self, session, on_event: Callable[[AnalysisEvent], None], *, folder: Path | None = None,
@@ -379,6 +380,9 @@ class AnalysisRunner:
             _kill(proc)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+        # The corpus's copy is the worker's input only: a session opened again reads the kept
+        # results without it, and a run writes it again when it needs it.
+        store.remove_other(self.folder, [], "corpus-*.arrow")
 
     # -- the thread ---------------------------------------------------------------------------
 

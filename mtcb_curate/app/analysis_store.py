@@ -3,7 +3,8 @@ the worker process, and its results, written by the worker and kept for the next
 
 One folder per workspace (:func:`analysis_folder`), holding::
 
-    corpus-<corpus fingerprint>.arrow   the documents (input; one per corpus, reused)
+    corpus-<corpus fingerprint>.arrow   the documents (input; written when a run needs them,
+                                        deleted as the app closes)
     latest.json                         {"text": KEY, "groups": KEY} of the last finished run
     text-<text key>/pairs.arrow         the pairs' current texts (input)
     text-<text key>/job.json            what the worker is asked (input)
