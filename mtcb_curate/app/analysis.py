@@ -41,8 +41,7 @@ from mtcb_curate.app import analysis_store as store
 from mtcb_curate.dataset.model import PASSAGE_FIELD, QAPair, Status
 
 #: The code whose change makes every kept result stale (paths relative to the package).
-CODE = ("verify", "neardup", "arrays.py", "dataset/tokens.py", "dataset/model.py", "dataset/token_cache.py",
-        "app/analysis_worker.py", "app/analysis_store.py", "worker.py")
+CODE = ("verify", "neardup", "dataset", "arrays.py", "app/analysis_worker.py", "app/analysis_store.py", "worker.py")
 #: Worker processes started for one request at most (a killed one is started again).
 ATTEMPTS = 3
 #: Seconds a worker asked to cancel has to stop before it is killed.
