@@ -289,7 +289,7 @@ def test_a_damaged_result_is_made_again(tiny, ws):
         first, _, _ = run(session)
         codes = list(first.analysis.verdicts.verdicts)
         here = analysis_store.text_dir(ws / "analysis", first.analysis.text_key)
-        (here / "verdicts.arrow").write_bytes(b"not arrow")
+        (here / "verdicts.npz").write_bytes(b"not numpy")
         again, runner, _ = run(session)
     finally:
         session.workspace.close()
@@ -299,7 +299,7 @@ def test_a_damaged_result_is_made_again(tiny, ws):
     assert list(again.analysis.verdicts.verdicts) == codes
 
 
-def test_the_worker_process_imports_no_textual_nor_datasets(tiny, ws):
+def test_the_worker_process_imports_no_textual_datasets_pandas_nor_pyarrow(tiny, ws):
     session = opened(tiny, ws)
     try:
         event, _, _ = run(session)
@@ -314,7 +314,7 @@ def test_the_worker_process_imports_no_textual_nor_datasets(tiny, ws):
         "for p in Path(job['folder']).glob('text-*/groups-*'):\n"
         "    shutil.rmtree(p)\n"
         "analysis_worker.run_job(job)\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'datasets'))))\n")
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'datasets', 'pandas', 'pyarrow'))))\n")
     out = subprocess.run([sys.executable, "-c", probe, str(job)], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == []
 
@@ -345,12 +345,12 @@ def test_keys_follow_every_input(tiny, ws):
 
 def test_texts_round_trip_through_the_files_byte_for_byte(tmp_path):
     texts = analysis_store.PairTexts(["A", "B\ud800"], ["q\x00?", "é“x”"], ["", "a"], ["p\ud83d", "  p  "], [None, 3])
-    analysis_store.write_pairs(tmp_path / "pairs.arrow", texts)
-    back = analysis_store.read_pairs(tmp_path / "pairs.arrow")
+    analysis_store.write_pairs(tmp_path / "pairs.npz", texts)
+    back = analysis_store.read_pairs(tmp_path / "pairs.npz")
     assert (back.doc_keys, back.questions, back.answers, back.passages, back.chunk_index) == \
         (texts.doc_keys, texts.questions, texts.answers, texts.passages, texts.chunk_index)
-    analysis_store.write_corpus(tmp_path / "corpus.arrow", [("k\ud800", b"text \xe2\x80\x99"), ("j", b"")])
-    assert analysis_store.read_corpus(tmp_path / "corpus.arrow") == {"k\ud800": b"text \xe2\x80\x99", "j": b""}
+    analysis_store.write_corpus(tmp_path / "corpus.bin", [("k\ud800", b"text \xe2\x80\x99"), ("j", b"")])
+    assert analysis_store.read_corpus(tmp_path / "corpus.bin") == {"k\ud800": b"text \xe2\x80\x99", "j": b""}
 
 
 def test_large_clusters_have_their_links_indexed_by_member_when_loaded(tmp_path, monkeypatch):

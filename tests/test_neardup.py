@@ -589,7 +589,7 @@ def _analysis_spans(session, tmp_path):
 
     report = verify_dataset(session.dataset, session.edited_texts(), fuzzy=False, count_tokens=False,
                             index=session.corpus_index, pairs=list(session.pairs))
-    path = tmp_path / "verdicts.arrow"
+    path = tmp_path / "verdicts.npz"
     analysis_store.write_verdicts(path, report.results, [b"k" * 16] * len(report.results), "corpus")
     passages = [session.view(pid).passage for pid in range(len(session))]
     return analysis_worker.located_spans(analysis_store.VerdictTable.read(path), passages)

@@ -220,7 +220,7 @@ def load(folder: Path, text: str, groups: str, snap: Snapshot, texts: store.Pair
         return None
     texts = texts if texts is not None else snap.texts()
     try:
-        verdicts = store.VerdictTable.read(here / "verdicts.arrow")
+        verdicts = store.VerdictTable.read(here / "verdicts.npz")
         found = store.read_groups(where, texts.doc_keys)
         clusters, shared = found["clusters"], found["shared_passages"]
         live_c, live_s = found.get("live_clusters", clusters), found.get("live_shared_passages", shared)
@@ -381,7 +381,7 @@ class AnalysisRunner:
             thread.join(timeout)
         # The corpus's copy is the worker's input only: a session opened again reads the kept
         # results without it, and a run writes it again when it needs it.
-        store.remove_other(self.folder, [], "corpus-*.arrow")
+        store.remove_other(self.folder, [], "corpus-*.bin")
 
     # -- the thread ---------------------------------------------------------------------------
 
@@ -455,9 +455,9 @@ class AnalysisRunner:
         if not corpus.is_file():
             docs = self.session.dataset.documents
             store.write_corpus(corpus, ((k, d.data) for k, d in docs.items()))
-            store.remove_other(self.folder, [corpus], "corpus-*.arrow")
-        if not (here / "pairs.arrow").is_file():
-            store.write_pairs(here / "pairs.arrow", texts)
+            store.remove_other(self.folder, [corpus], "corpus-*.bin")
+        if not (here / "pairs.npz").is_file():
+            store.write_pairs(here / "pairs.npz", texts)
         store.write_json(here / "job.json", {
             "folder": str(self.folder), "text_key": text, "groups_key": groups, "corpus": self._corpus_fp,
             "name": self.session.dataset.name, "threshold": snap.threshold,

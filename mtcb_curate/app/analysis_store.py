@@ -3,12 +3,12 @@ the worker process, and its results, written by the worker and kept for the next
 
 One folder per workspace (:func:`analysis_folder`), holding::
 
-    corpus-<corpus fingerprint>.arrow   the documents (input; written when a run needs them,
+    corpus-<corpus fingerprint>.bin     the documents (input; written when a run needs them,
                                         deleted as the app closes)
     latest.json                         {"text": KEY, "groups": KEY} of the last finished run
-    text-<text key>/pairs.arrow         the pairs' current texts (input)
+    text-<text key>/pairs.npz           the pairs' current texts (input)
     text-<text key>/job.json            what the worker is asked (input)
-    text-<text key>/verdicts.arrow      every pair's verification (result)
+    text-<text key>/verdicts.npz        every pair's verification (result)
     text-<text key>/links.npz           every near-duplicate and shared-passage link (result)
     text-<text key>/groups-<key>/       the clusters and shared-passage groups (result)
     text-<text key>/worker.log          the worker's error output, for a failure's message
@@ -17,11 +17,12 @@ The *text key* (``app.analysis.text_key``) digests the corpus, every pair's curr
 ``chunk_index``, the near-duplicate threshold, the stored LLM links and the code that decides
 the results; the *groups key* adds the curator's marks and the rejected pairs. A result is read
 only under its own key, so a changed pair, document, setting or verifier never reads an old
-answer. Files are Arrow IPC, ``.npz`` (numpy, ``allow_pickle=False``) and JSON: never pickles.
+answer. Files are raw bytes, ``.npz`` (numpy, ``allow_pickle=False``) and JSON: never pickles,
+and no library beyond numpy (``pyarrow.array`` of a list imports pandas, about 40 MB).
 Every write goes to a temporary name in the same folder, then is renamed over the target.
 
-Texts travel as UTF-8 bytes with lone surrogates kept (``dataset.model.encode_text``), so a text
-Arrow's strings could not hold still round-trips.
+Texts travel as UTF-8 bytes with lone surrogates kept (``dataset.model.encode_text``), so any
+text round-trips.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ from mtcb_curate.verify.verdict import PairResult, Verdict
 
 #: Bump when a file's layout changes: every key holds it.
 FORMAT = 1
-#: The verdict codes stored in ``verdicts.arrow`` (index = code).
+#: The verdict codes stored in ``verdicts.npz`` (index = code).
 VERDICT_CODES: tuple[Verdict, ...] = tuple(Verdict)
-#: The agreement levels stored in ``verdicts.arrow`` (index + 1 = code; 0 = none).
+#: The agreement levels stored in ``verdicts.npz`` (index + 1 = code; 0 = none).
 LEVEL_CODES: tuple[str, ...] = ("whitespace", "typography", "ascii")
 
 
@@ -60,8 +61,8 @@ def text_dir(folder: Path, text_key: str) -> Path:
 
 
 def corpus_path(folder: Path, corpus_fp: str) -> Path:
-    """``<folder>/corpus-<fingerprint>.arrow``."""
-    return folder / f"corpus-{short(corpus_fp)}.arrow"
+    """``<folder>/corpus-<fingerprint>.bin``."""
+    return folder / f"corpus-{short(corpus_fp)}.bin"
 
 
 def groups_path(folder: Path, text_key: str, groups_key: str) -> Path:
@@ -110,26 +111,51 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def _binary(values: Iterable[bytes]) -> Any:
-    import pyarrow as pa
+def _texts_blob(texts: Iterable[str | bytes]) -> tuple[np.ndarray, bytes]:
+    """``(offsets, data)``: the texts' UTF-8 bytes (lone surrogates kept) one after another and
+    where each starts, ``offsets[i]:offsets[i + 1]`` (int64, one more than the texts)."""
+    encoded = [t if isinstance(t, bytes) else encode_text(t) for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return offsets, b"".join(encoded)
 
-    return pa.array(list(values), type=pa.large_binary())
+
+def _blob_texts(offsets: np.ndarray, data: bytes) -> list[str]:
+    bounds = offsets.tolist()
+    return [document_text(data[bounds[i]:bounds[i + 1]]) for i in range(len(bounds) - 1)]
+
+
+def _save_npz(dest: Path, **arrays: np.ndarray) -> None:
+    def write(path: Path) -> None:
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    _write_atomic(dest, write)
+
+
+def _load_npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
 
 
 # -- the corpus ---------------------------------------------------------------------------------
 
 
 def write_corpus(dest: Path, documents: Iterable[tuple[str, bytes]]) -> None:
-    """The documents ``(key, UTF-8 bytes)`` as an Arrow IPC file, one record batch per
-    document (the worker reads one at a time), atomically."""
-    import pyarrow as pa
-
-    schema = pa.schema([("key", pa.large_binary()), ("text", pa.large_binary())])
-
+    """The documents ``(key, UTF-8 bytes)``, atomically: their bytes one after another, then a
+    JSON trailer ``[[key, start, end], ...]`` and its length (8 bytes, little-endian), so the
+    worker reads one document at a time without a library."""
     def write(path: Path) -> None:
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        index = []
+        with open(path, "wb") as fh:
+            at = 0
             for key, data in documents:
-                writer.write_batch(pa.record_batch([_binary([encode_text(key)]), _binary([data])], schema=schema))
+                fh.write(data)
+                index.append([key, at, at + len(data)])
+                at += len(data)
+            trailer = json.dumps(index).encode("ascii")
+            fh.write(trailer)
+            fh.write(len(trailer).to_bytes(8, "little"))
 
     _write_atomic(dest, write)
 
@@ -138,17 +164,20 @@ def read_corpus(path: Path) -> dict[str, bytes]:
     """Document key -> UTF-8 bytes, in the file's order.
 
     Raises:
-        OSError, pyarrow.ArrowInvalid: a missing or damaged file.
+        OSError, ValueError: a missing or damaged file.
     """
-    import pyarrow as pa
-
     out: dict[str, bytes] = {}
-    with pa.OSFile(str(path), "rb") as source:
-        reader = pa.ipc.open_file(source)
-        for i in range(reader.num_record_batches):
-            batch = reader.get_batch(i)
-            key = document_text(batch.column(0)[0].as_py())
-            out.setdefault(key, batch.column(1)[0].as_py())
+    with open(path, "rb") as fh:
+        fh.seek(-8, os.SEEK_END)
+        size = int.from_bytes(fh.read(8), "little")
+        fh.seek(-8 - size, os.SEEK_END)
+        index = json.loads(fh.read(size))
+        for key, start, end in index:
+            fh.seek(start)
+            data = fh.read(end - start)
+            if len(data) != end - start:
+                raise ValueError(f"{path}: cut short")
+            out.setdefault(str(key), data)
     return out
 
 
@@ -174,85 +203,87 @@ class PairTexts:
         return len(self.passages)
 
 
+_TEXT_FIELDS = ("doc_keys", "questions", "answers", "passages")
+
+
 def write_pairs(dest: Path, pairs: PairTexts) -> None:
-    """``pairs`` as an Arrow IPC file (texts as UTF-8 bytes, lone surrogates kept), atomically."""
-    import pyarrow as pa
-
-    columns = {name: _binary(encode_text(t) for t in getattr(pairs, name))
-               for name in ("doc_keys", "questions", "answers", "passages")}
-    columns["chunk_index"] = pa.array(list(pairs.chunk_index), type=pa.int64())
-    table = pa.table(columns)
-
-    def write(path: Path) -> None:
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-
-    _write_atomic(dest, write)
+    """``pairs`` as one ``.npz`` (each text field's bytes and offsets; ``chunk_index`` with a
+    mask of the set ones), atomically."""
+    arrays: dict[str, np.ndarray] = {}
+    for name in _TEXT_FIELDS:
+        offsets, data = _texts_blob(getattr(pairs, name))
+        arrays[f"{name}_offsets"] = offsets
+        arrays[f"{name}_data"] = np.frombuffer(data, dtype=np.uint8)
+    arrays["chunk_index"] = np.array([0 if c is None else c for c in pairs.chunk_index], dtype=np.int64)
+    arrays["chunk_index_set"] = np.array([c is not None for c in pairs.chunk_index], dtype=bool)
+    _save_npz(dest, **arrays)
 
 
 def read_pairs(path: Path) -> PairTexts:
     """The :class:`PairTexts` of :func:`write_pairs`.
 
     Raises:
-        OSError, pyarrow.ArrowInvalid: a missing or damaged file.
+        OSError, ValueError, KeyError: a missing or damaged file.
     """
-    import pyarrow as pa
-
-    with pa.OSFile(str(path), "rb") as source:
-        table = pa.ipc.open_file(source).read_all()
-
-    def texts(name: str) -> list[str]:
-        return [document_text(b) for b in table.column(name).to_pylist()]
-
-    return PairTexts(texts("doc_keys"), texts("questions"), texts("answers"), texts("passages"),
-                     table.column("chunk_index").to_pylist())
+    z = _load_npz(path)
+    texts = {name: _blob_texts(z[f"{name}_offsets"], z[f"{name}_data"].tobytes()) for name in _TEXT_FIELDS}
+    chunk = [int(c) if ok else None for c, ok in zip(z["chunk_index"].tolist(), z["chunk_index_set"].tolist())]
+    return PairTexts(texts["doc_keys"], texts["questions"], texts["answers"], texts["passages"], chunk)
 
 
 # -- the verdicts -------------------------------------------------------------------------------
 
+#: The ``PairResult`` fields kept as one number per pair: name -> (dtype, value for None).
+_NUMBERS: dict[str, tuple[Any, Any]] = {
+    "score": (np.float64, np.nan), "start": (np.int64, -1), "end": (np.int64, -1),
+    "occurrences_in_doc": (np.int64, 0), "normalized_occurrences": (np.int64, 0), "chars": (np.int64, 0),
+    "tokens": (np.int64, -1), "chunk_index": (np.int64, 0),
+}
+#: The ``PairResult`` fields kept as a flag per pair (None kept in a mask where it can occur).
+_FLAGS = ("edge_whitespace", "in_chunk", "has_document", "fuzzy_checked")
+#: Fields whose None is kept in a ``<name>_set`` mask.
+_MAY_BE_NONE = ("score", "start", "end", "tokens", "chunk_index", "in_chunk")
+
 
 def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[bytes], corpus_fp: str) -> None:
-    """One row per pair (``results[i].id == i``), with ``keys[i]`` (:func:`pair_key` of the
-    texts it was verified on), atomically. The passage itself is not stored: the reader knows
-    which texts it asked about."""
-    import pyarrow as pa
-
+    """One row per pair (``results[i].id == i``) in one ``.npz``, with ``keys[i]``
+    (:func:`pair_key` of the texts it was verified on), atomically. The passage itself is not
+    stored: the reader knows which texts it asked about."""
     code = {v: i for i, v in enumerate(VERDICT_CODES)}
     level = {lv: i + 1 for i, lv in enumerate(LEVEL_CODES)}
-    cols: dict[str, Any] = {
-        "id": pa.array([r.id for r in results], pa.int64()),
-        "key": pa.array(list(keys), pa.binary(16)),
-        "doc_key": _binary(encode_text(r.doc_key) for r in results),
-        "verdict": pa.array([code[r.verdict] for r in results], pa.int8()),
-        "score": pa.array([r.score for r in results], pa.float64()),
-        "start": pa.array([r.start for r in results], pa.int64()),
-        "end": pa.array([r.end for r in results], pa.int64()),
-        "level": pa.array([level.get(r.level, 0) for r in results], pa.int8()),
-        "offsets": pa.array([list(r.offsets) for r in results], pa.list_(pa.int64())),
-        "occurrences_in_doc": pa.array([r.occurrences_in_doc for r in results], pa.int64()),
-        "elsewhere_keys": pa.array([[encode_text(k) for k, _ in r.elsewhere] for r in results],
-                                   pa.list_(pa.large_binary())),
-        "elsewhere_counts": pa.array([[n for _, n in r.elsewhere] for r in results], pa.list_(pa.int64())),
-        "normalized_occurrences": pa.array([r.normalized_occurrences for r in results], pa.int64()),
-        "chars": pa.array([r.chars for r in results], pa.int64()),
-        "tokens": pa.array([r.tokens for r in results], pa.int64()),
-        "edge_whitespace": pa.array([r.edge_whitespace for r in results], pa.bool_()),
-        "chunk_index": pa.array([r.chunk_index for r in results], pa.int64()),
-        "in_chunk": pa.array([r.in_chunk for r in results], pa.bool_()),
-        "has_document": pa.array([r.has_document for r in results], pa.bool_()),
-        "fuzzy_checked": pa.array([r.fuzzy_checked for r in results], pa.bool_()),
+    arrays: dict[str, np.ndarray] = {
+        "corpus": np.frombuffer(corpus_fp.encode("ascii"), dtype=np.uint8),
+        "format": np.array([FORMAT], dtype=np.int64),
+        "id": np.array([r.id for r in results], dtype=np.int64),
+        "key": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16) if keys else np.zeros((0, 16), np.uint8),
+        "verdict": np.array([code[r.verdict] for r in results], dtype=np.int8),
+        "level": np.array([level.get(r.level, 0) for r in results], dtype=np.int8),
     }
-    table = pa.table(cols).replace_schema_metadata({"corpus": corpus_fp, "format": str(FORMAT)})
-
-    def write(path: Path) -> None:
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-
-    _write_atomic(dest, write)
+    for name, (dtype, none) in _NUMBERS.items():
+        values = [getattr(r, name) for r in results]
+        arrays[name] = np.array([none if v is None else v for v in values], dtype=dtype)
+        if name in _MAY_BE_NONE:
+            arrays[f"{name}_set"] = np.array([v is not None for v in values], dtype=bool)
+    for name in _FLAGS:
+        values = [getattr(r, name) for r in results]
+        arrays[name] = np.array([bool(v) for v in values], dtype=bool)
+        if name in _MAY_BE_NONE:
+            arrays[f"{name}_set"] = np.array([v is not None for v in values], dtype=bool)
+    arrays["doc_key_offsets"], doc_keys = _texts_blob(r.doc_key for r in results)
+    arrays["doc_key_data"] = np.frombuffer(doc_keys, dtype=np.uint8)
+    arrays["offsets_at"] = np.zeros(len(results) + 1, dtype=np.int64)
+    np.cumsum([len(r.offsets) for r in results], out=arrays["offsets_at"][1:])
+    arrays["offsets"] = np.fromiter((o for r in results for o in r.offsets), dtype=np.int64)
+    arrays["elsewhere_at"] = np.zeros(len(results) + 1, dtype=np.int64)
+    np.cumsum([len(r.elsewhere) for r in results], out=arrays["elsewhere_at"][1:])
+    arrays["elsewhere_counts"] = np.fromiter((n for r in results for _, n in r.elsewhere), dtype=np.int64)
+    arrays["elsewhere_key_offsets"], others = _texts_blob(k for r in results for k, _ in r.elsewhere)
+    arrays["elsewhere_key_data"] = np.frombuffer(others, dtype=np.uint8)
+    _save_npz(dest, **arrays)
 
 
 class VerdictTable:
-    """Every pair's verification as stored in ``verdicts.arrow``: compact columns, and a
+    """Every pair's verification as stored in ``verdicts.npz``: compact columns, and a
     ``PairResult`` made on demand (:meth:`result`).
 
     Attributes:
@@ -261,15 +292,16 @@ class VerdictTable:
         verdicts: ``(n,)`` int8 codes into :data:`VERDICT_CODES`.
     """
 
-    def __init__(self, table: Any):
-        self._table = table
-        meta = table.schema.metadata or {}
-        self.corpus = meta.get(b"corpus", b"").decode()
-        self.ids = table.column("id").to_numpy()
-        self.keys = np.frombuffer(table.column("key").combine_chunks().buffers()[1], dtype=np.uint8,
-                                  count=16 * len(self.ids)).reshape(-1, 16) if len(self.ids) else \
-            np.zeros((0, 16), dtype=np.uint8)
-        self.verdicts = table.column("verdict").to_numpy()
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        if int(arrays["format"][0]) != FORMAT:
+            raise ValueError("another format")
+        self._a = arrays
+        self.corpus = arrays["corpus"].tobytes().decode("ascii")
+        self.ids = arrays["id"]
+        self.keys = arrays["key"]
+        self.verdicts = arrays["verdict"]
+        if not len(self.ids) == len(self.keys) == len(self.verdicts) == len(arrays["offsets_at"]) - 1:
+            raise ValueError("sizes differ")
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -279,17 +311,13 @@ class VerdictTable:
         """The table in ``path``.
 
         Raises:
-            OSError, pyarrow.ArrowInvalid: a missing or damaged file.
+            OSError, ValueError, KeyError: a missing or damaged file.
         """
-        import pyarrow as pa
-
-        with pa.OSFile(str(path), "rb") as source:
-            table = pa.ipc.open_file(source).read_all()
-        return cls(table)
+        return cls(_load_npz(path))
 
     def column(self, name: str) -> np.ndarray:
-        """One column as a numpy array (nulls as NaN in numeric columns)."""
-        return self._table.column(name).to_numpy(zero_copy_only=False)
+        """One stored column as a numpy array (``start``, ``score``, ``tokens`` ...)."""
+        return self._a[name]
 
     def verdict(self, row: int) -> Verdict:
         """Row ``row``'s verdict (nothing else is read)."""
@@ -297,21 +325,30 @@ class VerdictTable:
 
     def result(self, row: int, passage: str) -> PairResult:
         """Row ``row`` as a ``PairResult`` of ``passage`` (the text the row was verified on)."""
-        t = self._table
+        a = self._a
 
-        def get(name: str):
-            return t.column(name)[row].as_py()
+        def value(name: str):
+            if name in _MAY_BE_NONE and not a[f"{name}_set"][row]:
+                return None
+            v = a[name][row]
+            return bool(v) if name in _FLAGS else float(v) if name == "score" else int(v)
 
-        level = get("level")
-        keys = [document_text(k) for k in get("elsewhere_keys")]
+        def text(prefix: str, k: int) -> str:
+            at = a[f"{prefix}_offsets"]
+            return document_text(a[f"{prefix}_data"][int(at[k]):int(at[k + 1])].tobytes())
+
+        o0, o1 = int(a["offsets_at"][row]), int(a["offsets_at"][row + 1])
+        e0, e1 = int(a["elsewhere_at"][row]), int(a["elsewhere_at"][row + 1])
+        level = int(a["level"][row])
         return PairResult(
-            id=int(self.ids[row]), doc_key=document_text(get("doc_key")), verdict=self.verdict(row),
-            score=get("score"), start=get("start"), end=get("end"),
-            level=LEVEL_CODES[level - 1] if level else None, offsets=tuple(get("offsets")),
-            occurrences_in_doc=get("occurrences_in_doc"), elsewhere=tuple(zip(keys, get("elsewhere_counts"))),
-            normalized_occurrences=get("normalized_occurrences"), chars=get("chars"), tokens=get("tokens"),
-            edge_whitespace=get("edge_whitespace"), chunk_index=get("chunk_index"), in_chunk=get("in_chunk"),
-            has_document=get("has_document"), fuzzy_checked=get("fuzzy_checked"), passage=passage)
+            id=int(self.ids[row]), doc_key=text("doc_key", row), verdict=self.verdict(row),
+            score=value("score"), start=value("start"), end=value("end"),
+            level=LEVEL_CODES[level - 1] if level else None, offsets=tuple(a["offsets"][o0:o1].tolist()),
+            occurrences_in_doc=value("occurrences_in_doc"),
+            elsewhere=tuple((text("elsewhere_key", k), int(a["elsewhere_counts"][k])) for k in range(e0, e1)),
+            normalized_occurrences=value("normalized_occurrences"), chars=value("chars"), tokens=value("tokens"),
+            edge_whitespace=value("edge_whitespace"), chunk_index=value("chunk_index"), in_chunk=value("in_chunk"),
+            has_document=value("has_document"), fuzzy_checked=value("fuzzy_checked"), passage=passage)
 
     def rows_by_key(self) -> dict[bytes, int]:
         """:func:`pair_key` -> a row holding it (to reuse a verification)."""

@@ -64,8 +64,8 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         if progress is not None:
             progress(stage, done, total)
 
-    pairs = store.read_pairs(here / "pairs.arrow")
-    verdicts_path = here / "verdicts.arrow"
+    pairs = store.read_pairs(here / "pairs.npz")
+    verdicts_path = here / "verdicts.npz"
     links_path = here / "links.npz"
     verified = reused = 0
     table = _readable(store.VerdictTable.read, verdicts_path)
@@ -227,7 +227,7 @@ def _previous_verdicts(folder: Path, job: dict) -> store.VerdictTable | None:
     latest = store.read_json(folder / "latest.json")
     if not isinstance(latest, dict) or not isinstance(latest.get("text"), str):
         return None
-    path = store.text_dir(folder, latest["text"]) / "verdicts.arrow"
+    path = store.text_dir(folder, latest["text"]) / "verdicts.npz"
     try:
         table = store.VerdictTable.read(path)
     except Exception:  # noqa: BLE001 - no previous run to reuse: everything is verified
