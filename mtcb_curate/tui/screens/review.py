@@ -15,7 +15,7 @@ another screen (``review_dialogs``).
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
@@ -281,6 +281,14 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
         generated, by hand, note, text or regex); enter applies, esc closes."""
         c = self.controller
         self.query_one(FilterBar).open(c.combined_filter().describe() if not c.view_filter.empty else "")
+        self._warm_filters()
+
+    @work(thread=True, exclusive=True, group="filters_warm", exit_on_error=False)
+    def _warm_filters(self) -> None:
+        """Build what a text query reads (``app.filters.warm``: lower-cased texts, Arrow columns
+        from ``ARROW_MIN_PAIRS`` pairs) while the curator types the first one; once built, the
+        call only looks."""
+        app_filters.warm(self.controller.session)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While a text input has focus (the filter bar), the screen's keys (priority bindings
