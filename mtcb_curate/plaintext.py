@@ -66,20 +66,33 @@ def one_line(text: str, width: int) -> str:
     return flat[: max(0, width - 1)] + "…"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-!|~])")
+#: Characters that act as Markdown anywhere in a line: a backslash, code, emphasis with ``*``,
+#: link and image brackets, a table cell break, strikethrough.
+_MD_ANYWHERE = re.compile(r"([\\`*\[\]|~])")
+#: ``_`` makes emphasis only at a word's edge: CommonMark never opens or closes emphasis with an
+#: underscore between two letters or digits (``unique_passage`` stays as it is).
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+#: A heading, list or ordered-list marker, which acts only at the start of a line (a value may
+#: follow "- " in a list item) and only when a space or the end follows it.
+_MD_LEAD = re.compile(r"^([#+\-])(?=\s|$)|^(\d{1,9})([.)])(?=\s|$)")
 _MD_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
 
 
 def escape_md(value: object, max_chars: int = 300) -> str:
-    """Untrusted text made inert in Markdown: one line, HTML-escaped, Markdown specials escaped.
+    """Untrusted text made inert in Markdown (CommonMark with GitHub's tables, as the Hub renders
+    a card), escaped no more than needed so the raw card reads as plain text too.
 
-    Newlines and other control characters become one space, ``& < >`` become entities (so no
-    tag, link or ``<!--`` marker can form), and ``\\ ` * _ { } [ ] ( ) # + - ! | ~`` get a
-    backslash (no emphasis, link, heading, list or table cell break). Longer values are cut to
-    ``max_chars`` characters with an ellipsis. (The dataset card, ``hub.card``, re-exports it.)
+    Newlines and other control characters become one space; ``& < >`` become entities (so no
+    tag, autolink or ``<!--`` marker can form); ``\\ ` * [ ] | ~`` get a backslash everywhere,
+    ``_`` only at a word's edge, and a heading or list marker only at the start (``10-K``,
+    ``unique_passage`` and ``#2`` stay as they are). The result renders as the text it was
+    given in a paragraph, a list item or a table cell. Longer values are cut to ``max_chars``
+    characters with an ellipsis. (The dataset card, ``hub.card``, re-exports it.)
     """
     s = _MD_CONTROL.sub(" ", str(value)).strip()
     if len(s) > max_chars:
         s = s[: max_chars - 1] + "…"
     s = html.escape(s, quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    s = _MD_ANYWHERE.sub(r"\\\1", s)
+    s = _MD_EDGE_UNDERSCORE.sub(r"\\_", s)
+    return _MD_LEAD.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), s, count=1)

@@ -197,6 +197,7 @@ class HubFake:
         # (repo_id, path) -> bytes served by resolve/ instead of the stored file, at every revision
         self._corrupt: dict[tuple[str, str], bytes] = {}
         self._connections: set[socket.socket] = set()
+        self._stopping = threading.Event()  # releases the requests held by a "hang" rule
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -206,6 +207,7 @@ class HubFake:
     def start(self) -> "HubFake":
         if self._server is not None:
             return self
+        self._stopping.clear()
         fake = self
 
         class Handler(_Handler):
@@ -224,6 +226,7 @@ class HubFake:
     def stop(self) -> None:
         if self._server is None:
             return
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
         with self._lock:  # close idle keep-alive connections so no handler thread lingers
@@ -273,12 +276,13 @@ class HubFake:
         """Make the next ``count`` requests whose path starts with ``path_prefix`` fail.
 
         ``status`` is an HTTP status (answered with an ``{"error": message}`` body and
-        ``X-Error-Message``/``X-Error-Code`` headers) or ``"drop"`` to close the connection
-        without any answer. ``method`` restricts the rule to one HTTP method. The failing
-        request has no effect on the store.
+        ``X-Error-Message``/``X-Error-Code`` headers), ``"drop"`` to close the connection
+        without any answer, or ``"hang"`` to keep the connection open and never answer (a Hub
+        that stopped answering; released by ``stop``). ``method`` restricts the rule to one
+        HTTP method. The failing request has no effect on the store.
         """
-        if status != "drop" and not isinstance(status, int):
-            raise ValueError("status must be an int or 'drop'")
+        if status not in ("drop", "hang") and not isinstance(status, int):
+            raise ValueError("status must be an int, 'drop' or 'hang'")
         with self._lock:
             self._fail_rules.append(_FailRule(path_prefix, status, count, method.upper() if method else None,
                                               message or f"Injected failure {status}", error_code))
@@ -502,6 +506,10 @@ class _Handler(BaseHTTPRequestHandler):
         rule = hub._take_failure(method, path)
         if rule is not None:
             self._body()  # drain, so the connection state stays sane for a status answer
+            if rule.status == "hang":
+                hub._stopping.wait()
+                self.close_connection = True
+                return
             if rule.status == "drop":
                 self.close_connection = True
                 try:
@@ -548,6 +556,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str) -> bool:
         segments = [s for s in path.split("/") if s != ""]
         hub = self.hub
+        if path == "/" and method in ("HEAD", "GET"):  # the home page (mtcb-curate's reachability probe)
+            self._send(200, b"" if method == "HEAD" else b"HubFake", "text/plain; charset=utf-8")
+            return True
         if path == "/api/whoami-v2" and method == "GET":
             self._whoami()
             return True

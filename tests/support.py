@@ -222,11 +222,12 @@ def run_cli(*args: object, env: dict[str, str] | None = None, timeout: float = 1
 
 def assert_one_error_line(proc, *fragments: str) -> str:
     """Exit code 2, no traceback, and exactly one stderr line ``mtcb-curate: error: ...``
-    containing every fragment; returns that line. ``proc`` is a :class:`CliResult` or a
+    containing every fragment (besides the ``mtcb-curate: source: ...`` line a command says
+    once the data has loaded); returns that line. ``proc`` is a :class:`CliResult` or a
     ``CompletedProcess``."""
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    lines = proc.stderr.splitlines()
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("mtcb-curate: source: ")]
     assert len(lines) == 1, proc.stderr
     [line] = lines
     assert line.startswith("mtcb-curate: error: ")

@@ -179,7 +179,7 @@ def test_section_shows_counts_curation_checklist_licence_and_loading():
     assert "| 1,331 | 1,300 | 1,200 | 90 | 5 | 5 | 31 | 44 | 2 |" in text
     assert text.index("- duplicate: 60") < text.index("- not verbatim: 30")
     assert "Result: passed." in text
-    assert "| duplicates | warn | 12 (\\#0, \\#1" in text and "and 2 more" in text
+    assert "| duplicates | warn | 12 (#0, #1" in text and "and 2 more" in text
     assert "| `chunk_index` | int64 | w |" in text
     assert "### Licence\n\n`cc-by-4.0`" in text
     assert 'datasets.load_dataset("chonkie-ai/ficha", "corpus", split="train")' in text
@@ -208,19 +208,61 @@ def test_hostile_names_and_messages_stay_text():
     ))
     card = merged(None, text)
     assert card.count(END) == 1 and card.count(BEGIN) == 1
-    assert "<img" not in card and "](javascript" not in card and "\n## Heading" not in card
+    assert "<img" not in card and not re.search(r"(?<!\\)\]\(javascript", card) and "\n## Heading" not in card
+    assert ("a", "javascript:y") not in [(tag, txt) for tag, txt, _ in _rendered_text(card)]
     for line in card.splitlines():
         if line.startswith("|") and "onerror" in line:
             # every pipe inside a cell is escaped: a row keeps its column count
             assert len(re.findall(r"(?<!\\)\|", line)) in (4, 5)
 
 
+def _rendered_text(markdown: str) -> list[tuple[str, str]]:
+    """(tag, text) of every element a CommonMark renderer with GitHub's tables makes of
+    ``markdown`` (markdown-it-py, which the Hub's renderer follows on these points)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    out, stack = [], []
+    for tok in md.parse(markdown):
+        if tok.nesting == 1:
+            stack.append(tok.tag)
+        elif tok.nesting == -1:
+            stack.pop()
+        elif tok.type == "inline":
+            kinds = {c.type for c in tok.children or []}
+            out.append((stack[-1] if stack else "", "".join(c.content for c in tok.children or []
+                                                              if c.type in ("text", "code_inline")), kinds))
+    return out
+
+
 @given(st.text(max_size=200))
-def test_escape_md_output_is_inert(s):
+def test_escape_md_renders_as_the_text_it_was_given(s):
+    """In a paragraph, a list item and a table cell, ``escape_md`` output renders as the text
+    itself: no emphasis, link, code, heading, list, HTML or extra cell."""
+    import re as _re
+
     out = escape_md(s)
     assert "\n" not in out and "\r" not in out and "<" not in out and ">" not in out
-    assert not re.search(r"(?<!\\)[\[\]()`*_|#]", out)
-    assert len(out) <= 2 * 300 + 8 * 300  # bounded, whatever the input
+    want = _re.sub(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+", " ", s).strip()
+    want = want if len(want) <= 300 else want[:299] + "…"
+    if not want:
+        return
+    for markdown, tag, prefix in ((f"x {out}", "p", "x "), (f"- {out}", "p", ""),
+                                  (f"| a | b |\n|---|---|\n| {out} | z |", "td", "")):
+        parts = [(text, kinds) for t, text, kinds in _rendered_text(markdown) if t == tag]
+        assert parts, markdown
+        text, kinds = parts[0]
+        assert kinds <= {"text"}, (markdown, kinds)  # no emphasis, link, code, html
+        assert text == prefix + want, (markdown, text)
+    cells = [t for t, _, _ in _rendered_text(f"| a | b |\n|---|---|\n| {out} | z |")]
+    assert cells.count("td") == 2  # the row keeps its two cells
+
+
+def test_escape_md_leaves_plain_words_alone():
+    assert escape_md("10-K filing, unique_passage, pair #2, -5%, snake_case") == \
+        "10-K filing, unique_passage, pair #2, -5%, snake_case"
+    assert escape_md("# heading") == "\\# heading" and escape_md("- item") == "\\- item"
+    assert escape_md("1. one") == "1\\. one" and escape_md("_em_ *b*") == "\\_em\\_ \\*b\\*"
 
 
 def test_code_md_only_for_plain_names():
@@ -244,7 +286,7 @@ def test_baseline_section_only_when_given_with_its_table():
     assert "### Baseline scores" in text and "33 published pairs" in text
     assert "| chunker | retriever | recall@1 | recall@5 | MRR@1 | MRR@5 | ceiling | library versions |" in text
     assert "| recursive:2048 | bm25 | 3.0% | 6.1% | 0.030 | 0.040 | 39.4% | bm25s 0.3.16, chonkie 1.7.0, " \
-           "chonkie\\-core 1.0.0 |" in text
+           "chonkie-core 1.0.0 |" in text
     assert text.index("### Baseline scores") < text.index("### Checklist")
 
 
@@ -252,7 +294,8 @@ def test_baseline_values_stay_text():
     hostile = [{**BASELINE[0], "versions": {"chonkie": "<script>|x</script> [a](http://e)"}}]
     text = render_section(_content(baseline=hostile))
     row = next(line for line in text.splitlines() if line.startswith("| recursive:2048"))
-    assert "<script>" not in row and "](http" not in row and row.count(" | ") == 7
+    assert "<script>" not in row and not re.search(r"(?<!\\)\]\(http", row) and row.count(" | ") == 7
+    assert all(kinds <= {"text", "code_inline", "softbreak"} for _, _, kinds in _rendered_text(text))
 
 
 def test_plan_card_has_baseline_scores_only_from_an_existing_preview_cache(tmp_path, monkeypatch):
@@ -295,3 +338,65 @@ def test_plan_card_has_baseline_scores_only_from_an_existing_preview_cache(tmp_p
 
 def cardmod_render(content) -> str:
     return render_section(content)
+
+
+# -- a card that says what was done, and the Hub's metadata ------------------------------------------
+
+
+def test_the_curation_paragraph_claims_no_review_that_did_not_happen():
+    from mtcb_curate.hub.card import curation_text
+
+    none = CurationSummary(total=23, reviewed=0, accepted=0, rejected_by_reason={}, skipped=0, flagged=0,
+                           undecided=23, edited=0)
+    text = curation_text(none, published=23)
+    assert text.startswith("No pair was reviewed by a person") and "23 published pairs are the source's" in text
+    assert "accepted pairs are published" not in text
+    some = CurationSummary(total=23, reviewed=10, accepted=8, rejected_by_reason={"x": 2}, skipped=0, flagged=0,
+                           undecided=13, edited=1)
+    assert curation_text(some, published=8) == ("10 of the 23 pairs were reviewed by a person beside their source "
+                                                 "document with mtcb-curate: only the 8 accepted pairs are published, "
+                                                 "with the curator's edits; the 13 pairs not decided yet are not.")
+    assert "published without a decision" in curation_text(some, published=21)
+    full = CurationSummary(total=5, reviewed=5, accepted=5, rejected_by_reason={}, skipped=0, flagged=0,
+                           undecided=0, edited=0)
+    assert curation_text(full, published=5).startswith("All 5 pairs were reviewed")
+
+
+def test_front_matter_gains_the_hubs_keys_and_keeps_the_maintainers_own():
+    import yaml
+
+    from mtcb_curate.hub.card import card_metadata, size_category
+
+    assert [size_category(n) for n in (0, 999, 1_000, 1_331, 10_000, 250_000)] == \
+        ["n<1K", "n<1K", "1K<n<10K", "1K<n<10K", "10K<n<100K", "100K<n<1M"]
+    defaults, facts = card_metadata("ficha", 1_331)
+    card = merge_card(None, configs=config_entries(("corpus", "questions")), section="ours", title="ficha",
+                      license="cc-by-4.0", metadata=defaults, facts=facts)
+    meta = yaml.safe_load(card.split("---")[1])
+    assert meta["language"] == ["en"] and meta["task_categories"] == ["text-retrieval", "question-answering"]
+    assert meta["size_categories"] == ["1K<n<10K"] and meta["pretty_name"].startswith("ficha")
+    existing = ("---\nlanguage:\n- fr\npretty_name: Ficha FR\nsize_categories:\n- n<1K\nconfigs:\n"
+                "- config_name: raw\n  data_files: raw/*.parquet\n---\n# Ficha\n")
+    card = merge_card(existing, configs=config_entries(("corpus", "questions")), section="ours", title="ficha",
+                      metadata=defaults, facts=facts)
+    meta = yaml.safe_load(card.split("---")[1])
+    assert meta["language"] == ["fr"] and meta["pretty_name"] == "Ficha FR"  # the maintainer's
+    assert meta["size_categories"] == ["1K<n<10K"]  # a fact, recomputed
+    assert [c["config_name"] for c in meta["configs"]] == ["raw", "corpus", "questions"]
+
+
+def test_the_dry_run_card_of_the_sample_is_true_and_plain(cli, tmp_path):
+    """``publish --sample --dry-run``: nothing reviewed, so the card says so; it renders with no
+    stray escapes (``10\\-K``, ``unique\\_passage``, ``\\#2``) and has the Hub's metadata."""
+    import yaml
+
+    out = tmp_path / "pub"
+    proc = cli("publish", "ficha", "--sample", "--dry-run", out, "--license", "cc-by-4.0")
+    assert proc.returncode == 1, proc.stderr  # the sample's checklist fails; the files are written
+    card = (out / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(card.split("---")[1])
+    assert {"language", "task_categories", "size_categories", "pretty_name", "configs", "license"} <= set(meta)
+    assert "No pair was reviewed by a person" in card and "were reviewed by a person" not in card
+    for bad in ("10\\-K", "\\_", "\\#", "\\-"):
+        assert bad not in card, bad
+    assert "10-K" in card and "#" in card

@@ -554,8 +554,16 @@ def test_report_never_carries_raw_markup_from_the_dataset(tmp_path):
     assert "<script>" in report.get("links").reasons[0]  # the raw key is quoted in the reason ...
     assert "</b>|**b**" in report.get("corpus").message  # ... and the unlinked document in the message
     md = report.to_markdown()  # ... but never raw in the Markdown
-    for raw in ("<script>", "</b>", "<b>", "**b**", "`c`", "[l](", "| **", "\n# h", " # h"):
+    for raw in ("<script>", "</b>", "<b>", "**b**", "`c`", "[l](", "| **", "\n# h"):
         assert raw not in md, raw
+    # Rendered (CommonMark with tables): no heading, link, emphasis or HTML made of the data.
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(md)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert all(not h.startswith("h") for h in headings), headings
+    inline = {c.type for t in tokens if t.type == "inline" for c in t.children or []}
+    assert not {"link_open", "em_open", "strong_open", "html_inline"} & inline, inline
     # Every table row still has exactly its 5 cell borders (pipes from data are escaped).
     table = [line for line in md.splitlines() if line.startswith("| `")]
     assert len(table) == len(CHECK_IDS)

@@ -211,14 +211,15 @@ def test_export_reflects_decisions_and_edits(tiny, tmp_path, cli):
     out = tmp_path / "out.jsonl"
     proc = cli("export", "ficha", "--workspace", ws_dir, "--out", out)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.strip() == f"wrote 3 pairs to {out}"
+    assert proc.stderr.splitlines()[-1] == f"mtcb-curate: wrote 3 pairs to {out}"
+    assert proc.stderr.splitlines()[0].startswith("mtcb-curate: source: ")
     assert out.read_text(encoding="utf-8").count("\n") == 3
     _check_export(read_jsonl(out))
     # the same with the source given again, as a real process: the same bytes and message
     out2 = tmp_path / "out2.jsonl"
     proc = run_cli("export", "ficha", "--source", tiny, "--workspace", ws_dir, "--out", out2)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.strip() == f"wrote 3 pairs to {out2}"
+    assert proc.stderr.splitlines()[-1] == f"mtcb-curate: wrote 3 pairs to {out2}"
     assert out2.read_bytes() == out.read_bytes()
     assert not list(tmp_path.glob(".export-*"))  # no temporary file left behind
 

@@ -21,11 +21,13 @@ HUB_LIBRARIES = {"huggingface_hub", "httpx2"}
 ALLOWED = {
     "hub/client.py": "the Hub client",
     "dataset/loading.py": "source loading: huggingface_hub's offline switch for cache-only loads",
+    "dataset/hub_requests.py": "source loading: the Hub probe and the patience hooks on huggingface_hub's client",
     # Not the Hub: the one LLM client module builds openai's transport (httpx2) so a cancel can
     # close the socket of the request in flight. It never imports huggingface_hub.
     "llm/client.py": "the LLM client: openai's httpx2 transport (cancel closes the request in flight)",
 }
-PURE_HUB = ("hub/tables.py", "hub/diff.py", "hub/plan.py", "hub/errors.py", "hub/quiet.py", "hub/layout.py",
+PURE_HUB = ("hub/tables.py", "hub/diff.py", "hub/plan.py", "hub/errors.py", "hub/quiet.py", "dataset/quiet.py",
+            "hub/layout.py",
             "hub/card.py")
 
 

@@ -15,6 +15,7 @@ from conftest import CORPUS
 from llmfake import completion, status
 from test_llm_client import SECRET, make_config
 
+from mtcb_curate.checks import Limits
 from mtcb_curate.dataset import tokens
 from mtcb_curate.llm import generate as gen
 from mtcb_curate.llm.cache import ResponseCache
@@ -138,8 +139,11 @@ def test_check_candidate_names_every_fault():
         pair_json(" What was Alpha's revenue in 2022? ", "A", " Revenue was $10 million in 2022. "), window)
     assert fields == {"question": "What was Alpha's revenue in 2022?", "answer": "A",
                       "passage": "Revenue was $10 million in 2022."} and not problems
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Revenue was $12 million in 2023."), window)
+    assert "does not occur verbatim" in problems[0] and "closest text in the window is: \"Revenue was" in problems[0]
+    # The closest text is not proposed when the next check would refuse it (19 characters < 30).
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes hammers."), window)
-    assert "does not occur verbatim" in problems[0] and "closest text in the window is: \"Alpha makes" in problems[0]
+    assert "does not occur verbatim" in problems[0] and "closest text" not in problems[0]
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes ... 2022."), window)
     assert "ellipses" in problems[0]
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "  "), window)
@@ -423,13 +427,12 @@ def test_cancel_mid_run_keeps_what_was_generated(fake_llm):
     doc = long_document()
     cancel = threading.Event()
 
-    def cancel_on_second(body):
-        if len(fake_llm.requests) == 2:
+    def cancel_on_second(done, total):
+        if done == 2:
             cancel.set()
-        return quoting_model(body)
 
-    fake_llm.default = cancel_on_second
-    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel)
+    fake_llm.default = quoting_model
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel, on_progress=cancel_on_second)
     assert res.cancelled and len(res.candidates) == 2 and len(fake_llm.requests) == 2
 
 

@@ -198,6 +198,7 @@ def test_a_streamed_reply_is_assembled_counted_and_cached(fake_llm, tmp_path):
         result = client.complete(req, on_stream=counts.append)
         assert json.loads(result.text) == GOOD and result.finish_reason == "stop" and not result.cached
         assert counts == list(range(1, len(pieces) + 1)) and fake_llm.requests[0]["stream"] is True
+        assert client.keep(result)
         again = client.complete(req)
         assert again.cached and again.text == result.text and len(fake_llm.requests) == 1
 
@@ -231,9 +232,9 @@ def test_a_cancel_before_the_connection_is_made_still_closes_it(fake_llm, monkey
     cancel = threading.Event()
     real = clientmod._Sockets.transport
 
-    def late(self):  # the cancel arrives while the connection is being set up
+    def late(self, url=""):  # the cancel arrives while the connection is being set up
         cancel.set()
-        return real(self)
+        return real(self, url)
 
     monkeypatch.setattr(clientmod._Sockets, "transport", late)
     client = ChatClient(make_config(fake_llm, model="stream-model", stream=True, timeout_s=30.0))

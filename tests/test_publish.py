@@ -11,6 +11,8 @@ module; each test uses its own repository.
 
 from __future__ import annotations
 
+import re
+
 import hashlib
 import itertools
 import json
@@ -462,7 +464,7 @@ def test_hostile_texts_never_become_markup_in_the_card(session):
                         checklist_passed=False)
     readme = plan.readme(gate_passed=False, force_reason=hostile)
     assert readme.count(cardmod.BEGIN) == 1 and readme.count(cardmod.END) == 1
-    assert "<script>" not in readme and "](http" not in readme and "\n# heading" not in readme
+    assert "<script>" not in readme and not re.search(r"(?<!\\)\]\(http", readme) and "\n# heading" not in readme
     assert "&lt;script&gt;" in readme
     # no question, answer, passage or document text goes into the card
     for text in [*(q["question"] for q in QUESTIONS), *(c["text"].strip() for c in CORPUS)]:
@@ -620,7 +622,7 @@ def test_gate_refusal_touches_nothing_and_force_writes_the_reason(case_factory, 
     case.publish(pid, gate_passed=False, force=True, reason="pair #2 is fixed upstream")["ok"]
     body = fake.files(case.repo)["README.md"].decode("utf-8")
     assert "Result: **failed**." in body
-    assert "Reason given: pair \\#2 is fixed upstream" in body
+    assert "Reason given: pair #2 is fixed upstream" in body
 
 
 def test_private_creates_a_private_repo_and_refuses_an_existing_public_one(case_factory, fake):

@@ -158,18 +158,18 @@ def test_unreachable_hub_falls_back_to_the_sample_quickly(tmp_path):
 
 def test_offline_mode_is_unreachable_without_a_probe(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(loading, "_tcp_probe", lambda *a: pytest.fail("probed although offline"))
+    monkeypatch.setattr(loading, "_probe", lambda *a: pytest.fail("probed although offline"))
     assert "HF_HUB_OFFLINE" in loading.hub_unreachable()
 
 
-def test_probe_targets_the_endpoint_host(monkeypatch):
+def test_probe_targets_the_endpoint(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "https://hub.example.org:8443/")
     seen = []
-    monkeypatch.setattr(loading, "_tcp_probe", lambda host, port, timeout: seen.append((host, port)) or None)
+    monkeypatch.setattr(loading, "_probe", lambda url, timeout: seen.append(url) or None)
     assert loading.hub_unreachable() is None
-    assert seen == [("hub.example.org", 8443)]
-    monkeypatch.setattr(loading, "_tcp_probe", lambda host, port, timeout: "connection refused")
+    assert seen == ["https://hub.example.org:8443/"]
+    monkeypatch.setattr(loading, "_probe", lambda url, timeout: "connection refused")
     reason = loading.hub_unreachable()
     assert "hub.example.org:8443" in reason and "connection refused" in reason
 

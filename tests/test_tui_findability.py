@@ -172,5 +172,5 @@ async def test_queue_marks_a_passage_every_chunker_cuts(tmp_path, ws):
         assert screen.rows.text(1, 80)[2] == " "
         screen.goto(0)
         await settle(app, pilot)
-        assert "cut across chunks 1-2 of AAA" in _line(app)
+        assert "cut across chunks 0-1 (from 0; o fits it) of AAA" in _line(app)
         assert "findable: cut across chunks by every configured chunker" in text_of(app, "#qa-problems")

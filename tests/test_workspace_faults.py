@@ -415,3 +415,53 @@ def test_really_full_disk_on_reopen(tiny, tmp_path, full_tmpfs):
 def test_workspace_errors_are_one_error_type():
     assert issubclass(WorkspaceFull, WorkspaceError) and issubclass(WorkspaceReadOnly, WorkspaceError)
     assert issubclass(WorkspaceLocked, WorkspaceError)
+
+
+# -- a new workspace refused for a full disk leaves nothing behind
+
+
+def test_a_new_workspace_refused_for_a_full_disk_leaves_nothing(tmp_path, monkeypatch):
+    """Before the fix an empty ``workspace.sqlite`` and ``lock`` stayed, which later read as
+    "not a readable workspace (no such table: decisions)"."""
+    real_connect = sqlite3.connect
+
+    class Full:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def executescript(self, sql):
+            raise sqlite3.OperationalError("database or disk is full")
+
+        def __getattr__(self, name):
+            return getattr(self.conn, name)
+
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **kw: Full(real_connect(*a, **kw)))
+    ws_dir = tmp_path / "a" / "ws"
+    with pytest.raises(WorkspaceFull) as info:
+        Workspace.open(ws_dir)
+    assert str(info.value) == (f"{ws_dir}: cannot create the workspace: the disk is full; nothing was left "
+                               f"behind. Free some space and try again")
+    assert not (tmp_path / "a").exists()
+    given = tmp_path / "given"  # a folder the curator named: kept, empty
+    given.mkdir()
+    with pytest.raises(WorkspaceFull):
+        Workspace.open(given)
+    assert list(given.iterdir()) == []
+    monkeypatch.setattr(sqlite3, "connect", real_connect)
+    with Workspace.open(ws_dir) as ws:  # with space again: a new workspace, no "no such table"
+        ws.decide(0, "accepted")
+
+
+def test_a_new_workspace_on_a_really_full_disk_leaves_nothing(tiny, full_tmpfs):
+    with open(full_tmpfs / "filler", "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+    ws_dir = full_tmpfs / "ws"
+    proc = run_cli("repair", "ficha", "--source", tiny, "--chunk-index", "--workspace", ws_dir, timeout=60)
+    assert proc.returncode == 2
+    assert "cannot create the workspace: the disk is full; nothing was left behind" in one_error_line(proc.stderr)
+    assert sorted(p.name for p in full_tmpfs.iterdir()) == ["filler"]

@@ -1,6 +1,6 @@
 """Workspaces per source: the bundled sample, each --source and the Hub default each
-get their own default workspace; plain ``mtcb-curate NAME`` resumes the latest; ``export`` runs
-on a source alone."""
+get their own default workspace; plain ``mtcb-curate NAME`` resumes the latest that is not
+the sample's; ``export`` runs on a source alone."""
 
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ def test_source_after_the_sample_opens_its_own_workspace(tmp_path):
     s = opened(None, None, sample=True)
     assert s.status(0) is Status.ACCEPTED
     s.workspace.close()
+    # but a workspace of the sample never stands for the dataset: plain `ficha` resumes the
+    # latest workspace of a real source
     s = opened(None, None)
-    assert s.dataset.source.kind == "sample" and s.status(0) is Status.ACCEPTED
+    assert s.dataset.source.kind == "folder" and s.status(1) is Status.REJECTED
     s.workspace.close()
 
 

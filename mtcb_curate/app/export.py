@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.files import atomic_write_bytes
+from mtcb_curate.errors import CurateError
+from mtcb_curate.files import atomic_write_bytes, write_folder
 from mtcb_curate.store.session import ReviewSession
 
 
@@ -39,7 +40,7 @@ def export_rows(session: ReviewSession, extra: dict[int, dict[str, object]] | No
 
 def quality_columns(session: ReviewSession, *, config: Path | None = None,
                     llm_cache: Path | None = None) -> dict[int, dict[str, object]]:
-    """The verdict, check and score columns of every pair (issue 18):
+    """The verdict, check and score columns of every pair:
 
     - ``verdict``: the passage's verification verdict (``exact``, ``normalized``, ``missing``,
       ``empty``; exact and normalized search, as the queue's marks);
@@ -77,37 +78,52 @@ def quality_columns(session: ReviewSession, *, config: Path | None = None,
     return out
 
 
+class NothingToExport(CurateError):
+    """A BEIR export with no pair to write (none accepted): BEIR's own loader fails on an empty
+    query set, so nothing is written."""
+
+
 def export_beir(session: ReviewSession, out_dir: Path, *, include_undecided: bool = False) -> tuple[int, int]:
     """Write the BEIR layout (Thakur et al., 2021) to ``out_dir``: ``corpus.jsonl``
     (``{"_id": document key, "title", "text"}``, every document), ``queries.jsonl``
     (``{"_id": "q<pair id>", "text": question, "metadata": {answer, supporting_passage}}``) and
     ``qrels/test.tsv`` (``query-id, corpus-id, score`` with a header; the document is the
-    relevant unit, score 1). Pairs: the accepted ones (and undecided with
-    ``include_undecided``), with their current texts. Each file is written atomically.
+    relevant unit, score 1), as BEIR's ``GenericDataLoader(out_dir).load(split="test")`` reads
+    them. Pairs: the accepted ones (and undecided with ``include_undecided``), with their
+    current texts. All or nothing (``files.write_folder``): a failure leaves no partial folder.
 
     Returns:
-        ``(documents, queries)`` written.
+        ``(documents, queries)`` written; ``queries`` is the number of lines of
+        ``queries.jsonl`` and of data rows of ``qrels/test.tsv``.
 
     Raises:
-        OSError: ``out_dir`` cannot be written.
+        NothingToExport: no pair qualifies (nothing is written).
+        OSError: ``out_dir`` cannot be written (``filename`` names the file).
     """
     out_dir = Path(out_dir)
-    (out_dir / "qrels").mkdir(parents=True, exist_ok=True)
     docs = session.dataset.documents
     corpus = "".join(_json_line({"_id": d.key, "title": str(d.meta.get("title") or d.meta.get("company") or ""),
                                  "text": d.text}) for d in docs.values())
     wanted = {Status.ACCEPTED} | ({Status.UNDECIDED} if include_undecided else set())
     queries, qrels = [], ["query-id\tcorpus-id\tscore\n"]
+    counts: dict[str, int] = {}
     for i in range(len(session)):
         v = session.view(i)
+        counts[v.status.value] = counts.get(v.status.value, 0) + 1
         if v.status not in wanted or v.pair.doc_key not in docs:
             continue
         queries.append(_json_line({"_id": f"q{i}", "text": v.question,
                                    "metadata": {"answer": v.answer, "supporting_passage": v.passage}}))
         qrels.append(f"q{i}\t{_tsv(v.pair.doc_key)}\t1\n")
-    atomic_write_bytes(out_dir / "corpus.jsonl", corpus.encode("utf-8"))
-    atomic_write_bytes(out_dir / "queries.jsonl", "".join(queries).encode("utf-8"))
-    atomic_write_bytes(out_dir / "qrels" / "test.tsv", "".join(qrels).encode("utf-8", "replace"))
+    if not queries:
+        seen = ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items())) or "no pairs"
+        hint = ("review in the app and accept pairs, or pass --include-undecided to export the undecided ones too"
+                if not include_undecided else "every pair is rejected, skipped or flagged, or its document is missing")
+        raise NothingToExport(f"{out_dir}: nothing to export as BEIR: no accepted pair ({seen}); {hint}; "
+                              f"nothing was written")
+    write_folder(out_dir, {"corpus.jsonl": corpus.encode("utf-8"),
+                           "queries.jsonl": "".join(queries).encode("utf-8"),
+                           "qrels/test.tsv": "".join(qrels).encode("utf-8", "replace")})
     return len(docs), len(queries)
 
 

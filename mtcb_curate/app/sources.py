@@ -7,8 +7,10 @@ Order for ``mtcb-curate NAME`` (first that applies):
 3. the workspace's own source, when the workspace exists (resume);
 4. ``ORG/NAME`` through ``datasets``, from the Hub or its cache, for each organisation of the
    config's ``[hub] organisations`` in order (default ``feyninc``, then ``chonkie-ai``). Whether
-   the Hub answers is decided first (``loading.hub_unreachable``, at most 1.5 s); when it does
-   not, only the local cache is read;
+   the Hub answers is decided first (``loading.hub_unreachable``, at most 2 s in all); when it
+   does not, only the local cache is read. For the review app (``open_review``) a Hub that
+   answers the probe is waited for while it keeps answering; silent for ``hub_wait`` seconds
+   (2), its load goes on in the background (``HubLoad``) while the app opens the bundled sample;
 5. the bundled sample, when step 4 fails and the dataset has one.
 
 The reason is kept in ``Dataset.source.reason`` and shown on screen.
@@ -25,9 +27,12 @@ was opened first:
   from anywhere opens the same workspace;
 - either, when ``workspaces/NAME`` already holds exactly that source (a workspace made before
   workspaces were kept per source): ``workspaces/NAME``;
-- neither (resume): the dataset's workspace a writer opened last among ``NAME``,
-  ``NAME-sample`` and ``NAME-src-*`` (``store.sqlite.dataset_workspaces``); when there is none,
-  ``workspaces/NAME``, which steps 4 and 5 then fill.
+- neither (resume): the dataset's workspace a writer opened last among ``NAME`` and
+  ``NAME-src-*`` (``store.sqlite.dataset_workspaces``), never one bound to the bundled sample:
+  a sample opened because the Hub was unreachable once must not stand for the real dataset
+  later. When there is none, steps 4 and 5 load the dataset, and its own workspace is used:
+  ``workspaces/NAME-sample`` for the bundled sample, else ``workspaces/NAME`` (or, when that
+  holds another source, ``NAME-src-HASH``).
 
 Nothing is written before the input is accepted: a new workspace is created only after the
 source has loaded (and, with ``strict``, has no row problem).
@@ -39,9 +44,11 @@ import hashlib
 import json
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mtcb_curate.dataset import loading
@@ -102,7 +109,8 @@ class Options:
             return os.environ[DATABASE_URL_ENV]
         name = self.profile().name
         if not (self.sample or self.source):
-            found = dataset_workspaces(name)
+            sample = [SAMPLE_PREFIX + name]
+            found = [w for w in dataset_workspaces(name) if not _holds_source(w, sample)]
             return found[0] if found else default_workspace_dir(name)
         spec = [SAMPLE_PREFIX + name] if self.sample else list(self.source or [])
         base = default_workspace_dir(name)
@@ -162,43 +170,165 @@ def load_spec(name: str, profile: Profile, spec: list[str], reason: str, *,
     return loading.load(name, profile, spec, reason, hub_unreachable_why=hub_unreachable_why)
 
 
-def choose_and_load(opts: Options, stored: list[str] | None) -> tuple[Dataset, list[str]]:
-    """Pick the source (see module docstring), load it, and return it with its spec."""
+def choose_and_load(opts: Options, stored: list[str] | None, *,
+                    hub_wait: float | None = None) -> tuple[Dataset, list[str]]:
+    """Pick the source (see module docstring), load it, and return it with its spec.
+
+    ``hub_wait``: see ``load_default``; a Hub load still running after it is abandoned here
+    (``open_review`` keeps it).
+    """
+    dataset, spec, _pending = _choose_and_load(opts, stored, hub_wait=hub_wait)
+    return dataset, spec
+
+
+def _choose_and_load(opts: Options, stored: list[str] | None, *,
+                     hub_wait: float | None = None) -> tuple[Dataset, list[str], "HubLoad | None"]:
     profile = opts.profile()
     sample_spec = [SAMPLE_PREFIX + profile.name]
     if opts.sample:
-        return load_spec(opts.name, profile, sample_spec, "the bundled sample (--sample)"), sample_spec
+        return load_spec(opts.name, profile, sample_spec, "the bundled sample (--sample)"), sample_spec, None
     if opts.source:
-        return load_spec(opts.name, profile, opts.source, "given with --source"), list(opts.source)
+        return load_spec(opts.name, profile, opts.source, "given with --source"), list(opts.source), None
     if stored:
         return load_spec(opts.name, profile, stored,
-                         f"resumed from the workspace {describe(opts.workspace_dir())}"), stored
+                         f"resumed from the workspace {describe(opts.workspace_dir())}"), stored, None
+    return load_default(opts, hub_wait=hub_wait)
+
+
+class HubLoad:
+    """A load of the dataset from the Hub, in a daemon thread (``load_default``).
+
+    Attributes:
+        repos: the Hub ids tried, in order.
+        outcome: once done, one line for the curator (loaded, or why not); None while running.
+        loaded: once done, True when a repo loaded (it is then in the local cache).
+    """
+
+    def __init__(self, opts: Options, profile: Profile, repos: list[str], *,
+                 unreachable: str | None = None) -> None:
+        """``unreachable``: as ``loading.read_hub``'s (None: probe first; ``loading.HUB_ANSWERS``:
+        the Hub answered a probe just now)."""
+        self.repos = repos
+        self._unreachable = unreachable
+        self.outcome: str | None = None
+        self.loaded = False
+        self._opts, self._profile = opts, profile
+        self._result: tuple[Dataset, list[str]] | None = None
+        self._failures: list[InputError] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="mtcb-hub-load", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for repo in self.repos:
+                try:
+                    ds = load_spec(self._opts.name, self._profile, [repo],
+                                   f"no workspace yet: loaded {repo} from the Hugging Face Hub or its cache",
+                                   hub_unreachable_why=self._unreachable)
+                except InputError as exc:
+                    self._failures.append(exc)
+                    if isinstance(exc, loading.HubSilent):
+                        break  # the Hub stopped answering: the next repo would wait as long
+                    continue
+                self._result = (ds, [repo])
+                self.loaded = True
+                self.outcome = (f"{repo} has loaded from the Hugging Face Hub: open {self._opts.name} again to "
+                                f"review it (the sample's decisions stay in the sample's workspace)")
+                return
+            self.outcome = "the Hugging Face Hub load failed: " + "; ".join(
+                f"{repo}: {_short(exc.message)}" for repo, exc in zip(self.repos, self._failures, strict=False))
+        except BaseException as exc:  # noqa: BLE001 - a daemon thread: say it rather than lose it
+            self.outcome = f"the Hugging Face Hub load failed: {type(exc).__name__}: {_short(str(exc))}"
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float | None) -> bool:
+        """True once the load has finished (within ``timeout`` seconds; None: however long)."""
+        return self._done.wait(timeout)
+
+    def result(self) -> tuple[tuple[Dataset, list[str]] | None, list[InputError]]:
+        """Once finished: ``((dataset, spec) or None, the failures of the repos tried before)``."""
+        return self._result, list(self._failures)
+
+
+#: Seconds the review app waits at most for a Hub that keeps answering (``load_default``).
+HUB_WAIT_CAP = 20.0
+
+
+def _wait_while_answering(job: HubLoad, quiet_s: float, cap: float, step_s: float = 0.05) -> bool:
+    """Wait for ``job`` while the Hub keeps answering: True once it has finished; False when the
+    Hub has been silent for ``quiet_s`` seconds or the monotonic time ``cap`` has passed."""
+    from mtcb_curate.dataset import hub_requests
+
+    while not job.wait(step_s):
+        if hub_requests.silence() >= quiet_s or time.monotonic() >= cap:
+            return False
+    return True
+
+
+def load_default(opts: Options, *, hub_wait: float | None = None
+                 ) -> tuple[Dataset, list[str], HubLoad | None]:
+    """Steps 4 and 5 of the module docstring: the dataset from the Hub (or its cache), else the
+    bundled sample. Returns ``(dataset, spec, pending)``.
+
+    ``hub_wait``: None waits for the Hub as long as it keeps answering (headless commands;
+    ``hub_requests.patience`` gives up on a silent one). A number of seconds (the review app):
+    when the Hub answers the probe but then has not answered the load's requests for
+    ``hub_wait`` seconds (``hub_requests.silence``; a long download counts as silence), or the
+    load has not finished within ``HUB_WAIT_CAP`` seconds, and a sample is bundled, the sample
+    opens and the load goes on in the background: ``pending`` is its ``HubLoad``; else
+    ``pending`` is None. A Hub that keeps answering is waited for, so a healthy Hub gives the
+    real dataset, not the sample.
+
+    Raises:
+        InputError: nothing loads and no sample is bundled.
+    """
+    started = time.monotonic()
+    profile = opts.profile()
+    sample_spec = [SAMPLE_PREFIX + profile.name]
     orgs = opts.organisations if opts.organisations is not None else hub_organisations()
     candidates = profile.hub_candidates(orgs)
+    loading.warm_up(candidates)
     why = loading.hub_unreachable()
-    where = (f"its local cache (the Hugging Face Hub is unreachable: {why})" if why
-             else "the Hugging Face Hub or its cache")
+    has_sample = resources.sample_dir(profile.name) is not None
     failures: list[InputError] = []
-    for repo in candidates:
-        try:
-            ds = load_spec(opts.name, profile, [repo], f"no workspace yet: loaded {repo} from {where}",
-                           hub_unreachable_why=why)
-            return ds, [repo]
-        except InputError as exc:
-            failures.append(exc)
+    if why is None and hub_wait is not None and has_sample:
+        job = HubLoad(opts, profile, candidates, unreachable=loading.HUB_ANSWERS)
+        if not _wait_while_answering(job, hub_wait, started + HUB_WAIT_CAP):
+            names = " and ".join(candidates)
+            detail = (f"the Hugging Face Hub has not finished loading {names} (it goes on in the "
+                      f"background)")
+            return load_spec(opts.name, profile, sample_spec, f"no workspace yet; {detail}: opened the bundled "
+                                                              f"sample"), sample_spec, job
+        result, failures = job.result()
+        if result is not None:
+            return result[0], result[1], None
+    else:
+        where = (f"its local cache (the Hugging Face Hub is unreachable: {why})" if why
+                 else "the Hugging Face Hub or its cache")
+        for repo in candidates:
+            try:
+                ds = load_spec(opts.name, profile, [repo], f"no workspace yet: loaded {repo} from {where}",
+                               hub_unreachable_why=why or loading.HUB_ANSWERS)
+                return ds, [repo], None
+            except InputError as exc:
+                failures.append(exc)
+                if isinstance(exc, loading.HubSilent):
+                    break  # the Hub stopped answering: the next repo would wait as long
     names = " and ".join(candidates)
     if why:
         detail = (f"the Hugging Face Hub is unreachable ({why}) and {names} "
                   f"{'is' if len(candidates) == 1 else 'are'} not in the local cache")
     else:
         detail = "; ".join(f"{repo} could not be loaded: {_short(exc.message)}"
-                           for repo, exc in zip(candidates, failures, strict=True))
-    if resources.sample_dir(profile.name) is None:
+                           for repo, exc in zip(candidates, failures, strict=False))
+    if not has_sample:
         if len(failures) == 1 and not why:
             raise failures[0]
         raise InputError(", ".join(candidates), detail)
     return load_spec(opts.name, profile, sample_spec, f"no workspace yet; {detail}: opened the bundled sample"), \
-        sample_spec
+        sample_spec, None
 
 
 def _short(text: str, max_chars: int = 120) -> str:
@@ -228,16 +358,63 @@ def open_session(opts: Options) -> ReviewSession:
         WorkspaceError: the workspace belongs to other data.
         InputError: the source is unusable (or, with ``strict``, has row problems).
     """
+    return open_review(opts)[0]
+
+
+def open_review(opts: Options, *, hub_wait: float | None = None) -> tuple[ReviewSession, HubLoad | None]:
+    """``open_session`` for the review app: the Hub gets ``hub_wait`` seconds (see
+    ``load_default``); returns the session and the Hub load still running, or None.
+
+    Raises:
+        as ``open_session``.
+    """
+    dataset, spec, ws_dir, pending = _choose(opts, hub_wait=hub_wait)
+    if opts.read_only and not workspace_exists(ws_dir):
+        raise WorkspaceError(f"{describe(ws_dir)}: no workspace here to open read-only")
+    return _open_bound(opts, dataset, spec, ws_dir), pending
+
+
+def _choose(opts: Options, *, hub_wait: float | None = None
+            ) -> tuple[Dataset, list[str], Path | str, HubLoad | None]:
+    """The loaded dataset, its spec, the workspace it goes with (see the module docstring) and
+    the Hub load still running (or None). Nothing is written.
+
+    Raises:
+        InputError: the source is unusable (or, with ``strict``, has row problems).
+        WorkspaceError: an existing workspace cannot be read.
+    """
     ws_dir = opts.workspace_dir()
-    exists = workspace_exists(ws_dir)
-    if opts.read_only and not exists:
+    fixed = opts.workspace is not None or is_database_url(ws_dir)
+    if opts.read_only and fixed and not workspace_exists(ws_dir):
         raise WorkspaceError(f"{describe(ws_dir)}: no workspace here to open read-only")
     stored = None
-    if exists and not (opts.source or opts.sample):
+    if workspace_exists(ws_dir) and not (opts.source or opts.sample):
         with open_workspace(ws_dir, read_only=True, curator=opts.curator) as peek:
             stored = peek.source_spec()
-    dataset, spec = choose_and_load(opts, stored)
+        if not fixed and stored == [SAMPLE_PREFIX + opts.profile().name]:
+            stored = None  # a workspace of the sample never stands for the dataset (module docstring)
+    dataset, spec, pending = _choose_and_load(opts, stored, hub_wait=hub_wait)
     _refuse_row_problems(opts, dataset)
+    if not fixed and not (opts.source or opts.sample) and stored is None:
+        ws_dir = _default_target(opts, spec)
+    return dataset, spec, ws_dir, pending
+
+
+def _default_target(opts: Options, spec: list[str]) -> Path:
+    """The workspace of the default source once loaded: the sample's own for the bundled
+    sample; else ``workspaces/NAME`` when it is free or holds this source, else the source's
+    own (``NAME-src-HASH``)."""
+    name = opts.profile().name
+    if spec == [SAMPLE_PREFIX + name]:
+        return Path(replace(opts, sample=True, source=None, workspace=None).workspace_dir())
+    base = default_workspace_dir(name)
+    if not Workspace.exists(base) or _holds_source(base, spec):
+        return base
+    return default_workspace_dir(name, source_key(spec))
+
+
+def _open_bound(opts: Options, dataset: Dataset, spec: list[str], ws_dir: Path | str) -> ReviewSession:
+    """Open (or create) the workspace ``ws_dir`` and bind it to the loaded dataset."""
     ws = open_workspace(ws_dir, read_only=opts.read_only, curator=opts.curator)
     try:
         # Refuses when another instance bound it to other data since the stored source was read.
@@ -257,9 +434,10 @@ def _bind(ws: Store, dataset: Dataset, spec: list[str]) -> None:
 def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[ReviewSession, bool]]:
     """A session for a headless command (verify, dedup, check, publish, generate).
 
-    A workspace is used when ``--workspace`` names one, or when neither ``--source`` nor
-    ``--sample`` is given and the dataset's default workspace exists (its decisions and edits
-    are then what the command sees). Otherwise the command runs on the source alone, over a
+    A workspace is used when ``--workspace`` names one, or when the workspace the app would
+    open for these options exists (``Options.workspace_dir``: the source's own for ``--source``
+    or ``--sample``, else the dataset's latest): its decisions and edits (a ``repair``, say)
+    are then what the command sees. Otherwise the command runs on the source alone, over a
     throw-away workspace in a temporary folder: nothing is decided or edited, and with
     ``write=False`` nothing the command does is kept. Yields ``(session, has_workspace)``.
 
@@ -267,13 +445,12 @@ def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[Rev
         WorkspaceLocked: ``write`` and another instance holds the workspace.
         WorkspaceError, InputError: as ``open_session``.
     """
-    explicit = opts.workspace is not None
-    explicit = explicit or is_database_url(opts.workspace_dir())
-    default_used = not (opts.source or opts.sample) and workspace_exists(opts.workspace_dir())
-    if explicit or default_used:
-        if not write and not workspace_exists(opts.workspace_dir()):
-            raise WorkspaceError(f"{describe(opts.workspace_dir())}: no workspace here")
-        session = open_session(Options(**{**opts.__dict__, "read_only": not write}))
+    explicit = opts.workspace is not None or is_database_url(opts.workspace_dir())
+    if explicit and not write and not workspace_exists(opts.workspace_dir()):
+        raise WorkspaceError(f"{describe(opts.workspace_dir())}: no workspace here")
+    dataset, spec, ws_dir, _pending = _choose(opts)
+    if explicit or workspace_exists(ws_dir):
+        session = _open_bound(replace(opts, read_only=not write), dataset, spec, ws_dir)
         try:
             yield session, True
         finally:
@@ -281,7 +458,7 @@ def command_session(opts: Options, *, write: bool = False) -> Iterator[tuple[Rev
         return
     tmp = Path(tempfile.mkdtemp(prefix="mtcb-curate-"))
     try:
-        session = open_session(Options(**{**opts.__dict__, "workspace": tmp, "read_only": False}))
+        session = _open_bound(replace(opts, read_only=False), dataset, spec, tmp)
         try:
             yield session, False
         finally:

@@ -50,7 +50,11 @@ def loads(ctx: CheckContext) -> CheckResult:
     sample = corpus.slice(0, CORPUS_SAMPLE_ROWS) if corpus.num_rows > CORPUS_SAMPLE_ROWS else corpus
     with tempfile.TemporaryDirectory(prefix="mtcb-curate-loads-") as tmp:
         folder = Path(tmp)
-        write_hub_layout(folder, sample, questions, body="# checklist: loads\n")
+        try:
+            write_hub_layout(folder, sample, questions, body="# checklist: loads\n")
+        except OSError as exc:  # a full or read-only temporary folder: the check cannot run
+            return CheckResult("loads", CheckStatus.FAIL, f"cannot write a temporary copy to load "
+                                                          f"({exc.strerror or type(exc).__name__}: {tmp})")
         try:
             problems = _load(folder, sample, questions)
         except Exception as exc:  # noqa: BLE001 - any failure to load is what this check reports

@@ -17,19 +17,23 @@ run headless, for scripts and CI:
   conflicts and a lead's decisions on them;
 - ``merge``: several SQLite workspaces of one source folded into a new one, with the same rules.
 
-Bad input prints one line naming the file, row and field, and exits with code 2.
+Bad input prints one line naming the file, row and field, and exits with code 2. A mistyped
+command or option is answered with the closest one and that command's usage. Output paths
+(``--json``, ``--markdown``, ``--out``, ``--dry-run DIR``) are checked before the work. A
+closed standard output (``| head``) ends the output quietly; files are written first.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
 from pathlib import Path
 
 from mtcb_curate import __version__
-from mtcb_curate.cli.common import data_options, llm_options
+from mtcb_curate.cli.common import check_writable, data_options, llm_options, stdout_gone
 from mtcb_curate.cli.review import preload_tui
 from mtcb_curate.errors import CurateError
 
@@ -52,14 +56,65 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` that reports an unknown option with the subcommand's own usage and the
+    closest option it has (``verify ficha --smaple``: did you mean ``--sample``?)."""
+
+    def parse_args(self, args=None, namespace=None):  # noqa: D102 - argparse's own
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = _SUBPARSERS.get(getattr(parsed, "command", None) or "", self)
+            sub.error(_unrecognized(sub, extras))
+        return parsed
+
+
+#: Subcommand name -> its parser, filled by ``build_parser``.
+_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
+
+
+def _closest(word: str, choices: list[str]) -> str | None:
+    """The choice closest to ``word`` (``difflib``, ratio at least 0.6), or None."""
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _unrecognized(sub: argparse.ArgumentParser, extras: list[str]) -> str:
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    options = [o for o in sub._option_string_actions if o.startswith("--")]  # argparse's own table
+    for extra in extras:
+        if extra.startswith("-"):
+            guess = _closest(extra.split("=", 1)[0], options)
+            if guess:
+                return f"{message} (did you mean {guess}?)"
+    return message
+
+
+def _mistyped_command(word: str) -> str | None:
+    """The command ``word`` was probably meant to be, or None when it reads as a dataset name:
+    a known profile, an existing path or a Hub id (``owner/name``) is never second-guessed."""
+    from mtcb_curate.dataset.profiles import PROFILES
+
+    if word in PROFILES or "/" in word or Path(word).exists():
+        return None
+    return _closest(word, list(COMMANDS))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, one subcommand per entry of ``COMMANDS``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mtcb-curate",
         description="Review MTCB QA pairs beside their source documents. "
                     "`mtcb-curate ficha` opens the review app.")
     parser.add_argument("--version", action="version", version=f"mtcb-curate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    _SUBPARSERS.clear()
+    _add = sub.add_parser
+
+    def add_parser(name: str, **kw):
+        _SUBPARSERS[name] = _add(name, **kw)
+        return _SUBPARSERS[name]
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
 
     review = sub.add_parser("review", help="open the review app (the default command)")
     data_options(review)
@@ -88,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument("--llm", action="store_true", help="run the LLM's semantic dedup instead "
                                                           "(batches of 50, then a final pass)")
     dedup.add_argument("--config", type=Path, help="config file with an [llm] table")
+    dedup.add_argument("--no-cache", action="store_true",
+                       help="with --llm: neither read nor write the LLM reply cache")
     llm_options(dedup)
 
     check = sub.add_parser("check", help="run the quality checklist (exit 0 when no check fails)")
@@ -97,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="config file with [checklist] and [llm] tables")
     check.add_argument("--no-cache", action="store_true",
                        help="verify every passage and load the publish layout afresh, without reading or "
-                            "writing the checklist cache (publish always does)")
+                            "writing the checklist cache (publish always does); with --llm-judge, without the "
+                            "LLM reply cache either")
     check.add_argument("--as-accepted", action="store_true",
                        help="check every pair not rejected as if it were accepted (what would fail once "
                             "the undecided pairs are accepted); 'reviewed' is skipped, so this is not the "
@@ -121,6 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--examples", type=Path, metavar="FILE",
                           help="example questions, one a line: the kind wanted (replaces [generate] examples)")
     generate.add_argument("--config", type=Path, help="config file with an [llm] table")
+    generate.add_argument("--mode", choices=("auto", "numbered", "quote"),
+                          help="numbered: the model names numbered sentences and the passage is cut from the "
+                               "window (verbatim by construction); quote: the model copies the passage (MTCB's "
+                               "way); auto (default, or [generate] mode): numbered for a local server, quote for an API")
+    generate.add_argument("--dense", action="store_true", default=None,
+                          help="ask for evidence-dense questions (several consecutive sentences)")
+    generate.add_argument("--no-cache", action="store_true",
+                          help="neither read nor write the LLM reply cache (every call goes to the server)")
     llm_options(generate)
 
     publish = sub.add_parser("publish", help="publish both configs to the Hugging Face Hub, behind the checklist")
@@ -194,16 +260,46 @@ def main(argv: list[str] | None = None) -> int:
     # go back to the system (``tui.memory.trim_heap``). Arrow's own setting: a value the user
     # set is kept. Read when pyarrow first allocates, which no import above does.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    parser = build_parser()
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        guess = _mistyped_command(argv[0])
+        if guess is not None:
+            parser.error(f"unknown command '{argv[0]}' (did you mean '{guess}'?)")
         argv.insert(0, "review")
-    args = build_parser().parse_args(argv)
+    args = parser.parse_args(argv)
     try:
         if getattr(args, "n", 1) is not None and getattr(args, "n", 1) < 1:
             raise CurateError("--n must be at least 1")
+        for path, folder in _outputs(args):
+            check_writable(path, folder=folder)
         module = importlib.import_module(f"mtcb_curate.cli.{COMMANDS[args.command]}")
-        return module.run(args)
+        code = module.run(args)
+        sys.stdout.flush()
+        return code
     except CurateError as exc:
         print(f"mtcb-curate: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output printed past a closed pipe by a command not using ``emit``
+        stdout_gone()
+        return 1  # as Python itself on EPIPE
+    except OSError as exc:  # a file the command did not expect to fail (a full disk ...): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"mtcb-curate: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[Path, bool]]:
+    """The output paths the command line names, each with True for a folder: checked for
+    writability before the command runs."""
+    out: list[tuple[Path, bool]] = []
+    for name in ("json", "markdown"):
+        value = getattr(args, name, None)
+        if isinstance(value, Path) or (isinstance(value, str) and value not in ("", "-")):
+            out.append((Path(value), False))
+    if isinstance(getattr(args, "out", None), Path):
+        out.append((args.out, getattr(args, "format", "jsonl") == "beir"))
+    if isinstance(getattr(args, "dry_run", None), Path):  # publish --dry-run DIR
+        out.append((args.dry_run, True))
+    return out

@@ -9,17 +9,16 @@ included; ``reviewed`` skipped): what the gate would say once the curator accept
 from __future__ import annotations
 
 import argparse
-import sys
 
-from mtcb_curate.cli.common import note, options, report_problems, write_json
-from mtcb_curate.app.sources import command_session
+from mtcb_curate.cli.common import Progress, command_session, emit, note, report_problems, write_json, write_text
 
 _MARK = {"pass": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
 
-def format_report(report) -> str:
+def format_report(report, *, forced: bool = False) -> str:
     """The checklist as a plain table: mark, id, pairs, message; under a check with pairs, their
-    ids (the first ``verify.report.IDS_SHOWN``, then ``+N more``)."""
+    ids (the first ``verify.report.IDS_SHOWN``, then ``+N more``). ``forced``: publishing goes
+    ahead anyway (``publish --force``), so a failing checklist is not said to refuse it."""
     from mtcb_curate.verify.report import id_list
 
     lines = [f"{'':4}  {'check':<15}{'pairs':>7}  message"]
@@ -28,8 +27,12 @@ def format_report(report) -> str:
         if c.pairs:
             lines.append(f"{'':6}{'':15}{'':7}  pairs {id_list(c.pairs)}")
     lines.append("")
-    lines.append("checklist PASSED (warnings do not block publishing)" if report.passed
-                 else "checklist FAILED: publishing is refused until every failing check passes")
+    if report.passed:
+        lines.append("checklist PASSED (warnings do not block publishing)")
+    elif forced:
+        lines.append("checklist FAILED: publishing anyway (--force; the reason goes into the card)")
+    else:
+        lines.append("checklist FAILED: publishing is refused until every failing check passes")
     return "\n".join(lines)
 
 
@@ -61,7 +64,7 @@ def llm_judge(args: argparse.Namespace, session, has_ws: bool):
                                concurrency=read_concurrency(getattr(args, "config", None)),
                                keep_threshold=getattr(args, "judge_keep", None) or KEEP_THRESHOLD)
         for j in verdicts:  # proposals beside each pair, never decisions
-            print(f"judge #{j.pair_id}: {one_line(j.line(), limit=1000)}")
+            emit(f"judge #{j.pair_id}: {one_line(j.line(), limit=1000)}")
         return {j.pair_id: (j.supported, j.reason) for j in verdicts}
 
     return judge
@@ -69,9 +72,7 @@ def llm_judge(args: argparse.Namespace, session, has_ws: bool):
 
 def run(args: argparse.Namespace) -> int:
     """Run the checklist; see the module docstring for the exit codes."""
-    from mtcb_curate.app.gate import run_gate
-
-    with command_session(options(args)) as (session, has_ws):
+    with command_session(args) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         as_accepted = bool(getattr(args, "as_accepted", False))
@@ -81,18 +82,28 @@ def run(args: argparse.Namespace) -> int:
             note("as accepted: every pair not rejected is checked as if accepted; 'reviewed' is skipped "
                  "(not the publishing gate)")
         judge = llm_judge(args, session, has_ws) if getattr(args, "llm_judge", False) else None
-        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), judge=judge,
-                          cache=not getattr(args, "no_cache", False), include_undecided=as_accepted and has_ws)
-        print(format_report(report))
-        try:
+        report = checklist(session, has_ws, config=getattr(args, "config", None), judge=judge,
+                           cache=not getattr(args, "no_cache", False), include_undecided=as_accepted and has_ws)
+        try:  # files first: a closed pipe never costs them
             if args.json:
                 write_json(args.json, report.to_json())
             if args.markdown:
-                from mtcb_curate.files import atomic_write_bytes
-
-                atomic_write_bytes(args.markdown, report.to_markdown().encode("utf-8", "replace"))
+                write_text(args.markdown, report.to_markdown())
         except OSError as exc:
-            note(f"error: cannot write ({exc.strerror}): {exc.filename}")
+            note(f"error: {exc.filename}: cannot write ({exc.strerror})")
             return 2
-        sys.stdout.flush()
+        emit(format_report(report))
         return 0 if report.passed else 1
+
+
+def checklist(session, has_ws: bool, **kw):
+    """``app.gate.run_gate`` with the progress display (one step per check); ``kw`` go to it."""
+    from mtcb_curate.app.gate import run_gate, step
+
+    with Progress("checklist", total=step("")[1]) as bar:
+        def progress(check_id: str) -> None:
+            bar.update(completed=step(check_id)[0], description=f"checklist: {check_id}")
+
+        report = run_gate(session, has_workspace=has_ws, progress=progress, **kw)
+        bar.update(completed=step("")[1], description="checklist")
+    return report

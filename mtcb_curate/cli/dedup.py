@@ -15,8 +15,7 @@ from __future__ import annotations
 import argparse
 import threading
 
-from mtcb_curate.cli.common import confirm, note, options, report_problems, write_json
-from mtcb_curate.app.sources import command_session
+from mtcb_curate.cli.common import Progress, command_session, confirm, emit, note, report_problems, write_json
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < threshold <= 100:
         note("error: --threshold must be in (0, 100]")
         return 2
-    with command_session(options(args), write=args.llm) as (session, has_ws):
+    with command_session(args, write=args.llm) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         if args.llm:
@@ -37,17 +36,18 @@ def run(args: argparse.Namespace) -> int:
                 return code
         found, shared = cl.find_both(session, threshold=threshold)
         open_ = cl.unresolved(session, found) if has_ws else found
+        lines = []
         for c in found:
             state = "unresolved" if c in open_ else "resolved"
-            print(f"{len(c.ids)} pairs {' '.join(f'#{i}' for i in c.ids)} · {c.reason} · {state}")
+            lines.append(f"{len(c.ids)} pairs {' '.join(f'#{i}' for i in c.ids)} · {c.reason} · {state}")
         open_shared = cl.unresolved(session, shared) if has_ws else shared
         if open_shared:
-            print("shared passages (a warning: different questions on the same evidence):")
+            lines.append("shared passages (a warning: different questions on the same evidence):")
             for c in open_shared:
-                print(f"{len(c.ids)} pairs {' '.join(f'#{i}' for i in c.ids)} · {c.reason}")
-        print(f"{len(found)} cluster(s), {len(open_)} unresolved (threshold {threshold:g}); "
-              f"{len(open_shared)} shared-passage group(s) ({sum(c.size for c in open_shared)} pairs)")
-        if args.json:
+                lines.append(f"{len(c.ids)} pairs {' '.join(f'#{i}' for i in c.ids)} · {c.reason}")
+        lines.append(f"{len(found)} cluster(s), {len(open_)} unresolved (threshold {threshold:g}); "
+                     f"{len(open_shared)} shared-passage group(s) ({sum(c.size for c in open_shared)} pairs)")
+        if args.json:  # before any output: a closed pipe never costs the file
             status_of = session.status if has_ws else None
             report = neardup.clusters_json(found, status_of)
             report["shared_passages"] = neardup.clusters_json(shared, status_of)["clusters"]
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 note(f"error: {args.json}: cannot write ({exc.strerror})")
                 return 2
+        emit("\n".join(lines))
         return 1 if open_ else 0
 
 
@@ -75,9 +76,10 @@ def _llm_dedup(args: argparse.Namespace, session, has_ws: bool) -> int:
         return 2
     from mtcb_curate.llm.pool import read_concurrency
 
-    result = semantic_dedup(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)),
-                            on_progress=lambda done, total: note(f"LLM dedup call {done}/{total}"),
-                            concurrency=read_concurrency(getattr(args, "config", None)))
+    with Progress("LLM dedup calls") as bar:
+        result = semantic_dedup(client, items, cancel=threading.Event(), on_retry=lambda n: note(str(n)),
+                                on_progress=lambda done, total: bar.update(completed=done, total=total),
+                                concurrency=read_concurrency(getattr(args, "config", None)))
     for report in result.reports:
         note(str(report))
     groups = [list(c.members) for c in result.clusters]

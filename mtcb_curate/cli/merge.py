@@ -10,7 +10,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from mtcb_curate.cli.common import note, options
+from mtcb_curate.cli.common import note, open_session, options
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,7 +21,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Merge, then report; see the module docstring."""
     from mtcb_curate.app import merge
-    from mtcb_curate.app.sources import open_session
     from mtcb_curate.errors import CurateError
 
     if args.workspace is None:

@@ -14,9 +14,8 @@ indexes are cached in the workspace folder. Exit 0, or 2 on bad input (one line)
 from __future__ import annotations
 
 import argparse
-import sys
 
-from mtcb_curate.cli.common import note, options, report_problems, write_json
+from mtcb_curate.cli.common import command_session, emit, note, report_problems, write_json, write_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from mtcb_curate.app.preview import run_preview
-    from mtcb_curate.app.sources import command_session
     from mtcb_curate.preview.chunkers import parse_spec
     from mtcb_curate.preview.settings import PreviewSettings, parse_ks
     from mtcb_curate.preview.retrievers import RETRIEVERS
@@ -60,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     sep = settings.separation
     sep = replace(sep, **{k: v for k, v in (("seed", args.seed), ("resamples", args.resamples),
                                               ("detect", args.detect)) if v is not None}).check("preview:")
-    with command_session(options(args)) as (session, has_ws):
+    with command_session(args) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         all_pairs = args.all or not has_ws
@@ -69,19 +67,16 @@ def run(args: argparse.Namespace) -> int:
                              progress=lambda m: note(m), statistics=not args.no_statistics, separation=sep)
         if not has_ws and not args.all:
             note("no workspace: every pair is scored")
-        print(report.table())
-        if report.cached:
-            note(f"from the cache: {', '.join(report.cached)}")
-        note(f"done in {report.seconds:.2f} s")
-        try:
+        try:  # files first: a closed pipe never costs them
             if args.json:
                 write_json(Path(args.json), report.to_json())
             if args.markdown:
-                from mtcb_curate.files import atomic_write_bytes
-
-                atomic_write_bytes(Path(args.markdown), report.to_markdown().encode("utf-8", "replace"))
+                write_text(Path(args.markdown), report.to_markdown())
         except OSError as exc:
-            note(f"error: cannot write ({exc.strerror}): {exc.filename}")
+            note(f"error: {exc.filename}: cannot write ({exc.strerror})")
             return 2
-        sys.stdout.flush()
+        emit(report.table())
+        if report.cached:
+            note(f"from the cache: {', '.join(report.cached)}")
+        note(f"done in {report.seconds:.2f} s")
         return 0

@@ -15,27 +15,25 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from mtcb_curate.cli.check import format_report
-from mtcb_curate.cli.common import confirm, note, options, report_problems
-from mtcb_curate.app.sources import command_session
+from mtcb_curate.cli.check import checklist, format_report
+from mtcb_curate.cli.common import command_session, confirm, emit, note, report_problems
 
 
 def run(args: argparse.Namespace) -> int:
     """Publish (or dry-run); see the module docstring for the exit codes."""
     from mtcb_curate.app import publishing
-    from mtcb_curate.app.gate import run_gate
     from mtcb_curate.hub import LicenseRequired
 
     if args.force and not (args.reason or "").strip():
         note("error: --force needs --reason \"why\" (it goes into the dataset card)")
         return 2
-    with command_session(options(args)) as (session, has_ws):
+    with command_session(args) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         if not has_ws:
             note("warning: no workspace: every pair counts as accepted (review in the app to curate)")
-        report = run_gate(session, has_workspace=has_ws, config=getattr(args, "config", None), cache=False)
-        print(format_report(report))
+        report = checklist(session, has_ws, config=getattr(args, "config", None), cache=False)
+        emit(format_report(report, forced=args.force))
         if not report.passed and not args.force and args.dry_run is None:
             note("publish refused: the checklist fails (fix it, or --force --reason \"why\")")
             return 1
@@ -50,15 +48,15 @@ def run(args: argparse.Namespace) -> int:
         elif plan.license is None:
             plan = _ask_license(plan)
         prepared = replace(prepared, plan=plan)
-        print()
-        print("\n".join(plan.describe()))
+        emit()
+        emit("\n".join(plan.describe()))
         if args.dry_run is not None:
             try:
                 written = publishing.write_dry_run(prepared, args.dry_run, force=args.force, reason=args.reason)
             except LicenseRequired:
                 note("error: the licence of this dataset is unknown: pass --license ID (e.g. cc-by-4.0)")
                 return 2
-            print(f"\ndry run: wrote {len(written)} files to {args.dry_run} (nothing published)")
+            emit(f"\ndry run: wrote {len(written)} files to {args.dry_run} (nothing published)")
             return 0 if report.passed or args.force else 1
         if plan.license is None:
             note("error: the licence of this dataset is unknown: pass --license ID (e.g. cc-by-4.0)")
@@ -68,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         result = publishing.perform(prepared, force=args.force, reason=args.reason, private=args.private,
                                     create_pr=args.create_pr, revision=args.revision, on_retry=note)
-        print(f"published and verified: {result.question_rows:,} questions, {result.corpus_rows:,} documents")
-        print(result.pr_url or result.commit_url)
+        emit(f"published and verified: {result.question_rows:,} questions, {result.corpus_rows:,} documents")
+        emit(result.pr_url or result.commit_url)
         return 0
 
 

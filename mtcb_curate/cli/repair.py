@@ -17,9 +17,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 
-from mtcb_curate.cli.common import note, options, report_problems, write_json
+from mtcb_curate.cli.common import command_session, emit, note, open_session, options, report_problems, write_json
 from mtcb_curate.errors import CurateError
 
 #: Repairs listed on stderr before ``... and N more``.
@@ -28,17 +27,17 @@ SHOWN = 20
 
 @contextmanager
 def _session(args: argparse.Namespace, dry_run: bool) -> Iterator:
-    """The workspace's session (written to unless ``dry_run``); a dry run without a workspace
-    runs on the source alone."""
-    from mtcb_curate.app.sources import command_session, open_session
+    """The workspace's session, written to; a dry run reads the workspace when it exists and
+    otherwise runs on the source alone."""
     from mtcb_curate.store.opening import workspace_exists
 
-    opts = options(args)
-    if dry_run and not workspace_exists(opts.workspace_dir()):
-        with command_session(replace(opts, workspace=None), write=False) as (session, _):
+    if dry_run:  # the workspace when it exists (read-only), else the source alone
+        if args.workspace is not None and not workspace_exists(args.workspace):
+            args = argparse.Namespace(**{**vars(args), "workspace": None})
+        with command_session(args) as (session, _):
             yield session
         return
-    session = open_session(replace(opts, read_only=dry_run))
+    session = open_session(options(args))
     try:
         yield session
     finally:
@@ -60,13 +59,14 @@ def run(args: argparse.Namespace) -> int:
     with _session(args, args.dry_run) as session:
         if report_problems(session.dataset.problems, args.strict):
             return 2
+        lines = []
         if args.chunk_index_meaning is not None:
             if args.dry_run:
                 note(f"dry run: chunk_index_meaning would be set to {args.chunk_index_meaning}")
             else:
                 changed = app_review.set_chunk_index_meaning(session, args.chunk_index_meaning)
-                print(f"chunk_index_meaning: {session.chunk_index_meaning}"
-                      f"{'' if changed else ' (unchanged)'}")
+                lines.append(f"chunk_index_meaning: {session.chunk_index_meaning}"
+                             f"{'' if changed else ' (unchanged)'}")
         fixes, changes = [], []
         if args.chunk_index:
             fixes = app_review.plan_chunk_index_repairs(session)
@@ -80,9 +80,13 @@ def run(args: argparse.Namespace) -> int:
                 note(f"#{f.pair_id}: {'refused' if f.refused else f'{old} -> {f.new}'}: {f.reason}")
             if len(fixes) > SHOWN:
                 note(f"... and {len(fixes) - SHOWN:,} more")
-            print(f"chunk_index: {n:,} pair(s) {verb}, {len(refused):,} refused"
-                  + ("" if args.dry_run or not n else " (one step: u in the app undoes it)"))
-        if args.json:
+            lines.append(f"chunk_index: {n:,} pair(s) {verb}, {len(refused):,} refused"
+                         + ("" if args.dry_run or not n else " (one step: u in the app undoes it)"))
+        if not args.dry_run:
+            ws = session.workspace
+            note(f"written to the workspace {getattr(ws, 'label', None) or ws.path}: the app and the headless "
+                 f"commands of this source (the same --source, or --workspace) see it")
+        if args.json:  # before any output: a closed pipe never costs the file
             try:
                 write_json(args.json, {
                     "dry_run": bool(args.dry_run), "meaning": session.chunk_index_meaning,
@@ -93,4 +97,6 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 note(f"error: {args.json}: cannot write ({exc.strerror})")
                 return 2
+        for line in lines:
+            emit(line)
     return 0

@@ -13,10 +13,8 @@ on bad input or no usable LLM server.
 from __future__ import annotations
 
 import argparse
-import sys
 
-from mtcb_curate.app.sources import command_session
-from mtcb_curate.cli.common import note, options, report_problems, write_json
+from mtcb_curate.cli.common import command_session, emit, note, report_problems, write_json, write_text
 
 
 def llm_tag(args: argparse.Namespace, session, has_ws: bool) -> None:
@@ -58,34 +56,30 @@ def run(args: argparse.Namespace) -> int:
     from mtcb_curate.app.stats import session_stats
     from mtcb_curate.stats.render import markdown_report, text_report
 
-    with command_session(options(args)) as (session, has_ws):
+    with command_session(args) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         if not has_ws:
             note("no workspace: statistics of the source alone (no decisions, edits or LLM usage)")
         report = None
         if args.checklist:
-            from mtcb_curate.app.gate import run_gate
+            from mtcb_curate.cli.check import checklist
 
-            report = run_gate(session, has_workspace=has_ws, config=args.config, loads=False)
+            report = checklist(session, has_ws, config=args.config, loads=False)
         if getattr(args, "llm_tags", False):
             llm_tag(args, session, has_ws)
         stats = session_stats(session, has_workspace=has_ws, config=args.config, report=report)
-        sys.stdout.write(text_report(stats))
-        try:
+        try:  # files first: a closed pipe never costs them
             if args.json:
                 write_json(args.json, stats.to_json())
             if args.markdown:
-                from mtcb_curate.files import atomic_write_bytes
-
                 from mtcb_curate.hub.card import separation_markdown
 
                 sep = stats.separation if stats.separation.get("run") else None
-                text = markdown_report(stats) + "\n" + separation_markdown(sep, stats.evidence or None, heading="##",
-                                                                          scope="pairs")
-                atomic_write_bytes(args.markdown, text.encode("utf-8", "replace"))
+                write_text(args.markdown, markdown_report(stats) + "\n" + separation_markdown(
+                    sep, stats.evidence or None, heading="##", scope="pairs"))
         except OSError as exc:
-            note(f"error: cannot write ({exc.strerror}): {exc.filename}")
+            note(f"error: {exc.filename}: cannot write ({exc.strerror})")
             return 2
-        sys.stdout.flush()
+        emit(text_report(stats), end="")
         return 0

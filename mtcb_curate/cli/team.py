@@ -11,10 +11,9 @@ report. Exit 0; 1 with ``--conflicts`` while a conflict is open; 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 
-from mtcb_curate.cli.common import note, options, write_json
+from mtcb_curate.cli.common import emit, note, open_session, options, write_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +35,6 @@ def _fmt(v: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the team report; see the module docstring."""
     from mtcb_curate.app import team
-    from mtcb_curate.app.sources import open_session
     from mtcb_curate.dataset.model import Status
     from mtcb_curate.errors import CurateError
 
@@ -53,37 +51,36 @@ def run(args: argparse.Namespace) -> int:
             team.resolve(session, int(pid_text), status, args.reason)
             note(f"pair {pid_text}: {status} (decided by {session.workspace.curator})")
         rep = team.report(session)
-        out = sys.stdout
-        out.write("curator".ljust(24) + "decided".rjust(9) + "per hour".rjust(10) + "\n")
+        out: list[str] = ["curator".ljust(24) + "decided".rjust(9) + "per hour".rjust(10)]
         for c in rep["curators"]:
             pace = "-" if c["per_hour"] is None else f"{c['per_hour']:.0f}"
-            out.write(c["name"][:24].ljust(24) + f"{c['decided']:9d}" + pace.rjust(10) + "\n")
+            out.append(c["name"][:24].ljust(24) + f"{c['decided']:9d}" + pace.rjust(10))
         o = rep["overlap"]
-        out.write(f"overlap: {o['pairs']} pairs, {o['decided_by_two']} decided by two, {o['agreed']} agreed, "
-                  f"{o['open_conflicts']} open conflicts\n")
-        out.write(f"Krippendorff's alpha (all curators): {_fmt(rep['agreement']['alpha'])}\n")
+        out.append(f"overlap: {o['pairs']} pairs, {o['decided_by_two']} decided by two, {o['agreed']} agreed, "
+                   f"{o['open_conflicts']} open conflicts")
+        out.append(f"Krippendorff's alpha (all curators): {_fmt(rep['agreement']['alpha'])}")
         for k in rep["agreement"]["kappas"]:
-            out.write(f"Cohen's kappa {k['a']} / {k['b']} ({k['pairs']} pairs): {_fmt(k['kappa'])}\n")
+            out.append(f"Cohen's kappa {k['a']} / {k['b']} ({k['pairs']} pairs): {_fmt(k['kappa'])}")
         for reason, a in rep["per_reason"].items():
-            out.write(f"rejected as {reason}: alpha {_fmt(a['alpha'])}, {a['agreed']}/{a['pairs']} agreed\n")
+            out.append(f"rejected as {reason}: alpha {_fmt(a['alpha'])}, {a['agreed']}/{a['pairs']} agreed")
         open_conflicts = team.conflicts(session)
         if args.conflicts:
             for pid, votes in sorted(open_conflicts.items()):
-                out.write(f"conflict #{pid}: " + "; ".join(
+                out.append(f"conflict #{pid}: " + "; ".join(
                     f"{name} {status}" + (f" ({reason})" if reason else "")
-                    for name, (status, reason) in sorted(votes.items())) + "\n")
+                    for name, (status, reason) in sorted(votes.items())))
         if args.json:
             if args.json == "-":
                 import json
 
-                out.write(json.dumps(rep, indent=1) + "\n")
+                out.append(json.dumps(rep, indent=1))
             else:
-                try:
+                try:  # before any output: a closed pipe never costs the file
                     write_json(args.json, rep)
                 except OSError as exc:
-                    note(f"error: cannot write ({exc.strerror}): {args.json}")
+                    note(f"error: {args.json}: cannot write ({exc.strerror})")
                     return 2
-        out.flush()
+        emit("\n".join(out))
         return 1 if args.conflicts and open_conflicts else 0
     finally:
         session.workspace.close()

@@ -9,26 +9,25 @@ from __future__ import annotations
 
 import argparse
 
-from mtcb_curate.cli.common import note, options, report_problems, write_json
-from mtcb_curate.app.sources import command_session
+from mtcb_curate.cli.common import command_session, emit, note, report_problems, write_json
 
 
 def run(args: argparse.Namespace) -> int:
     """Verify; see the module docstring for the exit codes."""
     from mtcb_curate.verify import format_summary, report_json, verify_dataset
 
-    with command_session(options(args)) as (session, has_ws):
+    with command_session(args) as (session, has_ws):
         if report_problems(session.dataset.problems, args.strict):
             return 2
         report = verify_dataset(session.dataset, session.edited_texts(), pairs=session.pairs,
                                 index=session.corpus_index)
-        print(format_summary(report))
-        if has_ws and session.edited_texts():
-            note(f"{len(session.edited_texts())} edited passage(s) from the workspace were verified")
-        if args.json:
+        if args.json:  # before any output: a closed pipe never costs the file
             try:
                 write_json(args.json, report_json(report))
             except OSError as exc:
                 note(f"error: {args.json}: cannot write ({exc.strerror})")
                 return 2
+        emit(format_summary(report))
+        if has_ws and session.edited_texts():
+            note(f"{len(session.edited_texts())} edited passage(s) from the workspace were verified")
         return 0 if report.all_exact else 1

@@ -9,8 +9,11 @@ A source is one of:
 - a Hugging Face Hub repo id (``owner/name``, or ``owner/name@REVISION`` for a branch, tag or
   commit), read with ``datasets.load_dataset`` so that ``HF_HUB_OFFLINE`` and the local cache
   are honoured. Whether the Hub answers is decided first (``hub_unreachable``: at once under
-  ``HF_HUB_OFFLINE``, else a TCP connect of at most 1.5 s); an unreachable Hub is read from the
-  cache only, instead of huggingface_hub's 25 s of retries.
+  ``HF_HUB_OFFLINE``, else one HTTP request answered within 2 s in all, so a Hub that accepts
+  connections and never answers counts as unreachable); an unreachable Hub is read from the
+  cache only, instead of huggingface_hub's minutes of retries. A reachable Hub is given up once
+  it has not answered for 20 s (``hub_requests.patience``). The libraries' own logging and
+  progress bars never reach the terminal (``quiet.quiet_datasets``).
 
 The source is only ever read. Problems that make the data unusable raise ``InputError``;
 problems confined to some rows (a document key that matches no document, a value of the wrong
@@ -25,8 +28,6 @@ import json
 import math
 import os
 import re
-import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -35,15 +36,24 @@ from typing import Any
 
 from mtcb_curate.collector import collection_paused
 from mtcb_curate.errors import InputError
+from mtcb_curate.dataset import hub_requests
 from mtcb_curate.dataset.model import Dataset, Document, Problem, QAPair, SourceInfo
 from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
+from mtcb_curate.dataset.quiet import quiet_datasets
 
 DATA_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv")
 #: ``owner/name`` with an optional ``@REVISION`` (a branch, tag, ``refs/pr/N`` or commit sha).
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[\w.-]+(?:/[\w.-]+)*))?$")
-#: Seconds the reachability probe waits for a TCP connection to the Hub (or its proxy).
-HUB_PROBE_TIMEOUT = 1.5
+#: Seconds the reachability probe waits for the Hub's first answer (``hub_requests.probe``).
+HUB_PROBE_TIMEOUT = hub_requests.PROBE_TIMEOUT
 _UTF8_BOM = b"\xef\xbb\xbf"
+#: ``hub_unreachable_why`` value meaning "the Hub answered the probe just now": no second probe.
+HUB_ANSWERS = "\x00the Hub answers"
+
+
+class HubSilent(InputError):
+    """A Hub dataset could not be loaded because the Hub stopped answering
+    (``hub_requests.patience``): another repo of the same Hub would fare no better."""
 
 
 @dataclass(slots=True)
@@ -130,8 +140,12 @@ def _read_parquet(path: Path) -> Table:
 
 
 def _arrow_to_table(table: Any, label: str) -> Table:
+    """Columns as Python values and their arrow type names. A dictionary-encoded column (what
+    pandas writes for a ``category``) holds its values: it gets the values' type name."""
+    import pyarrow as pa
+
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    types = {f.name: str(f.type) for f in table.schema}
+    types = {f.name: str(f.type.value_type if pa.types.is_dictionary(f.type) else f.type) for f in table.schema}
     return Table(label, columns, types, table.num_rows, [(0, label)])
 
 
@@ -156,7 +170,7 @@ def _read_jsonl(path: Path) -> Table:
         except UnicodeDecodeError as exc:
             raise InputError(label, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
         except json.JSONDecodeError as exc:
-            raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise InputError(label, f"not valid JSON ({_json_msg(exc)} line {exc.lineno})") from None
         return _rows_to_table(rows, label)
     rows: list[Any] = []
     lines: list[int] = []
@@ -167,16 +181,22 @@ def _read_jsonl(path: Path) -> Table:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(label, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start})",
+            raise InputError(label, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
                              row=row, line=number) from None
         try:
             rows.append(json.loads(text))
         except json.JSONDecodeError as exc:
-            raise InputError(label, f"not valid JSON ({exc.msg} at column {exc.colno})", row=row,
+            raise InputError(label, f"not valid JSON ({_json_msg(exc)} column {exc.colno})", row=row,
                              line=number) from None
         lines.append(number)
         row += 1
     return _rows_to_table(rows, label, lines)
+
+
+def _json_msg(exc: json.JSONDecodeError) -> str:
+    """``json``'s message ready for a position: ``Expecting value at`` (its messages that end in
+    "at" already have it: ``Unterminated string starting at``)."""
+    return exc.msg if exc.msg.rstrip().endswith(" at") else f"{exc.msg} at"
 
 
 def _rows_to_table(rows: list[Any], label: str, lines: list[int] | None = None) -> Table:
@@ -198,10 +218,11 @@ def _read_csv(path: Path) -> Table:
     import io
 
     label = str(path)
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(label, f"not valid UTF-8 (byte at offset {exc.start})") from None
+        raise _csv_bad_utf8(label, data, exc) from None
     # newline='': records end only at \r, \n or \r\n (str.splitlines would also cut a row at a
     # form feed or U+2028 inside an unquoted cell, as in PDF-extracted text).
     reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -242,6 +263,25 @@ def _read_csv(path: Path) -> Table:
                    f"in the middle of a field): the cells from here on may be merged or shifted")
         table.problems.append((min(row, table.nrows - 1), col, msg))
     return table
+
+
+def _csv_bad_utf8(label: str, data: bytes, exc: UnicodeDecodeError) -> InputError:
+    """The error for a CSV file with a byte that is not UTF-8: the row, field and line it is in
+    (as the JSON Lines reader names them), and the byte."""
+    import csv
+    import io
+
+    start = exc.start + (len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0)
+    prefix = data[:start].decode("utf-8-sig")
+    line = prefix.count("\n") + 1
+    line_start = data.rfind(b"\n", 0, start) + 1 or (len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0)
+    column = start - line_start + 1  # 1-based, in bytes
+    what = f"not valid UTF-8 (byte 0x{data[start]:02x} at column {column})"
+    header = next(csv.reader(io.StringIO(prefix, newline="")), None) if "\n" in prefix else None
+    if header is None:
+        return InputError(label, what + " in the header", line=line)
+    row, field = _csv_position(prefix, len(prefix), header)
+    return InputError(label, what, row=row, field=field, line=line)
 
 
 def _bad_quote(text: str) -> tuple[int, int | None] | None:
@@ -399,58 +439,30 @@ def _env_true(name: str) -> bool:
     return os.environ.get(name, "").strip().upper() in ("1", "ON", "YES", "TRUE")
 
 
-def _tcp_probe(host: str, port: int, timeout: float) -> str | None:
-    """None when a TCP connection to ``host:port`` opens within ``timeout`` seconds, else why not.
-
-    The connection (name lookup included) runs in a daemon thread, so a slow resolver cannot
-    hold the caller longer than ``timeout``.
-    """
-    outcome: list[str | None] = []
-
-    def attempt() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            outcome.append(None)
-        except socket.gaierror:
-            outcome.append("the host name does not resolve")
-        except ConnectionRefusedError:
-            outcome.append("connection refused")
-        except TimeoutError:
-            outcome.append(f"no answer in {timeout:g} s")
-        except OSError as exc:
-            outcome.append(exc.strerror or type(exc).__name__)
-
-    thread = threading.Thread(target=attempt, name="mtcb-hub-probe", daemon=True)
-    thread.start()
-    thread.join(timeout + 0.1)
-    return outcome[0] if outcome else f"no answer in {timeout:g} s"
+def _probe(url: str, timeout: float) -> str | None:
+    """None when ``url`` answers within ``timeout`` seconds in all, else why not
+    (``hub_requests.probe``)."""
+    return hub_requests.probe(url, timeout)
 
 
 def hub_unreachable(timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
     """Why the Hugging Face Hub cannot be reached, or None when it answers.
 
     ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) set means unreachable at once. Otherwise
-    one TCP connect to the host of ``HF_ENDPOINT`` (default ``https://huggingface.co``), or to
-    the proxy the environment names for it, within ``timeout`` seconds (default 1.5). A
-    reachable host is no promise that a dataset loads; it only tells the real loading path
-    (with huggingface_hub's retries) from the cache-only one.
+    one HTTP request to ``HF_ENDPOINT`` (default ``https://huggingface.co``), through the proxy
+    the environment names, must be answered within ``timeout`` seconds in all (default 2):
+    a Hub that accepts connections and never answers is unreachable. A Hub that answers is no
+    promise that a dataset loads; it only tells the real loading path from the cache-only one.
     """
     if _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE"):
         return "HF_HUB_OFFLINE is set"
     import urllib.parse
-    import urllib.request
 
-    endpoint = os.environ.get("HF_ENDPOINT", "").strip().rstrip("/") or "https://huggingface.co"
-    url = urllib.parse.urlsplit(endpoint)
-    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
-    where = f"{host}:{port}"
-    proxy = urllib.request.getproxies().get(url.scheme or "https")
-    if proxy and not urllib.request.proxy_bypass(host):
-        p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-        if p.hostname:
-            host, port = p.hostname, p.port or 80
-            where = f"{where} through the proxy {host}:{port}"
-    why = _tcp_probe(host, port, timeout)
+    url = hub_requests.endpoint()
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or "huggingface.co"
+    where = f"{host}:{parts.port or (80 if parts.scheme == 'http' else 443)}"
+    why = _probe(url + "/", timeout)
     return None if why is None else f"{where}: {why}"
 
 
@@ -497,6 +509,29 @@ def _maybe_cached(repo_id: str) -> bool:
     return any(e.lower().startswith(prefix) for e in entries)
 
 
+def warm_up(repo_ids: list[str]) -> None:
+    """Start importing ``datasets`` (about 2 s) in a daemon thread when one of ``repo_ids`` may
+    be in the local cache (and ``HF_HUB_OFFLINE`` is not set), so the import overlaps the
+    reachability probe: with a Hub that never answers, the cached copy then costs the probe's
+    2 s, not the probe and the import one after the other. Nothing is imported when the cache
+    cannot hold them (the bundled sample does not need ``datasets``)."""
+    import sys
+    import threading
+
+    if "datasets" in sys.modules or _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE"):
+        return
+    if not any(_maybe_cached(split_revision(r)[0]) for r in repo_ids if HUB_ID.match(r)):
+        return
+
+    def _import() -> None:
+        try:
+            import datasets  # noqa: F401
+        except Exception:  # noqa: BLE001 - the load's own import reports it
+            pass
+
+    threading.Thread(target=_import, name="mtcb-datasets-import", daemon=True).start()
+
+
 def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) -> tuple[Table, str | None]:
     """One config of a Hub dataset, and the commit sha it was read at when known.
 
@@ -512,14 +547,18 @@ def _hub_load(repo_id: str, config: str, revision: str | None, offline: bool) ->
     try:
         import datasets
 
-        if offline:
-            with _hub_offline():
-                ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
-        else:
-            ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
+        with quiet_datasets():
+            if offline:
+                with _hub_offline():
+                    ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
+            else:
+                with hub_requests.patience():
+                    ds = datasets.load_dataset(repo_id, config, split="train", revision=revision)
     except Exception as exc:  # datasets raises many types; all mean "cannot load"
         where = "its local cache" if offline else "the Hugging Face Hub or its cache"
-        raise InputError(label, f"cannot load from {where} ({_one_line(exc, 160)})") from None
+        cause = _root_cause(exc)
+        kind = HubSilent if isinstance(cause, hub_requests.HubNoAnswer) else InputError
+        raise kind(label, f"cannot load from {where} ({_one_line(cause, 160)})") from None
     commit = None
     files = ds.cache_files
     if files:
@@ -552,8 +591,8 @@ def read_hub(spec: str, profile: Profile, *, unreachable: str | None = None) -> 
     Args:
         spec: the repo id, with an optional revision.
         profile: gives the config names.
-        unreachable: why the Hub is known to be unreachable (read from the cache only), or None
-            to ask ``hub_unreachable`` first.
+        unreachable: why the Hub is known to be unreachable (read from the cache only),
+            ``HUB_ANSWERS`` when it is known to answer, or None to ask ``hub_unreachable`` first.
 
     Raises:
         InputError: it cannot be loaded; when the Hub is unreachable the message says so.
@@ -561,6 +600,8 @@ def read_hub(spec: str, profile: Profile, *, unreachable: str | None = None) -> 
     repo_id, revision = split_revision(spec)
     if unreachable is None:
         unreachable = hub_unreachable()
+    elif unreachable == HUB_ANSWERS:
+        unreachable = None
     offline = unreachable is not None
     try:
         corpus, commit = _hub_load(repo_id, profile.corpus_config, revision, offline)
@@ -811,6 +852,19 @@ def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,
     corpus, questions, source = read_tables(spec, profile, hub_unreachable_why=hub_unreachable_why)
     with collection_paused():
         return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """``exc``, or the ``hub_requests.HubNoAnswer`` it was raised from (``datasets`` wraps
+    errors in its own), so the message says the Hub gave no answer."""
+    seen: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and e not in seen and len(seen) < 20:
+        if isinstance(e, hub_requests.HubNoAnswer):
+            return e
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    return exc
 
 
 def _describe(v: Any) -> str:

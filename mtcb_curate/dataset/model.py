@@ -260,3 +260,17 @@ class Dataset:
     def document_for(self, pair: QAPair) -> Document | None:
         """The pair's document, or None when its key matches no document."""
         return self.documents.get(pair.doc_key)
+
+    def no_such_document(self, key: str, shown: int = 20) -> str:
+        """One line saying that ``key`` names no document, with the closest key (``difflib``)
+        and the keys there are (the first ``shown``, then how many more)."""
+        import difflib
+
+        keys = list(self.documents)
+        column = self.columns.get("doc_key", "document key")
+        line = f"no document '{key}' in the corpus ({column})"
+        close = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+        if close:
+            line += f"; did you mean '{close[0]}'?"
+        listed = ", ".join(keys[:shown]) + (f" and {len(keys) - shown:,} more" if len(keys) > shown else "")
+        return f"{line}; the {len(keys):,} documents are: {listed}" if keys else f"{line}; the corpus is empty"

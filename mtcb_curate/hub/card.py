@@ -255,8 +255,32 @@ def _drop_dataset_info(info: Any, names: set[str]) -> Any:
     return info
 
 
+#: The Hub's size bins (``size_categories`` of a dataset card), by number of rows.
+SIZE_BINS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+             (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"))
+
+
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` bin for ``rows`` (``n<1K``, ``1K<n<10K`` ...)."""
+    for bound, label in SIZE_BINS:
+        if rows < bound:
+            return label
+    return "n>1T" if rows >= 10 ** 12 else "1B<n<10B"
+
+
+def card_metadata(name: str, questions: int, language: str = "en") -> tuple[dict[str, Any], dict[str, Any]]:
+    """The front-matter keys the Hub's dataset cards expect (what search and the dataset viewer
+    read), as ``(defaults, facts)``: defaults (``language``, ``task_categories``, ``task_ids``,
+    ``pretty_name``) are set only where the card has none, so a maintainer's own value stays;
+    facts (``size_categories``, from the number of questions) are set every time."""
+    defaults = {"language": [language], "task_categories": ["text-retrieval", "question-answering"],
+                "task_ids": ["document-retrieval"], "pretty_name": f"{name}: MTCB retrieval benchmark, curated"}
+    return defaults, {"size_categories": [size_category(questions)]}
+
+
 def merge_card(existing: str | None, *, configs: Sequence[Mapping[str, Any]], section: str,
-               title: str, license: str | None = None) -> str:
+               title: str, license: str | None = None, metadata: Mapping[str, Any] | None = None,
+               facts: Mapping[str, Any] | None = None) -> str:
     """Merge our configs, licence and block into an existing card (or start one).
 
     Args:
@@ -266,6 +290,8 @@ def merge_card(existing: str | None, *, configs: Sequence[Mapping[str, Any]], se
         section: our block's Markdown (``render_section``), without the markers.
         title: the heading of a new card (only used when there is no body yet).
         license: the Hub licence id to set; None keeps whatever the card has.
+        metadata: front-matter keys set only where the card has none (``card_metadata``).
+        facts: front-matter keys set every time (``size_categories``).
 
     Returns:
         The merged README text. Merging the result again with the same arguments returns it
@@ -285,6 +311,10 @@ def merge_card(existing: str | None, *, configs: Sequence[Mapping[str, Any]], se
             meta["dataset_info"] = info
     if license is not None:
         meta["license"] = license
+    for key, value in (metadata or {}).items():
+        if meta.get(key) in (None, "", []):
+            meta[key] = value
+    meta.update(facts or {})
     block = f"{BEGIN}\n{section.strip()}\n{END}"
     n_begin, n_end = body.count(BEGIN), body.count(END)
     if n_begin == 0 and n_end == 0:
@@ -322,7 +352,7 @@ def _pairs_cell(pairs: Any) -> str:
         return _n(pairs)
     if isinstance(pairs, (list, tuple, set, frozenset)):
         items = list(pairs)
-        shown = ", ".join(f"\\#{p}" if isinstance(p, int) else escape_md(p, 40) for p in items[:10])
+        shown = ", ".join(f"#{p}" if isinstance(p, int) else escape_md(p, 40) for p in items[:10])
         more = f" and {len(items) - 10:,} more" if len(items) > 10 else ""
         return f"{len(items):,}" + (f" ({shown}{more})" if items else "")
     return escape_md(pairs, 40)
@@ -371,6 +401,30 @@ def baseline_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return out + [""]
 
 
+def curation_text(cu: CurationSummary, published: int) -> str:
+    """What was done to the pairs, in one paragraph that never claims more than the counts:
+    whether any pair was reviewed, and which pairs the ``published`` rows are."""
+    if cu.reviewed == 0:
+        review = "No pair was reviewed by a person with mtcb-curate"
+    elif cu.reviewed == cu.total:
+        review = (f"All {_n(cu.total)} pairs were reviewed by a person beside their source document with "
+                  f"mtcb-curate")
+    else:
+        review = (f"{_n(cu.reviewed)} of the {_n(cu.total)} pairs were reviewed by a person beside their source "
+                  f"document with mtcb-curate")
+    if cu.accepted and published == cu.accepted:
+        what = f"only the {_n(published)} accepted pairs are published, with the curator's edits"
+        if cu.undecided:
+            what += f"; the {_n(cu.undecided)} pairs not decided yet are not"
+    elif cu.reviewed == 0:
+        what = (f"the {_n(published)} published pairs are the source's pairs as given, checked only by the "
+                f"automatic checklist below")
+    else:
+        what = (f"{_n(published)} pairs are published, {_n(cu.accepted)} of them accepted; the others were "
+                f"published without a decision")
+    return f"{review}: {what}."
+
+
 def render_section(c: CardContent) -> str:
     """Our block of the card as Markdown (without the markers); deterministic (no dates).
 
@@ -391,9 +445,7 @@ def render_section(c: CardContent) -> str:
     out += ["### Fields", "", f"{code_md(c.corpus_config)}:", ""] + _fields_table(c.corpus_fields)
     out += ["", f"{code_md(c.questions_config)}:", ""] + _fields_table(c.questions_fields) + [""]
     cu = c.curation
-    out += ["### Curation", "",
-            "Pairs were reviewed by a person beside their source document with mtcb-curate; only "
-            "accepted pairs are published, with the curator's edits.", "",
+    out += ["### Curation", "", curation_text(cu, int(counts.get("questions", 0))), "",
             "| pairs | reviewed | accepted | rejected | skipped | flagged | undecided | edited | regenerated "
             "| generated |",
             "|---|---|---|---|---|---|---|---|---|---|",

@@ -56,7 +56,13 @@ from mtcb_curate.hub.plan import (
     check_gate,
     commit_description,
 )
+from mtcb_curate.dataset.hub_requests import HubNoAnswer, patience
 from mtcb_curate.hub.quiet import Retry, quiet_datasets
+
+#: Seconds a publish (or the reading of the Hub before it) waits for the Hub's next answer
+#: before giving up (``dataset.hub_requests.patience``): a long upload that keeps being
+#: answered is never cut.
+HUB_PATIENCE = 60.0
 from mtcb_curate.hub.tables import ColumnNames, build_tables, published_columns
 from mtcb_curate.store.session import ReviewSession
 
@@ -155,7 +161,7 @@ def _read_hub(repo_id: str, revision: str, token: str | None, names: ColumnNames
             on_retry(retry.line(step))
 
     try:
-        with quiet_hub(retried):
+        with quiet_hub(retried), patience(HUB_PATIENCE):
             try:
                 info = api.repo_info(repo_id, repo_type="dataset", revision=revision)
                 state.repo_exists = state.revision_exists = True
@@ -383,6 +389,10 @@ def _explain(exc: BaseException, *, step: str, repo_id: str, revision: str, done
             return PublishError(Kind.NETWORK, f"cannot reach the Hugging Face Hub at {constants.ENDPOINT} while {step} "
                                               f"(no network?): check the connection or HF_ENDPOINT, then publish again; "
                                               f"{nothing}")
+    silent = next((e for e in chain if isinstance(e, HubNoAnswer)), None)
+    if silent is not None:
+        return PublishError(Kind.SERVER, f"{silent} while {step}: try again later (if the commit did land, the "
+                                         f"retry says the Hub changed: plan again then); the workspace is unchanged")
     for e in chain:
         if isinstance(e, (httpx2.TransportError, ConnectionError)):
             detail = " ".join(str(e).split())[:120] or type(e).__name__
@@ -486,7 +496,7 @@ def publish(plan: PublishPlan, *, gate_passed: bool, force: bool = False, reason
         if on_retry is not None:
             on_retry(retry.line(step))
 
-    with quiet_hub(retried):
+    with quiet_hub(retried), patience(HUB_PATIENCE):
         try:
             api.whoami()
             step = f"reading {repo_id}"

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from mtcb_curate.files import atomic_write_bytes
+from mtcb_curate.files import write_folder
 
 CORPUS_CONFIG = "corpus"
 QUESTIONS_CONFIG = "questions"
@@ -146,24 +146,16 @@ def layout_files(corpus: TableLike, questions: TableLike, *, readme: str,
 
 
 def write_files(folder: Path, files: Mapping[str, bytes]) -> dict[str, Path]:
-    """Write ``{relative path: bytes}`` under ``folder``, each file atomically (temp + rename).
+    """Write ``{relative path: bytes}`` under ``folder`` (``files.write_folder``): all or
+    nothing; a failure leaves no partial folder behind.
 
     Returns ``{relative path: written path}``. Other files in ``folder`` are left alone.
 
     Raises:
-        OSError: the folder cannot be created or written.
+        OSError: the folder cannot be created or written (``filename``: the file's final path).
         ValueError: a path would leave ``folder``.
     """
-    folder = Path(folder)
-    out: dict[str, Path] = {}
-    for rel, data in files.items():
-        if rel.startswith("/") or ".." in Path(rel).parts:
-            raise ValueError(f"refusing to write outside {folder}: {rel!r}")
-        dest = folder / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(dest, data)
-        out[rel] = dest
-    return out
+    return write_folder(Path(folder), files)
 
 
 def write_hub_layout(folder: Path, corpus: TableLike, questions: TableLike, *, body: str = "",

@@ -116,9 +116,10 @@ class PublishPlan:
         passed = self.checklist_passed if gate_passed is None else gate_passed
         content = replace(self.content, checklist_passed=passed, force_reason=force_reason, license=self.license)
         try:
+            defaults, facts = cardmod.card_metadata(self.dataset_name, self.questions.num_rows)
             return cardmod.merge_card(self.base_card, configs=config_entries((self.corpus_config, self.questions_config)),
                                       section=cardmod.render_section(content), title=self.dataset_name,
-                                      license=self.license)
+                                      license=self.license, metadata=defaults, facts=facts)
         except cardmod.CardError as exc:
             raise PublishError(Kind.CARD, f"{self.repo_id}: {exc}") from None
 
@@ -480,5 +481,6 @@ def dry_run(plan: PublishPlan, folder: Path, *, gate_passed: bool | None = None,
     try:
         return write_files(folder, files)
     except OSError as exc:
-        raise PublishError(Kind.DRY_RUN, f"{folder}: cannot write ({exc.strerror or exc})") from None
+        raise PublishError(Kind.DRY_RUN, f"{exc.filename or folder}: cannot write ({exc.strerror or exc}); "
+                                         f"nothing was left in {folder}") from None
 

@@ -253,13 +253,23 @@ class Workspace(SharedStore):
                 raise WorkspaceError(f"{path}: no workspace here to open read-only")
             conn, snapshot = _open_reader(path, db)
             return cls(path, conn, (), True, snapshot, curator)
+        new = not db.exists()
+        made = _missing_folders(path)
+        lock_was_there = (path / LOCK_NAME).exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            _undo_new_workspace(path, made, lock_was_there)
             kind = {"full": WorkspaceFull, "read-only": WorkspaceReadOnly}.get((_fault(path, exc) or ("",))[0],
                                                                                WorkspaceError)
             raise kind(f"{path}: cannot create the workspace folder ({exc.strerror})") from None
-        lock_fds = _take_lock(path)
+        try:
+            lock_fds = _take_lock(path)
+        except WorkspaceError as exc:
+            if new and not isinstance(exc, WorkspaceLocked):
+                _undo_new_workspace(path, made, lock_was_there)
+                raise type(exc)(_not_created(path, exc)) from None
+            raise
         conn = None
         try:
             conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
@@ -288,11 +298,17 @@ class Workspace(SharedStore):
         except sqlite3.DatabaseError as exc:
             _close_quietly(conn)
             _release(lock_fds)
-            raise (_storage_error(path, exc, opening=True)
-                   or WorkspaceError(f"{db}: not a usable workspace ({exc})")) from None
-        except WorkspaceError:
+            error = (_storage_error(path, exc, opening=True)
+                     or WorkspaceError(f"{db}: not a usable workspace ({exc})"))
+            if new:  # a workspace refused at birth leaves nothing that later reads as a broken one
+                _undo_new_workspace(path, made, lock_was_there)
+                raise type(error)(_not_created(path, error)) from None
+            raise error from None
+        except BaseException:
             _close_quietly(conn)
             _release(lock_fds)
+            if new:
+                _undo_new_workspace(path, made, lock_was_there)
             raise
         return cls(path, conn, lock_fds, False, curator=curator)
 
@@ -523,6 +539,43 @@ def _fault(path: Path, exc: BaseException) -> tuple[str, str] | None:
         if st.f_flag & getattr(os, "ST_RDONLY", 1) or not os.access(path, os.W_OK):
             return "read-only", text
     return None
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders ``path.mkdir(parents=True)`` would make, outermost first."""
+    out: list[Path] = []
+    p = Path(path)
+    while not p.exists() and p.parent != p:
+        out.insert(0, p)
+        p = p.parent
+    return out
+
+
+def _undo_new_workspace(path: Path, made: list[Path], lock_was_there: bool) -> None:
+    """Remove what opening a NEW workspace in ``path`` made before it failed: the database (and
+    its ``-wal``/``-shm``), the lock file unless it was there before, and the folders made for
+    it (only when empty). Never raises."""
+    names = [DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"] + ([] if lock_was_there else [LOCK_NAME])
+    for name in names:
+        try:
+            (path / name).unlink(missing_ok=True)
+        except OSError:
+            pass
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+def _not_created(path: Path, error: WorkspaceError) -> str:
+    """The message for a new workspace refused at its creation: what was wrong, and that
+    nothing was left behind."""
+    if isinstance(error, WorkspaceFull):
+        return (f"{path}: cannot create the workspace: the disk is full; nothing was left behind. "
+                f"Free some space and try again")
+    text = str(error)
+    return f"{text.rstrip('.')}; the new workspace was not created and nothing was left behind"
 
 
 def _storage_error(path: Path, exc: BaseException, *, opening: bool) -> WorkspaceError | None:

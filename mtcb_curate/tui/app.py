@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from textual import events
@@ -35,9 +36,12 @@ class CurateApp(App[None]):
     COMMANDS = App.COMMANDS | {ReviewCommands}
 
     def __init__(self, session: ReviewSession, keymap: dict[str, str] | None = None,
-                 config_path: Path | None = None) -> None:
+                 config_path: Path | None = None, hub_load=None) -> None:
+        """``hub_load``: the Hub load still running after the bundled sample opened
+        (``app.sources.HubLoad``), or None; its outcome is shown in the top bar when it ends."""
         super().__init__()
         self.session = session
+        self.hub_load = hub_load
         self.keymap = dict(keymap or {})
         self.config_path = config_path
         self.collector = CollectorPolicy()
@@ -79,6 +83,19 @@ class CurateApp(App[None]):
 
         return SteeringConfig.resolve(self.session.dataset.profile, self.config_path)
 
+    def llm_mode(self, client) -> tuple[str, bool]:
+        """The generation mode (``quote`` / ``numbered``; ``auto`` picks by the client's server)
+        and the evidence-dense option, from ``[generate]`` for the session's profile.
+
+        Raises:
+            CurateError: a bad ``[generate]`` table or an invalid file.
+        """
+        from mtcb_curate.llm.generate import resolve_mode
+        from mtcb_curate.llm.steering import generation_settings
+
+        asked, dense = generation_settings(self.session.dataset.profile, self.config_path)
+        return resolve_mode(asked, client.config.base_url), dense
+
     @property
     def attempt_log(self):
         """Every generation attempt of this app session (``llm.generate.AttemptLog``): the
@@ -94,10 +111,21 @@ class CurateApp(App[None]):
             self.set_keymap(self.keymap)
         keep_strips_acyclic()  # painted rows freed when dropped, not left to full collections
         self.collector.defer_full()
-        self.push_screen(ReviewScreen(self.session))
+        review = ReviewScreen(self.session)
+        self.push_screen(review)
+        if self.hub_load is not None:
+            threading.Thread(target=self._watch_hub_load, args=(review,), name="mtcb-hub-watch",
+                             daemon=True).start()
         # Once the first screen is drawn: keep full garbage collections out of key presses.
         self.call_after_refresh(self.collector.start)
         self.set_interval(CHECK_SECONDS, self.collector.tick)
+
+    def _watch_hub_load(self, review: ReviewScreen) -> None:
+        """Wait (on a thread of its own) for the background Hub load; tell the review screen."""
+        from mtcb_curate.tui.messages import HubLoadDone
+
+        self.hub_load.wait(None)
+        review.post_message(HubLoadDone(self.hub_load.outcome or "", self.hub_load.loaded))
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and self.key_gate.take(event):

@@ -48,6 +48,15 @@ class WorkspaceReconnected(Message, bubble=False):
 
 
 @dataclass(eq=False)
+class HubLoadDone(Message, bubble=False):
+    """The Hub load that went on in the background after the app opened the bundled sample
+    (``app.sources.HubLoad``) has finished: ``outcome`` is one line (loaded, or why not)."""
+
+    outcome: str
+    loaded: bool
+
+
+@dataclass(eq=False)
 class WorkspaceReconnecting(Message, bubble=False):
     """The shared workspace lost its connection and is replacing it (``PgWorkspace.on_reconnecting``,
     called on the thread that writes): the write waits meanwhile. ``message``: one line."""

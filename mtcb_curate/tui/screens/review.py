@@ -25,10 +25,13 @@ from mtcb_curate.app.controller import FILTERS, Outcome, ReviewController
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.workarounds.frames import PromptFrames
-from mtcb_curate.tui.messages import DecisionSettled, WorkspaceReconnected, WorkspaceReconnecting
+from mtcb_curate.tui.messages import (DecisionSettled, HubLoadDone, WorkspaceReconnected,
+                                       WorkspaceReconnecting)
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review_dialogs import Dialogs
+from mtcb_curate.tui.screens.chunk_fit import ChunkFitActions
 from mtcb_curate.tui.screens.review_findability import FindabilityWork
+from mtcb_curate.tui.screens.shrink_ahead import ShrinkAhead
 from mtcb_curate.tui.screens.review_keys import BINDINGS
 from mtcb_curate.tui.screens.review_painting import Painting
 from mtcb_curate.tui.screens.review_analysis import AnalysisWork
@@ -66,7 +69,8 @@ COMMIT_PATIENCE_S = 0.25
 SOURCE_BAR_ROWS = 3
 
 
-class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrames, KeepsPaintedLines,
+class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrames,
+                   KeepsPaintedLines,
                    CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys.
 
@@ -383,6 +387,18 @@ class ReviewScreen(Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrame
             self._update_progress()
         else:
             self.notify(message.message, severity="warning", timeout=8, markup=False)
+
+    @on(HubLoadDone)
+    def _hub_load_done(self, message: HubLoadDone) -> None:
+        """The background Hub load ended: its outcome becomes the top bar's "why this source"
+        and a notice (the sample stays open: its decisions are in the sample's workspace)."""
+        from dataclasses import replace
+
+        ds = self.session.dataset
+        ds.source = replace(ds.source, reason=message.outcome)
+        self._refresh_source_bar()
+        self.notify(message.outcome, severity="information" if message.loaded else "warning", timeout=20,
+                    markup=False)
 
     def action_quit(self) -> None:
         """Quit (every decision is already saved)."""
