@@ -127,9 +127,9 @@ class Keys:
 
 def _fast_review() -> None:
     """The passage scan and locate start with the first frame (the tests' ``review_at_once``)."""
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
-    review_passes.SCAN_DELAY_S = 0.0
+    review_analysis.ANALYSIS_DELAY_S = 0.0
     review_painting.LOCATE_DELAY_S = 0.0
 
 

@@ -59,7 +59,7 @@ def main() -> None:
         s = open_session(Options("ficha", source=[str(args.data)], workspace=Path(tmp) / "ws"))
         print(f"loaded {len(s):,} pairs in {time.perf_counter() - t:.2f} s")
         t = time.perf_counter()
-        filters.warm(s)  # what the review screen's start-up worker does before a first query
+        filters.warm(s)  # what the review screen does as the filter bar opens, before a first query
         gc.freeze()  # and the app's collector then (tui/memory.py refreeze): no full collection walks them
         print(f"warm-up (lower-cased texts, Arrow columns, \\d \\w \\s ranges; off the key path): "
               f"{time.perf_counter() - t:.2f} s")

@@ -62,33 +62,53 @@ def opened(source: Path | None, ws: Path | None, name: str = "ficha", **kw) -> R
 # -- the review app under run_test --------------------------------------------------------
 
 
-async def settle(app, pilot) -> None:
-    """Let timers due now (the passage scan) start their workers, wait for every worker, and
-    let the app process what they posted."""
+#: Longest wait for the review screen's analysis in ``settle`` (seconds): a guard against a hang
+#: (the analysis of a test's few pairs takes about a second), not a speed target.
+ANALYSIS_WAIT_S = 120.0
+
+
+def _analysis_busy(app) -> bool:
+    return any(getattr(screen, "analysis_busy", False) for screen in app.screen_stack)
+
+
+async def settle(app, pilot, analysis: bool = True) -> None:
+    """Let timers due now start their workers, wait for every worker and (``analysis``) for the
+    review screen's analysis in its worker process, and let the app process what they posted."""
+    import time
+
     from textual.worker import WorkerCancelled
 
     await pilot.pause()
-    for _ in range(20):  # an exclusive worker replaced by a newer one is cancelled: wait again
-        try:
-            await app.workers.wait_for_complete()
+    end = time.monotonic() + ANALYSIS_WAIT_S
+    while True:
+        for _ in range(20):  # an exclusive worker replaced by a newer one is cancelled: wait again
+            try:
+                await app.workers.wait_for_complete()
+                break
+            except WorkerCancelled:
+                await pilot.pause()  # superseded by a newer worker of its exclusive group: wait for that one
+        await pilot.pause()
+        if not analysis or not _analysis_busy(app):
             break
-        except WorkerCancelled:
-            await pilot.pause()  # superseded by a newer worker of its exclusive group: wait for that one
-    await pilot.pause()
+        if time.monotonic() > end:
+            raise TimeoutError(f"the review screen's analysis did not finish in {ANALYSIS_WAIT_S:.0f} s")
+        while _analysis_busy(app) and time.monotonic() < end:
+            await pilot.pause(0.02)
+        await pilot.pause()
 
 
 @asynccontextmanager
 async def review_app(session: ReviewSession, size: tuple[int, int] = SIZE, close: bool = True,
-                     **app_options) -> AsyncIterator[tuple]:
-    """``CurateApp(session, **app_options)`` under ``run_test(size=size)``, settled; yields
-    ``(app, pilot)``. The session's workspace is closed on the way out (also on failure)
-    unless ``close`` is False."""
+                     settle_analysis: bool = True, **app_options) -> AsyncIterator[tuple]:
+    """``CurateApp(session, **app_options)`` under ``run_test(size=size)``, settled (with its
+    analysis unless ``settle_analysis`` is False); yields ``(app, pilot)``. The session's
+    workspace is closed on the way out (also on failure) unless ``close`` is False."""
     from mtcb_curate.tui.app import CurateApp
 
     app = CurateApp(session, **app_options)
     try:
         async with app.run_test(size=size) as pilot:
-            await settle(app, pilot)
+            await settle(app, pilot, analysis=settle_analysis)
             yield app, pilot
     finally:
         if close:
@@ -136,11 +156,11 @@ def current(app) -> int | None:
 
 
 def review_at_once(monkeypatch) -> None:
-    """Start the review screen's passage scan and locate with the first frame (no delay), so
+    """Ask for the review screen's analysis and locate with the first frame (no delay), so
     :func:`settle` sees their results."""
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
-    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 0.0)
     monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 

@@ -119,12 +119,12 @@ def big_source(tmp_path) -> Path:
 
 async def test_moving_between_pairs_of_a_big_document_verifies_on_no_key(big_source, tmp_path, monkeypatch):
     from mtcb_curate.app import verdicts
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
     # The document counts as "big" (the real threshold is megabytes); no worker starts while
     # the keys are pressed (the scan and the full check are far away).
     monkeypatch.setattr(verdicts, "INLINE_MAX_CHARS", 10_000, raising=False)
-    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 3600.0)
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 3600.0)
     monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 3600.0)
     verify = Spy(verdicts.verify_pair)
     monkeypatch.setattr(verdicts, "verify_pair", verify)
@@ -217,54 +217,6 @@ def test_line_index_wraps_as_wrap_rows_on_the_printable_text(text: str, width: i
     assert list(index.wrap(width)) == wrap_rows(lines, starts, width, wide if any(wide) else None)
 
 
-# -- searching a big document in a worker ----------------------------------------------------
-
-class RecordingStr(str):
-    """A document that records how many positions each ``find`` call searches."""
-
-    spans: list[int]
-
-    def find(self, sub, start=0, end=None):  # type: ignore[override]
-        stop = len(self) if end is None else end
-        self.spans.append(stop - (start or 0))
-        return str.find(self, sub, start, end)
-
-
-def test_searching_a_big_document_is_done_in_short_calls(monkeypatch):
-    from mtcb_curate.verify import normalize
-    from mtcb_curate.verify.search import _count, _offsets
-
-    monkeypatch.setattr(normalize, "FIND_SPAN", 1000, raising=False)
-    base = big_text(2000)
-    doc = RecordingStr(base)
-    doc.spans = []
-    passage = "Line 1331 of the filing"
-    assert _offsets(doc, passage) == ([base.index(passage)], 1)
-    assert _count(doc, "Line 13") == base.count("Line 13") > 50
-    # Each call searches at most FIND_SPAN + len(needle) - 1 positions (the lock is released
-    # between calls), never the whole document.
-    assert max(doc.spans) <= 1000 + len(passage)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    hay=st.text(alphabet="ab\n", max_size=60),
-    needle=st.text(alphabet="ab", max_size=4),
-    start=st.integers(min_value=0, max_value=70),
-    span=st.integers(min_value=1, max_value=9),
-)
-def test_find_in_pieces_is_str_find(hay: str, needle: str, start: int, span: int) -> None:
-    from mtcb_curate.verify import normalize
-
-    old = normalize.FIND_SPAN
-    normalize.FIND_SPAN = span
-    try:
-        assert normalize.find(hay, needle, start) == hay.find(needle, start)
-        assert normalize.find(hay.encode(), needle.encode(), start) == hay.encode().find(needle.encode(), start)
-    finally:
-        normalize.FIND_SPAN = old
-
-
 # -- memory: the skeleton index of a big document ---------------------------------------------
 
 def test_skeleton_index_makes_no_eight_byte_copy_of_the_document():
@@ -305,9 +257,9 @@ async def test_moving_between_pairs_asks_for_no_layout_pass(big_source, tmp_path
     pass over the whole screen, 10-15 ms, on every key."""
     from textual.widget import Widget
 
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
-    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 3600.0)
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 3600.0)
     monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 3600.0)
     session = open_session(Options("ficha", source=[str(big_source)], workspace=tmp_path / "ws"))
     app = CurateApp(session)

@@ -53,9 +53,9 @@ def opened(source: Path, ws: Path):
 
 @pytest.fixture(autouse=True)
 def scan_at_once(monkeypatch):
-    from mtcb_curate.tui.screens import review_painting, review_passes
+    from mtcb_curate.tui.screens import review_analysis, review_painting
 
-    monkeypatch.setattr(review_passes, "SCAN_DELAY_S", 0.0)
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 0.0)
     monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
 
 

@@ -267,37 +267,12 @@ def test_question_form_and_type_criteria_follow_the_rules_on_current_texts(tmp_p
 
 
 def test_arrow_column_of_many_texts_matches_pyarrows_own():
-    """``_string_array`` fills the data buffer a slice of ``_JOIN_TEXTS`` texts at a time."""
+    """``_string_array`` builds the same column as ``pyarrow.array`` (without importing pandas)."""
     import pyarrow as pa
 
     from mtcb_curate.app import filters
 
-    texts = [f"passage {i}: net revenue €{i:,} — “quoted” " * (i % 5) for i in range(3 * filters._JOIN_TEXTS + 7)]
+    texts = [f"passage {i}: net revenue €{i:,} — “quoted” " * (i % 5) for i in range(3 * 1024 + 7)]
     got = filters._string_array(texts)
     assert got.equals(pa.array(texts, type=pa.large_string()))
     assert filters._string_array([]).equals(pa.array([], type=pa.large_string()))
-
-
-def test_prepare_imports_the_arrow_kernels_for_a_large_session_only(monkeypatch):
-    """``prepare`` runs on the app's thread before the first frame: the start-up worker's
-    ``warm`` then imports nothing (a first import holds the GIL in C calls)."""
-    import builtins
-
-    from mtcb_curate.app import filters
-
-    imported = []
-    real = builtins.__import__
-
-    def spy(name, *args, **kwargs):
-        imported.append(name)
-        return real(name, *args, **kwargs)
-
-    class Session:
-        def __init__(self, n):
-            self.pairs = [None] * n
-
-    monkeypatch.setattr(builtins, "__import__", spy)
-    filters.prepare(Session(filters.ARROW_MIN_PAIRS - 1))
-    assert "pyarrow.compute" not in imported
-    filters.prepare(Session(filters.ARROW_MIN_PAIRS))
-    assert "pyarrow.compute" in imported

@@ -1,7 +1,7 @@
 """The order of layers, read from the source with ``ast`` (imports at module level and inside
 functions alike):
 
-    utilities (config, errors, plaintext, resources, files, collector, threads, the package root)
+    utilities (config, errors, plaintext, resources, files, collector, arrays, the package root)
       <- dataset <- evidence <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
                                                                            (the domain)
       <- app                                                               (the application layer)
@@ -26,13 +26,14 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
 
 #: Cross-cutting modules at the package's top level (and the package root, ``__version__``).
-UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "threads", "arrays")
+UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "arrays")
 #: The domain packages, bottom-up: each may import the utilities and the packages before it.
 DOMAIN = ("dataset", "evidence", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
 APPLICATION = ("app",)
 FRONT_ENDS = ("cli", "tui")
-#: ``python -m mtcb_curate``: calls the CLI.
-ENTRY = ("__main__",)
+#: ``python -m mtcb_curate``: calls the CLI; ``python -m mtcb_curate.worker``: the review app's
+#: analysis worker process (its stdin and stdout are pipes to the app, never a terminal).
+ENTRY = ("__main__", "worker")
 
 RANK = {part: 0 for part in UTILITIES}
 RANK.update({part: 1 + i for i, part in enumerate(DOMAIN)})

@@ -64,61 +64,6 @@ def test_refreeze_moves_new_objects_out_of_full_collections():
         policy.restore()
 
 
-def test_no_full_collection_while_a_pass_holds(monkeypatch):
-    policy = CollectorPolicy()
-    policy.start()
-    try:
-        monkeypatch.setattr(memory, "FORCE_AFTER", 1)
-        monkeypatch.setattr(memory, "IDLE_SECONDS", 0.0)
-        with policy.holding():
-            with policy.holding():  # a second pass at the same time
-                junk = [[i] for i in range(50_000)]
-                del junk
-                gc.collect(1)
-                assert gc.get_count()[2] > 0
-                assert policy.tick() is False  # overdue and idle, but held
-            assert policy.tick() is False  # the other pass still runs
-        assert policy.full_collections == 0
-        junk = [[i] for i in range(50_000)]
-        del junk
-        gc.collect(1)
-        assert policy.tick() is True  # released: the usual policy again
-    finally:
-        policy.restore()
-
-
-def test_no_automatic_collection_while_a_pass_holds_and_its_results_are_frozen_after():
-    policy = CollectorPolicy()
-    policy.start()
-    try:
-        assert gc.isenabled()
-        with policy.holding():
-            with policy.holding():  # a second pass at the same time
-                assert not gc.isenabled()
-                kept = [[i] for i in range(20_000)]  # a pass's results
-                frozen = gc.get_freeze_count()
-            assert not gc.isenabled()  # the other pass still runs
-        assert gc.isenabled()
-        assert gc.get_freeze_count() >= frozen + len(kept) // 2  # frozen (others may die meanwhile)
-    finally:
-        policy.restore()
-
-
-def test_holding_leaves_a_collector_switched_off_as_it_was_and_freezes_nothing_before_start():
-    policy = CollectorPolicy()
-    gc.disable()
-    try:
-        with policy.holding():
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-    before = gc.get_freeze_count()
-    with policy.holding():
-        kept = [[i] for i in range(1000)]
-    assert gc.isenabled() and gc.get_freeze_count() == before and kept
-
-
 _ARENA_PROBE = r"""
 import ctypes, ctypes.util, sys, tempfile, threading
 from mtcb_curate.tui.memory import limit_heap_arenas
@@ -202,10 +147,6 @@ def test_the_timer_runs_young_collections_between_keys(monkeypatch):
         policy.tick()
         assert collected[-1] == 1  # a generation-0 collection since the last of generation 1
         assert policy.young_collections == 2
-        with policy.holding():
-            collected.clear()
-            policy.tick()
-            assert collected == [] and policy.young_collections == 2  # a pass runs: none
         assert policy.full_collections == 0
     finally:
         gc.callbacks.remove(seen)

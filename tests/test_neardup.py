@@ -582,33 +582,40 @@ def _session_with_hard_passages(tiny, tmp_path):
     return session
 
 
-def test_the_scan_s_verbatim_spans_are_what_searching_the_documents_finds(tiny, tmp_path):
+def _analysis_spans(session, tmp_path):
+    """The spans the analysis worker locates passages by: from a verification of every pair."""
+    from mtcb_curate.app import analysis_store, analysis_worker
+    from mtcb_curate.verify import verify_dataset
+
+    report = verify_dataset(session.dataset, session.edited_texts(), fuzzy=False, count_tokens=False,
+                            index=session.corpus_index, pairs=list(session.pairs))
+    path = tmp_path / "verdicts.npz"
+    analysis_store.write_verdicts(path, report.results, [b"k" * 16] * len(report.results), "corpus")
+    passages = [session.view(pid).passage for pid in range(len(session))]
+    return analysis_worker.located_spans(analysis_store.VerdictTable.read(path), passages)
+
+
+def test_the_analysis_s_verbatim_spans_are_what_searching_the_documents_finds(tiny, tmp_path):
     from mtcb_curate.app import clusters as app_clusters
-    from mtcb_curate.app.verdicts import Verdicts
 
     session = _session_with_hard_passages(tiny, tmp_path)
-    verdicts = Verdicts(session)
-    verdicts.scan()
-    located = verdicts.verbatim_spans()
+    located = _analysis_spans(session, tmp_path)
     assert 0 not in located and located[2] is not None
     items = app_clusters.session_items(session)
-    assert passage_spans(session.dataset, items, known=located) == passage_spans(session.dataset, items)
+    assert located == passage_spans(session.dataset, items)
     # A located span is used as given, and a None is "not verbatim": nothing is searched for them.
     assert passage_spans(session.dataset, items, known={1: (7, 9), 2: None}) == {
         **{k: v for k, v in passage_spans(session.dataset, items).items() if k not in (1, 2)}, 1: (7, 9)}
 
 
-def test_the_scan_s_verbatim_spans_on_the_real_filings(shared_data, tmp_path):
+def test_the_analysis_s_verbatim_spans_on_the_real_filings(shared_data, tmp_path):
     from mtcb_curate.app import clusters as app_clusters
     from mtcb_curate.app.sources import Options, open_session
-    from mtcb_curate.app.verdicts import Verdicts
 
     session = open_session(Options("financebench", source=[str(shared_data)], workspace=str(tmp_path / "ws")))
-    verdicts = Verdicts(session)
-    verdicts.scan()
     items = app_clusters.session_items(session)
     found = passage_spans(session.dataset, items)
-    assert found and passage_spans(session.dataset, items, known=verdicts.verbatim_spans()) == found
+    assert found and _analysis_spans(session, tmp_path) == found
 
 
 def test_a_link_set_groups_again_only_when_the_pairs_or_marks_change(monkeypatch):

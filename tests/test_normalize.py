@@ -338,3 +338,28 @@ def test_the_one_pass_ascii_level_maps_like_the_two_passes(text, data):
 @given(st.one_of(_one_pass_texts, _any_texts))
 def test_normalize_text_at_the_ascii_level_is_the_two_passes_text(text):
     assert normalize_text(text, "ascii") == _two_passes(text).text
+
+
+def _scanned(skeleton: bytes, needle: bytes, limit: int) -> list[int]:
+    out, i = [], skeleton.find(needle)
+    while i >= 0 and len(out) < limit:
+        out.append(i)
+        i = skeleton.find(needle, i + 1)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab0 ", min_size=0, max_size=400), cuts=st.lists(st.tuples(
+    st.integers(min_value=0, max_value=400), st.integers(min_value=0, max_value=24)), max_size=20),
+    limit=st.integers(min_value=1, max_value=9))
+def test_find_all_through_the_window_index_is_find_all_by_scanning(text, cuts, limit):
+    """Once a skeleton has indexed its windows, ``find_all`` gives the offsets a scan gives:
+    every occurrence, overlapping ones too, ascending, at most ``limit``."""
+    index = normalize_module.SkeletonIndex(text)
+    sk = index.skeleton
+    needles = [sk[a:a + n] for a, n in cuts] + [b"ab" * 7, b"0" * 12, b"z" * 12]
+    index._finds = normalize_module.INDEX_AFTER  # the next long needle builds the index
+    for needle in needles:
+        assert index.find_all(needle, limit=limit) == ([] if not needle else _scanned(sk, needle, limit))
+    if len(sk) >= normalize_module.GRAM and any(len(x) >= normalize_module.GRAM for x in needles):
+        assert index._grams is not None

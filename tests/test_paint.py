@@ -587,9 +587,9 @@ async def test_the_warm_up_works_out_the_problems_of_the_queue_rows_a_page_ahead
         assert all(screen.controller.problems_cached(pid) for pid in ahead[:2 * review_painting.WARM_QUEUE_ROWS])
 
 
-async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(ws):
+async def test_a_key_waiting_stops_the_warm_up_between_two_steps(ws):
     """A held key's next key comes about 20 ms after the last: the warm-up between them stops
-    at its next step once the input thread has read a key, and keeps what it made."""
+    at its next step once a key waits for the app, and keeps what it made."""
     from support import opened, review_app
 
     session = opened(None, ws, sample=True)
@@ -600,12 +600,14 @@ async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(
         screen.controller.forget_problems()
         worked: list[int] = []
         problems = screen.controller.problems
+        waiting = [False]
         keys = [1]
+        screen._keys_waiting = lambda: waiting[0]
 
         def a_key_comes(pid):
             worked.append(pid)
-            if len(worked) == 2 and keys:  # the next pair's panel, then a queue row: a key is read
-                app.key_holds.arrived()
+            if len(worked) == 2 and keys:  # the next pair's panel, then a queue row: a key waits
+                waiting[0] = True
                 keys.pop()
             return problems(pid)
 
@@ -614,6 +616,7 @@ async def test_a_key_read_from_the_terminal_stops_the_warm_up_between_two_steps(
         assert worked == ahead[:2]
         assert [pid for pid in ahead if screen.controller.problems_cached(pid)] == ahead[:2]
         worked.clear()
+        waiting[0] = False
         screen._warm_next(screen._shown_count)  # no key this time: the warm-up goes on from there
         assert worked[0] == ahead[0] and len(worked) > 2
         assert all(screen.controller.problems_cached(pid) for pid in worked)

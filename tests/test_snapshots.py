@@ -2,9 +2,9 @@
 
 The app runs on the bundled sample with a fresh workspace (its path is not on screen: the top
 bar names the bundled sample), animations off (the ``isolated_env`` fixture sets
-``TEXTUAL_ANIMATIONS=none``), the textual-dark theme, and every worker (the passage scan, the
-near-duplicate search, the set-wide checks) finished before the screenshot, so a run gives the
-same SVG every time. The pace reads ``— pairs/h`` until a pair is decided, and no pair is.
+``TEXTUAL_ANIMATIONS=none``), the textual-dark theme, and every worker and the session's
+analysis (its worker process) finished before the screenshot, so a run gives the same SVG every
+time. The pace reads ``— pairs/h`` until a pair is decided, and no pair is.
 
 The SVGs are in ``tests/__snapshots__/test_snapshots/``; after a deliberate change to the
 screen, look at the failing report (``snapshot_report.html``) and regenerate them with
@@ -25,13 +25,12 @@ SIZES = [(80, 24), (120, 30), (160, 48)]
 
 
 async def _settled(pilot) -> None:
-    """The theme fixed, every worker done and its results drawn."""
+    """The theme fixed, every worker and the analysis done and their results drawn."""
+    from support import settle
+
     app = pilot.app
     app.theme = "textual-dark"
-    for _ in range(3):  # a finished worker may start another (scan -> clusters, set checks)
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(app, pilot)
 
 
 @pytest.fixture

@@ -62,8 +62,8 @@ async def test_press_f_fills_every_line_and_a_repair_rescores_that_pair_only(sam
         await settle(app, pilot)
         before = _line(app)
         scored = []
-        real = screen.controller.findability.score_pair
-        monkeypatch.setattr(screen.controller.findability, "score_pair", lambda pid: scored.append(pid) or real(pid))
+        real = screen.controller.findability.score_pairs
+        monkeypatch.setattr(screen.controller.findability, "score_pairs", lambda ids: scored.extend(ids) or real(ids))
         old = session.view(target).passage
         await pilot.press("s")
         await settle(app, pilot)

@@ -10,7 +10,8 @@ import pytest
 from textual.command import CommandList, CommandPalette
 
 from mtcb_curate.dataset.model import Status
-from mtcb_curate.tui.messages import LLMFailed, LLMProgress, PassagesScanned, VerdictCompleted
+from mtcb_curate.app.analysis import AnalysisFailed, AnalysisProgress
+from mtcb_curate.tui.messages import AnalysisMessage, LLMFailed, LLMProgress, VerdictCompleted
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.dedup import DedupScreen
 from mtcb_curate.tui.screens.help import HelpScreen
@@ -32,16 +33,21 @@ def from_thread(post) -> None:
 # -- messages: posted from a thread, handled by the screen ------------------------------------------
 
 
-async def test_a_scan_result_posted_from_a_thread_marks_the_queue_and_the_progress(tiny, tmp_path):
+async def test_analysis_events_posted_from_a_thread_reach_the_progress_bar_and_the_curator(tiny, tmp_path):
     session = opened(tiny, tmp_path / "ws")
     async with review_app(session) as (app, pilot):
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
-        assert "1 passages not verbatim" in text_of(app, "#progress")  # the real scan: pair 2
-        from_thread(lambda: screen.post_message(PassagesScanned({0, 1, 2})))
-        await settle(app, pilot)
-        assert screen.controller.not_verbatim == {0, 1, 2}
-        assert "3 passages not verbatim" in text_of(app, "#progress")
+        assert "1 passages not verbatim" in text_of(app, "#progress")  # the real analysis: pair 2
+        from_thread(lambda: screen.post_message(AnalysisMessage(AnalysisProgress("links", 5, 10))))
+        await pilot.pause()
+        assert "analysing: near-duplicates 5/10… (esc stops)" in text_of(app, "#progress")
+        told = []
+        screen.notify = lambda message, **kw: told.append(message)
+        from_thread(lambda: screen.post_message(AnalysisMessage(AnalysisFailed("the analysis process stopped"))))
+        await pilot.pause()
+        assert "analysing" not in text_of(app, "#progress")
+        assert told == ["Analysis: the analysis process stopped"]
 
 
 async def test_a_verdict_for_a_passage_edited_since_is_dropped(tiny, tmp_path):

@@ -213,11 +213,7 @@ def private_touches(seam: str = SEAM) -> list[str]:
 
 #: Touches outside the seam that another branch deletes (not moved into the seam, to keep the
 #: merge simple). Remove an entry once its code is gone; the guard then holds it off for good.
-BEING_DELETED = {
-    # the key holds of the start-up passes' pacing (``threads.py``): the analysis moves to a
-    # worker process and deletes KeyHolds and this driver
-    "tui/app.py: HoldingDriver uses _app",
-}
+BEING_DELETED: set[str] = set()
 
 
 def test_no_private_textual_or_rich_name_outside_the_workarounds_seam():

@@ -25,7 +25,6 @@ from mtcb_curate import neardup
 from mtcb_curate.dataset.model import PASSAGE_FIELD
 from mtcb_curate.neardup import Cluster
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.threads import paced
 
 REASON_LLM = neardup.REASON_LLM
 _META_KEY = neardup.LLM_CLUSTERS_KEY
@@ -37,7 +36,7 @@ def session_items(session: ReviewSession, ids: Iterable[int] | None = None) -> l
     passages = session.edited_texts(PASSAGE_FIELD)
     pairs = session.pairs
     out = []
-    for pid in paced(range(len(session)) if ids is None else ids, every=1024):
+    for pid in range(len(session)) if ids is None else ids:
         pair = pairs[pid]
         out.append(neardup.Item(pid, pair.doc_key, questions.get(pid, pair.question), answers.get(pid, pair.answer),
                                 passages.get(pid, pair.passage)))
@@ -76,10 +75,9 @@ def search(session: ReviewSession, *, threshold: float = neardup.DEFAULT_THRESHO
     current texts, with the stored LLM clusters as extra links: one search, to group with
     ``groups`` (and, for the problems line, ``checks.pair.set_check_results(search=...)``).
 
-    ``located``: where passages already are (``Verdicts.verbatim_spans``, for the current
+    ``located``: where passages already are (exact verdicts' spans, for the current
     passages); the rest are searched in their documents (``neardup.passage_spans``).
-    ``workers``: rapidfuzz threads (``-1``: every core; the review screen's background search
-    uses 1 and leaves the other core to the screen)."""
+    ``workers``: rapidfuzz threads (``-1``: every core)."""
     items = session_items(session, ids)
     extra = neardup.llm_links(session.workspace.get_meta(_META_KEY), len(session))
     return neardup.search_links(items, threshold=threshold, extra_links=extra, workers=workers,

@@ -330,8 +330,8 @@ class ReviewController:
         return f if self.status_filter is None else replace(f, statuses=frozenset({self.status_filter}))
 
     def _verdict_of(self, pid: int) -> str | None:
-        r = self.verdicts.cached(pid)
-        return None if r is None else str(r.verdict)
+        v = self.verdicts.verdict(pid)
+        return None if v is None else str(v)
 
     def outcomes_of(self, pid: int) -> frozenset[str] | None:
         """Pair ``pid``'s outcome flags across the configured chunkers (``is:discriminating``
@@ -796,6 +796,7 @@ class ReviewController:
         if edits:
             for pid in result.touched:
                 self.recheck(pid)
+            out.rescore.extend(result.touched)  # their findability, visited or not
         if p.action == app_bulk.NOT_DUPLICATES:
             self.forget_duplicates(result.touched)
         if edits or p.action == app_bulk.NOT_DUPLICATES:
@@ -803,6 +804,31 @@ class ReviewController:
         out.set_checks = True
         self.apply_filter(self.status_filter, keep=self.queue.current, out=out)  # the view stays; its pairs change
         return out.say(f"Bulk {label}: {result.count:,} pairs changed (u undoes all of it).", timeout=5)
+
+    # -- the session's analysis ----------------------------------------------------------------
+
+    def absorb_analysis(self, analysis) -> Outcome:
+        """Take a finished analysis (``app.analysis.Analysis``, from the worker process): every
+        pair's complete verdict while its texts are those analysed, the near-duplicate clusters
+        and shared-passage groups, the set-wide checks' results. Every queue row is drawn
+        again; a filtered view is applied again (a verdict or check filter may now hold other
+        pairs); the pair on screen and the progress bar too."""
+        self.verdicts.absorb(analysis)
+        self.set_results = analysis.set_results
+        self.cluster_index, self.shared_index = analysis.cluster_index, analysis.shared_index
+        self.clusters_ready = True
+        n = len(self.session)
+        bad = {pid for pid in analysis.not_exact() if pid < n}
+        for pid in range(len(analysis.passages), n):  # pairs added since the snapshot
+            self.recheck(pid)
+            if pid in self.not_verbatim:
+                bad.add(pid)
+        self.not_verbatim = bad
+        out = Outcome(show=True, progress=True)
+        if self.view_filter.empty:
+            out.rebuilt = True
+            return self._done(out)
+        return self.apply_filter(self.status_filter, keep=self.queue.current, out=out)
 
     # -- back from other screens ------------------------------------------------------------------
 

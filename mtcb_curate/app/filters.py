@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -31,7 +32,6 @@ from typing import Any
 
 from mtcb_curate.app import re2
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Status
-from mtcb_curate.threads import SharedLock, discard, paced
 from mtcb_curate.errors import CurateError
 from mtcb_curate.stats.questions import FORMS as _FORMS
 from mtcb_curate.stats.questions import TYPES as _TYPES
@@ -321,7 +321,7 @@ _MATCH_CACHE_SIZE = 16
 #: Arrow cannot hold, such as a lone surrogate), and its pairs holding a word character outside
 #: ASCII (where RE2's ``\b`` differs from Python's).
 _COLUMNS: "weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Column | None]]" = weakref.WeakKeyDictionary()
-_BUILD = SharedLock()  # the caches are built by the start-up worker and on the key path
+_BUILD = threading.RLock()  # the caches may be built by a thread and by the app's own
 
 
 @dataclass
@@ -337,24 +337,16 @@ class _Column:
 ARROW_MIN_PAIRS = 4000
 
 
-def prepare(session) -> None:
-    """Import what :func:`warm` needs for this session, on the calling thread: the app's, before
-    its first frame. From ``ARROW_MIN_PAIRS`` pairs that is ``pyarrow.compute``, whose first
-    import (its kernels registered, about 30 ms) would otherwise run in the start-up worker,
-    holding the GIL in C calls that no key can interrupt."""
-    if len(session.pairs) >= ARROW_MIN_PAIRS:
-        import pyarrow.compute  # noqa: F401
-
-
 def warm(session) -> None:
     """Build the caches a text query reads (lower-cased texts; from ``ARROW_MIN_PAIRS`` pairs,
-    the Arrow columns), so the first query of a session does not (called by the review screen's
-    start-up worker; thread-safe)."""
+    the Arrow columns), so the first query of a session does not (the review screen calls it in
+    a thread when the filter bar opens; thread-safe). At 100,000 pairs about a second of CPU
+    and 100 MB: built only for a curator who filters by text."""
     for name in TEXT_FIELDS.values():
         _lowered(session, name)
     if len(session.pairs) < ARROW_MIN_PAIRS:
         return
-    import pyarrow.compute  # noqa: F401 - imported by prepare() before the first frame, else here
+    import pyarrow.compute  # noqa: F401
 
     re2.category_ranges(r"\d")  # the six categories are made together
     for name in TEXT_FIELDS.values():
@@ -371,7 +363,7 @@ def _non_ascii_word(col: _Column) -> frozenset[int]:
     with _BUILD:
         if col.non_ascii_word is None:  # Python's \w on the texts outside ASCII only
             wide = _true_rows(pc.invert(pc.string_is_ascii(col.texts)))
-            col.non_ascii_word = frozenset(i for i in paced(wide, _BUILD) if re2.non_ascii_word(col.source[i]))
+            col.non_ascii_word = frozenset(i for i in wide if re2.non_ascii_word(col.source[i]))
         return col.non_ascii_word
 
 
@@ -384,7 +376,7 @@ def _lowered(session, name: str) -> list[str]:
         attr = "passage" if name == PASSAGE_FIELD else name
         loaded = len(session.dataset.pairs)  # the source's rows never change; added pairs may
         if low is None or len(low) < loaded:
-            low = per[name] = [getattr(p, attr).lower() for p in paced(pairs[:loaded], _BUILD)]
+            low = per[name] = [getattr(p, attr).lower() for p in pairs[:loaded]]
         del low[loaded:]
         low.extend(getattr(p, attr).lower() for p in pairs[loaded:])
         return low
@@ -400,7 +392,7 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
             loaded = len(session.dataset.pairs)
             attr = "passage" if name == PASSAGE_FIELD else name
             texts = _lowered(session, name)[:loaded] if lowered else [getattr(p, attr) for p in
-                                                                      paced(session.pairs[:loaded], _BUILD)]
+                                                                      session.pairs[:loaded]]
             try:
                 per[(name, lowered)] = _Column(_string_array(texts), texts)
             except (UnicodeError, pa.ArrowException):  # a lone surrogate: Python searches
@@ -408,15 +400,9 @@ def _column(session, name: str, lowered: bool) -> _Column | None:
         return per[(name, lowered)]
 
 
-#: Texts joined at once into an Arrow column's data buffer (``_string_array``).
-_JOIN_TEXTS = 1024
-
-
 def _string_array(texts: list[str]) -> Any:
-    """``texts`` as one Arrow large-string array, built from their UTF-8 bytes. Not
-    ``pyarrow.array(list)``: that probes for pandas and so imports it, holding the GIL in the
-    start-up worker for the whole import and stalling keys; the text is encoded in Python's loop,
-    which lets the key loop in between.
+    """``texts`` as one Arrow large-string array, built from their UTF-8 bytes (not
+    ``pyarrow.array(list)``: that probes for pandas and so imports it, about 40 MB).
 
     Raises:
         UnicodeEncodeError: a text holding a lone surrogate.
@@ -424,15 +410,10 @@ def _string_array(texts: list[str]) -> Any:
     import numpy as np
     import pyarrow as pa
 
-    encoded = [t.encode("utf-8") for t in paced(texts, _BUILD)]
+    encoded = [t.encode("utf-8") for t in texts]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in paced(encoded, _BUILD, every=1024)], out=offsets[1:])
-    # The data buffer joined from slices: one join of every text (a list of 100,000) held the GIL
-    # 10-35 ms, and so did a zeroed buffer to copy them into (bytearray: 33 ms for 50 MB); the
-    # join of the slices lets go of it while it copies.
-    chunks = [b"".join(encoded[k:k + _JOIN_TEXTS]) for k in paced(range(0, len(encoded), _JOIN_TEXTS), _BUILD)]
-    discard(encoded, _BUILD)
-    data = b"".join(chunks)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    data = b"".join(encoded)
     return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
 
 

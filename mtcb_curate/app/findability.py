@@ -189,6 +189,23 @@ class Findability:
                 self._score(spec, items, chunks, step)
             return self._lines(items)
 
+    def score_pairs(self, ids: Sequence[int]) -> dict[int, PairLines]:
+        """The lines of the pairs ``ids`` for their current texts, scored together against the
+        chunks and index cached (after a bulk change); empty when no chunker has anything
+        cached."""
+        with self._lock:
+            self._corpus()
+            items = self._items(list(ids))
+            any_cached = False
+            for spec in self.settings.chunkers:
+                chunks = self._cached_chunks(spec)
+                if chunks is not None:
+                    any_cached = True
+                    self._score(spec, items, chunks)
+                elif self._memo(spec):
+                    any_cached = True
+            return self._lines(items) if any_cached else {}
+
     def score_pair(self, pid: int) -> PairLines | None:
         """Pair ``pid``'s lines for its current texts (only it is scored, against the chunks
         and index cached); None when no chunker has anything cached."""

@@ -31,7 +31,6 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from mtcb_curate.threads import paced
 
 #: RE2's largest repeat count (``{n,m}``); larger counts are not translated.
 RE2_MAX_REPEAT = 1000
@@ -58,12 +57,10 @@ class _Untranslatable(Exception):
 
 def _all_code_points() -> str:
     """Every code point but the surrogates, in order, as one string (1,112,064 characters)."""
-    # Built a block at a time: one C call over a million code points would hold the GIL for
-    # tens of milliseconds (this runs in a worker beside the key loop).
     starts = itertools.chain(range(0, _SURROGATES[0], _BLOCK), range(_SURROGATES[1] + 1, 0x110000, _BLOCK))
     return "".join(array.array("I", range(lo, min(lo + _BLOCK, _SURROGATES[0] if lo < _SURROGATES[0]
                                                   else 0x110000))).tobytes().decode("utf-32-le")
-                   for lo in paced(starts))
+                   for lo in starts)
 
 
 _BLOCK = 0x4000
@@ -97,9 +94,8 @@ def _category_table(ascii_only: bool) -> dict[str, tuple[tuple[int, int], ...]]:
 def _ranges_in(text: str, category: str, flags: int) -> tuple[tuple[int, int], ...]:
     pattern = re.compile(f"{category}+", flags)
     out: list[tuple[int, int]] = []
-    # A block at a time: one search over a run of hundreds of thousands of characters (``\S+``)
-    # would hold the GIL for tens of milliseconds.
-    for at in paced(range(0, len(text), _BLOCK)):
+    # A block at a time (a run may go on from one block into the next: joined below).
+    for at in range(0, len(text), _BLOCK):
         block = text[at:at + _BLOCK]
         for m in pattern.finditer(block):
             first, last = ord(block[m.start()]), ord(block[m.end() - 1])

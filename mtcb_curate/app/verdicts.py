@@ -1,18 +1,22 @@
 """Verdicts of a review session's pairs, kept current as the curator edits passages.
 
-The app asks for a pair's verdict on every key, so this splits ``verify.verify_pair`` in two:
+Two sources, the more complete first:
 
-- ``quick(pid)``: exact and normalized search only (well under 5 ms on a 1 MB filing once its
-  skeleton index exists; building it costs 3-5 ms per MB the first time), never tokenizing;
-  ``quick_inline(pid)`` is what the app calls on a key: the cached verdict, or ``quick`` when
-  the pair's document has at most :data:`INLINE_MAX_CHARS` characters, else None (a 50 MB
-  filing took 40-60 ms per search and seconds for its first skeleton: that waits for a worker);
-- ``complete(pid)``: adds the fuzzy search, the other documents, the chunk window and the token
-  count (tens of ms; meant for a worker thread).
+- the session's analysis (``app.analysis``, run in a worker process): every pair's complete
+  verification (exact, normalized or fuzzy, occurrences elsewhere, chunk window, tokens) for the
+  texts it was run on, handed over with :meth:`Verdicts.absorb`;
+- pair by pair, for a pair whose passage changed since: ``quick(pid)``, exact and normalized
+  search only (well under 5 ms on a 1 MB filing once its skeleton index exists; building it
+  costs 3-5 ms per MB the first time), never tokenizing; ``quick_inline(pid)`` is what the app
+  calls on a key: the cached verdict, or ``quick`` when the pair's document has at most
+  :data:`INLINE_MAX_CHARS` characters, else None (a 50 MB filing took 40-60 ms per search:
+  that waits for a worker thread); and ``complete(pid)``, which adds the fuzzy search, the
+  other documents, the chunk window and the token count (tens of ms: a worker thread's).
 
+Results are kept per pair and passage text, so an edit, an undo or a repair simply makes the
+next call verify again; a result for another passage or ``chunk_index`` is never returned.
 ``scan()`` verifies every pair (exact and normalized; ``verify_dataset`` with ``fuzzy=False``)
-for the queue's marks and the counts. Results are cached per pair and passage text, so an
-edit, an undo or a repair simply makes the next call verify again.
+in the caller's thread, for the headless commands.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from mtcb_curate.verify import (
     verify_pair,
 )
 from mtcb_curate.dataset.token_cache import cached_count
-from mtcb_curate.threads import pace, paced
 
 #: Documents up to this many characters are verified on the caller's thread by
 #: ``quick_inline`` (at most about 5 ms of search, 20 ms for a first skeleton index); the
@@ -44,21 +47,64 @@ class Verdicts:
 
     def __init__(self, session: ReviewSession):
         self.session = session
-        self.index = session.corpus_index
         self._quick: dict[int, PairResult] = {}
         self._complete: dict[int, PairResult] = {}
+        #: The latest analysis (``app.analysis.Analysis``) whose verdicts were absorbed.
+        self._analysis = None
+
+    @property
+    def index(self):
+        """The session's ``verify.CorpusIndex`` (made when first asked for)."""
+        return self.session.corpus_index
 
     def _passage(self, pid: int) -> str:
         return self.session.view(pid).passage
+
+    def absorb(self, analysis) -> None:
+        """Take an analysis's verdicts (``app.analysis.Analysis``): each applies to its pair
+        while the pair's passage and ``chunk_index`` are those it was run on."""
+        self._analysis = analysis
+
+    def _analysed(self, pid: int, passage: str, chunk_index: int | None) -> bool:
+        """Whether the latest analysis verified pair ``pid`` with this passage and chunk_index."""
+        a = self._analysis
+        return (a is not None and pid < len(a.passages) and a.chunk_index[pid] == chunk_index
+                and a.passages[pid] == passage)
+
+    def _from_analysis(self, pid: int, passage: str, chunk_index: int | None) -> PairResult | None:
+        """The latest analysis's result for ``pid`` if it applies (made once, then kept)."""
+        if not self._analysed(pid, passage, chunk_index):
+            return None
+        r = self._analysis.verdicts.result(pid, passage)
+        self._complete[pid] = r
+        return r
+
+    def verdict(self, pid: int) -> Verdict | None:
+        """The cached verdict of the pair's current passage (None: not verified), without
+        making a ``PairResult`` from the analysis (a view filter asks for every pair)."""
+        passage = self._passage(pid)
+        chunk_index = self.session.pairs[pid].chunk_index
+        r = self._complete.get(pid)
+        if r is not None and r.passage == passage and r.chunk_index == chunk_index:
+            return r.verdict
+        if self._analysed(pid, passage, chunk_index):
+            return self._analysis.verdicts.verdict(pid)
+        r = self._quick.get(pid)
+        return r.verdict if r is not None and r.passage == passage and r.chunk_index == chunk_index else None
 
     def cached(self, pid: int) -> PairResult | None:
         """The most complete cached result for the pair's CURRENT passage and chunk_index, or None."""
         passage = self._passage(pid)
         chunk_index = self.session.pairs[pid].chunk_index
-        for store in (self._complete, self._quick):
-            r = store.get(pid)
-            if r is not None and r.passage == passage and r.chunk_index == chunk_index:
-                return r
+        r = self._complete.get(pid)
+        if r is not None and r.passage == passage and r.chunk_index == chunk_index:
+            return r
+        r = self._from_analysis(pid, passage, chunk_index)
+        if r is not None:
+            return r
+        r = self._quick.get(pid)
+        if r is not None and r.passage == passage and r.chunk_index == chunk_index:
+            return r
         return None
 
     def cached_many(self, ids) -> dict[int, PairResult]:
@@ -69,21 +115,27 @@ class Verdicts:
         edited = self.session.edited_texts(PASSAGE_FIELD)
         pairs = self.session.pairs
         out: dict[int, PairResult] = {}
-        for pid in paced(ids, every=1024):  # a worker's call gives way to the keys
+        for pid in ids:
             pair = pairs[pid]
             passage = edited.get(pid, pair.passage)
-            for store in (self._complete, self._quick):
-                r = store.get(pid)
-                if r is not None and r.passage == passage and r.chunk_index == pair.chunk_index:
-                    out[pid] = r
-                    break
+            r = self._complete.get(pid)
+            if r is None or r.passage != passage or r.chunk_index != pair.chunk_index:
+                r = self._from_analysis(pid, passage, pair.chunk_index)
+            if r is None:
+                r = self._quick.get(pid)
+                if r is not None and (r.passage != passage or r.chunk_index != pair.chunk_index):
+                    r = None
+            if r is not None:
+                out[pid] = r
         return out
 
     def is_complete(self, pid: int) -> bool:
-        """True when ``complete(pid)`` has run for the current passage."""
+        """True when the complete verification of the current passage is known (``complete``
+        ran, or the analysis verified this passage)."""
+        passage, chunk_index = self._passage(pid), self.session.pairs[pid].chunk_index
         r = self._complete.get(pid)
-        return (r is not None and r.passage == self._passage(pid)
-                and r.chunk_index == self.session.pairs[pid].chunk_index)
+        return (r is not None and r.passage == passage and r.chunk_index == chunk_index) or \
+            self._analysed(pid, passage, chunk_index)
 
     def quick(self, pid: int) -> PairResult:
         """Exact/normalized verdict of the current passage (cached; no fuzzy, no tokenizing,
@@ -114,7 +166,7 @@ class Verdicts:
         """The full verdict: ``quick`` plus fuzzy search, occurrences in other documents, the
         chunk window and the token count. Tens of ms: call it from a worker thread."""
         if self.is_complete(pid):
-            return self._complete[pid]
+            return self.cached(pid)
         r = self.quick(pid)
         r = complete_fuzzy(self.index, r)
         r = complete_elsewhere(self.index, r)
@@ -134,70 +186,8 @@ class Verdicts:
         report = verify_dataset(self.session.dataset, self.session.edited_texts(), fuzzy=False,
                                 count_tokens=False, index=self.index, pairs=list(self.session.pairs),
                                 progress=progress)
-        for r in paced(report.results, every=1024):
+        for r in report.results:
             self._quick.setdefault(r.id, r)
             if self._quick[r.id].passage != r.passage:
                 self._quick[r.id] = r
         return {k: v for k, v in report.summary.items() if isinstance(v, int)}
-
-    def fill_token_cache(self, cancelled: Callable[[], bool] = lambda: False) -> int:
-        """Put into the corpus index's token cache (``dataset.token_cache``) what a later
-        session's ``complete`` would tokenize: the windows of every document a pair points to
-        and the token count of every current passage, where missing. Meant for a worker, once
-        per session: on a corpus opened before it only reads (88 window files and a counts file
-        at ficha scale, tens of ms); the first time it tokenizes the corpus on this thread
-        (about 0.1 s per MB: tiktoken releases the GIL while it encodes). Returns the number of
-        documents and passages tokenized (0: the tokenizer was not needed); stops early when
-        ``cancelled()`` turns true."""
-        from mtcb_curate.dataset import tokens
-
-        index, cache = self.index, self.index.token_cache
-        if cache is None:
-            return 0
-        done = 0
-        keys = dict.fromkeys(p.doc_key for p in paced(self.session.pairs, every=1024) if p.chunk_index is not None)
-        for key in keys:
-            if cancelled():
-                return done
-            pace()
-            if index.has(key) and index.cached_windows(key) is None:
-                done += not index.windows_stored(key)
-                index.windows(key)  # read from the cache, else tokenized and stored
-        from mtcb_curate.dataset.model import PASSAGE_FIELD
-
-        edited = self.session.edited_texts(PASSAGE_FIELD)  # as cached_many: no PairView per pair
-        passages = dict.fromkeys(edited.get(pid, pair.passage)
-                                 for pid, pair in paced(enumerate(self.session.pairs), every=1024))
-        missing: list[str] = []
-        for text in paced(passages):  # hashing a passage over 2 KB lets go of the GIL
-            if cache.count(text) is None:
-                missing.append(text)
-        step = 1000
-        for i in range(0, len(missing), step):
-            if cancelled():
-                return done
-            encode = tokens.encoding().encode_ordinary
-            cache.put_counts({t: len(encode(t)) for t in paced(missing[i:i + step])})
-            done += len(missing[i:i + step])
-        return done
-
-    def verbatim_spans(self) -> dict[int, tuple[int, int] | None]:
-        """Pair id -> the first occurrence ``(start, end)`` of its current passage in its
-        document, or None where the passage is not there verbatim; pairs without a cached
-        verdict, and empty passages, are left out (for ``app.clusters.search``'s ``located``)."""
-        out: dict[int, tuple[int, int] | None] = {}
-        for pid, r in paced(self.cached_many(range(len(self.session))).items(), every=1024):
-            if r.verdict == Verdict.EXACT:
-                out[pid] = (r.start, r.start + len(r.passage))
-            elif r.verdict != Verdict.EMPTY:
-                out[pid] = None
-        return out
-
-    def not_exact(self) -> set[int]:
-        """Ids whose cached verdict for their current passage is not ``exact``."""
-        out = set()
-        for pid in range(len(self.session)):
-            r = self.cached(pid)
-            if r is not None and r.verdict != Verdict.EXACT:
-                out.add(pid)
-        return out

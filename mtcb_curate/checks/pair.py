@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from mtcb_curate.checks import findable, links, passages, questions
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits
 from mtcb_curate import neardup
-from mtcb_curate.threads import discard, paced
 
 if TYPE_CHECKING:
     from mtcb_curate.store.session import ReviewSession
@@ -209,15 +208,12 @@ def set_check_results(session: ReviewSession, *, threshold: float = neardup.DEFA
 
     if search is not None and search.threshold == threshold:
         items = [neardup.Item(pid, v.pair.doc_key, v.question, v.answer, v.passage)
-                 for pid, v in ((pid, session.view(pid)) for pid in paced(range(len(session))))]
-        # compared a pair at a time (one list comparison holds the GIL for all of them), and
-        # let go of a step at a time (freed at once, 100,000 items held it for about 20 ms)
-        same = len(items) == len(search.items) and all(x == y for x, y in paced(zip(items, search.items)))
-        discard(items)
+                 for pid, v in ((pid, session.view(pid)) for pid in range(len(session)))]
+        same = items == search.items
         if same:
             from mtcb_curate.dataset.model import Status
 
-            live = [pid for pid in paced(range(len(session))) if session.status(pid) is not Status.REJECTED]
+            live = [pid for pid in range(len(session)) if session.status(pid) is not Status.REJECTED]
             extra = neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), len(session))
             if tuple(extra) == search.extra_links:  # the LLM links it ran with are still the stored ones
                 clusters, shared = search.groups(keep=live, not_duplicates=session.not_duplicates(),

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from mtcb_curate import neardup
 from mtcb_curate.verify.verdict import Verdict
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, check, key_text, result
-from mtcb_curate.threads import paced
 
 if TYPE_CHECKING:
     from mtcb_curate.verify.verdict import PairResult
@@ -104,7 +103,7 @@ def shared_passage_result(groups: list) -> CheckResult:
     """The ``shared_passage`` result for these shared-passage groups (``neardup.Cluster``s of
     the pairs checked): every member warns, naming up to ``SHARED_IDS_SHOWN`` others."""
     reasons = {}
-    for g in paced(groups):
+    for g in groups:
         for pid in g.ids:
             others = [o for o in g.ids if o != pid]
             named = ", ".join(f"#{o}" for o in others[:SHARED_IDS_SHOWN])

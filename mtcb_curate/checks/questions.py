@@ -11,7 +11,6 @@ from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, chec
 from mtcb_curate.neardup import LLM_CLUSTERS_KEY, find_clusters, llm_links
 from mtcb_curate.evidence import support
 from mtcb_curate.verify.words import MIN_ANSWER_OVERLAP, answer_overlap, content_words  # noqa: F401 (re-exported)
-from mtcb_curate.threads import paced
 
 
 #: An answer longer than this (characters) is not the concise answer of one or two sentences
@@ -78,7 +77,7 @@ def duplicates_result(clusters: list, threshold: float) -> CheckResult:
     """The ``duplicates`` result for these near-duplicate clusters (``neardup.Cluster``s of the
     pairs checked) at ``threshold``: every member fails, naming the others."""
     reasons = {}
-    for c in paced(clusters):
+    for c in clusters:
         names = [f"#{o}" for o in c.ids]
         for k, pid in enumerate(c.ids):
             reasons[pid] = f"{c.reason} with {', '.join(names[:k] + names[k + 1:])}"

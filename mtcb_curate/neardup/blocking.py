@@ -11,12 +11,12 @@ passages without a span through hashed 24-character windows. Clusters: star clus
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.random  # noqa: F401 - imported with the app: in a worker, mid-pass, it held the GIL
 from rapidfuzz import fuzz, process
 
 from mtcb_curate.arrays import codes as _codes
@@ -61,7 +61,6 @@ from mtcb_curate.neardup.similarity import (
     question_numbers,
     scored_text,
 )
-from mtcb_curate.threads import discard, pace, paced
 
 #: Questions with more content words than this are indexed by their whole set and every set
 #: of one word fewer, not of two fewer (their keys grow as the square of the count).
@@ -191,6 +190,25 @@ class LinkSet:
         self._prep, self._a, self._b, self._bits = prep, a, b, bits
         self._last: tuple[tuple, tuple[list[Cluster], list[Cluster]]] | None = None
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The links as three int64 arrays ``(a, b, bits)``: positions into ``items`` and the
+        reason bits, one per link (to keep a search on disk: :meth:`from_arrays`)."""
+        return self._a, self._b, self._bits
+
+    @classmethod
+    def from_arrays(cls, items: Sequence[Item | tuple[int, str, str, str, str]], threshold: float,
+                    a: np.ndarray, b: np.ndarray, bits: np.ndarray,
+                    extra_links: Iterable[tuple[int, int]] = (), workers: int = -1) -> LinkSet:
+        """The ``LinkSet`` of a search over ``items`` at ``threshold`` whose links were kept as
+        :meth:`arrays` (the items must be the very ones searched, in the same order)."""
+        rows = [Item(*it) for it in items]
+        prep = _Prepared(rows) if len(a) else None
+        out = cls(rows, threshold, prep, np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
+                  np.asarray(bits, dtype=np.int64))
+        out.extra_links = tuple((int(x), int(y)) for x, y in extra_links)
+        out.workers = workers
+        return out
+
     def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
                shared_marks: Iterable[tuple[int, int]] = ()) -> tuple[list[Cluster], list[Cluster]]:
         """``(clusters, shared)`` as ``find_groups`` gives them, over the pairs whose ids are in
@@ -200,7 +218,7 @@ class LinkSet:
         prep = self._prep
         if prep is None:
             return [], []
-        kept = None if keep is None else frozenset(int(i) for i in paced(keep, every=1024))
+        kept = None if keep is None else frozenset(int(i) for i in keep)
         if kept is not None and len(kept) == len(prep.ids) and kept.issuperset(prep.ids.tolist()):
             kept = None  # every pair: the same as no keep
         key = (kept, frozenset(not_duplicates), frozenset(shared_marks))
@@ -216,7 +234,7 @@ class LinkSet:
         prep = self._prep
         a, b, bits = self._a, self._b, self._bits
         if keep is not None:
-            inside = _isin(prep.ids, np.fromiter((int(i) for i in paced(keep, every=1024)), dtype=np.int64))
+            inside = _isin(prep.ids, np.fromiter((int(i) for i in keep), dtype=np.int64))
             ok = inside[a] & inside[b]
             a, b, bits = a[ok], b[ok], bits[ok]
         if not_duplicates:
@@ -247,7 +265,7 @@ def search_links(
     Raises:
         ValueError: as ``find_clusters``.
     """
-    rows = [Item(*it) for it in paced(items, every=1024)]
+    rows = [Item(*it) for it in items]
     extra = [(int(x), int(y)) for x, y in extra_links]
     found = _links(rows, threshold, REASONS, spans, progress, workers, exact, extra)
     if found is None:
@@ -276,8 +294,8 @@ def _links(items: Sequence[Item | tuple[int, str, str, str, str]], threshold: fl
     unknown = set(reasons) - set(REASONS)
     if unknown:
         raise ValueError(f"unknown reason(s): {', '.join(sorted(unknown))}")
-    rows = [Item(*it) for it in paced(items, every=1024)]
-    ids = np.fromiter((it.id for it in paced(rows, every=1024)), dtype=np.int64, count=len(rows))
+    rows = [Item(*it) for it in items]
+    ids = np.fromiter((it.id for it in rows), dtype=np.int64, count=len(rows))
     if len(set(ids.tolist())) != len(rows):
         raise ValueError("item ids must be unique")
     n = len(rows)
@@ -369,18 +387,18 @@ class _Prepared:
         self.ids = np.array([r.id for r in rows], dtype=np.int64)
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
-        normq = [scored_text(str(r.question)) for r in paced(rows)]
+        normq = [scored_text(str(r.question)) for r in rows]
         self.qcode = _codes(normq)  # "identical question": the normalized text as it is
-        normq = [asked(q) for q in paced(normq)]  # what the score and the word rules read
+        normq = [asked(q) for q in normq]  # what the score and the word rules read
         self.normq = normq
-        self.sortq = [_sorted_words(q) for q in paced(normq)]
+        self.sortq = [_sorted_words(q) for q in normq]
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
-        self.length = np.fromiter((len(s) for s in paced(self.sortq, every=1024)), dtype=np.int64, count=self.n)
+        self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
         # "differ in a number" and "ask a different thing" (``asked_key``) gate every question
         # link the same way: one code for both
-        self.numbers = _codes([(question_numbers(q), asked_key(q)) for q in paced(normq)])
-        answers = [scored_text(str(r.answer)) for r in paced(rows)]
+        self.numbers = _codes([(question_numbers(q), asked_key(q)) for q in normq])
+        answers = [scored_text(str(r.answer)) for r in rows]
         acode = _codes(answers)
         empty = np.array([not a for a in answers])
         acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing
@@ -399,11 +417,9 @@ class _Prepared:
             owner, word, _ = self.word_table
             doc = self.doc[owner]
             nw = int(word.max()) + 1 if len(word) else 1
-            pace()
             dw, per = _unique(doc * nw + word, counts=True)  # questions per (doc, word)
             df = np.bincount(dw % nw, minlength=nw)  # documents per word
             specific = dw[(per >= 2) & (df[dw % nw] == 1)]
-            pace()
             hit = _isin(doc * nw + word, specific)
             self._anchored = np.bincount(owner[hit], minlength=self.n) > 0
         return self._anchored
@@ -413,12 +429,10 @@ class _Prepared:
         """Each question's distinct words: ``(owner positions, word ids, vocabulary)``."""
         if self._word_table is None:
             vocab: dict[str, int] = {}
-            sets = [set(q.split()) for q in paced(self.normq)]
-            pace()
+            sets = [set(q.split()) for q in self.normq]
             sizes = np.fromiter(map(len, sets), dtype=np.int64, count=self.n)
-            word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in paced(sets) for w in ws), dtype=np.int64,
+            word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in sets for w in ws), dtype=np.int64,
                                count=int(sizes.sum()))
-            discard(sets)  # freed at once, 100,000 sets held the GIL for about 50 ms
             self._word_table = (np.repeat(np.arange(self.n), sizes), word, list(vocab))
         return self._word_table
 
@@ -431,21 +445,17 @@ class _Prepared:
             stop = np.fromiter((w in FUNCTION_WORDS for w in vocab), dtype=bool, count=len(vocab))
             keep = ~stop[word] if len(word) else np.zeros(0, dtype=bool)
             content_vocab = [w for w, st in zip(vocab, stop.tolist()) if not st]
-            pace()
             cls = _typo_classes(content_vocab)
             cls_of = np.full(len(vocab), -1, dtype=np.int64)
             cls_of[~stop] = [cls[w] for w in content_vocab]
             owner, word = owner[keep], cls_of[word[keep]]
-            pace()
             pair = _unique(owner * (len(vocab) + 1) + word)  # a class once per question
             owner, word = pair // (len(vocab) + 1), pair % (len(vocab) + 1)
             self._flat = (owner, word)
             sizes = np.bincount(owner, minlength=self.n)
             cuts = np.r_[0, np.cumsum(sizes)].tolist()
-            pace()
             wl = word.tolist()
-            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in paced(range(self.n))]
-            pace()
+            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in range(self.n)]
             rng = np.random.default_rng(0x5EED)
             word_hash = rng.integers(1, 2**62, size=len(vocab) + 1, dtype=np.int64)
             word_hash = word_hash.astype(np.uint64) * np.uint64(2) + np.uint64(1)
@@ -471,7 +481,7 @@ class _Prepared:
         rest = np.flatnonzero(~same)
         ok = same.copy()
         ok[rest] = [content_compatible(c[x], c[y]) and _level2_fits(c[x], c[y])
-                    for x, y in paced(zip(a[rest].tolist(), b[rest].tolist()))]
+                    for x, y in zip(a[rest].tolist(), b[rest].tolist())]
         return ok
 
     def content_keys(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -487,7 +497,6 @@ class _Prepared:
             for size in _unique(sizes).tolist():
                 if size - 1 < MIN_SHARED_WORDS:
                     continue
-                pace()
                 grp = members[sizes == size]
                 words = word[starts[grp][:, None] + np.arange(size)]
                 wh = self._class_hash[words]
@@ -593,7 +602,7 @@ class _Passes:
         groups = list(self.by_doc.values())
         exact = self._use_exact(sum(len(g) * (len(g) - 1) // 2 for g in groups))
         p = self.prep
-        for g in paced(groups):
+        for g in groups:
             a, b = _pairs_above(p, g, self.t, exact, self.workers, self._tick)
             ok = p.numbers[a] == p.numbers[b]
             a, b = a[ok], b[ok]
@@ -635,13 +644,11 @@ class _Passes:
         if len(members) < 2:
             self._tick(self.total)
             return
-        pace()
         owner, key = p.content_keys(members)
         # each index key looked up among the (fewer) probes: every question's whole set
         probe = p.set_hash[members]
         order = np.argsort(probe)
         probe, probe_owner = probe[order], members[order]
-        pace()
         lo = np.searchsorted(probe, key, side="left")
         counts = np.searchsorted(probe, key, side="right") - lo
         hit = counts > 0
@@ -649,12 +656,10 @@ class _Passes:
         total = int(counts.sum())
         self._tick(self.total // 2)
         if total:
-            pace()
             b = np.repeat(owner, counts)
             a = probe_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
             x, y = np.minimum(a, b), np.maximum(a, b)
             keep = x != y
-            pace()
             pair = _unique(x[keep] * p.n + y[keep])
             a, b = pair // p.n, pair % p.n
             anchored = p.anchored
@@ -663,7 +668,6 @@ class _Passes:
             ok = scope & (p.numbers[a] == p.numbers[b]) & p.has_q[a] & p.has_q[b]
             a, b, same_doc = a[ok], b[ok], same_doc[ok]
             # the set hashes matched: confirm the sets (a 64-bit collision is possible in principle)
-            pace()
             ok = p.compatible(a, b)
             a, b, same_doc = a[ok], b[ok], same_doc[ok]
             score = _cpdist(p.sortq_array, a, b, dtype=np.uint8, score_cutoff=self.t, workers=self.workers)
@@ -721,7 +725,6 @@ def _pairs_above(prep: _Prepared, members: np.ndarray, cutoff: float, exact: boo
     out_a, out_b = [], []
     i0 = 0
     while i0 < m:
-        pace()
         rows = max(16, BLOCK_CELLS // max(1, m - i0))
         i1 = min(m, i0 + rows)
         hi = max(i1, int(np.searchsorted(lengths, lengths[i1 - 1] * stretch, side="right")))
@@ -758,7 +761,7 @@ def _verify(strings: np.ndarray, r: np.ndarray, c: np.ndarray, cutoff: float) ->
     row, so rapidfuzz prepares each row's question once (``cpdist`` would do it per pair)."""
     cuts = np.flatnonzero(np.r_[True, r[1:] != r[:-1], True]).tolist()
     keep = np.zeros(len(r), dtype=bool)
-    for s, e in paced(zip(cuts[:-1], cuts[1:])):
+    for s, e in zip(cuts[:-1], cuts[1:]):
         row = r[s]
         keep[s:e] = process.cdist(strings[row:row + 1], strings[c[s:e]], scorer=fuzz.ratio, dtype=np.uint8,
                                   score_cutoff=cutoff)[0] > 0
@@ -837,29 +840,28 @@ def _group_links(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _passages(prep: _Prepared, spans: Mapping[int, tuple[int, int]], edges: _Edges) -> None:
     """Same and overlapping supporting passages within each document."""
     rows = prep.rows
-    text = [" ".join(str(r.passage).split()).replace("\x00", "") for r in paced(rows)]
+    text = [" ".join(str(r.passage).split()).replace("\x00", "") for r in rows]
     nonempty = np.array([bool(t) for t in text])
     # identical text
     q = np.flatnonzero(nonempty)
-    key = _codes([(prep.doc_keys[i], text[i]) for i in paced(q.tolist(), every=1024)])
+    key = _codes([(prep.doc_keys[i], text[i]) for i in q.tolist()])
     for group in _groups(key, q):
         a, b = _group_links(group)
         edges.add(a, b, _BIT[REASON_SAME_PASSAGE])
     # located spans
     span = np.full((prep.n, 2), -1, dtype=np.int64)
-    for k, r in enumerate(paced(rows)):
+    for k, r in enumerate(rows):
         s = spans.get(r.id)
         if s is not None and nonempty[k] and 0 <= s[0] < s[1]:
             span[k] = s
     located = span[:, 0] >= 0
-    for members in paced(_groups(prep.doc[q], q)):
+    for members in _groups(prep.doc[q], q):
         loc = members[located[members]]
         if len(loc) >= 2:
             _span_overlaps(loc, span, edges)
-    # passages without a span: compared as text, a document at a time (its arrays are built
-    # and sorted while holding the GIL; the whole set's at once kept the keys waiting)
+    # passages without a span: compared as text, a document at a time
     free = ~located
-    for members in paced(_groups(prep.doc[q], q)):
+    for members in _groups(prep.doc[q], q):
         _text_containment(prep, text, members, free, edges)
 
 
@@ -915,7 +917,7 @@ def _text_containment(prep: _Prepared, text: list[str], candidates: np.ndarray, 
         order = np.argsort(h_key, kind="stable")
         h_key, h_owner = h_key[order], h_owner[order]
         needles = needles[lens[needles] >= MIN_OVERLAP_CHARS]
-        for k in paced(range(0, len(needles), _NEEDLE_CHUNK)):
+        for k in range(0, len(needles), _NEEDLE_CHUNK):
             chunk = needles[k:k + _NEEDLE_CHUNK]
             n_owner = np.repeat(chunk, _STEP)
             n_key = _window_hash(codes, starts[n_owner] + np.tile(np.arange(_STEP), len(chunk))) ^ doc[n_owner]
@@ -929,7 +931,7 @@ def _text_containment(prep: _Prepared, text: list[str], candidates: np.ndarray, 
             keep = na != nb
             pair = _unique(na[keep] * len(candidates) + nb[keep])
             a, b = candidates[pair // len(candidates)], candidates[pair % len(candidates)]
-            found = np.fromiter((text[x] != text[y] and text[x] in text[y] for x, y in paced(zip(a.tolist(), b.tolist()))),
+            found = np.fromiter((text[x] != text[y] and text[x] in text[y] for x, y in zip(a.tolist(), b.tolist())),
                                 dtype=bool, count=len(a))
             edges.add(a[found], b[found], _BIT[REASON_OVERLAP])
 
@@ -939,7 +941,7 @@ def _window_hash(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     h = np.zeros(len(positions), dtype=np.uint64)
     base = np.uint64(1_000_003)
     with np.errstate(over="ignore"):
-        for t in paced(range(_WINDOW)):  # each step lets go of the GIL (numpy)
+        for t in range(_WINDOW):
             h = h * base + codes[positions + t].astype(np.uint64)
     return h
 
@@ -964,7 +966,6 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     shortcut until every pointer is a root (no Python loop over edges)."""
     parent = np.arange(n)
     while True:
-        pace()
         pa, pb = parent[a], parent[b]
         lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
         moving = lo != hi
@@ -989,22 +990,19 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     ends = np.concatenate([a, b])
     other = np.concatenate([b, a])
     weight = np.concatenate([score, score]).astype(np.float64)
-    pace()
     degree = np.bincount(ends, minlength=n)
     strength = np.bincount(ends, weights=weight, minlength=n)
     nodes = np.flatnonzero(degree)
     nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
-    pace()
     order = np.argsort(ends, kind="stable")
-    ordered, other = other[order], []
-    for k in range(0, len(ordered), 1 << 16):  # in slices: one tolist() of millions held the lock 100-200 ms
-        pace()
-        other.extend(ordered[k:k + (1 << 16)].tolist())
+    # 8 bytes a link end (a list of millions of ints took about 60 bytes each)
+    other = array("q", other[order].astype(np.int64).tobytes())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
+    del ends, weight, strength, degree, order  # millions of entries each: not kept through the loop
     centre = [-1] * n
     size: dict[int, int] = {}
     orphans = []
-    for u in paced(nodes.tolist()):
+    for u in nodes.tolist():
         if centre[u] >= 0:
             continue
         free = [v for v in other[indptr[u]:indptr[u + 1]] if centre[v] < 0]
@@ -1018,7 +1016,7 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     # A position whose neighbours all went to other stars joins one of them: a neighbour that
     # is a centre by now takes it; else the neighbour leaves its star (which keeps two members
     # or more) to centre a new one; else that star of two is centred on the neighbour instead.
-    for u in paced(orphans):
+    for u in orphans:
         if centre[u] >= 0:
             continue
         near = other[indptr[u]:indptr[u + 1]]
@@ -1035,7 +1033,6 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
             size[v] = 3
         centre[u] = v
     centres = np.array(centre, dtype=np.int64)
-    discard(other)  # millions of ints: freed at return, they held the GIL for tens of ms
     return _to_best_star(n, a, b, centres)
 
 
@@ -1050,25 +1047,25 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     s = centre[y]
     ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)
     x, y, s = x[ok], y[ok], s[ok]
+    del ok
     if not len(x):
         return centre
     n64 = np.int64(n)
     at_centre = y == s
-    pace()
+    del y
     linked_centre = _unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
-    pace()
+    del at_centre
     keys, counts = _unique(x.astype(np.int64) * n64 + s, counts=True)
+    del x, s
     cand = _isin(keys, linked_centre)
     keys, counts = keys[cand], counts[cand]
     cx, cs = keys // n64, keys % n64
-    pace()
     order = np.lexsort((cs, cs != centre[cx], -counts, cx))
     cx, cs = cx[order], cs[order]
     first = np.r_[True, cx[1:] != cx[:-1]]
     mx, ms = cx[first], cs[first]
     move = ms != centre[mx]
     mx, ms = mx[move], ms[move]
-    pace()
     size = np.bincount(centre[centre >= 0], minlength=n)
     stays = size - np.bincount(centre[mx], minlength=n) >= 2  # arrivals not counted: they may not come
     mx, ms = mx[stays[centre[mx]]], ms[stays[centre[mx]]]
@@ -1083,7 +1080,6 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
         return []
     identical = (bits & (_BIT[REASON_IDENTICAL] | _BIT[REASON_IDENTICAL_ACROSS])) != 0
     bits = np.where(identical, bits & ~_QUESTION_BITS, bits)  # "identical" says it all
-    pace()
     score = _scores(prep, a, b, workers)
     if star:
         root = _stars(prep.n, a, b, score)
@@ -1094,30 +1090,26 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     else:
         root = _components(prep.n, a, b)
     ids = prep.ids
-    pace()
     table = np.empty(len(a), dtype=_LINK_DTYPE)
     table["a"] = np.minimum(ids[a], ids[b])
     table["b"] = np.maximum(ids[a], ids[b])
     table["bits"] = bits
     table["score"] = np.round(score.astype(np.float64), 1)
     # links grouped by component, then ordered by (a, b) id
-    pace()
     order = np.lexsort((table["b"], table["a"], root[a]))
     table, a, b, er = table[order], a[order], b[order], root[a][order]
     cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True])
     cluster_bits = np.bitwise_or.reduceat(table["bits"], cuts[:-1]).tolist() if len(a) else []
     # members of each component, ordered by id
-    pace()
     nodes = _unique(np.r_[a, b])
     nodes = nodes[np.lexsort((ids[nodes], root[nodes]))]
     node_root = root[nodes]
     ncuts = np.flatnonzero(np.r_[True, node_root[1:] != node_root[:-1], True]).tolist()
-    pace()
     node_ids = ids[nodes].tolist()
     nodes_list = nodes.tolist()
     doc_keys, sortq, has_q = prep.doc_keys, prep.sortq, prep.has_q
     out = []
-    for k, (s, e) in enumerate(paced(zip(cuts[:-1].tolist(), cuts[1:].tolist()))):
+    for k, (s, e) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())):
         ms, me = ncuts[k], ncuts[k + 1]
         members = nodes_list[ms:me]
         out.append(Cluster(
@@ -1127,10 +1119,9 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
             link_table=table[s:e],
             scored=tuple(sortq[m] if has_q[m] else "" for m in members) if me - ms <= PAIRWISE_MAX else None,
         ))
-    pace()  # largest first, then by first id: numpy's sort (a list's sort holds the GIL)
     order = np.lexsort((np.fromiter((c.ids[0] for c in out), np.int64, len(out)),
                         -np.fromiter((c.size for c in out), np.int64, len(out))))
-    return [out[k] for k in paced(order.tolist())]
+    return [out[k] for k in order.tolist()]
 
 
 def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray, workers: int = -1) -> np.ndarray:
@@ -1139,20 +1130,18 @@ def _scores(prep: _Prepared, a: np.ndarray, b: np.ndarray, workers: int = -1) ->
     return np.where(prep.has_q[a] & prep.has_q[b], s, 0.0)
 
 
-#: ``_cpdist`` scores this many pairs per rapidfuzz call: rapidfuzz reads its inputs holding
-#: the interpreter lock, so one call over 300,000 pairs kept the app's thread waiting 40-390 ms.
-CPDIST_CHUNK = 20_000
+#: ``_cpdist`` scores this many pairs per rapidfuzz call: rapidfuzz converts all its inputs
+#: first (2.4 million pairs at once took 220 MB more; in calls of this many, a few MB).
+CPDIST_CHUNK = 100_000
 
 
 def _cpdist(strings: np.ndarray, a: np.ndarray, b: np.ndarray, *, dtype, workers: int,
             score_cutoff: float | None = None) -> np.ndarray:
     """``process.cpdist(strings[a], strings[b], scorer=fuzz.ratio)`` in calls of at most
-    :data:`CPDIST_CHUNK` pairs (other threads run in between); ``workers`` applies from
-    10,001 pairs."""
+    :data:`CPDIST_CHUNK` pairs; ``workers`` applies from 10,001 pairs."""
     out = np.empty(len(a), dtype=dtype)
     threads = workers if len(a) > 10_000 else 1
     for k in range(0, len(a), CPDIST_CHUNK):
-        pace()
         out[k:k + CPDIST_CHUNK] = process.cpdist(strings[a[k:k + CPDIST_CHUNK]], strings[b[k:k + CPDIST_CHUNK]],
                                                  scorer=fuzz.ratio, dtype=dtype, score_cutoff=score_cutoff,
                                                  workers=threads)

@@ -17,7 +17,6 @@ import numpy as np
 
 from mtcb_curate.dataset.model import PASSAGE_FIELD, Dataset, Status
 from mtcb_curate.neardup.similarity import _BIT, _DUPLICATE_OF, DUPLICATE_REASON_FORMAT, REASONS
-from mtcb_curate.threads import paced
 
 class Item(NamedTuple):
     """One QA pair as the near-duplicate search sees it (a plain tuple works too).
@@ -287,7 +286,7 @@ def llm_groups(raw: str | None, n: int) -> list[list[int]]:
 
 def cluster_index(clusters: Iterable[Cluster]) -> dict[int, Cluster]:
     """Pair id -> the cluster it belongs to (for the ``≈N similar`` badge: ``size - 1``)."""
-    return {i: c for c in paced(clusters) for i in c.ids}
+    return {i: c for c in clusters for i in c.ids}
 
 
 def duplicate_reason(kept_id: int) -> str:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
 from textual import events
 from textual.app import App
-from textual.driver import Driver
 
-from mtcb_curate import threads
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.keys import KeyGate
@@ -19,65 +16,6 @@ from mtcb_curate.tui.messages import KeysReleased
 from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
 from mtcb_curate.tui.workarounds.strips import keep_strips_acyclic
-
-
-#: The interpreter's thread switch interval while the app runs (``sys.setswitchinterval``;
-#: Python's default is 0.005 s): how long the app's thread waits at most for a busy worker
-#: thread to hand over the GIL.
-SWITCH_INTERVAL_S = 0.001
-
-
-class KeyHolds:
-    """The workers held for each key from the moment the terminal's input thread reads it
-    until the app has drawn its frame (``threads.hold``), while a start-up pass runs.
-
-    Holding only once the app's thread handles the key (as a key posted by a test's Pilot is)
-    leaves the key's way from the input thread to the app's thread to compete with the
-    workers for the GIL.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._arrived = 0  # keys held by the input thread, not yet handled
-        #: Keys read from the terminal so far (only the input thread adds): work on the app's
-        #: thread that can wait (painting ahead) stops when this moves on.
-        self.read = 0
-
-    def arrived(self) -> None:
-        """A key read from the terminal (the input thread): count it; hold the pacing workers."""
-        self.read += 1
-        if threads.workers_pacing():
-            threads.hold()
-            with self._lock:
-                self._arrived += 1
-
-    def handling(self) -> bool:
-        """A key reaches the app (its thread). Returns whether the workers are held for it:
-        the caller then calls ``threads.release`` once its frame is drawn."""
-        with self._lock:
-            if self._arrived:
-                self._arrived -= 1
-                return True
-        if threads.workers_pacing():
-            threads.hold()
-            return True
-        return False
-
-
-def _holding_driver(base: type[Driver]) -> type[Driver]:
-    """``base`` (the terminal's driver class) whose input thread tells the app's
-    :class:`KeyHolds` of each key as it is read."""
-
-    class HoldingDriver(base):  # type: ignore[valid-type, misc]
-        def process_message(self, message) -> None:
-            if isinstance(message, events.Key):
-                holds = getattr(self._app, "key_holds", None)
-                if holds is not None:
-                    holds.arrived()
-            super().process_message(message)
-
-    HoldingDriver.__name__ = HoldingDriver.__qualname__ = f"Holding{base.__name__}"
-    return HoldingDriver
 
 
 class CurateApp(App[None]):
@@ -109,8 +47,6 @@ class CurateApp(App[None]):
         self.collector = CollectorPolicy()
         #: Keys kept while a change waits on a server (a shared workspace reconnecting).
         self.key_gate = KeyGate()
-        #: Each key holds the start-up passes' workers until its frame (``KeyHolds``).
-        self.key_holds = KeyHolds()
         self._attempt_log = None
 
     def llm_client(self):
@@ -171,12 +107,6 @@ class CurateApp(App[None]):
         return self._attempt_log
 
     def on_mount(self) -> None:
-        # Worker threads (passage scan, near-duplicate search) hold the GIL for up to the switch
-        # interval each time the app's thread asks for it, and a key takes several hand-overs
-        # (handler, frame, the driver's writer thread): at the default 5 ms that made most keys
-        # take 50-100 ms while the start-up passes ran at 100,000 pairs.
-        self._switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
         if self.keymap:
             self.set_keymap(self.keymap)
         keep_strips_acyclic()  # painted rows freed when dropped, not left to full collections
@@ -197,23 +127,11 @@ class CurateApp(App[None]):
         self.hub_load.wait(None)
         review.post_message(HubLoadDone(self.hub_load.outcome or "", self.hub_load.loaded))
 
-    def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this terminal, its input thread holding the workers at each
-        key (``KeyHolds``)."""
-        return _holding_driver(super().get_driver_class())
-
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and self.key_gate.take(event):
             return  # kept until a change waiting on the server is done (``KeyGate``)
         if isinstance(event, events.Key):
             self.collector.touch()
-            if self.key_holds.handling():
-                # The start-up passes' workers sleep until the key's frame is drawn.
-                try:
-                    await super().on_event(event)
-                finally:
-                    self.call_after_refresh(threads.release)
-                return
         await super().on_event(event)
 
     async def on_keys_released(self, message: KeysReleased) -> None:
@@ -230,4 +148,3 @@ class CurateApp(App[None]):
 
     def on_unmount(self) -> None:
         self.collector.restore()
-        sys.setswitchinterval(self._switch_interval)

@@ -45,22 +45,11 @@ makes a whole division return a new ``[self]`` without storing it (what the cach
 list); rows then die when their widget drops them and full collections walk little.
 
 ``trim_heap()`` hands the C heap's free pages back to the system (glibc ``malloc_trim``): the
-loading's and the passage scan's temporaries are freed but glibc keeps their pages (50-60 MB
-at ficha scale) until asked; the app calls it once the first screen is drawn and at the end
-of each start-up pass, in its worker.
+loading's temporaries are freed but glibc keeps their pages until asked; the app calls it once
+the first screen is drawn.
 
 ``refreeze()`` moves what is alive into the permanent generation again; the review screen
-calls it once its background passes (verdicts, clusters) have built their results.
-
-While such a pass runs (``holding()`` around it), no collection runs at all: ``tick()`` runs no
-full one (each would walk every object the pass has made so far and not yet frozen: at 100,000
-pairs 220-290 ms, every second or so while keys came), and automatic collections are off. The
-young ones walk each object a pass keeps twice before it reaches the oldest generation, and
-any large container it is building each time: at 100,000 pairs about a hundred of 3-27 ms in
-25 s of passes, each holding the GIL on whichever thread set it off (a worker's or the app's,
-in the middle of a key), and freeing nothing. What is alive when the last pass ends is frozen
-before the collector is switched back on; with it any cyclic garbage made meanwhile, of which
-the young collections found none.
+calls it once it has taken the session's analysis (verdicts, clusters) from the worker process.
 
 ``restore()`` puts the collector back as it was (the app calls it on exit).
 """
@@ -70,10 +59,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 IDLE_SECONDS = 1.0
 CHECK_SECONDS = 0.25
@@ -98,9 +84,6 @@ class CollectorPolicy:
         self.full_collections = 0
         self.young_collections = 0
         self._young_skipped = 0
-        self._holds = 0
-        self._enabled_before = True  # gc.isenabled() as the first holding() block began
-        self._lock = threading.Lock()
 
     @property
     def active(self) -> bool:
@@ -126,34 +109,10 @@ class CollectorPolicy:
         trim_heap()  # what loading freed (the text column as str, pyarrow's buffers)
 
     def refreeze(self) -> None:
-        """Freeze again after a burst of long-lived objects (the passage scan's verdicts, the
-        near-duplicate clusters): without this the next full collection walks all of them
-        (measured: 350-400 ms at ficha scale)."""
+        """Freeze again after a burst of long-lived objects (the analysis's verdicts and
+        clusters): without this the next full collection walks all of them."""
         if self._started:
             gc.freeze()
-
-    @contextmanager
-    def holding(self) -> Iterator[None]:
-        """No collection inside the block (a background pass making its results; any thread):
-        no full one from ``tick()``, and automatic ones off (``gc.disable``) from the first
-        block's start to the last one's end. Then, once the policy has started, what is alive
-        is frozen (``gc.freeze``) before the collector is switched back on, so that no young
-        collection walks the passes' results. Nested and concurrent blocks count."""
-        with self._lock:
-            self._holds += 1
-            if self._holds == 1:
-                self._enabled_before = gc.isenabled()
-                gc.disable()
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._holds -= 1
-                if self._holds == 0:
-                    if self._started:
-                        gc.freeze()
-                    if self._enabled_before:
-                        gc.enable()
 
     def touch(self) -> None:
         """Record user input (a key press): the next idle collection waits for a pause."""
@@ -167,8 +126,6 @@ class CollectorPolicy:
         if not self._started:
             return False
         pending = gc.get_count()[2]  # generation-1 collections since the last full one
-        if self._holds:
-            return False
         self._young()
         idle = time.monotonic() - self._last_input >= IDLE_SECONDS
         if not (pending and idle) and pending < FORCE_AFTER:

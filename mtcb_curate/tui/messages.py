@@ -31,19 +31,11 @@ class VerdictCompleted(Message, bubble=False):
 
 
 @dataclass(eq=False)
-class PassagesScanned(Message, bubble=False):
-    """Every passage was verified at start: ``bad`` holds the ids of those not verbatim."""
+class AnalysisMessage(Message, bubble=False):
+    """An event of the session's analysis (``app.analysis.AnalysisEvent``: progress, a finished
+    ``Analysis``, a note, a failure, a cancel), from the runner's thread to the review screen."""
 
-    bad: set[int]
-
-
-@dataclass(eq=False)
-class SetChecksDone(Message, bubble=False):
-    """The set-wide checks (``checks.pair.set_check_results``: duplicates, shared_passage) ran
-    over every pair not rejected: ``results`` maps check id -> ``CheckResult``; None when
-    they failed (the problems line goes on without them)."""
-
-    results: dict[str, Any] | None
+    event: Any
 
 
 @dataclass(eq=False)
@@ -92,13 +84,6 @@ class WindowTokenized(Message, bubble=False):
     key: str
 
 
-@dataclass(eq=False)
-class ClustersFound(Message, bubble=False):
-    """Near-duplicate clusters, as pair id -> its cluster (``neardup.cluster_index``)."""
-
-    index: dict[int, Cluster]
-
-
 # -- the dedup screen ----------------------------------------------------------------------------
 
 
@@ -112,8 +97,7 @@ class ClusterListFound(Message, bubble=False):
 
 @dataclass(eq=False)
 class ClusterSearchFailed(Message, bubble=False):
-    """The near-duplicate search failed; ``threshold`` is the one searched (None: the review
-    screen's own search at its threshold)."""
+    """The near-duplicate search failed; ``threshold`` is the one searched."""
 
     error: Exception
     threshold: float | None = None
@@ -228,8 +212,9 @@ class FindabilityLoaded(Message, bubble=False):
 
 
 @dataclass(eq=False)
-class FindabilityPairScored(Message, bubble=False):
-    """Pair ``pid``'s findability for its current texts (``PairLines``; None: nothing cached)."""
+class FindabilityPairsScored(Message, bubble=False):
+    """The findability of the pairs ``ids`` for their current texts: pid -> ``PairLines`` (a
+    pair missing from ``lines``: it could not be scored)."""
 
-    pid: int
-    lines: Any
+    ids: frozenset[int]
+    lines: dict[int, Any]

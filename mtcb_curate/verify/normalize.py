@@ -411,10 +411,10 @@ def _ascii_in_one_pass(region: str, offset: int) -> Normalized:
     n_start: list[int] = []
     n_end: list[int] = []
     removed = 0
-    spaced = _WHITESPACE_CHAR.search
+    has_space = _WHITESPACE_CHAR.search
     for m in _ONE_PASS_RUN.finditer(region):
         a, b = m.span()
-        rep = 1 if spaced(region, a, b) else 0
+        rep = 1 if has_space(region, a, b) else 0
         o_start.append(a)
         o_end.append(b)
         n_start.append(a - removed)
@@ -542,29 +542,6 @@ def encode(text: str) -> bytes:
 #: from skeleton to text offsets. Smaller blocks mean smaller regions to normalize.
 BLOCK_BYTES = 256
 
-#: :func:`find` searches at most this many characters (or bytes) per ``str.find`` call: a
-#: worker searching a 50 MB document then never holds the interpreter lock for more than
-#: about a millisecond at a time (one call over it held it 15-60 ms, delaying the app's keys).
-FIND_SPAN = 1 << 20
-
-
-def find(haystack, needle, start: int = 0) -> int:
-    """``haystack.find(needle, start)`` (``str`` or ``bytes``; ``start >= 0``), done in calls
-    over at most :data:`FIND_SPAN` positions each so that other threads run in between. Same
-    result."""
-    n, m = len(haystack), len(needle)
-    if n - start <= FIND_SPAN or m == 0:
-        return haystack.find(needle, start)
-    pos = max(0, start)
-    while pos <= n - m:
-        end = min(n, pos + FIND_SPAN + m - 1)
-        k = haystack.find(needle, pos, end)
-        if k >= 0:
-            return k
-        pos = end - m + 1
-    return -1
-
-
 #: ``ALNUM_TABLE[b]`` is True for the bytes of ASCII letters and digits (numpy lookup table).
 ALNUM_TABLE = np.zeros(256, dtype=bool)
 ALNUM_TABLE[np.frombuffer(_ALNUM_BYTES, dtype=np.uint8)] = True
@@ -592,6 +569,39 @@ def _int_array(values) -> array:
     return out
 
 
+#: Window length (bytes) of a skeleton's n-gram index (``SkeletonIndex.find_all``): the fuzzy
+#: search's anchors (``verify.fuzzy.ANCHOR_CHARS``) are this long.
+GRAM = 12
+#: Searches for needles of at least ``GRAM`` bytes on one skeleton before it builds its index
+#: (a document with a passage or two to place is scanned; one with a hundred is indexed).
+INDEX_AFTER = 128
+#: The multiplier of the windows' polynomial hash (FNV-1a's 64-bit prime), modulo 2**64.
+_GRAM_PRIME = 1099511628211
+
+
+def _gram_hash(window: bytes) -> int:
+    """The hash :func:`_gram_index` gives a ``GRAM``-byte window."""
+    h = 0
+    for b in window:
+        h = (h * _GRAM_PRIME + b) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _gram_index(sk: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``GRAM``-byte window of ``sk`` as ``(hashes ascending, window offsets)`` (the
+    offsets of equal hashes in no particular order: numpy's stable sort of 64-bit keys is a
+    merge sort, several times slower than its default)."""
+    arr = np.frombuffer(sk, dtype=np.uint8)
+    n = len(arr) - GRAM + 1
+    h = np.zeros(n, dtype=np.uint64)
+    prime = np.uint64(_GRAM_PRIME)
+    with np.errstate(over="ignore"):
+        for k in range(GRAM):
+            h = h * prime + arr[k:k + n].astype(np.uint64)
+    order = np.argsort(h)
+    return h[order], order
+
+
 class SkeletonIndex:
     """A document's ``ascii`` skeleton (:func:`skeleton`) with a block map back to characters.
 
@@ -617,7 +627,8 @@ class SkeletonIndex:
     The block maps are ``array('q')`` (8 bytes an entry, not a Python ``int`` each).
     """
 
-    __slots__ = ("_text", "_chars", "skeleton", "data", "_ascii", "_char_starts", "_skel_starts", "_byte_starts")
+    __slots__ = ("_text", "_chars", "skeleton", "data", "_ascii", "_char_starts", "_skel_starts", "_byte_starts",
+                 "_grams", "_finds")
 
     def __init__(self, text: str | None = None, data: bytes | None = None):
         if data is None:
@@ -666,6 +677,8 @@ class SkeletonIndex:
             self.skeleton = np.compress(mask, arr).tobytes()
         else:
             self.skeleton = skel_data.translate(None, NON_ALNUM_BYTES)
+        self._grams: tuple[np.ndarray, np.ndarray] | None = None
+        self._finds = 0
         self._byte_starts = _int_array(starts)
         self._char_starts = _int_array(char_starts)
         self._skel_starts = _int_array(np.concatenate(([0], np.cumsum(skel_counts)[:-1])) if n else [])
@@ -712,16 +725,37 @@ class SkeletonIndex:
         return self._skel_starts[self._block_of_skel(skel_start - 1)]
 
     def find_all(self, needle: bytes, limit: int = 1000) -> list[int]:
-        """Skeleton offsets of every occurrence of ``needle`` (overlapping too), at most
-        ``limit``; ``[]`` for an empty needle."""
+        """Skeleton offsets of every occurrence of ``needle`` (overlapping too), ascending, at
+        most ``limit``; ``[]`` for an empty needle.
+
+        A needle of at least :data:`GRAM` bytes is looked up in the skeleton's index of its
+        :data:`GRAM`-byte windows once :data:`INDEX_AFTER` such searches were made on this
+        skeleton (the index is then built: a hash per window, sorted; about 50 ms and 16 bytes a
+        window for a 450 KB skeleton); before, and for shorter needles, ``bytes.find`` scans it.
+        The same offsets either way: each indexed candidate is compared with the needle."""
         out: list[int] = []
         if not needle:
             return out
         sk = self.skeleton
-        i = find(sk, needle)
+        if len(needle) >= GRAM and len(sk) >= GRAM:
+            if self._grams is None:
+                self._finds += 1
+                if self._finds >= INDEX_AFTER:
+                    self._grams = _gram_index(sk)
+            if self._grams is not None:
+                keys, order = self._grams
+                h = np.uint64(_gram_hash(needle[:GRAM]))
+                lo, hi = int(np.searchsorted(keys, h, "left")), int(np.searchsorted(keys, h, "right"))
+                for pos in sorted(order[lo:hi].tolist()):
+                    if sk.startswith(needle, pos):
+                        out.append(pos)
+                        if len(out) >= limit:
+                            break
+                return out
+        i = sk.find(needle)
         while i >= 0 and len(out) < limit:
             out.append(i)
-            i = find(sk, needle, i + 1)
+            i = sk.find(needle, i + 1)
         return out
 
     def char_offset(self, byte_offset: int) -> int:

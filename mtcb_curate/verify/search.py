@@ -18,12 +18,10 @@ from mtcb_curate.arrays import unique
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
-from mtcb_curate.threads import discard, pace, paced
 from mtcb_curate.verify.fuzzy import word_bounds
 from mtcb_curate.verify.normalize import (
     SkeletonIndex,
     encode,
-    find,
     normalize,
     normalize_passage,
     skeleton_of_normalized,
@@ -167,7 +165,7 @@ class CorpusIndex:
         for key, hay in self._bytes.items():
             if key == own_key:
                 continue
-            if find(hay, needle) >= 0:
+            if hay.find(needle) >= 0:
                 out.append((key, _count(hay, needle)))
         return tuple(out)
 
@@ -193,7 +191,7 @@ class CorpusIndex:
         exactly. Cost: a few numpy passes over the corpus (about 0.1-0.2 s for 48 MB) plus the hits.
         """
         items = []
-        for pid, p in paced(passages.items()):
+        for pid, p in passages.items():
             pb = encode(p)
             if len(pb) >= _BATCH_MIN_BYTES:
                 items.append((pid, pb))
@@ -203,30 +201,24 @@ class CorpusIndex:
         # Window starts j (4 per passage), and the 8 shifted 24-byte keys of each.
         # All passages in one buffer; window w of a passage of n bytes starts at
         # j = ((n - 31) * (2 w + 1)) // (2 W), gathered without a Python loop per window.
-        lengths = np.fromiter((len(pb) for _, pb in paced(items, every=1024)), dtype=np.int64, count=m)
-        pace()
+        lengths = np.fromiter((len(pb) for _, pb in items), dtype=np.int64, count=m)
         offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        joined = np.frombuffer(b"".join(pb for _, pb in paced(items, every=1024)), dtype=np.uint8)
-        pace()
+        joined = np.frombuffer(b"".join(pb for _, pb in items), dtype=np.uint8)
         starts = ((lengths - 31)[:, None] * (2 * np.arange(_WINDOWS) + 1)) // (2 * _WINDOWS)  # (m, W)
         wins = joined[(offsets[:, None] + starts)[:, :, None] + np.arange(31)]  # (m, W, 31)
-        pace()
         qkeys = np.empty((m, _WINDOWS, 8), dtype=np.uint64)
         for r in range(8):
             words = np.ascontiguousarray(wins[:, :, r:r + 24]).view("<u8")  # (m, W, 3)
             qkeys[:, :, r] = _mix(words[..., 0], words[..., 1], words[..., 2])
-        pace()
         flat = qkeys.ravel()
         uniq = unique(flat)  # sort-based: numpy's hash-based np.unique took 4.7 s for 3.2M keys
         # A packed bitmap of at least 16 bits per key (about 6 % false candidates; a fixed
         # 2^22 bits let through more than half of all corpus positions at 100,000 passages).
-        pace()
         bits = max(_BITMAP_BITS, min(_BITMAP_MAX_BITS, int(uniq.size * 16).bit_length()))
         bitmap = np.zeros(1 << (bits - 3), dtype=np.uint8)
         b = _bucket(uniq, bits)
         np.bitwise_or.at(bitmap, b >> 3, (np.uint8(1) << (b & 7).astype(np.uint8)))
 
-        pace()
         keys_list = list(self.documents)
         datas: list[bytes] = []
         hit_doc: list[np.ndarray] = []
@@ -241,7 +233,6 @@ class CorpusIndex:
             v = np.frombuffer(data, dtype="<u8", count=n8)
             # In slices of _SLICE_WORDS keys: the temporaries stay a few MB for a 50 MB document.
             for first in range(0, n8 - 2, _SLICE_WORDS):
-                pace()
                 w = v[first:first + _SLICE_WORDS + 2]
                 dk = _mix(w[:-2], w[1:-1], w[2:])
                 bk = _bucket(dk, bits)
@@ -259,25 +250,20 @@ class CorpusIndex:
                 hit_key.append(ck[ok])
         if not hit_key:
             return {}
-        pace()
         hk = np.concatenate(hit_key)
         order = np.argsort(hk, kind="stable")
         hk = hk[order]
-        pace()
         hd = np.concatenate(hit_doc)[order]
         hp = np.concatenate(hit_pos)[order]
         # Looked up in sorted order (numpy's binary search narrows from the previous key: 4x
         # faster than 3.2 million keys in passage order), then put back in passage order.
-        pace()
         order_q = np.argsort(flat, kind="stable")
         lo = np.empty(flat.size, dtype=np.int64)
         hi = np.empty(flat.size, dtype=np.int64)
         lo[order_q] = np.searchsorted(hk, flat[order_q], "left")
-        pace()
         hi[order_q] = np.searchsorted(hk, flat[order_q], "right")
         lo = lo.reshape(m, _WINDOWS, 8)
         hi = hi.reshape(m, _WINDOWS, 8)
-        pace()
         counts = (hi - lo).sum(axis=2)  # (m, W)
         choice = counts.argmin(axis=1)
         rows = np.arange(m)
@@ -290,27 +276,21 @@ class CorpusIndex:
         if total == 0:
             return out
         # Flatten every (passage, shift r, hit) into arrays: hit index, passage row, start.
-        pace()
         flat_n = n_c.ravel()
         row_of = np.repeat(np.repeat(rows, 8), flat_n)
         shift_of = np.repeat(np.tile(np.arange(8), m), flat_n)
-        pace()
         first = np.repeat(lo_c.ravel(), flat_n)
         within = np.arange(total) - np.repeat(np.cumsum(flat_n) - flat_n, flat_n)
         h = first + within
-        pace()
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
-        for row, doc, s in paced(zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()), every=1024):
+        for row, doc, s in zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()):
             pb = items[row][1]
             if datas[doc].startswith(pb, s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)
-        pace()
-        for row, per_doc in paced(found.items()):
+        for row, per_doc in found.items():
             out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
-        discard(found)  # a dict and a set per passage: freed at return, they held the GIL
-        discard(items)  # and a bytes object per passage
         return out
 
     def _data(self, key: str) -> bytes:
@@ -350,10 +330,10 @@ def _bucket(k: np.ndarray, bits: int = _BITMAP_BITS) -> np.ndarray:
 def _count(text, passage) -> int:
     """Occurrences of ``passage`` in ``text`` (both ``str`` or both ``bytes``), overlapping ones included."""
     n = 0
-    i = find(text, passage)
+    i = text.find(passage)
     while i >= 0:
         n += 1
-        i = find(text, passage, i + 1)
+        i = text.find(passage, i + 1)
     return n
 
 
@@ -361,12 +341,12 @@ def _offsets(text: str, passage: str) -> tuple[list[int], int]:
     """(first MAX_OFFSETS offsets, total count) of ``passage`` in ``text``, overlapping."""
     offs: list[int] = []
     n = 0
-    i = find(text, passage)
+    i = text.find(passage)
     while i >= 0:
         if n < MAX_OFFSETS:
             offs.append(i)
         n += 1
-        i = find(text, passage, i + 1)
+        i = text.find(passage, i + 1)
     return offs, n
 
 

@@ -47,7 +47,6 @@ from mtcb_curate.arrays import codes
 from mtcb_curate.dataset import tokens as tok
 from mtcb_curate.dataset.model import Dataset, QAPair
 from mtcb_curate.dataset.token_cache import cached_count
-from mtcb_curate.threads import discard, pace, paced
 from mtcb_curate.verify.fuzzy import FUZZY_MIN_SCORE, locate_fuzzy
 from mtcb_curate.verify.normalize import LEVELS, encode, normalize_passage
 from mtcb_curate.verify.search import _BATCH_MIN_BYTES, MAX_OFFSETS, CorpusIndex, _offsets, find_normalized
@@ -334,7 +333,7 @@ def summarize(results: list[PairResult]) -> dict[str, Any]:
     """The summary counts of :class:`VerifyReport` for a list of results."""
     summary: dict[str, Any] = {"pairs": len(results)}
     counts: Counter[str] = Counter()
-    for r in paced(results, every=1024):  # one pass for every count
+    for r in results:  # one pass for every count
         counts[r.verdict] += 1
         counts["occurring_elsewhere"] += bool(r.elsewhere) and not r.in_other_document
         counts["wrong_document"] += r.in_other_document
@@ -376,9 +375,9 @@ def verify_dataset(
     index = index or CorpusIndex.from_dataset(dataset)
     pair_list = list(dataset.pairs if pairs is None else pairs)
     passages = passages or {}
-    texts = {p.id: passages.get(p.id, p.passage) for p in paced(pair_list, every=1024)}
+    texts = {p.id: passages.get(p.id, p.passage) for p in pair_list}
     total = len(pair_list)
-    batch = index.exact_occurrences_batch({pid: t for pid, t in paced(texts.items(), every=1024) if t.strip()})
+    batch = index.exact_occurrences_batch({pid: t for pid, t in texts.items() if t.strip()})
     ntok: dict[int, int] = {}
     if count_tokens and pair_list:
         ids = [p.id for p in pair_list]
@@ -388,10 +387,8 @@ def verify_dataset(
     step = max(1, total // 100)
     # One document after another: the index decodes a document's text and builds its skeleton
     # once for all its pairs (it keeps only the last few of either).
-    # (numpy's stable argsort of document codes: sorting the keys in Python holds the GIL)
-    order = np.argsort(codes([p.doc_key for p in paced(pair_list)]), kind="stable").tolist()
+    order = np.argsort(codes([p.doc_key for p in pair_list]), kind="stable").tolist()
     for n, i in enumerate(order):
-        pace()  # a worker's scan gives way to the curator's keys (mtcb_curate.threads)
         pair = pair_list[i]
         t = texts[pair.id]
         hits = batch.get(pair.id, {}) if len(encode(t)) >= _BATCH_MIN_BYTES else None
@@ -401,6 +398,5 @@ def verify_dataset(
         results[i] = r
         if progress is not None and ((n + 1) % step == 0 or n + 1 == total):
             progress(n + 1, total)
-    discard(batch)  # each pair's hits: freed at once, they would hold the GIL for tens of ms
     done: list[PairResult] = results  # type: ignore[assignment] - every slot is filled
     return VerifyReport(dataset.name, done, summarize(done))

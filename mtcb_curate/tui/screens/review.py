@@ -8,14 +8,14 @@ pair shown next, the rows to repaint, the lines to tell the curator), which ``_a
 
 The screen's other parts live beside it: the keys (``review_keys``), the queue's rows
 (``review_rows``), showing the pair and painting ahead (``review_painting``), the start-up
-passes (``review_passes``), findability (``review_findability``) and the actions that open
+analysis (``review_analysis``: in a worker process), findability (``review_findability``) and the actions that open
 another screen (``review_dialogs``).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
@@ -34,7 +34,7 @@ from mtcb_curate.tui.screens.review_findability import FindabilityWork
 from mtcb_curate.tui.screens.shrink_ahead import ShrinkAhead
 from mtcb_curate.tui.screens.review_keys import BINDINGS
 from mtcb_curate.tui.screens.review_painting import Painting
-from mtcb_curate.tui.screens.review_passes import SCAN_DELAY_S, StartUpPasses
+from mtcb_curate.tui.screens.review_analysis import AnalysisWork
 from mtcb_curate.tui.screens.review_rows import (FAIL_MARK, GLYPH, HAND_MARK, HAND_ORIGIN, MARK_LEGEND,
                                                 UNFINDABLE_MARK, VERDICT_MARK, QueueRows)
 from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
@@ -57,6 +57,8 @@ COMPACT_MAX_ROWS = 30
 #: Below this many columns the queue is hidden too (``narrow``): its rows would show a few
 #: characters of each question, and the panel needs the width (j/k still move through it).
 NARROW_MIN_COLUMNS = 100
+#: Seconds after mounting before what an earlier preview cached is read (``F``'s findability).
+FINDABILITY_DELAY_S = 0.5
 #: Seconds a decision waits on the app's thread for its commit to a server (a shared
 #: workspace) before the commit goes on off it and the screen says it is waiting: a healthy
 #: server answers in milliseconds; one whose connection was lost is retried for up to
@@ -67,7 +69,8 @@ COMMIT_PATIENCE_S = 0.25
 SOURCE_BAR_ROWS = 3
 
 
-class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFrames, KeepsPaintedLines,
+class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, AnalysisWork, Painting, PromptFrames,
+                   KeepsPaintedLines,
                    CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys.
 
@@ -113,7 +116,7 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Start
         if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
             self.session.workspace.on_reconnect = self._reconnected
             self.session.workspace.on_reconnecting = self._reconnecting
-        self._later(SCAN_DELAY_S, self._load_findability)  # what an earlier preview cached
+        self._later(FINDABILITY_DELAY_S, self._load_findability)  # what an earlier preview cached
         start = self.session.first_undecided()
         self._apply(c.apply_filter(None, keep=0 if start is None else start))
         self.set_interval(5.0, self._update_progress)
@@ -292,6 +295,14 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Start
         generated, by hand, note, text or regex); enter applies, esc closes."""
         c = self.controller
         self.query_one(FilterBar).open(c.combined_filter().describe() if not c.view_filter.empty else "")
+        self._warm_filters()
+
+    @work(thread=True, exclusive=True, group="filters_warm", exit_on_error=False)
+    def _warm_filters(self) -> None:
+        """Build what a text query reads (``app.filters.warm``: lower-cased texts, Arrow columns
+        from ``ARROW_MIN_PAIRS`` pairs) while the curator types the first one; once built, the
+        call only looks."""
+        app_filters.warm(self.controller.session)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While a text input has focus (the filter bar), the screen's keys (priority bindings

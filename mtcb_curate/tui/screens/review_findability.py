@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 
 from mtcb_curate.app.controller import ReviewController
 from mtcb_curate.plaintext import one_line
-from mtcb_curate.tui.messages import FindabilityLoaded, FindabilityPairScored, FindabilityProgress
+from mtcb_curate.tui.messages import FindabilityLoaded, FindabilityPairsScored, FindabilityProgress
 from mtcb_curate.tui.widgets.qa_panel import findability_text
 
 
@@ -30,6 +30,8 @@ class FindabilityWork:
     _find_running = False
     #: Pairs being scored alone (``_rescore_findability``).
     _find_pending: frozenset[int] = frozenset()
+    #: Pairs to score in the next batch (asked for while a batch was running).
+    _find_queued: frozenset[int] = frozenset()
 
     def _findability_text(self, pid: int, rescore: bool = True) -> Text:
         """The panel's findability lines for ``pid``; ``rescore``: start scoring a pair edited
@@ -94,11 +96,13 @@ class FindabilityWork:
         self.post_message(FindabilityLoaded(lines))
 
     def action_cancel_findability(self) -> None:
-        """Cancel a running findability run (``F``)."""
+        """Cancel a running findability run (``F``); with none, stop the session's analysis."""
         if self._find_running:
             self.workers.cancel_group(self, "findability")
             self._find_note = "cancelling…"
             self._show_current()
+        else:
+            self.action_cancel_analysis()
 
     def on_findability_progress(self, message: FindabilityProgress) -> None:
         if not self._find_running:
@@ -126,28 +130,40 @@ class FindabilityWork:
         self._show_current()
 
     def _rescore_findability(self, pid: int) -> None:
-        """Score pair ``pid`` again for its current texts (after an edit or repair), when the
-        findability is known (only that pair is scored; the cache does the rest)."""
+        """Score pair ``pid`` again for its current texts (after an edit, a repair or a bulk
+        change; visited or not), when the findability is known: the pairs asked for meanwhile
+        are scored together in one worker (the cache does the rest)."""
         c = self.controller
-        if c.findability is None or not c.find_lines or pid in self._find_pending:
+        if c.findability is None or not c.find_lines or pid in self._find_pending or pid in self._find_queued:
             return
         if c.current_find_lines(pid) is not None or c.find_failed_now(pid):
             return
-        self._find_pending = self._find_pending | {pid}
-        self._score_pair_findability(pid)
+        if not self._find_queued:
+            self.call_later(self._score_queued_findability)
+        self._find_queued = self._find_queued | {pid}
+
+    def _score_queued_findability(self) -> None:
+        if self._find_pending or not self._find_queued:
+            return  # the running batch starts the next one when it is back
+        ids, self._find_queued = self._find_queued, frozenset()
+        self._find_pending = ids
+        self._score_pairs_findability(ids)
 
     @work(thread=True, exclusive=False, group="findability_pair", exit_on_error=False)
-    def _score_pair_findability(self, pid: int) -> None:
+    def _score_pairs_findability(self, ids: frozenset[int]) -> None:
         try:
-            lines = self.controller.findability.score_pair(pid)
+            lines = self.controller.findability.score_pairs(sorted(ids))
         except Exception:  # noqa: BLE001 - the line keeps saying "scoring"; F runs it all again
-            lines = None
-        self.post_message(FindabilityPairScored(pid, lines))
+            lines = {}
+        self.post_message(FindabilityPairsScored(ids, lines))
 
-    def on_findability_pair_scored(self, message: FindabilityPairScored) -> None:
-        self._find_pending = self._find_pending - {message.pid}
-        # not retried for failed texts (the line says so; F computes everything again)
-        self.controller.pair_scored(message.pid, message.lines)
-        self.queue.refresh_pair(message.pid)
-        if self._shown_pair == message.pid:
+    def on_findability_pairs_scored(self, message: FindabilityPairsScored) -> None:
+        self._find_pending = frozenset()
+        c = self.controller
+        for pid in sorted(message.ids):
+            # not retried for failed texts (the line says so; F computes everything again)
+            c.pair_scored(pid, message.lines.get(pid))
+            self.queue.refresh_pair(pid)
+        if self._shown_pair in message.ids:
             self._show_current()
+        self._score_queued_findability()

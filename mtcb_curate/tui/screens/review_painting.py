@@ -145,6 +145,8 @@ class Painting:
         t.append(f"  {rate:,.0f} pairs/h " if rate is not None else "  — pairs/h ", style="bold")
         if c.not_verbatim:
             t.append(f"  ≠ {len(c.not_verbatim):,} passages not verbatim", style="dim")
+        if self.analysis_note:
+            t.append(f"  {self.analysis_note}", style="dim")
         self._set_bar("#progress", t)
 
     def _refresh_queue_title(self, n: int | None = None) -> None:
@@ -259,8 +261,8 @@ class Painting:
         one's frame): wrap what the next pair of the queue shows (its QA panel rows and, in the
         same document, its source rows or another document's line index), and work out the
         problems of the queue rows a page ahead, so that a decision's frame builds no row.
-        A key read from the terminal meanwhile (a held key's next one) stops it between two
-        steps: the key is not kept waiting, and what was made is kept."""
+        A key waiting for the app (a held key's next one) stops it between two steps: the key
+        is not kept waiting longer than a step, and what was made is kept."""
         if shown != self._shown_count:
             self.call_after_refresh(self._after_frame, self._shown_count)
             return
@@ -270,12 +272,7 @@ class Painting:
         if queue.cursor < 0 or not queue.ids:
             return
         row = queue.cursor + 1  # what a decision or j shows next (k goes back to a pair just wrapped)
-        holds = self.app.key_holds
-        read = holds.read
-
-        def key_read() -> bool:
-            return holds.read != read
-
+        key_read = self._keys_waiting
         self._wrap_row(row, stop=key_read, index=True)
         # The queue rows a page ahead: their marks read each pair's problems (about 0.5 ms a
         # pair), which a half-page scroll would otherwise work out for 20 rows in one frame.

@@ -44,13 +44,6 @@ HINT = ("↑/↓ select · n distinct questions on shared evidence · N all show
 
 
 @dataclass(eq=False)
-class SharedIndexFound(Message, bubble=False):
-    """For the review screen: pair id -> its shared-passage group (``neardup.cluster_index``)."""
-
-    index: dict[int, Cluster]
-
-
-@dataclass(eq=False)
 class SharedListFound(Message, bubble=False):
     """Every shared-passage group (resolved ones included), or the search's ``error``."""
 

@@ -1,0 +1,270 @@
+"""The review app's analysis, as its worker process does it (``python -m mtcb_curate.worker JOB``,
+whose stdin/stdout protocol is in ``mtcb_curate/worker.py``).
+
+``JOB`` is a ``job.json`` written by ``app.analysis`` beside the inputs (``app.analysis_store``
+lays out the folder). The work, each stage kept on disk under its key so that a stage already
+done (by an earlier run, or by a run of this job that was killed) is not done again:
+
+1. **verdicts**: every pair's passage verified in its document, exact, normalized and fuzzy
+   (``verify.verify_dataset``), with its occurrences in other documents, its ``chunk_index``
+   window and its token count (``dataset.token_cache``: windows and counts made here are kept
+   for the next session). Pairs whose document key, ``chunk_index`` and passage are those of
+   the previous run on the same corpus are not verified again.
+2. **links**: every near-duplicate and shared-passage link (``neardup.search_links``; passages
+   located by their exact verdicts).
+3. **groups**: the near-duplicate clusters and shared-passage groups over every pair, with the
+   curator's marks, and over the pairs not rejected (the set-wide checks read those).
+
+Nothing here imports Textual, the ``datasets`` library or the workspace: the process reads
+only its job's files.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mtcb_curate.app import analysis_store as store
+
+#: Stages, in order (the progress lines name them).
+STAGES = ("verdicts", "tokens", "links", "groups")
+
+
+class Cancelled(Exception):
+    """The app asked the work to stop."""
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def run_job(job: dict[str, Any], progress: Progress | None = None,
+            cancelled: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    """Do ``job`` (the ``job.json`` values) and return what the ``done`` line says:
+    ``{"text", "groups", "verified", "reused", "seconds": {stage: s}, "peak_rss_mb"}`` (pairs
+    verified, pairs whose verification was reused, each stage's seconds, the process's peak
+    resident set).
+
+    ``progress(stage, done, total)`` is called as the work goes; ``cancelled()`` is asked at
+    each call and between stages.
+
+    Raises:
+        Cancelled: ``cancelled()`` said so.
+        OSError, ValueError: an input file is missing or damaged.
+    """
+    folder = Path(job["folder"])
+    text_key, groups_key = job["text_key"], job["groups_key"]
+    here = store.text_dir(folder, text_key)
+    seconds: dict[str, float] = {}
+
+    def step(stage: str, done: int, total: int) -> None:
+        if cancelled():
+            raise Cancelled()
+        if progress is not None:
+            progress(stage, done, total)
+
+    pairs = store.read_pairs(here / "pairs.npz")
+    verdicts_path = here / "verdicts.npz"
+    links_path = here / "links.npz"
+    verified = reused = 0
+    table = _readable(store.VerdictTable.read, verdicts_path)
+    if table is None:
+        t = time.perf_counter()
+        corpus = store.read_corpus(store.corpus_path(folder, job["corpus"]))
+        results, verified, reused = _verify(job, folder, pairs, corpus, step)
+        del corpus
+        store.write_verdicts(verdicts_path, results, [store.pair_key(k, c, p) for k, c, p in
+                                                      zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)],
+                             job["corpus"])
+        del results
+        _release()
+        table = store.VerdictTable.read(verdicts_path)
+        seconds["verdicts"] = time.perf_counter() - t
+    step("links", 0, len(pairs))
+    from mtcb_curate import neardup
+
+    items = [neardup.Item(i, k, q, a, p) for i, (k, q, a, p) in
+             enumerate(zip(pairs.doc_keys, pairs.questions, pairs.answers, pairs.passages))]
+    extra = [tuple(x) for x in job["extra_links"]]
+    arrays = _readable(store.read_links, links_path)
+    if arrays is None:
+        t = time.perf_counter()
+        found = _search(job, pairs, items, table, extra, step)
+        arrays = found.arrays()
+        store.write_links(links_path, *arrays)
+        del found  # and what the search prepared: grouping prepares only what it reads
+        _release()
+        seconds["links"] = time.perf_counter() - t
+    del table
+    links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
+    step("groups", 0, 1)
+    out_path = store.groups_path(folder, text_key, groups_key)
+    if not (out_path / "meta.json").is_file():
+        t = time.perf_counter()
+        store.write_groups(out_path, _groups(job, links, len(pairs)))
+        seconds["groups"] = time.perf_counter() - t
+    step("groups", 1, 1)
+    return {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "seconds": seconds,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident set so far (MB; ``VmHWM`` on Linux), or None."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _release() -> None:
+    """Collect what the last stage left and hand the C heap's free pages back (the next stage
+    starts from less: the process's peak is one stage's, not their sum)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # no glibc: the pages stay with the process
+        pass
+
+
+def _readable(read: Callable[[Path], Any], path: Path) -> Any:
+    """``read(path)``, or None when the file is missing or damaged (it is then made again)."""
+    if not path.is_file():
+        return None
+    try:
+        return read(path)
+    except Exception:  # noqa: BLE001 - any damage means: work it out again
+        return None
+
+
+def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, bytes], step: Progress):
+    """Every pair's complete verification (``PairResult``s in id order), how many were
+    verified and how many reused from the previous run."""
+    from dataclasses import replace
+
+    from mtcb_curate.dataset.model import Dataset, Document, QAPair, SourceInfo
+    from mtcb_curate.dataset.profiles import get_profile
+    from mtcb_curate.dataset.token_cache import TokenCache
+    from mtcb_curate.verify import verify_dataset
+    from mtcb_curate.verify.search import CorpusIndex
+
+    n = len(pairs)
+    old = _previous_verdicts(folder, job)
+    rows = old.rows_by_key() if old is not None else {}
+    keys = [store.pair_key(k, c, p) for k, c, p in zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)]
+    results: list = [None] * n
+    todo = []
+    for i, key in enumerate(keys):
+        row = rows.get(key)
+        if row is not None:
+            results[i] = replace(old.result(row, pairs.passages[i]), id=i)
+        else:
+            todo.append(i)
+    reused = n - len(todo)
+    cache_dir = job.get("token_cache")
+    token_cache = TokenCache(Path(cache_dir)) if cache_dir else None
+    index = CorpusIndex(corpus, token_cache)
+    documents = {k: Document(k, data, row) for row, (k, data) in enumerate(corpus.items())}
+    qa = [QAPair(i, pairs.questions[i], pairs.answers[i], pairs.passages[i], pairs.doc_keys[i],
+                 pairs.chunk_index[i]) for i in todo]
+    dataset = Dataset(job.get("name", ""), get_profile(job.get("name") or "generic"), documents, qa,
+                      SourceInfo("files", ""))
+    if qa:
+        report = verify_dataset(dataset, fuzzy=True, count_tokens=False, index=index, pairs=qa,
+                                progress=lambda d, t: step("verdicts", d, t))
+        for r in report.results:
+            results[r.id] = r
+    step("tokens", 0, len(todo))
+    counted = _count_tokens([results[i] for i in todo], token_cache, step)
+    for i, r in zip(todo, counted):
+        results[i] = r
+    return results, len(todo), reused
+
+
+def _count_tokens(results: list, cache, step: Progress) -> list:
+    """``results`` with their ``tokens`` filled from the token cache, counting (and keeping)
+    those it lacks."""
+    from dataclasses import replace
+
+    from mtcb_curate.dataset import tokens
+
+    counts: dict[str, int] = {}
+    missing: list[str] = []
+    for r in results:
+        if r.passage in counts:
+            continue
+        n = cache.count(r.passage) if cache is not None else None
+        if n is None:
+            missing.append(r.passage)
+            counts[r.passage] = -1
+        else:
+            counts[r.passage] = n
+    step_size = 1000
+    encode = tokens.encoding().encode_ordinary if missing else None
+    for k in range(0, len(missing), step_size):
+        step("tokens", k, len(missing))
+        # one call per text: tiktoken's batch call hands each text to a thread pool, which cost
+        # more than the encoding of these short passages
+        made = {t: len(encode(t)) for t in missing[k:k + step_size]}
+        counts.update(made)
+        if cache is not None:
+            cache.put_counts(made)
+    if missing:
+        step("tokens", len(missing), len(missing))
+    return [replace(r, tokens=counts[r.passage]) for r in results]
+
+
+def _previous_verdicts(folder: Path, job: dict) -> store.VerdictTable | None:
+    """The verdicts of the last finished run on the same corpus, or None."""
+    latest = store.read_json(folder / "latest.json")
+    if not isinstance(latest, dict) or not isinstance(latest.get("text"), str):
+        return None
+    path = store.text_dir(folder, latest["text"]) / "verdicts.npz"
+    try:
+        table = store.VerdictTable.read(path)
+    except Exception:  # noqa: BLE001 - no previous run to reuse: everything is verified
+        return None
+    return table if table.corpus == job["corpus"] else None
+
+
+def located_spans(table: store.VerdictTable, passages: Sequence[str]) -> dict[int, tuple[int, int]]:
+    """Pair id -> ``(start, end)`` of the first occurrence of its passage in its document, for
+    the pairs verified ``exact``: what ``neardup.passage_spans`` would find by searching (the
+    other pairs are not verbatim there, or empty)."""
+    from mtcb_curate.verify.verdict import Verdict
+
+    exact = store.VERDICT_CODES.index(Verdict.EXACT)
+    starts = table.column("start")
+    return {i: (int(starts[i]), int(starts[i]) + len(passages[i]))
+            for i in (table.verdicts == exact).nonzero()[0].tolist()}
+
+
+def _search(job: dict, pairs: store.PairTexts, items: list, table: store.VerdictTable, extra: list,
+            step: Progress):
+    """The near-duplicate search over every pair, passages located by their exact verdicts."""
+    from mtcb_curate import neardup
+
+    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1,
+                                spans=located_spans(table, pairs.passages), progress=lambda d, t: step("links", d, t))
+
+
+def _groups(job: dict, links, n: int) -> dict:
+    """The clusters and shared-passage groups over every pair and over the pairs not rejected."""
+    not_dup = [tuple(x) for x in job["not_duplicates"]]
+    shared_marks = [tuple(x) for x in job["shared_marks"]]
+    clusters, shared = links.groups(not_duplicates=not_dup, shared_marks=shared_marks)
+    out = {"clusters": clusters, "shared_passages": shared}
+    rejected = set(job["rejected"])
+    if rejected:
+        live = [i for i in range(n) if i not in rejected]
+        out["live_clusters"], out["live_shared_passages"] = links.groups(keep=live, not_duplicates=not_dup,
+                                                                 shared_marks=shared_marks)
+    return out

@@ -1,0 +1,72 @@
+"""The analysis worker process's entry point: ``python -m mtcb_curate.worker JOB.json``.
+
+Started by ``app.analysis.AnalysisRunner`` with pipes for stdin and stdout (never a terminal),
+it runs ``app.analysis_worker.run_job`` on the job and speaks a small protocol:
+
+- stdout: one JSON object per line, ``{"progress": [stage, done, total]}`` (at most about five
+  a second), then ``{"done": {...}}`` (the job's summary) or ``{"cancelled": true}``;
+- stdin: a line ``cancel`` stops the work at its next step; the end of stdin (the app gone,
+  however it ended) ends this process at once;
+- errors go to stderr (the runner keeps them in ``worker.log`` and quotes its last lines) and
+  the exit status is then 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from mtcb_curate.app.analysis_worker import Cancelled, run_job
+
+#: Seconds between two progress lines at most (the first and last of a stage always go).
+PROGRESS_EVERY_S = 0.2
+
+
+def _say(value: dict) -> None:
+    try:
+        sys.stdout.write(json.dumps(value) + "\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        os._exit(3)  # the app is gone
+
+
+def _watch_stdin(stop: threading.Event) -> None:
+    """Set ``stop`` at a ``cancel`` line; end the process when stdin ends (the app is gone)."""
+    for line in sys.stdin:
+        if line.strip() == "cancel":
+            stop.set()
+    os._exit(4)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the job named on the command line (see the module docstring); the exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.stderr.write("usage: python -m mtcb_curate.worker JOB.json\n")
+        return 2
+    stop = threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
+    job = json.loads(Path(args[0]).read_bytes())
+    last = [0.0]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY_S or done == 0 or done == total:
+            last[0] = now
+            _say({"progress": [stage, done, total]})
+
+    try:
+        summary = run_job(job, progress, stop.is_set)
+    except Cancelled:
+        _say({"cancelled": True})
+        return 0
+    _say({"done": summary})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

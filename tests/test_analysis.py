@@ -1,0 +1,385 @@
+"""The review app's analysis, run in a worker process and kept per fingerprint (``app.analysis``,
+``app.analysis_worker``, ``app.analysis_store``): no Textual here.
+
+The runner is driven as the review screen drives it: ``request`` on the test's thread, events
+collected from the runner's thread. Every wait is on an event (never a wall-clock bound); the
+long timeouts only keep a broken run from hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, QUESTIONS, write_jsonl
+from support import opened, write_source
+
+from mtcb_curate.app import analysis, analysis_store, analysis_worker
+from mtcb_curate.app.analysis import (AnalysisCancelled, AnalysisFailed, AnalysisNote, AnalysisProgress,
+                                      AnalysisReady, AnalysisRunner)
+from mtcb_curate.dataset.model import Status
+from mtcb_curate.verify import verify_dataset
+
+#: Longest wait for one run (a guard against a hang, not a speed target).
+RUN_TIMEOUT_S = 120
+
+
+class Events:
+    """Collects a runner's events; ``wait_final()`` returns the run's last one."""
+
+    def __init__(self) -> None:
+        self.all: list = []
+        self._final = threading.Event()
+        self.hook = None
+
+    def __call__(self, event) -> None:
+        self.all.append(event)
+        if self.hook is not None:
+            self.hook(event)
+        if isinstance(event, (AnalysisReady, AnalysisFailed, AnalysisCancelled)):
+            self._final.set()
+
+    def wait_final(self):
+        assert self._final.wait(RUN_TIMEOUT_S), f"no outcome; events: {self.all}"
+        self._final.clear()
+        return self.all[-1]
+
+    def of(self, kind) -> list:
+        return [e for e in self.all if isinstance(e, kind)]
+
+
+def run(session, threshold: float = 85.0, **kw):
+    """One request on a new runner; ``(last event, runner, events)``."""
+    events = Events()
+    runner = AnalysisRunner(session, events, **kw)
+    try:
+        runner.request(threshold)
+        return events.wait_final(), runner, events
+    finally:
+        runner.close()
+
+
+def many_pairs_source(folder: Path, n: int = 60) -> Path:
+    """A source with ``n`` pairs on the tiny corpus (enough for the worker to report progress)."""
+    rows = [dict(QUESTIONS[i % 3], question=f"{QUESTIONS[i % 3]['question']} ({i})") for i in range(n)]
+    return write_source(folder, CORPUS, rows)
+
+
+def dup_source(folder: Path) -> Path:
+    """The tiny corpus with near-duplicates: pair 3 repeats pair 0's question, pair 4 asks
+    another question on pair 1's passage (a shared-passage group)."""
+    rows = [*QUESTIONS, dict(QUESTIONS[0], answer="anvils"),
+            dict(QUESTIONS[1], question="In which year was Alpha's revenue $10 million?", answer="2022")]
+    return write_source(folder, CORPUS, rows)
+
+
+def test_the_analysis_verifies_every_pair_as_verify_does_fuzzy_step_included(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        event, runner, events = run(session)
+        assert isinstance(event, AnalysisReady), event
+        a = event.analysis
+        report = verify_dataset(session.dataset, fuzzy=True, count_tokens=True, index=session.corpus_index)
+        for pid, want in enumerate(report.results):
+            got = a.verdicts.result(pid, session.view(pid).passage)
+            assert got == want, pid
+        assert {e.stage for e in events.of(AnalysisProgress)} <= set(analysis_worker.STAGES)
+        assert runner.processes_started == 1 and not a.from_cache
+        assert a.not_exact() == {2}
+    finally:
+        session.workspace.close()
+
+
+def test_clusters_and_set_checks_are_those_of_the_search_in_process(tmp_path):
+    from mtcb_curate.app import clusters
+    from mtcb_curate.checks.pair import set_check_results
+
+    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
+    try:
+        event, _, _ = run(session)
+        a = event.analysis
+        found, shared = clusters.find_both(session)
+        assert found and shared
+        assert a.clusters == found and a.shared == shared
+        assert [c.link_table.tolist() for c in a.clusters] == [c.link_table.tolist() for c in found]
+        assert a.cluster_index.keys() == {i for c in found for i in c.ids}
+        want = set_check_results(session, search=clusters.search(session))
+        assert {k: (r.reasons, r.failing) for k, r in a.set_results.items()} == \
+            {k: (r.reasons, r.failing) for k, r in want.items()}
+    finally:
+        session.workspace.close()
+
+
+def test_a_reopened_session_reads_the_kept_analysis_and_starts_no_process(tiny, ws):
+    session = opened(tiny, ws)
+    first, _, _ = run(session)
+    session.workspace.close()
+    session = opened(None, ws)
+    try:
+        again, runner, events = run(session)
+        assert isinstance(again, AnalysisReady) and again.analysis.from_cache
+        assert runner.processes_started == 0 and not events.of(AnalysisProgress)
+        assert again.analysis.text_key == first.analysis.text_key
+        assert list(again.analysis.verdicts.verdicts) == list(first.analysis.verdicts.verdicts)
+    finally:
+        session.workspace.close()
+
+
+def test_an_edited_pair_misses_the_cache_and_only_it_is_verified_again(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        session.edit(2, {"supporting_passage": "Beta sells bells."})
+        second, runner, _ = run(session)
+        assert runner.processes_started == 1 and not second.analysis.from_cache
+        assert second.analysis.text_key != first.analysis.text_key
+        assert second.analysis.worker["verified"] == 1 and second.analysis.worker["reused"] == 2
+        assert second.analysis.verdicts.verdict(2) == "exact"
+        assert second.analysis.passages[2] == "Beta sells bells."
+    finally:
+        session.workspace.close()
+
+
+def test_an_edited_question_changes_the_key_but_reuses_every_verdict(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        session.edit(0, {"question": "What does Alpha make, exactly?"})
+        second, _, _ = run(session)
+        assert second.analysis.text_key != first.analysis.text_key
+        assert second.analysis.worker["verified"] == 0 and second.analysis.worker["reused"] == 3
+    finally:
+        session.workspace.close()
+
+
+def test_a_changed_corpus_misses_the_cache(tmp_path):
+    src = write_source(tmp_path / "src")
+    ws = tmp_path / "ws"
+    session = opened(src, ws)
+    first, _, _ = run(session)
+    session.workspace.close()
+    changed = [dict(CORPUS[0], text=CORPUS[0]["text"] + "More text.\n"), CORPUS[1]]
+    write_jsonl(src / "corpus.jsonl", changed)
+    session = opened(src, tmp_path / "ws2")
+    try:
+        second, runner, _ = run(session, folder=ws / "analysis")  # the same folder: only the key differs
+        assert runner.processes_started == 1 and not second.analysis.from_cache
+        assert second.analysis.text_key != first.analysis.text_key
+        assert second.analysis.worker["verified"] == 3  # another corpus: nothing is reused
+    finally:
+        session.workspace.close()
+
+
+def test_a_rejection_groups_again_without_verifying_or_searching(tmp_path):
+    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
+    try:
+        first, _, _ = run(session)
+        member = first.analysis.clusters[0].ids[0]
+        session.decide(member, Status.REJECTED, "duplicate")
+        second, runner, _ = run(session)
+        a = second.analysis
+        assert runner.processes_started == 1 and a.text_key == first.analysis.text_key
+        assert a.groups_key != first.analysis.groups_key
+        assert set(a.seconds) == {"groups"}  # nothing verified, nothing searched
+        assert member not in a.set_results["duplicates"].reasons  # a rejected pair is not checked
+        assert member in a.cluster_index  # the badge still shows its cluster
+    finally:
+        session.workspace.close()
+
+
+def test_a_killed_worker_is_reported_and_started_again(tmp_path):
+    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
+    events = Events()
+    runner = AnalysisRunner(session, events)
+    killed = []
+
+    def kill_first(event) -> None:
+        if isinstance(event, AnalysisProgress) and not killed and runner.worker_pid is not None:
+            killed.append(runner.worker_pid)
+            os.kill(runner.worker_pid, signal.SIGKILL)
+
+    events.hook = kill_first
+    try:
+        runner.request(85.0)
+        final = events.wait_final()
+    finally:
+        runner.close()
+        session.workspace.close()
+    assert killed and isinstance(final, AnalysisReady), events.all
+    notes = events.of(AnalysisNote)
+    assert len(notes) == 1 and "SIGKILL" in notes[0].message and "attempt 2 of 3" in notes[0].message
+    assert runner.processes_started == 2
+
+
+def dying_python(tmp_path: Path, times: int) -> str:
+    """An interpreter that dies of SIGKILL its first ``times`` runs, then runs Python."""
+    count = tmp_path / "runs"
+    script = tmp_path / "python"
+    script.write_text(f"""#!{sys.executable}
+import os, signal, sys
+from pathlib import Path
+count = Path({str(count)!r})
+n = int(count.read_text()) if count.exists() else 0
+count.write_text(str(n + 1))
+if n < {times}:
+    sys.stderr.write("about to die\\n")
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
+""")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_worker_that_keeps_dying_fails_with_one_plain_line(tiny, ws, tmp_path):
+    session = opened(tiny, ws)
+    try:
+        event, runner, events = run(session, python=dying_python(tmp_path, 99))
+    finally:
+        session.workspace.close()
+    assert isinstance(event, AnalysisFailed)
+    assert "stopped 3 times (signal SIGKILL)" in event.message and "about to die" in event.message
+    assert "\n" not in event.message and "Traceback" not in event.message
+    assert runner.processes_started == 3 and len(events.of(AnalysisNote)) == 2
+
+
+def test_a_worker_dying_once_then_succeeds(tiny, ws, tmp_path):
+    session = opened(tiny, ws)
+    try:
+        event, runner, _ = run(session, python=dying_python(tmp_path, 1))
+    finally:
+        session.workspace.close()
+    assert isinstance(event, AnalysisReady) and runner.processes_started == 2
+
+
+def test_cancel_stops_the_worker_and_reports_it(tmp_path):
+    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
+    events = Events()
+    runner = AnalysisRunner(session, events)
+    pids = []
+
+    def cancel_first(event) -> None:
+        if isinstance(event, AnalysisProgress) and not pids:
+            pids.append(runner.worker_pid)
+            runner.cancel()
+
+    events.hook = cancel_first
+    try:
+        runner.request(85.0)
+        final = events.wait_final()
+    finally:
+        runner.close()
+        session.workspace.close()
+    assert isinstance(final, AnalysisCancelled), events.all
+    assert pids and pids[0] is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pids[0], 0)  # gone (and reaped)
+    assert not runner.busy
+
+
+def test_a_damaged_result_is_made_again(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        codes = list(first.analysis.verdicts.verdicts)
+        here = analysis_store.text_dir(ws / "analysis", first.analysis.text_key)
+        (here / "verdicts.npz").write_bytes(b"not numpy")
+        again, runner, _ = run(session)
+    finally:
+        session.workspace.close()
+    assert isinstance(again, AnalysisReady) and runner.processes_started == 1
+    assert again.analysis.worker["verified"] == 3  # nothing of the damaged file is reused
+    assert set(again.analysis.seconds) == {"verdicts"}  # the links and groups were kept
+    assert list(again.analysis.verdicts.verdicts) == codes
+
+
+def test_the_worker_process_imports_no_textual_datasets_pandas_nor_pyarrow(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        event, _, _ = run(session)
+        job = analysis_store.text_dir(ws / "analysis", event.analysis.text_key) / "job.json"
+    finally:
+        session.workspace.close()
+    probe = (
+        "import json, shutil, sys\n"
+        "from pathlib import Path\n"
+        "from mtcb_curate.app import analysis_worker\n"
+        "job = json.loads(Path(sys.argv[1]).read_bytes())\n"
+        "for p in Path(job['folder']).glob('text-*/groups-*'):\n"
+        "    shutil.rmtree(p)\n"
+        "analysis_worker.run_job(job)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'datasets', 'pandas', 'pyarrow'))))\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(job)], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == []
+
+
+def test_keys_follow_every_input(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        snap = analysis.snapshot(session, 85.0)
+        base = analysis.text_key(snap, "corpus", "source")
+        assert analysis.text_key(snap, "corpus", "source") == base
+        assert analysis.text_key(snap, "other corpus", "source") != base
+        assert analysis.text_key(snap, "corpus", "other source") != base
+        assert analysis.text_key(analysis.snapshot(session, 80.0), "corpus", "source") != base
+        session.set_chunk_index(2, 0)
+        assert analysis.text_key(analysis.snapshot(session, 85.0), "corpus", "source") != base
+        g = analysis.groups_key(base, snap)
+        session.decide(1, Status.ACCEPTED)
+        assert analysis.groups_key(base, analysis.snapshot(session, 85.0)) == g  # only rejections count
+        session.decide(1, Status.REJECTED)
+        assert analysis.groups_key(base, analysis.snapshot(session, 85.0)) != g
+        session.undo()
+        session.undo()
+        session.mark_not_duplicates([0, 1])
+        assert analysis.groups_key(base, analysis.snapshot(session, 85.0)) != g
+    finally:
+        session.workspace.close()
+
+
+def test_texts_round_trip_through_the_files_byte_for_byte(tmp_path):
+    texts = analysis_store.PairTexts(["A", "B\ud800"], ["q\x00?", "é“x”"], ["", "a"], ["p\ud83d", "  p  "], [None, 3])
+    analysis_store.write_pairs(tmp_path / "pairs.npz", texts)
+    back = analysis_store.read_pairs(tmp_path / "pairs.npz")
+    assert (back.doc_keys, back.questions, back.answers, back.passages, back.chunk_index) == \
+        (texts.doc_keys, texts.questions, texts.answers, texts.passages, texts.chunk_index)
+    analysis_store.write_corpus(tmp_path / "corpus.bin", [("k\ud800", b"text \xe2\x80\x99"), ("j", b"")])
+    assert analysis_store.read_corpus(tmp_path / "corpus.bin") == {"k\ud800": b"text \xe2\x80\x99", "j": b""}
+
+
+def test_large_clusters_have_their_links_indexed_by_member_when_loaded(tmp_path, monkeypatch):
+    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
+    try:
+        monkeypatch.setattr(analysis, "WARM_LINKS", 1)
+        event, _, _ = run(session)
+    finally:
+        session.workspace.close()
+    assert event.analysis.clusters and all(c.member_index is not None for c in event.analysis.clusters)
+
+
+def test_the_worker_ends_when_the_app_is_gone(tmp_path):
+    """The app's end closes the worker's stdin (however the app ended): the worker stops at once."""
+    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
+    try:
+        snap = analysis.snapshot(session, 85.0)
+        runner = AnalysisRunner(session, lambda e: None)
+        runner._corpus_fp = session.corpus_fingerprint
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+    finally:
+        session.workspace.close()
+    job = analysis_store.text_dir(runner.folder, text) / "job.json"
+    proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(job)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    first = json.loads(proc.stdout.readline())
+    assert "progress" in first
+    proc.stdin.close()  # the app is gone
+    assert proc.wait(timeout=RUN_TIMEOUT_S) == 4
+    proc.stdout.close()

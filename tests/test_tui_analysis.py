@@ -1,0 +1,162 @@
+"""The review screen with its analysis in a worker process: the queue's marks and the view
+filters of pairs never visited are true once the analysis lands, and again after a single or a
+bulk change; a reopened workspace runs no analysis; progress shows and ``esc`` stops it."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from conftest import CORPUS, QUESTIONS
+from support import current, opened, review_app, settle, write_source
+
+from mtcb_curate.app import bulk as app_bulk
+from mtcb_curate.app.analysis import AnalysisRunner
+from mtcb_curate.app import filters as app_filters
+from mtcb_curate.tui.screens import review_analysis
+from mtcb_curate.tui.screens.review_rows import VERDICT_MARK
+from mtcb_curate.verify import verify_dataset
+
+#: The tiny corpus with a pair of every verdict, the ones not exact far from the cursor.
+FUZZY_PASSAGE = "Revenue was $12 million in 2022."  # one word changed: located fuzzily
+ROWS = [
+    *QUESTIONS,  # 0, 1 exact; 2 normalized (a doubled space)
+    dict(QUESTIONS[1], question="How much revenue in 2022?", supporting_passage=FUZZY_PASSAGE),  # 3 fuzzy
+    dict(QUESTIONS[0], question="What did Gamma make?", supporting_passage="Gamma makes gears out of gold."),  # 4
+    dict(QUESTIONS[0], question="What does nobody say?", supporting_passage=""),  # 5 empty
+]
+
+
+def mark_of(app, pid: int) -> str:
+    """The verdict mark of pair ``pid``'s queue row as the screen draws it (second column)."""
+    return app.screen.rows.text(pid, 80)[1]
+
+
+@pytest.fixture
+def source(tmp_path):
+    return write_source(tmp_path / "src", CORPUS, ROWS)
+
+
+async def test_marks_and_filters_of_unvisited_pairs_follow_the_analysis(source, tmp_path):
+    session = opened(source, tmp_path / "ws")
+    want = {r.id: r.verdict for r in verify_dataset(session.dataset, fuzzy=True, count_tokens=False,
+                                                   index=session.corpus_index).results}
+    assert want[3] == "fuzzy" and want[4] == "missing" and want[2] == "normalized"
+    async with review_app(session) as (app, pilot):
+        assert current(app) == 0  # nothing but the first pair was ever shown
+        for pid, verdict in want.items():
+            assert mark_of(app, pid) == VERDICT_MARK[verdict], pid
+        app.screen.set_view(app_filters.parse("verdict:fuzzy"))
+        await settle(app, pilot)
+        assert list(app.screen.queue.ids) == [3]
+        app.screen.set_view(app_filters.parse("verdict:missing"))
+        await settle(app, pilot)
+        assert list(app.screen.queue.ids) == [4]
+
+
+async def test_marks_follow_a_bulk_change_of_pairs_never_visited(source, tmp_path):
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        assert mark_of(app, 3) == "~"
+        c = app.screen.controller
+        plan = c.plan_bulk(app_bulk.SNAP, [2, 3], None, None)
+        assert sorted(plan.touched) == [2, 3]
+        app.screen._apply(c.apply_bulk(plan))
+        await settle(app, pilot)
+        assert current(app) == 0
+        for pid in (2, 3):  # snapped: verbatim now, and the marks say so without a visit
+            assert c.verdicts.is_complete(pid)
+            assert mark_of(app, pid) == VERDICT_MARK["exact"], pid
+        app.screen.set_view(app_filters.parse("verdict:fuzzy"))
+        await settle(app, pilot)
+        assert list(app.screen.queue.ids) == []
+
+
+async def test_the_near_duplicates_and_set_checks_come_from_the_analysis(tmp_path):
+    rows = [*QUESTIONS, dict(QUESTIONS[0], answer="anvils")]  # 3 repeats pair 0's question
+    session = opened(write_source(tmp_path / "src", CORPUS, rows), tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        c = app.screen.controller
+        assert c.clusters_ready and sorted(c.cluster_index) == [0, 3]
+        assert {p.check_id for p in c.problems(3)} >= {"duplicates"}
+        assert mark_of(app, 3) == " " and app.screen.rows.text(3, 80)[2] == "▲"
+
+
+async def test_a_reopened_workspace_reads_its_analysis_and_starts_no_process(source, tmp_path, monkeypatch):
+    started: list[AnalysisRunner] = []
+
+    class Counting(AnalysisRunner):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            started.append(self)
+
+    monkeypatch.setattr(review_analysis, "AnalysisRunner", Counting)
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        first = [mark_of(app, pid) for pid in range(len(ROWS))]
+    assert started[-1].processes_started == 1
+    session = opened(None, tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        assert [mark_of(app, pid) for pid in range(len(ROWS))] == first
+    assert started[-1].processes_started == 0
+
+
+async def test_progress_shows_and_escape_stops_the_analysis(source, tmp_path, monkeypatch):
+    """A worker that never starts (its interpreter waits on stdin): the bar says the analysis
+    runs; ``esc`` stops it (killed after the grace period) and the bar says so."""
+    import sys
+
+    script = tmp_path / "python"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.read()\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(review_analysis, "AnalysisRunner", functools.partial(AnalysisRunner, python=str(script)))
+    monkeypatch.setattr("mtcb_curate.app.analysis.CANCEL_GRACE_S", 0.05)
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session, settle_analysis=False) as (app, pilot):
+        while not (app.screen._runner and app.screen._runner.worker_pid):
+            await pilot.pause(0.02)
+        assert "analysing" in app.screen.analysis_note
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "analysis stopped" in app.screen.analysis_note
+        assert not app.screen._runner.busy
+
+
+async def test_findability_marks_follow_a_bulk_change_of_pairs_never_visited(sample_dir, tmp_path, monkeypatch):
+    """After F, a bulk trim of the view rescored every touched pair for its new passage, in one
+    batch, without a visit: each row's ``⊄`` mark is that of its current passage."""
+    from test_tui_findability import _press_f
+
+    from mtcb_curate.tui.screens.review_rows import FAIL_MARK, UNFINDABLE_MARK
+
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 0.0)
+    session = opened(None, tmp_path / "ws", sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await _press_f(app, pilot)
+        c = app.screen.controller
+        batches = []
+        real = c.findability.score_pairs
+        monkeypatch.setattr(c.findability, "score_pairs", lambda ids: batches.append(list(ids)) or real(ids))
+        ids = list(c.queue.ids)
+        plan = c.plan_bulk(app_bulk.TRIM, ids, None, None)
+        assert len(plan.touched) >= 2, "the sample has passages a trim changes"
+        app.screen._apply(c.apply_bulk(plan))
+        await settle(app, pilot)
+        assert batches and sorted(batches[0]) == sorted(plan.touched)  # one batch, every touched pair
+        for pid in plan.touched:
+            lines = c.current_find_lines(pid)
+            assert lines is not None and lines.passage == session.view(pid).passage, pid
+            mark = app.screen.rows.text(pid, 80)[2]
+            assert mark in (FAIL_MARK, UNFINDABLE_MARK if lines.fits_nowhere() else " "), pid
+
+
+async def test_opening_the_filter_bar_builds_what_a_text_query_reads(source, tmp_path):
+    """Nothing of the text search is built at start (it is not the analysis's: about a second
+    and 100 MB at 100,000 pairs, for a curator who may never filter by text); ``V`` builds it
+    while the first query is typed."""
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        assert session not in app_filters._LOWER
+        await pilot.press("V")
+        await settle(app, pilot)
+        assert set(app_filters._LOWER[session]) == set(app_filters.TEXT_FIELDS.values())
