@@ -64,18 +64,25 @@ async def test_a_filter_typed_in_a_burst_is_applied_and_the_key_after_it_moves_i
         assert current(app) == undecided[1]  # j, read after enter, moved in the new view
 
 
-async def test_select_span_search_typed_in_a_burst_starts_the_span_then_enter_uses_it(tmp_path):
+def _words(text: str) -> list[str]:
+    return [w for w in text.split() if w.isalpha() and w.islower() and len(w) > 4]
+
+
+async def test_select_span_searches_typed_in_a_burst_start_and_end_the_span_then_enter_uses_it(tmp_path):
     session = opened(None, tmp_path / "ws", sample=True)
     async with review_app(session, size=SIZE) as (app, pilot):
         first = current(app)
         doc = session.dataset.document_for(session.pairs[first]).text
         start = app.screen.controller.select_start(first)[0]
-        word = next(w for w in doc[start + 40:start + 400].split() if w.isalpha() and w.islower() and len(w) > 4)
-        typed(app, "m", "slash", word, "enter", "enter", "j")
+        word = _words(doc[start + 40:start + 400])[0]
+        at = doc.lower().index(word, start + 1)
+        last = _words(doc[at + len(word) + 40:at + 400])[0]
+        # / starts the span at a typed word, e ends it at another
+        typed(app, "m", "slash", word, "enter", "e", last, "enter", "enter", "j")
         await done(app, pilot)
         assert type(app.screen).__name__ == "ReviewScreen"
         passage = session.view(first).passage
-        assert passage.lower().startswith(word) and passage in doc
+        assert passage.lower().startswith(word) and passage.lower().endswith(last) and passage in doc
         assert [(e.kind, e.via) for e in session.workspace.history()] == [("edit", "select")]
         assert current(app) == first + 1
 
