@@ -258,7 +258,7 @@ def test_no_module_reads_the_shared_folder_at_run_time():
 #: the application layer (``app.review``, ``app.controller``, ``app.bulk``, ``app.clusters``,
 #: ``app.hand``, ``app.team``, ``app.generation`` ...).
 SESSION_WRITES = frozenset({
-    "decide", "decide_within", "decide_many", "edit", "edit_many", "set_chunk_index", "set_chunk_indexes", "set_note", "undo",
+    "decide", "run_within", "decide_many", "edit", "edit_many", "set_chunk_index", "set_chunk_indexes", "set_note", "undo",
     "add_pair", "mark_not_duplicates", "mark_not_duplicate_groups", "mark_not_duplicate_pairs", "mark_shared_evidence",
     "mark_shared_evidence_groups", "keep_one",
     "set_chunk_index_meaning"})

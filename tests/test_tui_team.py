@@ -168,14 +168,14 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
         screen = app.screen
         start = screen.queue.current
         deciding, wrapped = [], []
-        real_decide, real_wrap = s.decide_within, screen._wrap_row
+        real_decide, real_wrap = s.run_within, screen._wrap_row
 
         def wrap(row, stop=None, index=False):
             if deciding:
                 wrapped.append((screen.queue.ids[row], s.status(screen.queue.current)))
             return real_wrap(row, stop, index)
 
-        s.decide_within, screen._wrap_row = while_running(real_decide, deciding), wrap
+        s.run_within, screen._wrap_row = while_running(real_decide, deciding), wrap
         await pilot.press("a")
         await pilot.pause(0.1)
         # wrapped before the decision was in the session, shown after

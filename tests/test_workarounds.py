@@ -627,6 +627,75 @@ async def test_keys_canary_keys_waiting_sees_keys_queued_behind_the_one_being_ha
     assert seen == [True, False]
 
 
+async def test_keys_canary_widget_focus_still_waits_in_the_apps_queue_where_focus_pending_looks():
+    """Why the app keeps the keys after one that asked for the focus (``tui.keys.keys_in_order``):
+    ``Widget.focus`` moves the focus later, through a callback queued on the app behind the keys
+    already read. Should Textual focus at once, ``focus_pending`` can go."""
+    from mtcb_curate.tui.workarounds.keys import focus_pending
+
+    seen: list[tuple[bool, object]] = []
+
+    class Host(App):
+        AUTO_FOCUS = None
+        BINDINGS = [Binding("f", "look", "look", priority=True)]
+
+        def compose(self) -> ComposeResult:
+            yield Input(id="field")
+
+        def action_look(self) -> None:
+            assert not focus_pending(self)
+            self.query_one("#field").focus()
+            seen.append((focus_pending(self), self.focused))
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        _burst(app, "fab")
+        await pilot.pause(0.1)
+        assert seen == [(True, None)]
+        assert not focus_pending(app) and app.focused is app.query_one("#field")
+        assert app.query_one("#field", Input).value == ""  # Textual: a and b were read before it had focus
+
+
+async def test_keys_canary_idle_waits_for_a_submitted_input_and_a_dismissed_dialogs_callback():
+    """``idle`` returns once what a key set going is done, hop by hop: an input's enter bubbling
+    back up to the app, its binding's ``Submitted`` bubbling to the dialog, the dialog's
+    dismissal and the result callback run on the screen below (which opens the next dialog)."""
+    from mtcb_curate.tui.workarounds.keys import idle
+
+    results: list[str] = []
+
+    class Dialog(ModalScreen[str]):
+        def compose(self) -> ComposeResult:
+            yield Input(id="field")
+
+        def on_mount(self) -> None:
+            self.set_focus(self.query_one("#field"))
+
+        def on_input_submitted(self, message: Input.Submitted) -> None:
+            self.dismiss(message.value)
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(Dialog(), self.answered)
+
+        def answered(self, value: str) -> None:
+            results.append(value)
+            if len(results) == 1:
+                self.push_screen(Dialog(), self.answered)
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#field", Input)
+        field.value = "first"
+        app.post_message(events.Key("enter", "\r"))
+        await idle(app)
+        assert results == ["first"]
+        second = app.screen
+        assert isinstance(second, Dialog) and second.focused is second.query_one("#field")
+
+
 # -- nodes: is_closing -------------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import PairProblem, failing, pair_problems
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.errors import CurateError
-from mtcb_curate.store.session import PendingDecision, ReviewSession
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.verify.verdict import Verdict
 
 Severity = Literal["information", "warning", "error"]
@@ -67,8 +67,9 @@ class Outcome:
         rescore: pairs whose texts changed: their findability is scored again (when known).
         find_clusters: texts or resolutions changed: the near-duplicates are searched again.
         set_checks: the set-wide checks (duplicates, shared_passage) run again, debounced.
-        pending: a decision whose commit still waits on the server (``decide`` with a
-            patience): nothing moved yet; ``decided(pending)`` once it is done.
+
+    A front end that must not wait on a server makes each change through
+    ``app.review.within`` (the call returning this ``Outcome`` runs there as a whole).
     """
 
     current: int | None = None
@@ -83,7 +84,6 @@ class Outcome:
     rescore: list[int] = field(default_factory=list)
     find_clusters: bool = False
     set_checks: bool = False
-    pending: PendingDecision | None = None
 
     def say(self, text: str, severity: Severity = "information", timeout: float | None = None) -> Outcome:
         """Add a notice; returns self."""
@@ -554,39 +554,20 @@ class ReviewController:
         return self.failing_checks(pid)
 
     def decide(self, status: Status, reason: str | None = None, *,
-               meanwhile: Callable[[Callable[[], bool]], object] | None = None,
-               patience_s: float | None = None) -> Outcome:
+               meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> Outcome:
         """Decide the current pair (``app.review.decide``) and move on to the next row (or the
         row leaves a view it no longer passes). ``meanwhile``: work for the caller's thread while
-        the commit waits on a server (``ReviewSession.decide``). ``patience_s``: wait at most
-        that long for such a commit (``app.review.decide_within``); when it is not done by then,
-        the outcome's ``pending`` holds it and nothing moves until ``decided(pending)``."""
+        the commit waits on a server (``ReviewSession.decide``)."""
         pid = self.queue.current
         if pid is None:
             return self._done(Outcome())
         if self.session.read_only:
             return self._done(Outcome().say("The workspace is open read-only: nothing can be decided.", "warning"))
         try:
-            if patience_s is None:
-                app_review.decide(self.session, pid, status, reason, meanwhile=meanwhile)
-            else:
-                change = app_review.decide_within(self.session, pid, status, reason, patience_s=patience_s,
-                                                  meanwhile=meanwhile)
-                if isinstance(change, PendingDecision):
-                    return self._done(Outcome(pending=change))
+            app_review.decide(self.session, pid, status, reason, meanwhile=meanwhile)
         except CurateError as exc:
             return self._done(Outcome().say(f"Not saved: {exc}", "error", 10))
         return self.after_change(pid, advance=True)
-
-    def decided(self, pending: PendingDecision) -> Outcome:
-        """A pending decision's commit is done (``decide`` with a patience): put it in the
-        session and move on as ``decide`` does, or say it was not saved (the cursor stays on
-        the pair)."""
-        try:
-            pending.finish()
-        except CurateError as exc:
-            return self._done(Outcome().say(f"Not saved: {exc}", "error", 10))
-        return self.after_change(pending.pair_id, advance=self.queue.current == pending.pair_id)
 
     def undo(self) -> Outcome:
         """Undo the latest decision or edit (``app.review.undo``) and show its pair."""

@@ -2,7 +2,8 @@
 
 The review screen's keys call these; the screen only shows the ``Change`` (or the
 ``NotApplicable`` line when a repair does not apply). Every change is committed to the
-workspace before it returns (``ReviewSession``) and undone with ``session.undo()``.
+workspace before it returns (``ReviewSession``) and undone with ``session.undo()``; a front end
+that must not wait on a server makes its changes through :func:`within`.
 
 Repairs replace the supporting passage (the original stays in the history):
 
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.dataset.model import Status, Via
 from mtcb_curate.errors import CurateError
-from mtcb_curate.store.session import PendingDecision, ReviewSession
+from mtcb_curate.store.changes import PendingChange
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.verify.repair import select_span as _select_span
 from mtcb_curate.verify.repair import snap as _snap
 from mtcb_curate.verify.repair import trim_passage
@@ -99,24 +101,23 @@ def decide(session: ReviewSession, pair_id: int, status: Status, reason: str | N
     return Change(pair_id, changed, after.status)
 
 
-def decide_within(session: ReviewSession, pair_id: int, status: Status, reason: str | None = None, *,
-                  patience_s: float, meanwhile: Callable[[Callable[[], bool]], object] | None = None
-                  ) -> Change | PendingDecision:
-    """``decide`` for a caller that must not wait long (``ReviewSession.decide_within``): the
-    ``Change``, or a ``PendingDecision`` when a commit waiting on a server took longer than
-    ``patience_s`` seconds (``PendingDecision.finish`` puts it in the session once it is done).
+def within(session: ReviewSession, change: Callable[[], object], *, patience_s: float,
+           meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> PendingChange:
+    """Make ``change``, a call of this layer that changes pairs (``decide``, ``edit``, ``snap``,
+    ``set_note``, ``undo``, ``app.bulk.apply``, ``app.clusters.keep_one`` ..., or a
+    ``ReviewController`` method made of them), so that the calling thread waits at most
+    ``patience_s`` seconds for each store call that waits on a server
+    (``ReviewSession.run_within``: on SQLite it runs at once). ``meanwhile``: work for the
+    calling thread while the first store call waits (as ``decide`` takes it).
+
+    Returns:
+        The ``PendingChange``: done (``result()``), or still waiting: ``on_ready`` then
+        ``resume`` on the calling thread; ``failed`` says whether a store call failed.
 
     Raises:
-        WorkspaceError: the write failed within ``patience_s`` (nothing changed).
-        IndexError: no such pair.
+        WorkspaceError: an earlier change still waits on the server (nothing done).
     """
-    before = session.view(pair_id)
-    pending = session.decide_within(pair_id, status, reason, patience_s=patience_s, meanwhile=meanwhile)
-    if pending is not None:
-        return pending
-    after = session.view(pair_id)
-    changed = ("status",) if (after.status, after.reason) != (before.status, before.reason) else ()
-    return Change(pair_id, changed, after.status)
+    return session.run_within(change, patience_s=patience_s, meanwhile=meanwhile)
 
 
 def undo(session: ReviewSession) -> int | None:

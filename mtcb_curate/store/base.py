@@ -22,7 +22,8 @@ Contract for every backend:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -98,14 +99,18 @@ class Store(Protocol):
         curator: the name every change is recorded under (``history_curators``).
         commit_waits: True when a commit waits on a server (a network round trip and the
             server's WAL flush: PostgreSQL), so that ``ReviewSession.decide`` may run the
-            caller's ``meanwhile`` work while it does (where commits take long enough); False
-            for a local file (SQLite).
+            caller's ``meanwhile`` work while it does (where commits take long enough) and
+            ``ReviewSession.run_within`` runs a change off its caller's thread; False for a
+            local file (SQLite).
+        call_guard: None, or a callable giving a context manager the store enters around
+            every call to its storage (``ReviewSession.run_within`` sets it).
     """
 
     path: Path
     read_only: bool
     curator: str
     commit_waits: bool
+    call_guard: Callable[[], AbstractContextManager[object]] | None
 
     # -- binding to a source ----------------------------------------------------------------
 
@@ -196,7 +201,7 @@ class Store(Protocol):
 
 
 #: The member names of ``Store`` (for a backend's conformance test).
-STORE_MEMBERS = ("path", "read_only", "curator", "commit_waits", "history_curators", "bind", "source_spec",
+STORE_MEMBERS = ("path", "read_only", "curator", "commit_waits", "call_guard", "history_curators", "bind", "source_spec",
                  "get_meta", "set_meta", "close", "decisions",
                  "edits", "history", "decision_times", "added_pairs", "not_duplicates", "shared_evidence",
                  "decide", "decide_many", "edit", "edit_many", "add_pair", "mark_not_duplicates",

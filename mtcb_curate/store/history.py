@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from mtcb_curate.dataset.model import HistoryKind
@@ -68,6 +69,10 @@ class SharedStore:
     FOR_UPDATE = ""
     #: How the message refusing a workspace made for other questions points to another one.
     OTHER_WORKSPACE = "pass --workspace NEW_DIR"
+    #: None, or a callable giving a context manager entered around every call to the storage
+    #: (each backend's boundary: a read, a transaction): ``ReviewSession.run_within`` sets it
+    #: to let its caller go on while a change's store call waits on a server.
+    call_guard: Callable[[], AbstractContextManager[object]] | None = None
 
     # -- hooks ------------------------------------------------------------------------------
 

@@ -227,10 +227,10 @@ _T = TypeVar("_T")
 
 def _boundary(method: _F) -> _F:
     """Every public method raises ``WorkspaceError``, never a psycopg exception (and never the
-    URL's password); a closed workspace says so."""
+    URL's password); a closed workspace says so. Each runs inside ``call_guard()`` when one is
+    set (``ReviewSession.run_within``)."""
 
-    @functools.wraps(method)
-    def wrapper(self: "PgWorkspace", *args: Any, **kwargs: Any) -> Any:
+    def call(self: "PgWorkspace", *args: Any, **kwargs: Any) -> Any:
         import psycopg
 
         if self._closed:
@@ -239,6 +239,14 @@ def _boundary(method: _F) -> _F:
             return method(self, *args, **kwargs)
         except psycopg.Error as exc:
             raise self._error(exc) from None
+
+    @functools.wraps(method)
+    def wrapper(self: "PgWorkspace", *args: Any, **kwargs: Any) -> Any:
+        guard = self.call_guard
+        if guard is None:
+            return call(self, *args, **kwargs)
+        with guard():
+            return call(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 

@@ -12,8 +12,8 @@ import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,8 +28,9 @@ from mtcb_curate.dataset.model import (
     Via,
     corpus_fingerprint,
 )
-from mtcb_curate.store.base import Store
-from mtcb_curate.store.base import Decision
+from mtcb_curate.errors import WorkspaceError
+from mtcb_curate.store.base import Decision, Store
+from mtcb_curate.store.changes import PendingChange
 
 #: A pause longer than this (seconds) between two decisions counts as a break, not review time,
 #: in ``rate_per_hour`` (5 minutes: longer than reading any one pair beside a 10-K page).
@@ -74,52 +75,6 @@ class PairView:
     reason: str | None
 
 
-class PendingDecision:
-    """A decision whose commit is still waiting on the server (``ReviewSession.decide_within``).
-
-    Attributes:
-        pair_id: the pair decided. status: its new status value (None: undecided again).
-    """
-
-    def __init__(self, session: "ReviewSession", commit: Future, pair_id: int, status: str | None,
-                 reason: str | None, at: float) -> None:
-        self._session = session
-        self._commit = commit
-        self._finished = False
-        self.pair_id = pair_id
-        self.status = status
-        self.reason = reason
-        self.at = at
-
-    def done(self) -> bool:
-        """True once the commit returned or failed."""
-        return self._commit.done()
-
-    def error(self) -> BaseException | None:
-        """Once ``done``: what the commit raised (a ``WorkspaceError``), or None when it was saved."""
-        return self._commit.exception() if self._commit.done() else None
-
-    def on_done(self, callback: Callable[[], object]) -> None:
-        """Call ``callback()`` once the commit returned or failed: on the session's writer
-        thread, or at once on this one if it already has."""
-        self._commit.add_done_callback(lambda _future: callback())
-
-    def finish(self) -> None:
-        """Put the committed decision in the session (call it on the thread that reads the
-        session, once ``done``; a second call does nothing).
-
-        Raises:
-            WorkspaceError: the commit failed: nothing changed.
-        """
-        if self._finished:
-            return
-        self._commit.result()
-        self._finished = True
-        self._session._set_decision(self.pair_id, None if self.status is None
-                                    else Decision(self.status, self.reason, self.at))
-        self._session._times.append(self.at)
-
-
 class ReviewSession:
     """Decisions and edits over a dataset, persisted in a workspace.
 
@@ -160,6 +115,8 @@ class ReviewSession:
         self._commit_times: deque[float] = deque(maxlen=COMMIT_WINDOW)
         #: Decisions overlapped since the last one timed on the caller's thread.
         self._overlapped = 0
+        #: The change made through ``run_within`` (done or still waiting on the store), or None.
+        self._change: PendingChange | None = None
         n = len(self.pairs)
         # Decisions for ids the source no longer has are kept on disk but not shown.
         self._decisions = {k: v for k, v in self._decisions.items() if 0 <= k < n}
@@ -355,8 +312,8 @@ class ReviewSession:
         at = time.time()
         value = None if status is Status.UNDECIDED else status.value
         reason = reason if status is Status.REJECTED else None
-        if not self.workspace.commit_waits:
-            self.workspace.decide(pair_id, value, reason, at=at)
+        if not self.workspace.commit_waits or self._in_change():
+            self.workspace.decide(pair_id, value, reason, at=at)  # ``run_within`` times a change's store calls
         elif (meanwhile is not None and self._overlapped < OVERLAP_PROBE_EVERY
               and self._recent_commit_s() >= OVERLAP_MIN_COMMIT_S):
             self._overlapped += 1
@@ -371,39 +328,48 @@ class ReviewSession:
         self._set_decision(pair_id, None if value is None else Decision(value, reason, at))
         self._times.append(at)
 
-    def decide_within(self, pair_id: int, status: Status, reason: str | None = None, *, patience_s: float,
-                      meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> PendingDecision | None:
-        """``decide``, for a caller that must not wait long (the review screen's thread): where
-        a commit waits on a server (``workspace.commit_waits``) it runs on the session's writer
-        thread and the caller waits at most ``patience_s`` seconds (doing its ``meanwhile`` work,
-        as ``decide`` does, when recent commits were slow). Returns None when the decision is
-        committed and in the session (as after ``decide``), else a ``PendingDecision``: the
-        commit goes on (a lost connection is being replaced: up to the store's reconnect time)
-        and ``PendingDecision.finish`` puts it in the session, on the caller's thread, once it is
-        done. Elsewhere (SQLite) this is ``decide``.
+    def run_within(self, change: Callable[[], Any], *, patience_s: float,
+                   meanwhile: Callable[[Callable[[], bool]], object] | None = None) -> PendingChange:
+        """Make ``change`` (a call of the application layer that reads and writes this session:
+        a decision, an edit, a repair, a note, an undo, a bulk action, a resolution ...) so that
+        the calling thread waits at most ``patience_s`` seconds for each call it makes to a
+        store that waits on a server (``workspace.commit_waits``; ``store.changes``). The
+        change runs on a thread of its own, the two never running session code at once; the
+        session's memory changes only on the caller's turn, once the store committed.
+
+        ``meanwhile``: work for the calling thread during the change's first store call, as
+        ``decide`` takes it (only where recent store calls took ``OVERLAP_MIN_COMMIT_S`` or
+        longer). On a store that does not wait (SQLite) the change runs here, at once.
+
+        Returns:
+            The ``PendingChange``: ``done()`` (``result()`` gives what ``change`` returned or
+            raises what it raised), or still waiting on a store call: the caller goes on and,
+            once ``on_ready`` calls back, hands it its turn with ``resume`` (on this thread).
 
         Raises:
-            IndexError: no such pair. WorkspaceError: the write failed within ``patience_s``.
+            WorkspaceError: an earlier change still waits on the store (nothing was done: one
+            change at a time).
         """
-        if not self.workspace.commit_waits:
-            self.decide(pair_id, status, reason, meanwhile=meanwhile)
-            return None
-        self._check(pair_id)
-        at = time.time()
-        value = None if status is Status.UNDECIDED else status.value
-        reason = reason if status is Status.REJECTED else None
-        commit = self._writer().submit(self._timed_decide, pair_id, value, reason, at)
-        pending = PendingDecision(self, commit, pair_id, value, reason, at)
-        if meanwhile is not None and self._recent_commit_s() >= OVERLAP_MIN_COMMIT_S:
-            meanwhile(commit.done)
-        try:
-            commit.result(timeout=max(0.0, patience_s))
-        except FutureTimeout:
-            return pending
-        except BaseException:
-            pass  # raised by finish, below
-        pending.finish()
-        return None
+        if self._change is not None and not self._change.done():
+            raise WorkspaceError("an earlier change still waits for the server: this one was not made")
+        if getattr(self.workspace, "call_guard", False) is None:
+            self.workspace.call_guard = self._store_call
+        pending = PendingChange(change, inline=not self.workspace.commit_waits)
+        self._change = pending
+        overlap = meanwhile if self._recent_commit_s() >= OVERLAP_MIN_COMMIT_S else None
+        if pending.start(patience_s, overlap) and not pending.failed:
+            self._commit_times.extend(pending.store_seconds[-1:])
+        return pending
+
+    def _store_call(self):
+        """``workspace.call_guard``: the running change's ``store_call`` (``run_within``)."""
+        change = self._change
+        return nullcontext() if change is None or change.done() else change.store_call()
+
+    def _in_change(self) -> bool:
+        """Whether this thread runs a change of ``run_within`` (off the caller's thread)."""
+        change = self._change
+        return change is not None and not change.done() and change.runs_here()
 
     def _timed_decide(self, pair_id: int, value: str | None, reason: str | None, at: float) -> None:
         """``workspace.decide``, its duration (seconds) kept among the recent ones ``decide``

@@ -187,10 +187,10 @@ _T = TypeVar("_T")
 def _storage_boundary(method: _F) -> _F:
     """The workspace boundary: a ``Workspace`` method raises ``WorkspaceError`` (a
     ``CurateError``), never ``sqlite3.Error`` or ``OSError``, so the front ends catch one type.
-    A closed workspace says so."""
+    A closed workspace says so. Each runs inside ``call_guard()`` when one is set
+    (``ReviewSession.run_within``)."""
 
-    @functools.wraps(method)
-    def wrapper(self: "Workspace", *args: Any, **kwargs: Any) -> Any:
+    def call(self: "Workspace", *args: Any, **kwargs: Any) -> Any:
         if self._conn is None:
             raise WorkspaceError(f"{self.path}: the workspace is closed")
         try:
@@ -198,6 +198,14 @@ def _storage_boundary(method: _F) -> _F:
         except (sqlite3.Error, OSError) as exc:
             raise (_storage_error(self.path, exc, opening=False)
                    or WorkspaceError(f"{self.path}: the workspace cannot be used ({exc})")) from None
+
+    @functools.wraps(method)
+    def wrapper(self: "Workspace", *args: Any, **kwargs: Any) -> Any:
+        guard = self.call_guard
+        if guard is None:
+            return call(self, *args, **kwargs)
+        with guard():
+            return call(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
 from textual import events
-from textual.app import App
+from textual.app import App, ScreenStackError
 
 from mtcb_curate.resources import styles_dir
 from mtcb_curate.store.session import ReviewSession
-from mtcb_curate.tui.keys import KeyGate
+from mtcb_curate.tui.changes import Changes
+from mtcb_curate.tui.keys import CHANGE, ORDER, KeyGate, keys_in_order
 from mtcb_curate.tui.memory import CHECK_SECONDS, CollectorPolicy
-from mtcb_curate.tui.messages import KeysReleased
+from mtcb_curate.tui.messages import ChangeReady, KeysReleased, WorkspaceReconnecting
 from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
+from mtcb_curate.tui.workarounds.keys import idle
 from mtcb_curate.tui.workarounds.strips import keep_strips_acyclic
 
 
@@ -45,8 +48,11 @@ class CurateApp(App[None]):
         self.keymap = dict(keymap or {})
         self.config_path = config_path
         self.collector = CollectorPolicy()
-        #: Keys kept while a change waits on a server (a shared workspace reconnecting).
+        #: Keys kept while a change waits on a server, or until the key before has taken effect.
         self.key_gate = KeyGate()
+        self._ordering: asyncio.Task | None = None
+        #: Every change to a pair, made without waiting on a server (``tui.changes``).
+        self.changes = Changes(self)
         self._attempt_log = None
 
     def llm_client(self):
@@ -111,6 +117,7 @@ class CurateApp(App[None]):
             self.set_keymap(self.keymap)
         keep_strips_acyclic()  # painted rows freed when dropped, not left to full collections
         self.collector.defer_full()
+        self.changes.attach()
         review = ReviewScreen(self.session)
         self.push_screen(review)
         if self.hub_load is not None:
@@ -128,23 +135,64 @@ class CurateApp(App[None]):
         review.post_message(HubLoadDone(self.hub_load.outcome or "", self.hub_load.loaded))
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded and self.key_gate.take(event):
-            return  # kept until a change waiting on the server is done (``KeyGate``)
-        if isinstance(event, events.Key):
-            self.collector.touch()
-        await super().on_event(event)
+        if not isinstance(event, events.Key) or event.is_forwarded:
+            if isinstance(event, events.Key):
+                self.collector.touch()
+            await super().on_event(event)
+            return
+        if self.key_gate.take(event):
+            return  # kept: a change waits on the server, or the key before left work (``KeyGate``)
+        self.collector.touch()
+        before = self._keys_go_to()
+        try:
+            await super().on_event(event)
+        finally:
+            if event.key not in KeyGate.PASS and self._keys_go_to() != (None, None) and keys_in_order(self, before):
+                self._keep_order()
+
+    def _keys_go_to(self) -> tuple[object, object]:
+        """``(screen, focused widget)``: where the next key goes; ``(None, None)`` once the
+        app has no screen (closing)."""
+        try:
+            return self.screen, self.focused
+        except ScreenStackError:
+            return None, None
+
+    def _keep_order(self) -> None:
+        """Keep the keys read from now on until the app and its screen have handled the work the
+        key just handled set going (``tui.keys.keys_in_order``), then hand them back in order."""
+        self.key_gate.hold(ORDER)
+        if self._ordering is None or self._ordering.done():
+            self._ordering = asyncio.get_running_loop().create_task(self._release_in_order())
+
+    async def _release_in_order(self) -> None:
+        try:
+            await idle(self)
+        except Exception:  # noqa: BLE001 - the app is closing: the keys go as they can
+            pass
+        finally:
+            self.release_keys(ORDER, replay=True)
 
     async def on_keys_released(self, message: KeysReleased) -> None:
         """Handle the keys the gate kept, in order (``KeyGate.drain``)."""
         await self.key_gate.drain(self.on_event)
 
-    def release_keys(self, *, replay: bool) -> int:
-        """Stop keeping keys (``KeyGate.release``); with ``replay`` they are handled next, in
-        order. Returns how many were kept."""
-        kept = self.key_gate.release(replay=replay)
-        if replay and kept:
+    def release_keys(self, reason: str = CHANGE, *, replay: bool) -> int:
+        """Stop keeping keys for ``reason`` (``KeyGate.release``); with ``replay`` they are
+        handled next, in order, once nothing else holds them; else they are dropped. Returns how
+        many were kept."""
+        kept = self.key_gate.release(reason, replay=replay)
+        if replay and kept and not self.key_gate.holding:
             self.post_message(KeysReleased())
         return kept
+
+    def on_change_ready(self, message: ChangeReady) -> None:
+        """A change waiting on the server can go on (``Changes.ready``)."""
+        self.changes.ready(message.pending)
+
+    def on_workspace_reconnecting(self, message: WorkspaceReconnecting) -> None:
+        """The shared workspace is replacing a lost connection (``Changes.reconnecting_now``)."""
+        self.changes.reconnecting_now(message.message)
 
     def on_unmount(self) -> None:
         self.collector.restore()

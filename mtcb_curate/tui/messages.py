@@ -58,18 +58,25 @@ class HubLoadDone(Message, bubble=False):
 
 @dataclass(eq=False)
 class WorkspaceReconnecting(Message, bubble=False):
-    """The shared workspace lost its connection and is replacing it (``PgWorkspace.on_reconnecting``,
-    called on the thread that writes): the write waits meanwhile. ``message``: one line."""
+    """Posted to the app: the shared workspace lost its connection and is replacing it
+    (``PgWorkspace.on_reconnecting``, called on the thread that writes): the write waits
+    meanwhile. ``message``: one line."""
 
     message: str
 
 
 @dataclass(eq=False)
-class DecisionSettled(Message, bubble=False):
-    """A decision whose commit waited on the server (``ReviewSession.decide_within``) is done,
-    saved or not (``PendingDecision``); posted from the session's writer thread."""
+class ChangeReady(Message, bubble=False):
+    """Posted to the app: a change waiting on the server (``tui.changes``) can go on, its store
+    call being over (``PendingChange.on_ready``, from the change's thread)."""
 
     pending: Any
+
+
+@dataclass(eq=False)
+class ChangeWaiting(Message, bubble=False):
+    """Posted to each screen: what waits on the server changed (``Changes.line``); a screen that
+    shows it draws it again."""
 
 
 @dataclass(eq=False)

@@ -32,6 +32,7 @@ from mtcb_curate.neardup import Cluster
 from mtcb_curate.plaintext import one_line, printable
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.badges import status_text
+from mtcb_curate.tui.changes import ChangeResult, run_change
 
 #: Up to this many members are shown as columns; more as rows.
 COLUMNS_MAX = 4
@@ -220,8 +221,13 @@ class ClusterScreen(ModalScreen[int | None]):
             self._note(note)
             return
         self._armed = None
+        session, ids = self.session, [keep, *others]
+        run_change(self.app, lambda: clusters.keep_one(session, keep, ids), what=f"keeping #{keep}",
+                   then=lambda result: self._kept(result, keep))
+
+    def _kept(self, result: ChangeResult, keep: int) -> None:
         try:
-            rejected = clusters.keep_one(self.session, keep, [keep, *others])
+            rejected = result.get()
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -238,8 +244,13 @@ class ClusterScreen(ModalScreen[int | None]):
         """Remember that no two members are duplicates: the cluster is never raised again."""
         if not self._writable():
             return
+        session, ids = self.session, list(self.cluster.ids)
+        run_change(self.app, lambda: clusters.mark_not_duplicates(session, ids), what="not duplicates",
+                   then=self._marked)
+
+    def _marked(self, result: ChangeResult) -> None:
         try:
-            marked = clusters.mark_not_duplicates(self.session, self.cluster.ids)
+            marked = result.get()
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -296,8 +307,13 @@ class ClusterScreen(ModalScreen[int | None]):
             return
         from mtcb_curate.app.clusters import split
 
+        session, cluster = self.session, self.cluster
+        run_change(self.app, lambda: split(session, cluster, keep), what="the split",
+                   then=lambda result: self._split_done(result, keep, out))
+
+    def _split_done(self, result: ChangeResult, keep: list[int], out: list[int]) -> None:
         try:
-            changed = split(self.session, self.cluster, keep)
+            changed = result.get()
         except (CurateError, IndexError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

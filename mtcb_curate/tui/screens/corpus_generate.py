@@ -26,6 +26,7 @@ from textual.widgets import Input, Static
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.keys import keys_line, typed_count
 from mtcb_curate.tui.phases import RunPhase
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
@@ -149,8 +150,12 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
                        "or esc to close.")
             self.query_one(Input).focus()
             return
+        run = self._run
+        run_change(self.app, lambda: commit_corpus_run(run, pooled), what="the new pairs", then=self._committed)
+
+    def _committed(self, result: ChangeResult) -> None:
         try:
-            outcome = commit_corpus_run(self._run, pooled)
+            outcome = result.get()
         except (CurateError, ValueError, OSError) as exc:
             self.phase = RunPhase.ASK
             self._note(f"Not saved: {exc}", "error")

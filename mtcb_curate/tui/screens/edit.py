@@ -13,6 +13,7 @@ from textual.widgets import Label, Static, TextArea
 
 from mtcb_curate.errors import CurateError
 from mtcb_curate.store.session import PairView
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.keys import KEYS_WAIT_S, keys_handled
 from mtcb_curate.tui.widgets.plain_text_area import PlainTextArea, restore_line_breaks
 
@@ -37,8 +38,11 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
     untouched field comes back byte-identical and is not in the result.
 
     ``save``, when given, is called with that dict (only when it is not empty) before the dialog
-    closes. If it raises one of ``SAVE_ERRORS`` (a full disk, a closed workspace), the dialog
-    stays open with the text as typed and one line saying what happened; ``ctrl+s`` retries.
+    closes, as a change of the app's (``tui.changes.run_change``: on a shared workspace whose
+    server does not answer at once, the dialog stays open and the keys typed meanwhile wait
+    until it is saved). If it raises one of ``SAVE_ERRORS`` (a full disk, a closed workspace, a
+    server that did not come back), the dialog stays open with the text as typed and one line
+    saying what happened; ``ctrl+s`` retries.
 
     Keys typed fast all land, in order: Textual's ``push_screen`` holds the app's queue until the
     dialog is mounted and ``on_mount`` has focused an area (the review's ``e`` is a priority
@@ -133,16 +137,27 @@ class EditScreen(ModalScreen[dict[str, str] | None]):
         if not self.is_attached or self.app.screen is not self:
             return  # closed meanwhile
         changes = self.changes()
-        if changes and self.save is not None:
-            try:
-                self.save(changes)
-            except SAVE_ERRORS as exc:
-                status = self.query_one("#edit-status", Static)
-                reason = " ".join(str(exc).split()) or type(exc).__name__
-                status.update(Text(f"Not saved: {reason}. The text is kept: ctrl+s tries again, esc discards it."))
-                status.display = True
-                return
-        self.dismiss(changes)
+        if not changes or self.save is None:
+            self.dismiss(changes)
+            return
+        save = self.save
+        # through the app's changes (``tui.changes``): on a shared workspace whose server does
+        # not answer at once the dialog stays open, the screen says so, and closes once saved
+        run_change(self.app, lambda: save(changes), what=f"the edit of #{self.view.pair.id}",
+                   then=lambda result: self._saved(result, changes))
+
+    def _saved(self, result: ChangeResult, changes: dict[str, str]) -> None:
+        """The save is done: close, or stay open with the text as typed and one line saying why."""
+        try:
+            result.get()
+        except SAVE_ERRORS as exc:
+            status = self.query_one("#edit-status", Static)
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            status.update(Text(f"Not saved: {reason}. The text is kept: ctrl+s tries again, esc discards it."))
+            status.display = True
+            return
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(changes)
 
     async def action_cancel(self) -> None:
         # As ctrl+s: the keys typed after escape go to the review screen once the dialog is closed.

@@ -24,6 +24,7 @@ from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.keys import keys_line, typed_count
 from mtcb_curate.tui.phases import RunPhase
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
@@ -243,11 +244,18 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
 
     def _add(self, indices: list[int]) -> None:
         added: list[int] = []
-        try:
+
+        def add() -> None:
             for i in indices:
                 c = self.candidates[i]
                 added.append(app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage,
                                                  c.chunk_index, origin=Via.GENERATE, details=c.provenance()))
+
+        run_change(self.app, add, what=f"{len(indices)} new pair(s)", then=lambda result: self._added(result, added))
+
+    def _added(self, result: ChangeResult, added: list[int]) -> None:
+        try:
+            result.get()
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
         if added:

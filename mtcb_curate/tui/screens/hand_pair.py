@@ -3,6 +3,9 @@ screen runs the select-span screen first); the curator types the question and th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from mtcb_curate.plaintext import printable
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.keys import KEYS_WAIT_S, TypedInput, keys_handled
 
 #: How much of the passage the dialog shows (characters).
@@ -19,7 +23,10 @@ PASSAGE_SHOWN = 600
 
 class HandPairScreen(ModalScreen[tuple[str, str] | None]):
     """Returns ``(question, answer)`` (enter in the answer, or ctrl+s), or None (escape).
-    Enter in the question moves to the answer; both must be non-blank.
+    Enter in the question moves to the answer; both must be non-blank. ``save``, when given,
+    adds the pair as a change of the app's (``tui.changes.run_change``) before the dialog
+    closes, and ``saved`` gets what it returned; when the write fails the dialog stays open
+    with the text as typed.
 
     Keys typed in one burst (a paste, a script) land where they were typed: enter and ctrl+s
     are priority bindings, so the focus moves to the answer as the enter is read (the keys
@@ -35,10 +42,13 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
         Binding("enter", "enter", "next field / add", priority=True, show=False),
     ]
 
-    def __init__(self, doc_key: str, passage: str) -> None:
+    def __init__(self, doc_key: str, passage: str, *, save: Callable[[str, str], object] | None = None,
+                 saved: Callable[[Any], object] | None = None) -> None:
         super().__init__()
         self.doc_key = doc_key
         self.passage = passage
+        self.save = save
+        self.saved = saved
 
     def compose(self) -> ComposeResult:
         title = Text()
@@ -86,7 +96,26 @@ class HandPairScreen(ModalScreen[tuple[str, str] | None]):
             self.query_one("#hand-error", Static).update(Text(f"type the {missing} first", style="bold yellow"))
             self.set_focus(self.query_one(f"#hand-{missing}", TypedInput))
             return
-        self.dismiss((question, answer))
+        save = self.save
+        if save is None:
+            self.dismiss((question, answer))
+            return
+        run_change(self.app, lambda: save(question, answer), what=f"the new pair on {self.doc_key}",
+                   then=lambda result: self._added(result, question, answer))
+
+    def _added(self, result: ChangeResult, question: str, answer: str) -> None:
+        """The pair is added (``saved`` gets what ``save`` returned): close; or, when the write
+        failed, stay open with the text as typed and one line."""
+        value = result.get()
+        if self.saved is not None:
+            self.saved(value)
+        if result.failed:
+            self.query_one("#hand-error", Static).update(Text(
+                "Not added: the question and answer are kept here: ctrl+s tries again, esc discards them.",
+                style="bold yellow"))
+            return
+        if self.is_attached and self.app.screen is self:
+            self.dismiss((question, answer))
 
     async def action_cancel(self) -> None:
         await self._typed_keys_done()

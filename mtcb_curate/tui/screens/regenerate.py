@@ -23,6 +23,7 @@ from mtcb_curate.dataset.model import Via
 from mtcb_curate.errors import CurateError
 from mtcb_curate.plaintext import printable
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.keys import keys_line
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
@@ -264,10 +265,17 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         c = self._chosen()
         if c is None:
             return
+
+        def replace() -> bool:
+            return app_review.edit(self.session, self.pid, {"question": c.question, "answer": c.answer,
+                                                            "supporting_passage": c.passage},
+                                   via=Via.REGENERATE).changed
+
+        run_change(self.app, replace, what=f"the new texts of #{self.pid}", then=self._replaced)
+
+    def _replaced(self, result: ChangeResult) -> None:
         try:
-            changed = app_review.edit(self.session, self.pid, {"question": c.question, "answer": c.answer,
-                                                               "supporting_passage": c.passage},
-                                      via=Via.REGENERATE).changed
+            changed = result.get()
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -282,10 +290,17 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         c = self._chosen()
         if c is None:
             return
+
+        def add() -> int:
+            return app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
+                                       origin=Via.GENERATE,
+                                       details={**c.provenance(), "regenerated_from": self.pid})
+
+        run_change(self.app, add, what="the new pair", then=self._added)
+
+    def _added(self, result: ChangeResult) -> None:
         try:
-            new = app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
-                                      origin=Via.GENERATE,
-                                      details={**c.provenance(), "regenerated_from": self.pid})
+            new = result.get()
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

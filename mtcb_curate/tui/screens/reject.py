@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from mtcb_curate.dataset.model import REJECT_REASONS
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.keys import KEYS_WAIT_S, TypedInput, keys_handled
 
 #: What the dialog returns when the curator cancels (None means "reject with no reason").
@@ -38,12 +42,20 @@ class RejectScreen(ModalScreen[str | None]):
         *[Binding(str(i + 1), f"pick({i})", r, show=False, priority=True) for i, r in enumerate(REJECT_REASONS)],
     ]
 
-    def __init__(self, pair_id: int | None, *, count: int | None = None) -> None:
+    def __init__(self, pair_id: int | None, *, count: int | None = None,
+                 save: Callable[[str | None], object] | None = None, saved: Callable[[Any], object] | None = None
+                 ) -> None:
         """``pair_id``: the pair rejected; or ``count``: how many pairs of the view a bulk
-        reject touches (the title names them instead of one pair)."""
+        reject touches (the title names them instead of one pair). ``save``, when given, makes
+        the rejection with the reason chosen, as a change of the app's
+        (``tui.changes.run_change``), before the dialog closes, and ``saved`` gets what it
+        returned: on a shared workspace whose server does not answer at once the dialog stays
+        open until it is saved; when the write fails it stays open, the reason kept."""
         super().__init__()
         self.pair_id = pair_id
         self.count = count
+        self.save = save
+        self.saved = saved
 
     def compose(self) -> ComposeResult:
         body = Text()
@@ -60,6 +72,10 @@ class RejectScreen(ModalScreen[str | None]):
         body.append(" cancel")
         with Vertical(id="reject-dialog", classes="dialog"):
             yield Static(body)
+            yield Static("", id="reject-status")
+
+    def on_mount(self) -> None:
+        self.query_one("#reject-status").display = False
 
     def _other(self) -> TypedInput | None:
         found = self.query("#reject-other")
@@ -80,20 +96,42 @@ class RejectScreen(ModalScreen[str | None]):
                 await self.query_one("#reject-dialog").mount(other)
             self.set_focus(other)  # at once: the next key read goes to the line
             return
-        self.dismiss(REJECT_REASONS[index])
+        self._reject(REJECT_REASONS[index])
 
     async def action_enter(self) -> None:
         other = self._other()
         if other is None or self.focused is not other:
-            self.dismiss(None)
+            self._reject(None)
             return
         await keys_handled([other], KEYS_WAIT_S)
         if self.app.screen is self:
             text = " ".join(other.value.split())
-            self.dismiss(f"{OTHER}: {text}" if text else OTHER)
+            self._reject(f"{OTHER}: {text}" if text else OTHER)
 
     def action_no_reason(self) -> None:
-        self.dismiss(None)
+        self._reject(None)
+
+    def _reject(self, reason: str | None) -> None:
+        """Close with ``reason``; with ``save``, once the rejection is saved."""
+        save = self.save
+        if save is None:
+            self.dismiss(reason)
+            return
+        run_change(self.app, lambda: save(reason), what=f"the rejection of #{self.pair_id}",
+                   then=lambda result: self._saved(result, reason))
+
+    def _saved(self, result: ChangeResult, reason: str | None) -> None:
+        value = result.get()
+        if self.saved is not None:
+            self.saved(value)
+        if result.failed:
+            status = self.query_one("#reject-status", Static)
+            status.update(Text("Not saved: the same key tries again (a typed reason is kept), esc cancels.",
+                               style="bold yellow"))
+            status.display = True
+            return
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(reason)
 
     async def action_cancel(self) -> None:
         other = self._other()

@@ -14,7 +14,6 @@ another screen (``review_dialogs``).
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -25,8 +24,7 @@ from mtcb_curate.app.controller import FILTERS, Outcome, ReviewController
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.tui.workarounds.frames import PromptFrames
-from mtcb_curate.tui.messages import (DecisionSettled, HubLoadDone, WorkspaceReconnected,
-                                       WorkspaceReconnecting)
+from mtcb_curate.tui.messages import ChangeWaiting, HubLoadDone, WorkspaceReconnected
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review_dialogs import Dialogs
 from mtcb_curate.tui.screens.chunk_fit import ChunkFitActions
@@ -37,7 +35,7 @@ from mtcb_curate.tui.screens.review_painting import Painting
 from mtcb_curate.tui.screens.review_analysis import AnalysisWork
 from mtcb_curate.tui.screens.review_rows import (FAIL_MARK, GLYPH, HAND_MARK, HAND_ORIGIN, MARK_LEGEND,
                                                 UNFINDABLE_MARK, VERDICT_MARK, QueueRows)
-from mtcb_curate.tui.screens.reject import CANCEL, RejectScreen
+from mtcb_curate.tui.screens.reject import RejectScreen
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.bar import Bar
 from mtcb_curate.tui.widgets.filter_bar import FilterBar
@@ -59,11 +57,6 @@ COMPACT_MAX_ROWS = 30
 NARROW_MIN_COLUMNS = 100
 #: Seconds after mounting before what an earlier preview cached is read (``F``'s findability).
 FINDABILITY_DELAY_S = 0.5
-#: Seconds a decision waits on the app's thread for its commit to a server (a shared
-#: workspace) before the commit goes on off it and the screen says it is waiting: a healthy
-#: server answers in milliseconds; one whose connection was lost is retried for up to
-#: ``store.postgres.RECONNECT_SECONDS``.
-COMMIT_PATIENCE_S = 0.25
 #: Rows the top bar may take to show the source and why it was chosen whole (it takes one
 #: when they fit; a longer "why" is cut with "…" on the last).
 SOURCE_BAR_ROWS = 3
@@ -79,16 +72,17 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
 
     BINDINGS = BINDINGS
     AUTO_FOCUS = None
+    #: Every key here is a priority binding that takes effect as the app reads it: the keys
+    #: typed behind one need not wait for it (``tui.keys.keys_in_order``).
+    KEYS_AT_ONCE = True
+    #: A change waiting on the server is said on the progress line (``tui.changes``).
+    SHOWS_WAITING_CHANGES = True
 
     def __init__(self, session: ReviewSession) -> None:
         super().__init__()
         self.session = session
         self.controller = ReviewController(session)
         self.rows = QueueRows(self.controller)
-        #: The progress line's stand-in while a decision's commit waits on the server
-        #: (``_await_commit``), else None.
-        self._waiting_line: Text | None = None
-        self._waiting_pid: int | None = None
         self._init_painting()
 
     # -- layout -----------------------------------------------------------------------------
@@ -115,7 +109,6 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
         self._fit_layout()
         if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
             self.session.workspace.on_reconnect = self._reconnected
-            self.session.workspace.on_reconnecting = self._reconnecting
         self._later(FINDABILITY_DELAY_S, self._load_findability)  # what an earlier preview cached
         start = self.session.first_undecided()
         self._apply(c.apply_filter(None, keep=0 if start is None else start))
@@ -178,39 +171,21 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
 
     # -- decisions ----------------------------------------------------------------------------
 
+    def _change(self, change, what: str, meanwhile=None) -> None:
+        """Make ``change`` (a controller call returning an ``Outcome``) through the app's
+        ``Changes`` (``tui.changes``: on a shared workspace whose server does not answer within
+        a quarter second it goes on off this thread, the progress line says so and the keys
+        typed meanwhile wait for it), then present its outcome."""
+        self.curate_app.changes.run(change, what=what, then=lambda result: self._apply(result.get()),
+                                    meanwhile=meanwhile)
+
     def _decide(self, status: Status, reason: str | None = None) -> None:
-        # Where the commit waits on a server, the pair it leads to is wrapped meanwhile; a commit
-        # not done within COMMIT_PATIENCE_S (a lost connection being replaced) goes on off this
-        # thread while the screen says so and keeps the keys typed meanwhile (``_await_commit``).
-        patience = COMMIT_PATIENCE_S if self.session.workspace.commit_waits else None
-        out = self.controller.decide(status, reason, meanwhile=self._prepare_next, patience_s=patience)
-        if out.pending is not None:
-            self._await_commit(out.pending)
-        self._apply(out)
+        # Where the commit waits on a server, the pair it leads to is wrapped meanwhile.
+        c = self.controller
+        self._change(lambda: c.decide(status, reason), f"the decision on #{c.current}", meanwhile=self._prepare_next)
 
-    def _await_commit(self, pending) -> None:
-        """A decision's commit still waits on the server: keep the keys typed from now on (the
-        app's ``KeyGate``: none may move past a pair whose decision may yet fail), say so on the
-        progress line, and settle it when done (``DecisionSettled``, from the writer thread)."""
-        self.curate_app.key_gate.hold()
-        self._waiting_pid = pending.pair_id
-        self._waiting_line = Text.assemble(
-            (" ⟳ saving ", "bold reverse yellow"),
-            f" the decision on #{pending.pair_id} waits for the server; keys typed now wait for it")
-        self._update_progress()
-        pending.on_done(lambda: self.post_message(DecisionSettled(pending)))
-
-    @on(DecisionSettled)
-    def _decision_settled(self, message: DecisionSettled) -> None:
-        pending = message.pending
-        self._waiting_line = None
-        failed = pending.error() is not None
-        out = self.controller.decided(pending)
-        kept = self.curate_app.release_keys(replay=not failed)
-        if failed and kept:
-            out.say(f"{kept} key{'s' if kept != 1 else ''} typed while it waited {'were' if kept != 1 else 'was'} "
-                    f"not applied: the decision on #{pending.pair_id} was not saved.", "warning", 10)
-        self._apply(out)
+    @on(ChangeWaiting)
+    def _change_waiting(self) -> None:
         self._update_progress()
 
     def action_accept(self) -> None:
@@ -230,16 +205,14 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
                              done)
 
     def action_reject(self) -> None:
-        """Reject the current pair, with an optional reason, and go to the next one."""
+        """Reject the current pair, with an optional reason, and go to the next one (the dialog
+        makes the decision: it stays open, the reason kept, when it is not saved)."""
         pid = self.controller.current
         if pid is None:
             return
-
-        def done(reason: str | None) -> None:
-            if reason != CANCEL and self.controller.current == pid:
-                self._decide(Status.REJECTED, reason)
-
-        self.app.push_screen(RejectScreen(pid), done)
+        c = self.controller
+        self.app.push_screen(RejectScreen(pid, save=lambda reason: c.decide(Status.REJECTED, reason),
+                                          saved=self._apply))
 
     def action_skip(self) -> None:
         """Skip the current pair (decide later) and go to the next one."""
@@ -251,7 +224,7 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
 
     def action_undo(self) -> None:
         """Undo the latest decision or edit, and show its pair."""
-        self._apply(self.controller.undo())
+        self._change(self.controller.undo, "the undo")
 
     # -- navigation ---------------------------------------------------------------------------
 
@@ -286,6 +259,8 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
         self._apply(self.controller.goto(pid, refresh=refresh))
 
     def on_pair_list_selected(self, event: PairList.Selected) -> None:
+        if self.curate_app.changes.waiting:
+            return  # the cursor stays where the change waiting on the server leaves it
         self._apply(self.controller.clicked(event.pair_id))
 
     # -- the filter bar -----------------------------------------------------------------------
@@ -381,22 +356,6 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
     @on(WorkspaceReconnected)
     def _say_reconnected(self, message: WorkspaceReconnected) -> None:
         self.notify(message.message, severity="warning", timeout=8, markup=False)
-
-    def _reconnecting(self, message: str) -> None:
-        """The shared workspace lost its connection and is replacing it (called on the thread
-        that writes): said on the progress line at once while a decision waits for it."""
-        self.post_message(WorkspaceReconnecting(message))
-
-    @on(WorkspaceReconnecting)
-    def _say_reconnecting(self, message: WorkspaceReconnecting) -> None:
-        if self._waiting_line is not None:
-            # what the curator needs first (at 80 columns the database's address is cut)
-            self._waiting_line = Text.assemble((" ⟳ reconnecting ", "bold reverse yellow"),
-                                               f" #{self._waiting_pid} and the keys typed since wait · ",
-                                               (message.message, "dim"))
-            self._update_progress()
-        else:
-            self.notify(message.message, severity="warning", timeout=8, markup=False)
 
     @on(HubLoadDone)
     def _hub_load_done(self, message: HubLoadDone) -> None:

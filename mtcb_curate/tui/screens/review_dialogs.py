@@ -37,7 +37,8 @@ from mtcb_curate.tui.widgets.source_viewer import SourceViewer
 
 class Dialogs:
     """Mixin of the review screen (before ``Screen``): actions through other screens. Uses the
-    screen's ``controller``, ``_apply``, ``_writable_pair``, ``_shown_doc`` and ``curate_app``."""
+    screen's ``controller``, ``_apply``, ``_change`` (every change, ``tui.changes``),
+    ``_writable_pair``, ``_shown_doc`` and ``curate_app``."""
 
     controller: ReviewController
 
@@ -71,13 +72,13 @@ class Dialogs:
         """Replace the passage with the located source text (normalized or fuzzy match)."""
         pid = self._writable_pair()
         if pid is not None:
-            self._apply(self.controller.snap(pid))
+            self._change(lambda: self.controller.snap(pid), f"the snap of #{pid}")
 
     def action_trim(self) -> None:
         """Strip whitespace and punctuation from both ends of the passage."""
         pid = self._writable_pair()
         if pid is not None:
-            self._apply(self.controller.trim(pid))
+            self._change(lambda: self.controller.trim(pid), f"the trim of #{pid}")
 
     def _shown_document(self, pid: int):
         """Pair ``pid``'s document when it is the one shown in the source, else None (said)."""
@@ -108,7 +109,7 @@ class Dialogs:
 
         def done(span: tuple[int, int] | None) -> None:
             if span is not None:
-                self._apply(self.controller.select(pid, *span))
+                self._change(lambda: self.controller.select(pid, *span), f"the new passage of #{pid}")
 
         self.app.push_screen(SelectSpanScreen(self.query_one(SourceViewer), *picked), done)
 
@@ -120,11 +121,10 @@ class Dialogs:
         if pid is None:
             return
 
-        def done(text: str | None) -> None:
-            if text is not None:
-                self._apply(self.controller.set_note(pid, text))
-
-        self.app.push_screen(NoteScreen(pid, self.controller.session.note(pid)), done)
+        c = self.controller
+        # saved by the dialog (it stays open, the text kept, when the save fails)
+        self.app.push_screen(NoteScreen(pid, c.session.note(pid), save=lambda text: c.set_note(pid, text),
+                                        saved=self._apply))
 
     def action_hand_pair(self) -> None:
         """Write a new pair by hand on the current document: select the passage in the source
@@ -134,15 +134,15 @@ class Dialogs:
             return
         picked = self._picked_span(doc, None)
 
-        def typed(span: tuple[int, int], answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self._apply(self.controller.add_hand_pair(doc.key, span[0], span[1], *answer))
+        c = self.controller
 
         def selected(span: tuple[int, int] | None) -> None:
             if span is None or span[1] <= span[0]:
                 return
-            self.app.push_screen(HandPairScreen(doc.key, doc.text[span[0]:span[1]]),
-                                 lambda answer: typed(span, answer))
+            # added by the dialog (it stays open, the text kept, when the write fails)
+            self.app.push_screen(HandPairScreen(doc.key, doc.text[span[0]:span[1]],
+                                                save=lambda q, a: c.add_hand_pair(doc.key, span[0], span[1], q, a),
+                                                saved=self._apply))
 
         self.app.push_screen(SelectSpanScreen(self.query_one(SourceViewer), *picked), selected)
 
@@ -177,7 +177,7 @@ class Dialogs:
         if what == "edit":
             self._edit_with_passage(pid, text)
             return
-        self._apply(self.controller.apply_shrink(pid, text))
+        self._change(lambda: self.controller.apply_shrink(pid, text), f"the shrink of #{pid}")
 
     def _edit_with_passage(self, pid: int, passage: str) -> None:
         """The edit dialog with ``passage`` in place of the current passage (saved only with ctrl+s)."""
@@ -199,7 +199,7 @@ class Dialogs:
         """Set this pair's chunk_index to the MTCB window holding its passage (undoable)."""
         pid = self._writable_pair()
         if pid is not None:
-            self._apply(self.controller.repair_chunk_index(pid))
+            self._change(lambda: self.controller.repair_chunk_index(pid), f"the chunk_index of #{pid}")
 
     def action_repair_all_chunk_indexes(self) -> None:
         """Repair every pair's chunk_index: find them in a worker, say how many, ask once, then
@@ -226,7 +226,7 @@ class Dialogs:
             if not yes:
                 self.notify("chunk_index repair cancelled: nothing changed.", timeout=2)
                 return
-            self._apply(c.repair_all_chunk_indexes(todo, note))
+            self._change(lambda: c.repair_all_chunk_indexes(todo, note), f"the chunk_index of {len(todo):,} pairs")
 
         self.app.push_screen(ConfirmScreen(
             f"Set chunk_index to the window holding the passage on {len(todo):,} pairs{note}? "
@@ -236,7 +236,7 @@ class Dialogs:
         """Switch what the dataset's chunk_index means: MTCB's window (checked by ``links``) or
         something else (ignored); kept in the workspace."""
         if self._writable_pair() is not None:
-            self._apply(self.controller.toggle_chunk_index_meaning())
+            self._change(self.controller.toggle_chunk_index_meaning, "what chunk_index means")
 
     # -- bulk actions -------------------------------------------------------------------------------
 
@@ -310,7 +310,7 @@ class Dialogs:
 
         def done(yes: bool | None) -> None:
             if yes:
-                self._apply(self.controller.apply_bulk(p))
+                self._change(lambda: self.controller.apply_bulk(p), f"bulk {label} ({n:,} pairs)")
 
         if p.skipped:
             self.app.push_screen(BulkPlanScreen(label, n, len(p.ids), p.skipped), done)

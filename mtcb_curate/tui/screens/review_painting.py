@@ -125,8 +125,9 @@ class Painting:
         self._set_bar("#source-bar", bar)
 
     def _update_progress(self) -> None:
-        waiting = getattr(self, "_waiting_line", None)
-        if waiting is not None:  # a decision waits on the server (``ReviewScreen._await_commit``)
+        changes = getattr(self.app, "changes", None)
+        waiting = None if changes is None else changes.line()
+        if waiting is not None:  # a change waits on the server (``tui.changes``)
             self._set_bar("#progress", waiting)
             return
         c = self.controller

@@ -32,6 +32,7 @@ from mtcb_curate.errors import CurateError
 from mtcb_curate.neardup import Cluster
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.changes import ChangeResult, run_change
 
 #: Member questions shown per group row (the rest are counted).
 QUESTIONS_SHOWN = 3
@@ -177,8 +178,13 @@ class SharedPassageScreen(ModalScreen[int | None]):
         if self.session.read_only:
             self.notify("The workspace is open read-only: nothing can be marked.", severity="warning")
             return
+        session = self.session
+        run_change(self.app, lambda: clusters.mark_shared(session, g), what="distinct questions",
+                   then=lambda result: self._distinct_done(result, g))
+
+    def _distinct_done(self, result: ChangeResult, g: Cluster) -> None:
         try:
-            clusters.mark_shared(self.session, g)
+            result.get()
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return
@@ -205,9 +211,14 @@ class SharedPassageScreen(ModalScreen[int | None]):
             self._set_status(status)
             return
         self._armed_all = None
-        groups = list(self.shown)
+        groups, session = list(self.shown), self.session
+        run_change(self.app, lambda: clusters.mark_shared_all(session, groups),
+                   what=f"distinct questions ({n:,} groups)", then=lambda result: self._distinct_all_done(result, groups))
+
+    def _distinct_all_done(self, result: ChangeResult, groups: list[Cluster]) -> None:
+        n = len(groups)
         try:
-            clusters.mark_shared_all(self.session, groups)
+            result.get()
         except (CurateError, IndexError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

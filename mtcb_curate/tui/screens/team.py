@@ -18,6 +18,7 @@ from mtcb_curate.errors import CurateError
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.plaintext import one_line
 from mtcb_curate.store.session import ReviewSession
+from mtcb_curate.tui.changes import ChangeResult, run_change
 from mtcb_curate.tui.messages import TeamComputed
 
 _HINT = "a accept · x reject · enter show the pair · r refresh · esc close"
@@ -121,8 +122,13 @@ class TeamScreen(ModalScreen[int | None]):
         if status == Status.REJECTED:
             reason = next((r for s, r in (v for _, v in sorted(self.conflicts[pid].items())) if s == Status.REJECTED),
                           None)
+        session = self.session
+        run_change(self.app, lambda: team.resolve(session, pid, status, reason), what=f"the lead's decision on #{pid}",
+                   then=lambda result: self._resolved(result, pid, status))
+
+    def _resolved(self, result: ChangeResult, pid: int, status: str) -> None:
         try:
-            team.resolve(self.session, pid, status, reason)
+            result.get()
         except CurateError as exc:
             self.notify(str(exc), severity="error", timeout=8, markup=False)
             return

@@ -16,7 +16,9 @@ The Textual behaviours, with minimal reproductions to report upstream, are in
   rebuild its whole widget map.
 - ``text``: Rich's line breaker (``divide_line``) and cell-width table, for wrapping long texts
   without building every row.
-- ``keys``: ``keys_waiting`` (a key waits in the app's queue) and ``RunsOwnBindings`` (an
-  input's own bindings run as it reads the key, in the order typed).
+- ``keys``: ``keys_waiting`` (a key waits in the app's queue), ``focus_pending`` (a focus
+  asked for and still queued), ``idle`` (the app and its screen have handled what they hold:
+  the app's keys one at a time) and ``RunsOwnBindings`` (an input's own bindings run as it
+  reads the key, in the order typed).
 - ``nodes``: ``is_closing``, a widget whose removal has started.
 """

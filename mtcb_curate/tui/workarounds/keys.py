@@ -17,21 +17,36 @@ Two answers, both here:
 - :func:`keys_waiting`: whether a key is waiting in the app's queue, read from Textual's private
   queue (``MessagePump._message_queue``, ``_pending_message``): no public call says so. The
   review screen puts off drawing a pair while keys wait (a held key, a burst).
+- :func:`focus_pending` and :func:`idle`, for the app's keys one at a time
+  (``tui/keys.keys_in_order``): ``Widget.focus`` moves the focus later, through a callback
+  queued on the app behind the keys already read (``focus_pending`` finds it there); ``idle``
+  waits until the app and every widget of its screen have handled what they hold (their
+  queues, the private ``_next_callbacks``), as Textual's ``Pilot`` waits for a screen.
 
 Canaries: ``tests/test_workarounds.py`` (Textual still runs a focused input's enter after the
-keys typed behind it; the private queue still holds waiting keys where ``keys_waiting`` looks).
+keys typed behind it; the private queue still holds waiting keys where ``keys_waiting`` looks;
+``Widget.focus`` still queues its callback where ``focus_pending`` looks; ``idle`` still waits
+for what a submitted input and a dismissed screen set going).
 Upstream report: ``docs/textual-workarounds.md``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingsMap
+from textual.message_pump import MessagePump
 
-__all__ = ["RunsOwnBindings", "keys_waiting"]
+__all__ = ["RunsOwnBindings", "focus_pending", "idle", "keys_waiting"]
+
+#: The most rounds ``idle`` waits (each: every pump handles what it held), and the longest
+#: wait for one round, seconds: a widget that keeps posting to itself (a timer) never makes
+#: the keys wait longer.
+IDLE_ROUNDS = 20
+IDLE_ROUND_S = 2.0
 
 
 def keys_waiting(app: App) -> bool:
@@ -42,6 +57,66 @@ def keys_waiting(app: App) -> bool:
         return True
     queue = getattr(app, "_message_queue", None)
     return any(isinstance(m, events.Key) for m in getattr(queue, "values", ()))
+
+
+def _queued(pump: MessagePump) -> list:
+    """The messages waiting in ``pump``'s queue (private: ``_message_queue.values``), the one
+    peeked from it (``_pending_message``) first."""
+    queue = getattr(pump, "_message_queue", None)
+    waiting = list(getattr(queue, "values", ()))
+    pending = getattr(pump, "_pending_message", None)
+    return waiting if pending is None else [pending, *waiting]
+
+
+def focus_pending(app: App) -> bool:
+    """Whether a widget asked for the focus (``Widget.focus``) and does not have it yet: Textual
+    queues that as a callback on the app, behind the keys already read."""
+    for message in _queued(app):
+        callback = getattr(message, "callback", None)
+        func = getattr(callback, "func", callback)
+        if isinstance(message, events.Callback) and getattr(func, "__qualname__", "") == "Widget.focus.<locals>.set_focus":
+            return True
+    return False
+
+
+def _has_work(pump: MessagePump, app: App) -> bool:
+    """Whether ``pump`` holds a message or a callback to run next (the app: anything but a key
+    not read yet; a key that bubbled back up to it is work)."""
+    if getattr(pump, "_next_callbacks", None):
+        return True
+    if pump is app:
+        return any(not isinstance(m, events.Key) or m.is_forwarded for m in _queued(app))
+    return pump.message_queue_size > 0 or getattr(pump, "_pending_message", None) is not None
+
+
+async def idle(app: App) -> None:
+    """Return once the app and every widget of its current screen have handled what they held:
+    the work the keys read so far set going (a focus, an input's submission bubbling up, a
+    dismissed screen's callback, the next screen's mount). In rounds: a callback queued on each
+    pump runs once it has handled what was before it; the rounds go on while any holds more
+    (each round's screen taken afresh), at most ``IDLE_ROUNDS``, ``IDLE_ROUND_S`` each."""
+    for round_ in range(IDLE_ROUNDS):
+        pumps = [app, *app.screen.walk_children(with_self=True)]
+        if round_ and not any(_has_work(p, app) for p in pumps):
+            return
+        left = 0
+        done = asyncio.Event()
+
+        def marker() -> None:
+            nonlocal left
+            left -= 1
+            if not left:
+                done.set()
+
+        for pump in pumps:
+            if pump.call_later(marker):
+                left += 1
+        if not left:
+            return
+        try:
+            await asyncio.wait_for(done.wait(), IDLE_ROUND_S)
+        except TimeoutError:
+            return
 
 
 @functools.cache
