@@ -71,7 +71,9 @@ async def until(app, pilot, cond, what: str) -> None:
 
 
 def static(app, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).content)
+    """What the shrink dialog shows: ``#shrink-text`` (the head line and the proposed text),
+    ``#shrink-facts``, ``#shrink-title``."""
+    return app.screen.shown(selector.removeprefix("#shrink-"))
 
 
 def notes(app) -> list[str]:

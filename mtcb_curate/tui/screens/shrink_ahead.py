@@ -52,6 +52,10 @@ class ShrinkAhead:
         def run() -> None:
             try:
                 outcome = self._shrink_compute(pid)
+                if outcome.proposal is not None:
+                    from mtcb_curate.tui.screens.shrink import display_rows
+
+                    display_rows(outcome.proposal.text)  # the dialog's reading form, ahead too
             except Exception:  # noqa: BLE001 - z computes it again and says why
                 return
             store = self._shrink_store()
