@@ -184,6 +184,9 @@ class ShrinkOutcome:
     proposal: ShrinkProposal | None
     reason: str
     computed: tuple[str, ...] = ()
+    #: The derivations of the computed figures (``evidence.Derivation``, operands as figures
+    #: of the text they were found in): what a search elsewhere in the document looks for.
+    derivations: tuple[Derivation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +348,8 @@ class _Analysis:
     #: The answer's content words to look for, and how many of them the text holds.
     n_words: int = 0
     held_words: int = 0
+    #: The derivation of each computed figure of the answer.
+    derived: list[Derivation] = field(default_factory=list)
 
 
 def _unit_at(units: list[_Unit], starts: list[int], offset: int) -> int | None:
@@ -802,6 +807,7 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str, strict: bo
     years: set[int] = set()
     computed: list[str] = []
     missing: list[str] = []
+    derived: list[Derivation] = []
 
     def add(label: str, where: set[int], priority: int | None) -> int:
         i = len(labels)
@@ -844,6 +850,7 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str, strict: bo
             missing.append(f.describe())
             continue
         computed.append(f"{f.describe()} = {d.describe()}")
+        derived.append(d)
         for op in d.operands:
             u = _unit_at(units, starts, op.end - 1)
             if u is not None:
@@ -862,7 +869,7 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str, strict: bo
     in_r = {s for s, us in held.items() if us}
     word_items: set[int] = set()
     out = _Analysis(text, units, labels, hard, set(), years, word_items, computed, missing,
-                    n_words=len(words), held_words=len(in_r))
+                    n_words=len(words), held_words=len(in_r), derived=derived)
     if any(not f.is_year for f in claims):
         for s in in_p:  # kept where the passage holds them, when they fit
             add(words[s], {u for u in held[s] if in_passage[u]}, 1)
@@ -941,7 +948,20 @@ def _missing_reason(missing: list[str], reach: int) -> str:
 def _plan(text: str, lo: int, hi: int, answer: str, question: str, max_chars: int, min_chars: int,
           base: int, reach: int, seen: list | None = None, strict: bool = False) -> ShrinkOutcome:
     """The proposal over ``text`` (document offset ``base``) for the passage ``text[lo:hi]``;
-    ``seen`` (a list) receives the analysis."""
+    ``seen`` (a list) receives the analysis; the outcome carries the derivations found."""
+    got: list[_Analysis] = [] if seen is None else seen
+    before = len(got)
+    out = _plan_run(text, lo, hi, answer, question, max_chars, min_chars, base, reach, got, strict)
+    if len(got) > before and got[before].derived:
+        from dataclasses import replace
+
+        out = replace(out, derivations=tuple(got[before].derived))
+    return out
+
+
+def _plan_run(text: str, lo: int, hi: int, answer: str, question: str, max_chars: int, min_chars: int,
+              base: int, reach: int, seen: list, strict: bool) -> ShrinkOutcome:
+    """:func:`_plan` (without the derivations on the outcome)."""
     if not text[lo:hi].strip():
         return ShrinkOutcome(None, "the passage is empty")
     if hi - lo > MAX_PASSAGE_CHARS:
@@ -1277,7 +1297,8 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         if best is None or pe - ps > best[1] - best[0]:
             best = (ps, pe, 0, ids, part)
     if best is None:
-        return ShrinkOutcome(None, _no_fit_reason(document, start, end, base, chunkers), tuple(base.computed))
+        return ShrinkOutcome(None, _no_fit_reason(document, start, end, base, chunkers), tuple(base.computed),
+                             tuple(base.derived))
     ps, pe, _, ids, part = best
     text = passage[ps:pe]
     where = ", ".join(f"chunk {k} of {name}" for (name, _), k in zip(chunkers, ids))
@@ -1288,7 +1309,7 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         reason += "; computed: " + "; ".join(part.computed)
     unit = _unit_name(_units(text)) if text else "line"
     p = ShrinkProposal(text, ps, pe, unit, kept, reason, None, (), tuple(part.computed), start + ps, start + pe, 0)
-    return ShrinkOutcome(p, reason, tuple(part.computed))
+    return ShrinkOutcome(p, reason, tuple(part.computed), tuple(part.derived))
 
 
 def _no_fit_reason(document: str, start: int, end: int, a: _Analysis, chunkers: Sequence[ChunkSpans]) -> str:
