@@ -127,6 +127,11 @@ def test_an_answer_without_figures_finds_its_words_in_one_chunk():
     assert p is not None and "North America" in p.text and "and China." in p.text
     assert p.doc_start > end and inside_one_chunk(document, spans, p.doc_start, p.doc_end)
     assert "“Our Divisions”" in p.where and "after the passage" in p.where
+    assert "holding most of the answer's words" in p.where
+    # an answer of fewer than three words of its own: any chunk holds them by chance
+    out = plan_elsewhere(document, start, end, "Performance is not measured through operating margin",
+                         "Does it have an improving operating margin profile?", [(SPEC, spans)])
+    assert out.proposal is None and "fewer than 3 to look for" in out.reason
     # a fifth of the answer's words nowhere in the document: no span holds enough of them
     out = plan_elsewhere(document, start, end, a + ", Antarctica, Greenland, Atlantis, Lemuria, Hyperborea", q,
                          [(SPEC, spans)])

@@ -20,8 +20,11 @@ whole in another). :func:`plan_elsewhere` looks for
 - when no derivation was found near the passage, **the rows the question names** anywhere
   (only for answer figures of at least :data:`MIN_DIGITS_OPEN` significant digits, in at most
   :data:`MAX_OPEN_CHUNKS` chunks that name most of those rows);
-- for an answer without figures, **its content words** (at least as many as the passage and
-  the text around it hold, and :data:`verify.shrink.REACH_WORD_SHARE` of them).
+- for an answer without figures, **its content words** (its own, not the question's nor words
+  of arithmetic; at least :data:`verify.shrink.REACH_MIN_WORDS` of them, as many of them rare
+  in the document: "Performance is not measured through operating margin" leaves "performance"
+  and "measured", which any chunk may hold; a span must hold as many as the passage and the
+  text around it hold, and :data:`verify.shrink.REACH_WORD_SHARE` of them).
 
 Each chunk (the intersection of one chunk of every chunker given, as chonkie cut them) is first
 screened on the document's numbers and lowered text (:class:`DocumentIndex`, built once per
@@ -51,6 +54,7 @@ from mtcb_curate.verify.shrink import (
     GENERIC_LABEL_WORDS,
     MAX_CHARS,
     MIN_CHARS,
+    REACH_MIN_WORDS,
     REACH_WORD_SHARE,
     ChunkSpans,
     ShrinkOutcome,
@@ -160,11 +164,14 @@ def _needs(answer: str, question: str, derivations: Sequence[Derivation], held_w
                             - GENERIC_LABEL_WORDS)
         return _Need(tuple(claims), open_claims, (), 0, row_prefixes, anchors)
     asked = content_stems(question)
-    stems = {w.stem for w in content_words(answer) if w.stem not in asked and w.text.lower() not in _NOT_CONTENT}
-    if not stems:
-        return "the answer has no figure or content word to look for"
+    stems = {w.stem for w in content_words(answer) if w.stem not in asked and w.text.lower() not in _NOT_CONTENT
+             and w.stem not in ARITHMETIC_WORDS}
+    if len(stems) < REACH_MIN_WORDS:
+        return (f"the answer has no figure and {len(stems)} word{'s' if len(stems) != 1 else ''} of its own (not the "
+                f"question's): fewer than {REACH_MIN_WORDS} to look for elsewhere in the document")
     need = max(held_words, -(-int(REACH_WORD_SHARE * 10 * len(stems)) // 10))
-    return _Need((), 0, tuple(sorted(_prefix(s) for s in stems)), min(need, len(stems)), row_prefixes)
+    return _Need((), 0, tuple(sorted(_prefix(s) for s in stems)), min(need, len(stems)), row_prefixes,
+                 frozenset(stems))
 
 
 def _windows(chunkers: Sequence[ChunkSpans], length: int) -> list[tuple[int, int, tuple[int, ...]]]:
@@ -317,6 +324,9 @@ def plan_elsewhere(document: str, start: int, end: int, answer: str, question: s
     if isinstance(need, str):
         return ShrinkOutcome(None, need)
     index = index if index is not None and index.text is document else DocumentIndex(document)
+    if need.prefixes and len(_rare(index, need.anchors, chunkers)) < REACH_MIN_WORDS:
+        return ShrinkOutcome(None, f"fewer than {REACH_MIN_WORDS} of the answer's words are rare in the document "
+                                   "(in at most a fifth of its chunks): any chunk would hold them by chance")
     weak = [f for f in parse_figures(answer, default_scale=stated_scale(question))
             if not f.is_year and significant_digits(f) < MIN_DIGITS_OPEN]
     open_ok = not weak and bool(need.row_prefixes)
@@ -365,12 +375,12 @@ def plan_elsewhere(document: str, start: int, end: int, answer: str, question: s
                 "the figures the answer is computed from" if want else "the answer's figures")
         return ShrinkOutcome(None, f"no one chunk of {chunkers[0][0]} anywhere in the document holds {what}")
     _, ds, de, ids, out = min(found, key=lambda f: f[0])
-    return ShrinkOutcome(_proposal(document, start, end, ds, de, ids, out, chunkers, why), out.reason,
+    return ShrinkOutcome(_proposal(document, start, end, ds, de, ids, out, chunkers, why, bool(need.prefixes)), out.reason,
                          out.computed, out.derivations)
 
 
 def _proposal(document: str, start: int, end: int, ds: int, de: int, ids: tuple[int, ...], out: ShrinkOutcome,
-              chunkers: Sequence[ChunkSpans], why: str) -> ShrinkProposal:
+              chunkers: Sequence[ChunkSpans], why: str, words: bool) -> ShrinkProposal:
     text = document[ds:de]
     p = out.proposal
     overlap = max(0, min(de, end) - max(ds, start))
@@ -387,8 +397,9 @@ def _proposal(document: str, start: int, end: int, ds: int, de: int, ids: tuple[
     if heading:
         where += f", under “{heading}”"
     keeps = p.keeps if p is not None else ()
-    where += ("; chosen as the smallest span inside one chunk that holds "
-              + (", ".join(keeps) if keeps else "what the answer needs"))
+    held = ", ".join(keeps) if keeps else "what the answer needs"
+    where += (f"; chosen as the span inside one chunk holding most of the answer's words ({held}), the shortest such"
+              if words else f"; chosen as the smallest span inside one chunk that holds {held}")
     if why:
         where += f"; looked for because {why}"
     reason = out.reason if p is not None else f"the whole of {chunk}: nothing shorter holds what the answer needs"
