@@ -186,3 +186,72 @@ def test_a_figure_computed_as_the_question_defines_it():
     out = plan_shrink(text, "0.03", q)  # 3,033 / 107,356 = 0.0283
     assert out.computed and "3,033 / ((83,402 + 131,310) / 2)" in out.computed[0].replace("$ ", "")
     assert not plan_shrink(text, "0.05", q).computed  # the definition gives 0.03, not 0.05
+
+
+# -- a total the filing does not print: sums of the rows of named blocks --------------------------
+
+# A balance sheet as PyMuPDF extracts Corning's: one cell a line, "$" cells, a label holding figures
+# of its own, a cell ("2,004") that reads like a year.
+CURRENT = ("Consolidated Balance Sheets\n(in millions, except share and per share amounts)\n2022\n2021\n"
+           "Assets\nCurrent assets:\n"
+           "Cash and cash equivalents\n $\n1,671 $\n2,148\n"
+           "Trade accounts receivable, net of doubtful accounts - $40 and $42\n\u00a0 \u00a0\n1,721\u00a0 \u00a0\n2,004\u00a0\n"
+           "Inventories (Note 5)\n2,904\n2,481\n"
+           "Other current assets (Notes 10 and 14)\n1,157\n1,026\n"
+           "Total current assets\n7,453\n7,659\n"
+           "Property, plant and equipment, net\n15,371\n15,804\n"
+           "Total Assets\n $\n29,499 $\n30,154\n"
+           "Liabilities and Equity\nCurrent liabilities:\n"
+           "Current portion of long-term debt and short-term borrowings (Note 11)\n $\n224 $\n55\n"
+           "Accounts payable\n1,804\n1,612\n"
+           "Other accrued liabilities (Notes 10 and 13) and other long label words\n3,147\n3,139\n"
+           "Total current liabilities\n5,175\n4,806\n"
+           "Long-term debt (Note 11)\n6,687\n6,989\n")
+WORKING = ("Does Corning have positive working capital based on FY2022 data? If working capital is not a useful "
+           "or relevant metric for this company, then please state that and explain why.")
+
+
+def test_working_capital_as_a_sum_of_some_rows_of_the_blocks_the_question_names():
+    answer = ("Yes. Corning had a positive working capital amount of $831 million by FY 2022 close. This answer "
+              "considers only operating current assets and current liabilities that were clearly shown.")
+    out = plan_shrink(CURRENT, answer, WORKING)
+    p = out.proposal
+    assert p is not None and p.computed, out.reason
+    # receivables + inventories + other current assets - accounts payable - other accrued liabilities
+    assert "sum of named rows: 1,721 + 2,904 + 1,157 - 1,804 - 3,147 = 831" in p.computed[0]
+    assert p.text.startswith("Trade accounts receivable") and p.text.endswith("3,147\n3,139")
+    # the 2021 column gives another total: the year the question names picks the column
+    assert "1,721" in p.text and not plan_shrink(CURRENT, "$831 million", WORKING.replace("2022", "2021")).computed
+    # the whole difference of the printed totals is an ordinary difference, found first
+    out = plan_shrink(CURRENT, "$2,278 million", WORKING)
+    assert out.computed and "difference: 7,453 - 5,175" in out.computed[0]
+
+
+def test_a_sum_of_named_rows_only_when_the_question_names_the_total():
+    out = plan_shrink(CURRENT, "$831 million", "What were Corning's FY2022 current assets and liabilities?")
+    assert not out.computed and out.proposal is None and "nor computable" in out.reason
+    # no block of that name in the text: nothing to sum
+    no_blocks = CURRENT.replace("Current assets:\n", "").replace("Current liabilities:\n", "")
+    assert not plan_shrink(no_blocks, "$831 million", WORKING).computed
+
+
+def test_the_signed_sum_guard_refuses_chance_and_ambiguous_matches():
+    from mtcb_curate.evidence.compute import MAX_SUM_CHANCE, signed_sums, sum_chance
+
+    def figs(*values: str):
+        return [parse_figures(v)[0] for v in values]
+
+    assets, liabilities = figs("1,721", "2,904", "1,157", "1,671"), figs("1,804", "3,147", "224")
+    d = signed_sums(parse_figures("$831")[0], [(assets, 1), (liabilities, -1)])
+    assert d is not None and d.operation == "sum of named rows" and d.formula.endswith("= 831")
+    # few significant digits: "8" or "80" is met by some choice of rows in any balance sheet
+    assert signed_sums(parse_figures("$83")[0], [(assets, 1), (liabilities, -1)]) is None
+    # many small rows against a coarse target: the expected chance matches exceed the bound
+    many = figs(*[str(v) for v in (12, 31, 27, 44, 19, 23, 38, 15)])
+    assert sum_chance([f.value for f in many] * 1, [0] * 4 + [1] * 4, 0.5) > MAX_SUM_CHANCE
+    assert signed_sums(parse_figures("101")[0], [(many[:4], 1), (many[4:], -1)]) is None
+    # two choices of rows give the target: ambiguous, refused
+    twice = figs("1,000", "2,000", "3,000", "500")
+    assert signed_sums(parse_figures("$2,500")[0], [(twice, 1), (figs("500", "777"), -1)]) is None
+    # a sum must take a row of every block
+    assert signed_sums(parse_figures("$1,721")[0], [(assets, 1), (liabilities, -1)]) is None

@@ -95,8 +95,8 @@ async def test_o_fits_the_passage_in_one_chunk_and_u_restores_it(src, config, tm
         await _until(pilot, lambda: isinstance(app.screen, ShrinkScreen))
         dialog = app.screen
         assert dialog.kind == "fit"
-        assert "in one chunk" in str(dialog.query_one("#shrink-title", Static).content)
-        facts = str(dialog.query_one("#shrink-facts", Static).content)
+        assert "in one chunk" in dialog.shown("title")
+        facts = dialog.shown("facts")
         assert "counted from 0" in facts and "$4,231 million" in facts
         new = dialog.text
         assert ANSWER_LINE in new and new in before

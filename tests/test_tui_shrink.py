@@ -70,8 +70,17 @@ async def until(app, pilot, cond, what: str) -> None:
     raise AssertionError(f"never reached: {what}")
 
 
+async def shrink_dialog(app, pilot, *keys: str) -> None:
+    """Press ``keys`` (the last one ``z``) and wait for the shrink dialog: a proposal not yet
+    worked out ahead is worked out in a worker, and the dialog opens when it is done."""
+    await pilot.press(*keys)
+    await until(app, pilot, lambda: isinstance(app.screen, ShrinkScreen), "the shrink dialog")
+
+
 def static(app, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).content)
+    """What the shrink dialog shows: ``#shrink-text`` (the head line and the proposed text),
+    ``#shrink-facts``, ``#shrink-title``."""
+    return app.screen.shown(selector.removeprefix("#shrink-"))
 
 
 def notes(app) -> list[str]:
@@ -105,8 +114,7 @@ async def test_z_shows_the_proposal_enter_applies_it_and_u_restores(table_source
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
         assert current(app) == 0
-        await pilot.press("z")
-        assert isinstance(app.screen, ShrinkScreen)
+        await shrink_dialog(app, pilot, "z")
         body = static(app, "#shrink-text")
         new = app.screen.text
         assert f"{len(TABLE):,} → {len(new):,} characters" in body
@@ -130,7 +138,7 @@ async def test_z_refused_says_why_in_one_line(table_source, tmp_path):
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
         await pilot.press("j", "j", "z")
-        await settle(app, pilot)
+        await until(app, pilot, lambda: any(n.startswith("No shrink:") for n in notes(app)), "the refusal")
         assert isinstance(app.screen, ReviewScreen) and current(app) == 2
         said = [n for n in notes(app) if n.startswith("No shrink:")]
         assert len(said) == 1 and "4,771" in said[0] and "not computable" not in said[0] and "\n" not in said[0]
@@ -141,8 +149,7 @@ async def test_z_refused_says_why_in_one_line(table_source, tmp_path):
 async def test_z_recognises_a_computed_answer_and_says_so(table_source, tmp_path):
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
-        await pilot.press("j", "z")
-        assert isinstance(app.screen, ShrinkScreen)
+        await shrink_dialog(app, pilot, "j", "z")
         facts = static(app, "#shrink-facts")
         assert "computed answer:" in facts and "6,539 / 34,229 x 100 = 19.1" in facts
         assert "Operating income" in facts and "Net sales" in facts
@@ -156,7 +163,8 @@ async def test_z_recognises_a_computed_answer_and_says_so(table_source, tmp_path
 async def test_z_esc_refuses_and_e_opens_the_edit_dialog_with_the_proposal(table_source, tmp_path):
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
-        await pilot.press("z", "escape")
+        await shrink_dialog(app, pilot, "z")
+        await pilot.press("escape")
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen) and not session.workspace.history()
         await pilot.press("z")
@@ -350,3 +358,46 @@ async def test_z_shows_the_proposal_worked_out_ahead(table_source, tmp_path, mon
         session.edit(0, {"supporting_passage": TABLE[:TABLE.index("Net income")].strip()})
         assert screen._shrink_key(0) not in screen._shrink_store()
         assert shrink_ahead.AHEAD_S > 0
+
+
+async def test_z_before_the_proposal_is_worked_out_waits_for_the_worker(table_source, tmp_path, monkeypatch):
+    """z pressed at once (before the pair has been read for AHEAD_S): the proposal is worked out
+    in the worker, never on the key (the app's thread), and the dialog opens when it is done; a
+    curator who moved on meanwhile gets no dialog."""
+    import threading
+
+    from mtcb_curate.tui.screens import shrink_ahead
+
+    monkeypatch.setattr(shrink_ahead, "AHEAD_S", 30.0)  # nothing worked out ahead in this test
+    gate = threading.Event()
+    threads: list[str] = []
+    real = app_review.propose_shrink
+
+    def slow(*a, **k):
+        threads.append(threading.current_thread().name)
+        gate.wait(10)
+        return real(*a, **k)
+
+    monkeypatch.setattr(app_review, "propose_shrink", slow)
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        main = threading.current_thread().name
+        await pilot.press("z")
+        await until(app, pilot, lambda: len(threads) == 1, "the worker started")
+        assert isinstance(app.screen, ReviewScreen)  # the key did not wait for it
+        assert any(n.startswith("Working out the shrink proposal") for n in notes(app))
+        gate.set()
+        await until(app, pilot, lambda: isinstance(app.screen, ShrinkScreen), "the dialog, once worked out")
+        assert QUOTE in app.screen.text and threads == [threads[0]] and threads[0] != main
+        await pilot.press("escape")
+        await settle(app, pilot)
+        # z, then j before it is worked out: the next pair is shown, no dialog opens
+        gate.clear()
+        await pilot.press("j")
+        await settle(app, pilot)
+        await pilot.press("z", "j")
+        gate.set()
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen) and current(app) == 2

@@ -15,7 +15,8 @@ anything is written:
 
 :func:`run` does both. Actions: :data:`ACCEPT`, :data:`REJECT` (with a reason), :data:`SKIP`,
 :data:`FLAG`, :data:`SNAP`, :data:`TRIM`, :data:`SHRINK` (``app.review.propose_shrink``),
-:data:`FIT` (``app.findability.propose_fit``: the part of a passage inside one chunk),
+:data:`FIT` (``app.findability.propose_fit``: the part of a passage inside one chunk; both search
+the whole document when the evidence near a passage does not lie inside one chunk),
 :data:`CHUNK_INDEX` (``app.review.plan_chunk_index_repairs``) and :data:`NOT_DUPLICATES`
 (every given cluster that holds a shown pair).
 
@@ -122,8 +123,9 @@ def plan(session: ReviewSession, action: str, ids: Iterable[int], *, reason: str
         clusters: near-duplicate clusters as id lists (``NOT_DUPLICATES``): those holding a pair
             of ``ids`` are marked (each as a whole).
         config: the config file for the shrink's limits and the chunkers (``SHRINK``, ``FIT``).
-        chunks: the ``app.findability.DocumentChunks`` to fit in (``FIT``; default: made from
-            ``config``'s ``[preview]`` settings).
+        chunks: the ``app.findability.DocumentChunks`` to fit in (``FIT``) and to search the
+            whole document with when the evidence near a passage does not lie inside one chunk
+            (``SHRINK``, ``FIT``; default: made from ``config``'s ``[preview]`` settings).
         cancelled: polled between pairs by the slow actions; True stops early (the plan so far).
 
     Raises:
@@ -188,7 +190,7 @@ def _plan_passages(session: ReviewSession, action: str, ids: list[int], skipped:
         from mtcb_curate.app.gate import resolve_limits
 
         limit = resolve_limits(session, config).max_chars
-    if action == FIT and chunks is None:
+    if action in (FIT, SHRINK) and chunks is None:
         from mtcb_curate.app.findability import DocumentChunks
         from mtcb_curate.preview.settings import PreviewSettings
 
@@ -214,7 +216,7 @@ def _plan_passages(session: ReviewSession, action: str, ids: list[int], skipped:
                 skipped[pid] = "nothing located to snap to"
                 continue
         elif action == SHRINK:
-            outcome = propose_shrink(session, pid, config=config, verdicts=verdicts)
+            outcome = propose_shrink(session, pid, config=config, verdicts=verdicts, chunks=chunks)
             if outcome.proposal is None:
                 if len(passage) > limit:
                     skipped[pid] = f"over {limit:,} characters and no shorter passage: {outcome.reason}"

@@ -242,6 +242,24 @@ class DocumentChunks:
         self.findability = findability
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, int], list[tuple[str, list[tuple[int, int]]]]] = {}
+        self._indexes: dict[tuple[str, int], object] = {}
+
+    def index(self, doc_key: str, text: str):
+        """The document's ``verify.elsewhere.DocumentIndex`` (its numbers and lowered text,
+        about 0.1 s for a 1 MB filing: call it in a worker), built once and kept with the last
+        :data:`KEEP` documents' chunks."""
+        from mtcb_curate.verify.elsewhere import DocumentIndex
+
+        key = (doc_key, id(text))
+        with self._lock:
+            got = self._indexes.get(key)
+        if got is None:
+            got = DocumentIndex(text)
+            with self._lock:
+                self._indexes[key] = got
+                while len(self._indexes) > self.KEEP:
+                    self._indexes.pop(next(iter(self._indexes)))
+        return got
 
     def cached(self, doc_key: str, text: str) -> list[tuple[str, list[tuple[int, int]]]] | None:
         """The document's chunk spans when already worked out, else None (nothing is chunked)."""
@@ -306,5 +324,35 @@ def propose_fit(session: ReviewSession, pid: int, chunks: DocumentChunks, *, ver
     if r.start is None or r.end is None or r.end <= r.start:
         raise NotApplicable("The passage is not located in its document: fix it first (s, m or e).")
     limits = resolve_limits(session, config)
-    return plan_fit(doc.text, r.start, r.end, view.answer, view.question, chunks.spans(doc.key, doc.text),
-                    min_chars=limits.min_chars)
+    spans = chunks.spans(doc.key, doc.text)
+    out = plan_fit(doc.text, r.start, r.end, view.answer, view.question, spans, min_chars=limits.min_chars)
+    if out.proposal is not None or "already lies inside one chunk" in out.reason or not spans:
+        return out
+    return elsewhere_or(out, session, pid, doc, r.start, r.end, chunks, limits, f"no part of the passage inside one "
+                        f"chunk holds what the answer needs ({_clause(out.reason)})")
+
+
+def _clause(reason: str) -> str:
+    """A reason as a clause inside another line: its first sentence, without its end stop."""
+    return reason.split(". ")[0].rstrip(".")
+
+
+def elsewhere_or(near, session: ReviewSession, pid: int, doc, start: int, end: int, chunks: DocumentChunks, limits,
+                 why: str):
+    """The span elsewhere in the document that holds what pair ``pid``'s answer needs inside one
+    chunk of every configured chunker (``verify.elsewhere.plan_elsewhere``), or ``near`` (the
+    outcome near the passage) when there is none, its reason saying the document was searched
+    too. ``why``: why the passage and the text around it did not do (a clause)."""
+    from dataclasses import replace
+
+    from mtcb_curate.verify.elsewhere import plan_elsewhere
+
+    view = session.view(pid)
+    far = plan_elsewhere(doc.text, start, end, view.answer, view.question, chunks.spans(doc.key, doc.text),
+                         derivations=near.derivations, why=why, index=chunks.index(doc.key, doc.text),
+                         max_chars=limits.max_chars, min_chars=limits.min_chars)
+    if far.proposal is not None:
+        return far
+    if near.proposal is None:
+        return replace(near, reason=f"{near.reason}; elsewhere in the document: {far.reason}")
+    return near

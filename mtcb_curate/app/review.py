@@ -239,7 +239,8 @@ def select(session: ReviewSession, verdicts: Verdicts, pair_id: int, start: int,
 
 
 def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None = None,
-                   verdicts: Verdicts | None = None, limits=None, reference_size: int | None = None) -> ShrinkOutcome:
+                   verdicts: Verdicts | None = None, limits=None, reference_size: int | None = None,
+                   chunks=None) -> ShrinkOutcome:
     """The lexical shrink proposal for the pair's current passage, aimed at the checklist's
     limits (``app.gate.resolve_limits``; ``config`` as there). When the passage is verbatim in
     its document: ``verify.shrink.plan_evidence`` over the document around it (up to two
@@ -247,10 +248,20 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
     comes from, the table row just above), a run inside the passage preferred; else
     ``verify.shrink.plan_shrink`` inside the passage. Nothing is written. Tens of ms.
 
+    With ``chunks`` (an ``app.findability.DocumentChunks``: the configured chunkers): when
+    what is proposed near the passage (or the passage itself, when nothing shorter holds the
+    answer) does not lie inside one chunk of every configured chunker, or nothing near the
+    passage holds what the answer needs, the whole document is searched for the smallest span
+    inside one chunk that does (``verify.elsewhere.plan_elsewhere``; its proposal says where and
+    why). Up to a few hundred ms for a 1 MB filing the first time (its chunks and numbers are
+    kept): call it in a worker.
+
     Args:
         verdicts: the screen's verdict cache (its located span; default: verified here).
         limits, reference_size: the checklist's limits and ``[preview] reference_size``
             (characters) already resolved (default: read from ``config``).
+        chunks: the configured chunkers' chunks of the documents (``DocumentChunks``); None:
+            the document is not searched.
 
     Returns:
         The outcome: ``proposal`` (text, offsets in the current passage and in the document,
@@ -275,6 +286,15 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
             reach = 2 * (reference_size or PreviewSettings.resolve(config).reference_size)
             out = plan_evidence(doc.text, r.start, r.end, view.answer, view.question, reach=reach,
                                 max_chars=limits.max_chars, min_chars=limits.min_chars)
+            if chunks is not None:
+                why = _elsewhere_why(out, r.start, r.end, reach, chunks.spans(doc.key, doc.text))
+                if why:
+                    from mtcb_curate.app.findability import elsewhere_or
+
+                    far = elsewhere_or(out, session, pair_id, doc, r.start, r.end, chunks, limits, why)
+                    if far.proposal is not None:
+                        return far
+                    out = far
             if out.proposal is None and r.verdict != Verdict.EXACT and "already minimal" in out.reason:
                 # not verbatim, and nothing shorter: the located source text itself (a snap)
                 text = doc.text[r.start:r.end]
@@ -287,6 +307,37 @@ def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None 
             return out
     return plan_shrink(view.passage, view.answer, view.question, max_chars=limits.max_chars,
                        min_chars=limits.min_chars)
+
+
+def _elsewhere_why(near: ShrinkOutcome, start: int, end: int, reach: int, spans) -> str:
+    """Why the document is searched for pair's evidence (a clause), or "" when what is proposed
+    near the passage (or the passage, when nothing shorter holds the answer) lies inside one
+    chunk of every chunker of ``spans`` (``DocumentChunks.spans``), or when nothing can be
+    looked for."""
+    from mtcb_curate.verify.shrink import chunks_holding
+
+    if not spans:
+        return ""
+    p = near.proposal
+    if p is None:
+        if "already minimal" in near.reason:
+            a, b = start, end
+        elif "not in the passage" in near.reason:
+            return f"the answer's figures are not within {reach:,} characters of the passage, nor computable there"
+        elif "content words" in near.reason:
+            return "the passage and the text around it hold too few of the answer's words"
+        else:
+            return ""
+    else:
+        a, b = p.doc_start, p.doc_end
+    cut = [name for name, chunks in spans if not chunks_holding(chunks, a, b)]
+    if not cut:
+        return ""
+    name, chunks = next((n, c) for n, c in spans if n == cut[0])
+    touched = [k for k, (x, y) in enumerate(chunks) if x < b and y > a]
+    what = "the passage" if p is None else "the span near the passage"
+    where = f"chunks {touched[0]}-{touched[-1]}" if touched else "several chunks"
+    return f"{what} ({b - a:,} characters) lies across {where} of {name}"
 
 
 def propose_llm_shrink(session: ReviewSession, pair_id: int, client: ChatClient, *, config: Path | None = None,

@@ -314,3 +314,95 @@ def derivations(target: Figure, figures: list[Figure], *, passage: str | None = 
         out.append(Derivation(name, operands, value, _formula(name, operands, value), related(ops),
                               tuple(labels.get(i, "") for i in ops)))
     return out
+
+
+# -- sums of the rows of named blocks (a total the filing does not print) ------------------------
+
+
+#: Totals a question may name that a filing need not print, and the blocks of a statement whose
+#: rows they add, each with the sign its rows take (the usual definitions: working capital =
+#: current assets - current liabilities; net debt = debt - cash). A curator's figure may take
+#: only some of a block's rows ("operating current assets and current liabilities"): every
+#: choice of rows is tried, at least one row of each block.
+NAMED_SUMS: dict[str, tuple[tuple[str, int], ...]] = {
+    "working capital": (("current assets", 1), ("current liabilities", -1)),
+}
+#: At most this many rows in all are combined (2 ** 12 choices).
+MAX_SUM_ROWS = 12
+#: A sum of named rows is taken only when the expected number of choices of rows meeting the
+#: target by chance is at most this (our own bound, :func:`sum_chance`): a target of few
+#: significant digits over many rows is refused.
+MAX_SUM_CHANCE = 0.05
+#: ... and only for targets of at least this many significant digits.
+MIN_DIGITS_SUMS = 3
+
+
+def sum_chance(values: list[float], groups: list[int], tolerance: float) -> float:
+    """The expected number of choices of rows (at least one of each group) whose signed sum
+    meets a target by chance: the choices, times the width of the target's rounding interval
+    (2 x ``tolerance``, twice over since a magnitude is compared), over the spread of the sums
+    (the sum of the rows' magnitudes). A plain uniform-spread estimate, our own."""
+    sizes = [groups.count(g) for g in sorted(set(groups))]
+    choices = 1
+    for n in sizes:
+        choices *= 2 ** n - 1
+    spread = sum(abs(v) for v in values) or 1.0
+    return choices * 4.0 * tolerance / spread
+
+
+def signed_sums(target: Figure, blocks: list[tuple[list[Figure], int]], *,
+                labels: list[list[str]] | None = None) -> Derivation | None:
+    """``target`` as the signed sum of some rows of named blocks (:data:`NAMED_SUMS`): each
+    block's figures (one per row, the column the question names) with its sign; every choice
+    of at least one row per block is tried, and the one choice whose sum equals the target's
+    magnitude within its rounding is the derivation ("sum of named rows": ``1,721 + 2,904 +
+    1,157 - 1,804 - 3,147 = 831``).
+
+    Guarded against chance (a big table meets any figure with some choice of rows): None for a
+    target of fewer than :data:`MIN_DIGITS_SUMS` significant digits, more than
+    :data:`MAX_SUM_ROWS` rows, an expected chance count (:func:`sum_chance`) over
+    :data:`MAX_SUM_CHANCE`, or more than one choice meeting the target. ``labels``: each
+    block's row labels, for the derivation. Never raises."""
+    if target.is_year or significant_digits(target) < MIN_DIGITS_SUMS or len(blocks) < 1:
+        return None
+    figs: list[Figure] = []
+    signs: list[int] = []
+    group: list[int] = []
+    names: list[str] = []
+    for g, (fs, sign) in enumerate(blocks):
+        if not fs:
+            return None
+        for k, f in enumerate(fs):
+            figs.append(f)
+            signs.append(sign)
+            group.append(g)
+            names.append(labels[g][k] if labels is not None else "")
+    n = len(figs)
+    if n > MAX_SUM_ROWS:
+        return None
+    values = [s * f.value for f, s in zip(figs, signs)]
+    tol = target.tolerance * (1 + 1e-9)
+    if sum_chance(values, group, target.tolerance) > MAX_SUM_CHANCE:
+        return None
+    masks = np.arange(1, 2 ** n, dtype=np.int64)
+    bits = ((masks[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+    ok = np.ones(len(masks), dtype=bool)
+    for g in set(group):
+        ok &= bits[:, [k for k in range(n) if group[k] == g]].any(axis=1)
+    sums = bits.astype(np.float64) @ np.array(values)
+    hit = ok & (np.abs(np.abs(sums) - target.magnitude) <= tol)
+    rows = np.flatnonzero(hit)
+    if len(rows) != 1:
+        return None
+    chosen = [k for k in range(n) if bits[rows[0], k]]
+    value = float(sums[rows[0]])
+    formula = ""
+    for j, k in enumerate(chosen):
+        w = _w(figs[k])
+        if values[k] < 0:
+            formula += f"- {w}" if j == 0 else f" - {w}"
+        else:
+            formula += w if j == 0 else f" + {w}"
+    formula += f" = {_fmt(value)}"
+    return Derivation("sum of named rows", tuple(figs[k] for k in chosen), value, formula, len(chosen),
+                      tuple(names[k] for k in chosen))

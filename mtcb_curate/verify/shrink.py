@@ -151,6 +151,8 @@ class ShrinkProposal:
         doc_start, doc_end: its offsets in the document (``document[doc_start:doc_end] ==
             text``; for :func:`plan_shrink` the passage is the document).
         outside: characters of the proposal outside the old passage (0: a shrink within it).
+        where: for a span found elsewhere in the document (:func:`plan_document`), where it
+            is and why it was chosen (one line); "" otherwise.
     """
 
     text: str
@@ -165,6 +167,7 @@ class ShrinkProposal:
     doc_start: int = 0
     doc_end: int = 0
     outside: int = 0
+    where: str = ""
 
     @property
     def inside(self) -> bool:
@@ -181,6 +184,9 @@ class ShrinkOutcome:
     proposal: ShrinkProposal | None
     reason: str
     computed: tuple[str, ...] = ()
+    #: The derivations of the computed figures (``evidence.Derivation``, operands as figures
+    #: of the text they were found in): what a search elsewhere in the document looks for.
+    derivations: tuple[Derivation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +348,8 @@ class _Analysis:
     #: The answer's content words to look for, and how many of them the text holds.
     n_words: int = 0
     held_words: int = 0
+    #: The derivation of each computed figure of the answer.
+    derived: list[Derivation] = field(default_factory=list)
 
 
 def _unit_at(units: list[_Unit], starts: list[int], offset: int) -> int | None:
@@ -612,14 +620,19 @@ def _by_definition(target: Figure, figures: list[Figure], text: str, question: s
 
 
 def _derive(target: Figure, figures: list[Figure], text: str, question: str, qstems: frozenset[str],
-            years: dict[int, int], qyears: frozenset[int], lo: int, hi: int) -> Derivation | None:
+            years: dict[int, int], qyears: frozenset[int], lo: int, hi: int, units: list[_Unit] | None = None,
+            strict: bool = False) -> Derivation | None:
     """``target`` computed from the figures of the rows ``question`` names (:func:`_names_row`),
     each in a column of a year the question names (when both are known), the derivation the
     question's wording asks for first (:data:`_CUES`). Only when the question names no row of
     ``text`` at all, from every figure of ``text[lo:hi]`` (the passage), for a target of at
     least :data:`MIN_DIGITS_UNNAMED` significant digits (a table of 80 figures meets a
     4-digit ratio by chance: the rows must be named). None for a target of fewer than
-    :data:`MIN_DIGITS_COMPUTED` significant digits."""
+    :data:`MIN_DIGITS_COMPUTED` significant digits. A total the question names that the
+    filing does not print ("working capital") is tried as a sum of rows of the blocks it
+    names (:func:`_named_sum`) when nothing else gives the target. ``strict``: never the
+    derivation from every figure of the passage (the whole-document search, where a chance
+    match is likelier)."""
     defined = _by_definition(target, figures, text, question, years)
     if defined is not None:
         return defined
@@ -640,7 +653,7 @@ def _derive(target: Figure, figures: list[Figure], text: str, question: str, qst
         if not _SUM_CUE.search(question):
             found = [d for d in found if d.operation not in _SUMS_OF_THREE]
         if not found:
-            return None
+            return _named_sum(target, figures, text, units, years, question, qyears)
 
         def specific(f: Figure) -> float:
             stems = labels.get(id(f), frozenset())
@@ -657,11 +670,116 @@ def _derive(target: Figure, figures: list[Figure], text: str, question: str, qst
             return d.operation not in cues, -dated, -share, n, width, p[0]
 
         return min(enumerate(found), key=key)[1]
-    if significant_digits(target) < MIN_DIGITS_UNNAMED:
-        return None
+    summed = _named_sum(target, figures, text, units, years, question, qyears)
+    if summed is not None or strict or significant_digits(target) < MIN_DIGITS_UNNAMED:
+        return summed
     inside = [g for g in figures if lo <= g.start and g.end <= hi and not g.is_year]
     found = derivations(target, inside, passage=text, about=about, limit=1)
     return found[0] if found else None
+
+
+_HEADING_END = re.compile(r"[\s:]+$")
+
+
+def _block_rows(text: str, units: list[_Unit], figures: list[Figure], years: dict[int, int], name: str,
+                qyears: frozenset[int]) -> tuple[list[Figure], list[str]] | None:
+    """The rows of the block ``name`` ("current assets") of a statement in ``text``: from a
+    heading line that is the block's name ("Current assets:") to its total ("Total current
+    assets", left out), one figure per row: the cell in the column of a year the question
+    names (the table's year header above the block gives the columns in order; the row's
+    first cell when the table has none or the question names no year). A row's cells are its
+    lines of figures, or the figures after its label on the label's own line; figures inside
+    a label ("net of doubtful accounts - $40 and $42") are not cells. ``(figures, row
+    labels)``, or None when there is no such block, a row has no cell in that column, or the
+    block has more than :data:`evidence.compute.MAX_SUM_ROWS` rows."""
+    from mtcb_curate.evidence.compute import MAX_SUM_ROWS
+
+    want = " ".join(name.lower().split())
+    index = {id(f): i for i, f in enumerate(figures)}
+    by_unit: dict[int, list[Figure]] = {}
+    starts = [u.start for u in units]
+    for f in figures:
+        k = _unit_at(units, starts, f.end - 1)
+        if k is not None:
+            by_unit.setdefault(k, []).append(f)
+    header: list[int] = []
+    in_run = False
+    for h, u in enumerate(units):
+        figs = by_unit.get(h, [])
+        if figs and all(f.is_year for f in figs) and u.table:
+            header = (header if in_run else []) + [int(f.value) for f in figs]
+            in_run = True
+            continue
+        in_run = False
+        if u.data or " ".join(_HEADING_END.sub("", text[u.start:u.end]).lower().split()) != want:
+            continue
+        rows: list[tuple[str, list[Figure], list[Figure]]] = []  # label, cells below it, cells on its line
+        for k in range(h + 1, min(len(units), h + 1 + 8 * MAX_SUM_ROWS)):
+            v = units[k]
+            line = text[v.start:v.end]
+            low = " ".join(line.lower().split())
+            if low.startswith("total") and want in low:
+                break
+            cells = [f for f in by_unit.get(k, []) if not f.is_year or "," in f.text]
+            letters = [i for i, c in enumerate(line) if c.isalpha()]
+            if letters:  # a label (with its first cells when the extraction glued them on)
+                # the label's last line with letters; figures on the lines after it are cells
+                label_end = v.start + line.find("\n", letters[-1]) if "\n" in line[letters[-1]:] else v.end
+                below = [f for f in cells if f.start >= label_end]
+                tail = [f for f in cells if v.start + letters[-1] <= f.start < label_end]
+                rows.append((text[v.start:label_end].strip()[:100], below, tail))
+            elif rows:
+                rows[-1][1].extend(cells)
+        else:
+            continue
+        if not rows or len(rows) > MAX_SUM_ROWS:
+            return None
+        out: list[Figure] = []
+        for _, below, tail in rows:
+            cells = below or tail
+            if not cells:
+                return None
+            pick: Figure | None = None
+            if qyears and header and len(cells) >= len(header):
+                cols = [k for k, y in enumerate(header) if y in qyears]
+                pick = cells[cols[0]] if cols else None
+            elif qyears and any(index[id(f)] in years for f in cells):
+                pick = next((f for f in cells if years.get(index[id(f)]) in qyears), None)
+            elif not qyears or not header:
+                pick = cells[0]
+            if pick is None:
+                return None
+            out.append(pick)
+        return out, [label for label, _, _ in rows]
+    return None
+
+
+def _named_sum(target: Figure, figures: list[Figure], text: str, units: list[_Unit] | None,
+               years: dict[int, int], question: str, qyears: frozenset[int]) -> Derivation | None:
+    """``target`` as a total the question names ("working capital") that the filing need not
+    print: a signed sum of rows of the blocks it adds (``evidence.compute.NAMED_SUMS``,
+    ``signed_sums``, with its guards against chance); None when the question names none of
+    them or the text has not every block."""
+    from mtcb_curate.evidence.compute import NAMED_SUMS, signed_sums
+
+    if units is None:
+        return None
+    low = " ".join(question.lower().split())
+    for name, parts in NAMED_SUMS.items():
+        if name not in low:
+            continue
+        blocks, labels = [], []
+        for block, sign in parts:
+            got = _block_rows(text, units, figures, years, block, qyears)
+            if got is None:
+                break
+            blocks.append((got[0], sign))
+            labels.append(got[1])
+        else:
+            d = signed_sums(target, blocks, labels=labels)
+            if d is not None:
+                return d
+    return None
 
 
 def _unit_stems(text: str, units: list[_Unit], starts: list[int]) -> list[set[str]]:
@@ -676,8 +794,9 @@ def _unit_stems(text: str, units: list[_Unit], starts: list[int]) -> list[set[st
     return out
 
 
-def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analysis:
-    """What ``answer`` needs in ``text``, whose passage is ``text[lo:hi]`` (module docstring)."""
+def _analyse(text: str, lo: int, hi: int, answer: str, question: str, strict: bool = False) -> _Analysis:
+    """What ``answer`` needs in ``text``, whose passage is ``text[lo:hi]`` (module docstring);
+    ``strict`` as :func:`_derive`."""
     units = _units(text)
     starts = [u.start for u in units]
     in_passage = [lo <= u.start and u.end <= hi for u in units]
@@ -688,6 +807,7 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analys
     years: set[int] = set()
     computed: list[str] = []
     missing: list[str] = []
+    derived: list[Derivation] = []
 
     def add(label: str, where: set[int], priority: int | None) -> int:
         i = len(labels)
@@ -725,11 +845,12 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analys
         if where:
             add(f.describe(), where, None)
             continue
-        d = _derive(f, figures, text, f"{question}\n{answer}", qstems, columns, qyears, lo, hi)
+        d = _derive(f, figures, text, f"{question}\n{answer}", qstems, columns, qyears, lo, hi, units, strict)
         if d is None:
             missing.append(f.describe())
             continue
         computed.append(f"{f.describe()} = {d.describe()}")
+        derived.append(d)
         for op in d.operands:
             u = _unit_at(units, starts, op.end - 1)
             if u is not None:
@@ -748,7 +869,7 @@ def _analyse(text: str, lo: int, hi: int, answer: str, question: str) -> _Analys
     in_r = {s for s, us in held.items() if us}
     word_items: set[int] = set()
     out = _Analysis(text, units, labels, hard, set(), years, word_items, computed, missing,
-                    n_words=len(words), held_words=len(in_r))
+                    n_words=len(words), held_words=len(in_r), derived=derived)
     if any(not f.is_year for f in claims):
         for s in in_p:  # kept where the passage holds them, when they fit
             add(words[s], {u for u in held[s] if in_passage[u]}, 1)
@@ -825,15 +946,28 @@ def _missing_reason(missing: list[str], reach: int) -> str:
 
 
 def _plan(text: str, lo: int, hi: int, answer: str, question: str, max_chars: int, min_chars: int,
-          base: int, reach: int, seen: list | None = None) -> ShrinkOutcome:
+          base: int, reach: int, seen: list | None = None, strict: bool = False) -> ShrinkOutcome:
     """The proposal over ``text`` (document offset ``base``) for the passage ``text[lo:hi]``;
-    ``seen`` (a list) receives the analysis."""
+    ``seen`` (a list) receives the analysis; the outcome carries the derivations found."""
+    got: list[_Analysis] = [] if seen is None else seen
+    before = len(got)
+    out = _plan_run(text, lo, hi, answer, question, max_chars, min_chars, base, reach, got, strict)
+    if len(got) > before and got[before].derived:
+        from dataclasses import replace
+
+        out = replace(out, derivations=tuple(got[before].derived))
+    return out
+
+
+def _plan_run(text: str, lo: int, hi: int, answer: str, question: str, max_chars: int, min_chars: int,
+              base: int, reach: int, seen: list, strict: bool) -> ShrinkOutcome:
+    """:func:`_plan` (without the derivations on the outcome)."""
     if not text[lo:hi].strip():
         return ShrinkOutcome(None, "the passage is empty")
     if hi - lo > MAX_PASSAGE_CHARS:
         return ShrinkOutcome(None, f"the passage has {hi - lo:,} characters: over the {MAX_PASSAGE_CHARS:,} "
                                    "a lexical shrink reads")
-    a = _analyse(text, lo, hi, answer, question)
+    a = _analyse(text, lo, hi, answer, question, strict)
     if seen is not None:
         seen.append(a)
     computed = tuple(a.computed)
@@ -1012,17 +1146,27 @@ def _prefer_question(units: list[_Unit], run: tuple[int, int], need: set[int], t
     return best
 
 
+def _label_line(u: _Unit, passage: str) -> bool:
+    """A long row label on a line of its own ("Trade accounts receivable, net of doubtful
+    accounts - $40 and $42"): one line of at most twice :data:`SHORT_LINE_CHARS`, with letters,
+    not ending a sentence."""
+    s = passage[u.start:u.end]
+    return ("\n" not in s and len(s) <= 2 * SHORT_LINE_CHARS and any(c.isalpha() for c in s)
+            and s[-1] not in ".!?" and (u.start == 0 or passage[u.start - 1] in "\n \t\u00a0"))
+
+
 def _whole_rows(units: list[_Unit], first: int, last: int, passage: str) -> tuple[int, int]:
     """Widen a run that starts or ends inside a table row to whole rows: back from a line of
-    figures to its label (the nearest line above with letters), on over the lines of figures (or
-    bare ``$``) that follow its last line."""
+    figures to its label (the nearest line above with letters; a long label on a line of its
+    own too, :func:`_label_line`), on over the lines of figures (or bare ``$``) that follow its
+    last line."""
     def bare(u: _Unit) -> bool:
         return u.table and not any(c.isalpha() for c in passage[u.start:u.end])
 
     if bare(units[first]):
         while first > 0 and bare(units[first - 1]):
             first -= 1
-        if first > 0 and units[first - 1].table:
+        if first > 0 and (units[first - 1].table or _label_line(units[first - 1], passage)):
             first -= 1
     if units[last].table:
         while last + 1 < len(units) and bare(units[last + 1]):
@@ -1153,7 +1297,8 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         if best is None or pe - ps > best[1] - best[0]:
             best = (ps, pe, 0, ids, part)
     if best is None:
-        return ShrinkOutcome(None, _no_fit_reason(document, start, end, base, chunkers), tuple(base.computed))
+        return ShrinkOutcome(None, _no_fit_reason(document, start, end, base, chunkers), tuple(base.computed),
+                             tuple(base.derived))
     ps, pe, _, ids, part = best
     text = passage[ps:pe]
     where = ", ".join(f"chunk {k} of {name}" for (name, _), k in zip(chunkers, ids))
@@ -1164,7 +1309,7 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         reason += "; computed: " + "; ".join(part.computed)
     unit = _unit_name(_units(text)) if text else "line"
     p = ShrinkProposal(text, ps, pe, unit, kept, reason, None, (), tuple(part.computed), start + ps, start + pe, 0)
-    return ShrinkOutcome(p, reason, tuple(part.computed))
+    return ShrinkOutcome(p, reason, tuple(part.computed), tuple(part.derived))
 
 
 def _no_fit_reason(document: str, start: int, end: int, a: _Analysis, chunkers: Sequence[ChunkSpans]) -> str:

@@ -150,12 +150,17 @@ class Dialogs:
 
     def action_shrink(self) -> None:
         """Propose the shortest run of whole sentences, lines or table rows of the passage that
-        still holds the answer's figures and words (offline, at once); accept, edit or refuse."""
+        still holds the answer's figures and words (offline; worked out ahead while the pair is
+        read, else in a worker and shown when done); accept, edit or refuse."""
         pid = self._writable_pair()
         if pid is None:
             return
-        proposal, out = self.controller.propose_shrink(pid, self.curate_app.config_path,
-                                                       outcome=self.shrink_outcome_ahead(pid))
+        outcome = self.shrink_outcome_ahead(pid)
+        if outcome is None:  # not worked out yet: in the worker, the dialog opens when it is
+            self.notify("Working out the shrink proposal…", timeout=2)
+            self.shrink_when_ready(pid)
+            return
+        proposal, out = self.controller.propose_shrink(pid, self.curate_app.config_path, outcome=outcome)
         if proposal is None:
             self._apply(out)
             return
@@ -293,7 +298,8 @@ class Dialogs:
         try:
             p = self.controller.plan_bulk(action, ids, reason, self.curate_app.config_path,
                                           cancelled=lambda: worker.is_cancelled,
-                                          chunks=self._chunks_store() if action == app_bulk.FIT else None)
+                                          chunks=self._chunks_store()
+                                          if action in (app_bulk.FIT, app_bulk.SHRINK) else None)
         except Exception as exc:  # noqa: BLE001 - reported, nothing written
             self.app.call_from_thread(self.notify, f"Bulk {action} failed: {exc}", severity="error",
                                       timeout=10, markup=False)

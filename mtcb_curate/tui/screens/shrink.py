@@ -8,6 +8,12 @@ retries and ``esc`` to cancel. Either way the dialog shows the old length -> the
 proposed text (plain text, never markup), what it keeps and why; for the LLM, every reply that
 was not used, with its reasons.
 
+The dialog is two widgets: one ``Static`` with the title and the keys, and
+:class:`ProposalView`, a Line-API widget that draws the proposal's text (scrolled with the arrow
+and page keys or the wheel) above what it keeps and why (always in view); the text is wrapped
+only as far as the rows it paints (``qa_panel.SectionRows``), so a 6,000-character table costs
+only a screenful. The LLM's status line is mounted only when the LLM is asked (``Z``).
+
 Nothing is written here: the dialog dismisses with ``("accept", text)`` (``enter``/``y``),
 ``("edit", text)`` (``e``: the review screen opens the edit dialog with ``text`` as the passage)
 or None (``esc``: refused, cancelled, or nothing to propose). The review screen applies an
@@ -17,6 +23,7 @@ accepted proposal through ``app.review.apply_shrink`` (an undoable edit, verifie
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +31,15 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.containers import Vertical
+from textual.geometry import Size
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 from mtcb_curate.plaintext import printable
@@ -46,38 +59,162 @@ MAX_SHOWN_CHARS = 6000
 Choice = tuple[str, str] | None
 
 
+#: Proposed texts whose reading form (:func:`display_rows`) is kept.
+_ROWS_KEPT = 64
+_rows_kept: OrderedDict[str, list[str] | None] = OrderedDict()
+_rows_lock = threading.Lock()
+
+
+def display_rows(text: str) -> list[str] | None:
+    """``verify.spans.table_rows`` of ``text``'s shown part (a table extracted one cell a line,
+    a row a line), kept for the last :data:`_ROWS_KEPT` texts: the shrink proposal worked out
+    ahead warms it (``shrink_ahead``), so ``z`` does not work it out on the key. Thread-safe."""
+    shown = text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS]
+    with _rows_lock:
+        if shown in _rows_kept:
+            _rows_kept.move_to_end(shown)
+            return _rows_kept[shown]
+    rows = table_rows(shown)
+    with _rows_lock:
+        _rows_kept[shown] = rows
+        while len(_rows_kept) > _ROWS_KEPT:
+            _rows_kept.popitem(last=False)
+    return rows
+
+
 def proposal_text(old: str, new: str, source: str) -> Text:
     """The head of a proposal: ``lexical shrink: 3,546 -> 412 characters (-88 %)``, then the
     proposed text itself as plain text; a table extracted one cell a line is shown a row a line
-    (``verify.spans.table_rows``: easier to read, and fewer lines to draw)."""
+    (:func:`display_rows`: easier to read, and fewer lines to draw)."""
     t = Text()
     cut = 100 - round(100 * len(new) / len(old)) if old else 0
     t.append(f"{source}: {len(old):,} → {len(new):,} characters", style="bold")
     t.append(f" (−{cut} %)\n\n" if cut > 0 else "\n\n", style="dim")
-    shown = new if len(new) <= MAX_SHOWN_CHARS else new[:MAX_SHOWN_CHARS]
-    rows = table_rows(shown)
+    rows = display_rows(new)
     if rows is not None:
         t.append("a table row a line here (e shows the passage as the filing has it)\n", style="dim italic")
         t.append(printable("\n".join(rows)))
     else:
-        t.append(printable(shown))
+        t.append(printable(new if len(new) <= MAX_SHOWN_CHARS else new[:MAX_SHOWN_CHARS]))
     if len(new) > MAX_SHOWN_CHARS:
         t.append(f" … ({len(new):,} characters)", style="dim italic")
     return t
+
+
+class ProposalView(Widget, can_focus=False):
+    """The proposal (``text``: the head line and the proposed text) above the facts (what it
+    keeps, why, the derivation), one Line-API widget: the facts keep their rows at the bottom
+    (at most :data:`FACTS_SHARE` of the height when the text needs the rest), the text scrolls
+    above them (``scroll_text``; its last visible row says how many rows are below). Rows are
+    wrapped to the width as Rich wraps a ``Text`` and made only when painted."""
+
+    #: The facts' share of the view's rows when the text does not fit.
+    FACTS_SHARE = 0.4
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = Text()
+        self.facts = Text()
+        #: The first row of the text shown (scrolled).
+        self.top_row = 0
+        self._rows: tuple[int, Any, Any] | None = None  # (width, text rows, facts rows)
+        self._paint: tuple | None = None  # what every row of one paint needs
+
+    def show(self, text: Text, facts: Text) -> None:
+        """Show ``text`` (scrolled to its top) above ``facts``."""
+        self.text, self.facts, self.top_row, self._rows = text, facts, 0, None
+        self.refresh(layout=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._rows = None
+
+    def _wrapped(self, width: int) -> tuple[Any, Any]:
+        from mtcb_curate.tui.widgets.qa_panel import SectionRows
+
+        if self._rows is None or self._rows[0] != width:
+            base = self.rich_style
+            self._rows = (width, SectionRows(self.text, width, self.app.console, base),
+                          SectionRows(self.facts, width, self.app.console, base) if self.facts.plain else ())
+        return self._rows[1], self._rows[2]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        text, facts = self._wrapped(width)
+        return len(text) + (1 + len(facts) if len(facts) else 0)
+
+    def layout_rows(self) -> tuple[int, int, int]:
+        """``(text rows shown, facts rows shown, text rows hidden below)`` at the current size."""
+        height = self.size.height
+        text, facts = self._wrapped(self.size.width)
+        n_facts = len(facts)
+        if len(text) + (n_facts + 1 if n_facts else 0) <= height:
+            return len(text), n_facts, 0
+        shown_facts = min(n_facts, max(int(height * self.FACTS_SHARE), height - len(text) - 1)) if n_facts else 0
+        text_rows = max(1, height - (shown_facts + 1 if shown_facts else 0))
+        self.top_row = max(0, min(self.top_row, len(text) - text_rows))
+        return text_rows, shown_facts, max(0, len(text) - self.top_row - text_rows)
+
+    def scroll_text(self, rows: int) -> None:
+        """Scroll the text by ``rows`` (negative: up); a page is the text's rows shown."""
+        before = self.top_row
+        self.top_row = max(0, self.top_row + rows)
+        self.layout_rows()  # clamps the offset
+        if self.top_row != before:
+            self.refresh()
+
+    def page(self) -> int:
+        """The text's rows shown (a page)."""
+        return max(1, self.layout_rows()[0] - 1)
+
+    def render_lines(self, crop):
+        self._paint = (self.rich_style, *self._wrapped(self.size.width), *self.layout_rows())
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base, text, facts, text_rows, facts_rows, hidden = self._paint or (
+            self.rich_style, *self._wrapped(width), *self.layout_rows())
+        if y < text_rows:
+            if y == text_rows - 1 and hidden:
+                note = f"▼ {hidden + 1} more lines (↓ PgDn scroll)"
+                return Strip([Segment(note, base + Style(dim=True, italic=True))]).adjust_cell_length(width, base)
+            k = self.top_row + y
+            strip = text[k] if k < len(text) else Strip.blank(width, base)
+        elif facts_rows and y == text_rows:
+            strip = Strip.blank(width, base)
+        elif facts_rows and y - text_rows - 1 < facts_rows:
+            strip = facts[y - text_rows - 1]
+        else:
+            strip = Strip.blank(width, base)
+        return strip if strip.cell_length == width else strip.adjust_cell_length(width, base)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.scroll_text(3)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.scroll_text(-3)
 
 
 class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
     """A shrink proposal for pair ``pid``: ``proposal`` (lexical, shown at once) or, when None,
     the LLM's (asked for in a worker as the dialog opens).
 
-    Keys: ``enter``/``y`` accept, ``e`` edit it, ``esc`` refuse; while the LLM runs ``esc``
-    cancels (a second ``esc`` closes at once).
+    Keys: ``enter``/``y`` accept, ``e`` edit it, ``esc`` refuse, ``↑``/``↓``/``PgUp``/``PgDn``
+    scroll the proposed text; while the LLM runs ``esc`` cancels (a second ``esc`` closes at
+    once). :meth:`shown` gives what the dialog shows, as plain text.
     """
 
     BINDINGS = [
         Binding("enter,y", "accept", "accept", show=False),
         Binding("e", "edit", "edit", show=False),
         Binding("escape", "refuse", "refuse", show=False),
+        Binding("down", "scroll_text(1)", "scroll", show=False),
+        Binding("up", "scroll_text(-1)", "scroll", show=False),
+        Binding("pagedown", "scroll_page(1)", "scroll", show=False),
+        Binding("pageup", "scroll_page(-1)", "scroll", show=False),
     ]
 
     def __init__(self, session: ReviewSession, pid: int, proposal: ShrinkProposal | None = None,
@@ -99,19 +236,17 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         self._ticker: Timer | None = None
         self._client: Any = None
         self._gone = False
+        self._title = Text()
+        self._keys = Text()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="shrink-dialog", classes="dialog"):
-            yield Static(id="shrink-title")
-            # the keys right under the title: visible however small the terminal
-            yield Static(id="shrink-keys", classes="llm-keys")
-            yield LLMStatus(id="shrink-status")
-            with VerticalScroll(id="shrink-body"):
-                yield Static(id="shrink-text")
-            yield Static(id="shrink-facts")
+            yield Static(id="shrink-head")
+            if self.source == "llm":
+                yield LLMStatus(id="shrink-status")
+            yield ProposalView(id="shrink-view")
 
     def on_mount(self) -> None:
-        self.query_one("#shrink-body", VerticalScroll).can_focus = False
         title = Text()
         if self.kind == "fit":
             title.append(f"Fit the passage of pair #{self.pid} in one chunk", style="bold")
@@ -119,12 +254,9 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             title.append(f"Shrink the passage of pair #{self.pid}", style="bold")
             title.append(" · " + ("lexical proposal" if self.source == "lexical" else "the LLM's minimal exact quote"),
                          style="dim")
-        self.query_one("#shrink-title", Static).update(title)
+        self._title = title
         if self.source == "llm":
-            self.status.display = True
             self._ask()
-        else:
-            self.status.display = False
         self._show()
 
     def on_unmount(self) -> None:
@@ -133,25 +265,40 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
 
     @property
     def status(self) -> LLMStatus:
-        """The LLM's status line (elapsed seconds, retries, cancel, the outcome)."""
+        """The LLM's status line (elapsed seconds, retries, cancel, the outcome); only while the
+        LLM is asked (``Z``).
+
+        Raises:
+            textual.css.query.NoMatches: a lexical proposal (no status line).
+        """
         return self.query_one("#shrink-status", LLMStatus)
+
+    def shown(self, part: str) -> str:
+        """What the dialog shows, as plain text: ``title``, ``keys``, ``text`` (the head line
+        and the proposed text) or ``facts`` (what it keeps, why, the derivation, the LLM's
+        replies not used)."""
+        view = self.query_one(ProposalView)
+        return {"title": self._title, "keys": self._keys, "text": view.text, "facts": view.facts}[part].plain
 
     # -- showing ----------------------------------------------------------------------------------
 
     def _show(self) -> None:
-        body = self.query_one("#shrink-text", Static)
         facts = Text()
         if self.text is not None:
             name = "fit in one chunk" if self.kind == "fit" else "lexical shrink" if self.source == "lexical" \
                 else "LLM shrink"
-            body.update(proposal_text(self.passage, self.text, name))
+            body = proposal_text(self.passage, self.text, name)
             p = self.proposal
             if p is not None:
                 if p.computed:
                     facts.append("computed answer: ", style="bold green")
                     facts.append(printable("; ".join(p.computed), keep_newlines=False))
                     facts.append("\n")
-                if p.outside:
+                if p.where:
+                    facts.append("elsewhere in the document: ", style="bold yellow")
+                    facts.append(printable(p.where, keep_newlines=False))
+                    facts.append("\n")
+                elif p.outside:
                     facts.append("reaches out: ", style="bold yellow")
                     facts.append(f"{p.outside:,} characters of the proposal lie outside the current passage "
                                  "(the rows the answer needs)\n")
@@ -164,9 +311,9 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
                     facts.append("\nleft out: ", style="bold yellow")
                     facts.append(printable(", ".join(p.dropped), keep_newlines=False), style="yellow")
         elif self.phase in (RunPhase.ASKING, RunPhase.CANCELLING):
-            body.update(Text("asking the LLM for the minimal exact quote…", style="dim italic"))
+            body = Text("asking the LLM for the minimal exact quote…", style="dim italic")
         else:
-            body.update(Text("no proposal", style="dim italic"))
+            body = Text("no proposal", style="dim italic")
         r = self.result
         if r is not None:
             if r.warnings:
@@ -178,14 +325,23 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
                 facts.append(f"replies not used ({len(failed)}):", style="bold")
                 for line in failed:
                     facts.append("\n· " + printable(line, keep_newlines=False))
-        self.query_one("#shrink-facts", Static).update(facts)
+        self.query_one(ProposalView).show(body, facts)
         keys = {
             RunPhase.ASKING: [("esc", "cancel")],
             RunPhase.CANCELLING: [("esc", "close now")],
-            RunPhase.SHOWN: [("enter/y", "accept"), ("e", "edit it"), ("esc", "refuse")],
+            RunPhase.SHOWN: [("enter/y", "accept"), ("e", "edit it"), ("esc", "refuse"), ("↑↓", "scroll")],
         }.get(self.phase, [("esc", "close")])
-        t = keys_line(keys)
-        self.query_one("#shrink-keys", Static).update(t)
+        self._keys = keys_line(keys)
+        self.query_one("#shrink-head", Static).update(Text.assemble(self._title, "\n", self._keys))
+
+    def action_scroll_text(self, rows: int) -> None:
+        """Scroll the proposed text by ``rows``."""
+        self.query_one(ProposalView).scroll_text(rows)
+
+    def action_scroll_page(self, direction: int) -> None:
+        """Scroll the proposed text by a page (``direction`` 1 down, -1 up)."""
+        view = self.query_one(ProposalView)
+        view.scroll_text(direction * view.page())
 
     # -- the LLM -----------------------------------------------------------------------------------
 
