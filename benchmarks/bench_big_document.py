@@ -1,4 +1,4 @@
-"""Benchmark moving between pairs of ONE 50 MB document (issue 11, item 15).
+"""Benchmark moving between pairs of ONE 50 MB document.
 
 Run from the project root (the project installed in the current Python)::
 
@@ -29,7 +29,7 @@ way, under ``App.run_test(size=(160, 45))``; all times wall clock):
 - RSS (current and peak, from ``/proc/self/status``) after loading, after the first screen and
   after the presses.
 
-Targets (README, issue 2): key to frame <= 16 ms median, <= 50 ms p99.
+Targets (README): key to frame <= 16 ms median, <= 50 ms p99.
 """
 
 from __future__ import annotations

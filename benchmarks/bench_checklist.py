@@ -6,7 +6,7 @@ Run from the project root (the project installed in the current Python)::
     python benchmarks/bench_checklist.py --runs 5
     python benchmarks/bench_checklist.py --data DIR    # another synthetic folder
 
-Target (issue 16): the whole checklist on the ficha-scale synthetic set in <= 1.2 s on the 2-core
+Target: the whole checklist on the ficha-scale synthetic set in <= 1.2 s on the 2-core
 machine, ``loads`` included.
 
 The ficha-scale set (88 documents, about 48 MB of text, 1,331 pairs;
@@ -27,8 +27,8 @@ cache folder (``XDG_CACHE_HOME``), as ``mtcb-curate check`` runs the checklist (
 - **warm**: a second call in that second process, for reference.
 
 In the first process, ``loads`` alone is then timed without the cache, interleaved: as it is
-(the corpus written as a sample) and with the whole corpus written and loaded (the anchor: the
-check before issue 16), three calls each.
+(the corpus written as a sample) and with the whole corpus written and loaded (the anchor: what the check once
+did), three calls each.
 
 Per check: the check's own time (``CheckResult.seconds``); "setup" is the rest of the call
 (``CorpusIndex``, the pair views). Medians over the rounds; the target is judged on the median
@@ -53,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEFAULT_OUT = HERE / "out"
 FICHA = dict(docs=88, pairs=1331, mean_chars=550_000, seed=0)
-TARGET_S = 1.2  # issue 16 (issue 6 had 5 s)
+TARGET_S = 1.2
 
 
 def dataset_dir(path: str | None) -> Path:
@@ -186,7 +186,7 @@ def report(runs: list[dict], data: Path) -> None:
     whole = [t for r in runs for t in r["loads_rounds"]["whole"]]
     print()
     print(f"loads without the cache, warm, interleaved ({len(sample)} calls each): corpus written as a sample "
-          f"{med(sample):.3f} s median, whole corpus written (the anchor, as before issue 16) {med(whole):.3f} s "
+          f"{med(sample):.3f} s median, whole corpus written (the anchor) {med(whole):.3f} s "
           f"median: {med(sample) / med(whole):.2f}x")
     print(f"  message, first: {one['first']['loads_msg']}")
     print(f"  message, again: {one['again']['loads_msg']}")

@@ -1,5 +1,5 @@
 """Benchmark the bulk chunk_index repair, and count squad-mtcb's near-duplicate clusters that
-exist only through shared evidence (issue 13).
+exist only through shared evidence.
 
 Run from the project root (the project installed in the current Python)::
 

@@ -5,7 +5,7 @@ The server (``ThreadingHTTPServer`` on 127.0.0.1) answers every chat completion 
 - the server's own parallel capacity: ``--calls`` requests sent by a direct client (raw
   ``http.client`` in ``--concurrency`` threads), in requests per second;
 - ``llm.pool.run_ordered`` over ``ChatClient.complete`` with concurrency ``--concurrency``
-  (target: at least 0.8x the capacity, issue 18);
+  (target: at least 0.8x the capacity);
 - the same with concurrency 1 (target: unchanged, about 1 / delay requests per second);
 - ``llm.generate.generate_more`` (the real prompts, parsing, checks and commit order) asking for
   one pair from each of ``--calls`` windows of a synthetic document, at ``--concurrency`` and at 1

@@ -38,7 +38,7 @@ Three parts:
 4. **Hostile sizes** (``--hostile``, also run by default): ``find_clusters`` on 11 pairs of one
    document, one of them with a 1,000,000-character question, and on 1,299 squad-mtcb pairs
    with one such question; then the same with the uncapped scoring of before (``SCORED_CHARS``
-   raised past the question's length) on the 11 pairs. Issue 11, item 14: 25-35 s before the cap.
+   raised past the question's length) on the 11 pairs. 25-35 s before the cap.
 
 The machine is shared: timings vary from run to run.
 """
@@ -58,7 +58,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared" / "data"
-#: Issue 16's targets: seconds per (questions, case); peak RSS in MB.
+#: The targets: seconds per (questions, case); peak RSS in MB.
 TARGETS = {(100_000, "realistic"): 8.0, (100_000, "one-document"): 15.0, (100_000, "no-names"): 15.0}
 MEMORY_TARGET_MB = 1024
 

@@ -1,4 +1,4 @@
-"""Findability preview at ficha scale (issue 14): cold and cached times, and the overhead
+"""Findability preview at ficha scale: cold and cached times, and the overhead
 against calling chonkie + bm25s directly on the same data in the same run.
 
     python benchmarks/bench_preview.py [--data DIR]

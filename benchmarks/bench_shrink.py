@@ -5,7 +5,7 @@ Run from the project root (the project installed in the current Python)::
     python benchmarks/bench_shrink.py                 # ../shared/data, 20 repeats per pair
     python benchmarks/bench_shrink.py --data DIR --repeats 50 [--verbose]
 
-Target (issue 13): each lexical proposal in <= 100 ms.
+Target: each lexical proposal in <= 100 ms.
 
 Each pair's passage is first located in its document as verification locates it (``verify_pair``:
 the exact span, or the normalized / fuzzy span a snap would take), since a shrink runs on a

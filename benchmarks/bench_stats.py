@@ -31,7 +31,7 @@ Each ``stats`` run gets a fresh user cache directory (``XDG_CACHE_HOME``: the wi
 shared by workspaces) for cold, the same one for cached; CPU seconds of the child process are
 printed next to wall seconds (on a loaded machine wall time mostly measures the queue).
 
-Targets (issue 17): the screen <= 1 s at ficha scale and <= 5 s at 100,000 pairs (computed in a
+Targets: the screen <= 1 s at ficha scale and <= 5 s at 100,000 pairs (computed in a
 worker); ``stats --json`` <= 5 s at 100,000 pairs.
 """
 

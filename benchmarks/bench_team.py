@@ -1,4 +1,4 @@
-"""Benchmark the shared PostgreSQL workspace against SQLite, in the same run (issue 19).
+"""Benchmark the shared PostgreSQL workspace against SQLite, in the same run.
 
 Run from the project root (the project installed in the current Python; PostgreSQL's
 ``initdb``/``pg_ctl`` on PATH or in /usr/lib/postgresql/*/bin, run as root or a user who may

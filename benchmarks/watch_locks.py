@@ -17,7 +17,7 @@ tmux, or ``bench_pty.py``'s keys by hand) and quit it. Then this prints, and wri
   collections, ``tui/memory.py``): objects freed and milliseconds.
 
 Times are ``time.monotonic()`` seconds, so they line up with other logs of the same machine.
-This found the start-up stalls of round 11 (README, "Background work at 100,000 pairs").
+This found start-up stalls (README, "Background work at 100,000 pairs").
 Diagnostic only: it patches Textual's dispatch method in this process and nothing else.
 """
 

@@ -12,9 +12,10 @@ from hypothesis import settings
 
 # Property tests draw the same examples on every run (CI included), so a result never depends on
 # the day's random seed; `pytest --hypothesis-seed=N` or HYPOTHESIS_PROFILE=explore still
-# explore new ones when looking for edge cases.
-settings.register_profile("repeatable", derandomize=True)
-settings.register_profile("explore", derandomize=False)
+# explore new ones when looking for edge cases. No deadline: a shared, loaded machine can stall any
+# example for hundreds of milliseconds, and a deadline then fails a correct test.
+settings.register_profile("repeatable", derandomize=True, deadline=None)
+settings.register_profile("explore", derandomize=False, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 from mtcb_curate import resources  # noqa: E402

@@ -8,6 +8,7 @@ on 127.0.0.1 (pytest-httpserver) and the real ``openai`` client talks to it. The
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 from pytest_httpserver import HTTPServer
@@ -95,5 +96,39 @@ class FakeChat:
         if isinstance(step, Response):
             return step
         if isinstance(step, dict):
-            return completion(json.dumps(step))
+            return completion(json.dumps(as_numbered(body, step)))
         return completion(step)
+
+
+_NUMBERED_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+
+
+def as_numbered(body: dict, step: dict) -> dict:
+    """A scripted quote-mode pair answered in the request's own mode: for a numbered-mode
+    request (its system prompt asks for ``first_sentence``), the quote becomes the range of
+    the numbered sentences that hold it (an out-of-range 9999 when none does), so one script
+    serves both generation modes. Other steps are returned as they are."""
+    messages = body.get("messages") or []
+    if ("supporting_passage" not in step or not messages
+            or "first_sentence" not in str(messages[0].get("content", ""))):
+        return step
+    user = str(messages[1].get("content", "")) if len(messages) > 1 else ""
+    lines = [(int(n), text) for n, text in _NUMBERED_LINE.findall(user)]
+    quote = " ".join(str(step["supporting_passage"]).split())
+    first = last = 9999
+    best = None
+    for i in range(len(lines)):
+        joined = ""
+        for j in range(i, len(lines)):
+            joined = (joined + " " + lines[j][1]).strip()
+            if quote and quote in joined:
+                if best is None or j - i < best[1] - best[0]:
+                    best = (i, j)
+                break
+            if len(joined) > len(quote) + 2000:
+                break
+    if best is not None:
+        first, last = lines[best[0]][0], lines[best[1]][0]
+    out = {k: v for k, v in step.items() if k != "supporting_passage"}
+    out.update(first_sentence=first, last_sentence=last)
+    return out

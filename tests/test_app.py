@@ -40,7 +40,7 @@ async def test_decision_keys_commit_and_advance(tiny, ws):
         assert session.status(1) is Status.FLAGGED and current(app) == 2
         await pilot.press("space")
         assert session.status(2) is Status.SKIPPED
-        assert "decided 1/3" in text_of(app, "#progress")  # skipped and flagged are not decided (issue 15)
+        assert "decided 1/3" in text_of(app, "#progress")  # skipped and flagged are not decided
     # Committed: a fresh connection sees every decision.
     again = opened(tiny, ws)
     assert [again.status(i) for i in range(3)] == [Status.ACCEPTED, Status.FLAGGED, Status.SKIPPED]

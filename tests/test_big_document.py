@@ -1,4 +1,4 @@
-"""Issue 11, item 15: moving between pairs of one very large document.
+"""Moving between pairs of one very large document.
 
 On a 50 MB filing a key took up to 0.8 s and the app reached 437 MB. What must hold (the
 timings are in ``benchmarks/bench_big_document.py``; nothing here is timed):

@@ -137,3 +137,49 @@ def test_session_decide_many_survives_a_restart_and_undoes_as_one(tmp_path):
     assert s.counts()[Status.ACCEPTED] == 4
     assert s.undo() == 0 and s.counts()[Status.UNDECIDED] == 4
     s.workspace.close()
+
+
+def test_shrink_lists_the_pairs_it_could_not_fix_and_the_menu_counts_rejections(s):
+    first = "Alpha revenue was 10 million for the whole of the last fiscal year."
+    s.edit(0, {"supporting_passage": first + " Alpha costs were 4 million in total."})  # shrinkable
+    wordy = "Alpha costs were discussed at length by the board. " * 14  # over 600, not the figure
+    s.edit(1, {"supporting_passage": wordy.strip()})
+    p = bulk.plan(s, bulk.SHRINK, [0, 1, 2, 3])
+    # 2 is not verbatim: shrunk from its located span, so it comes out verbatim (nothing shorter)
+    assert p.touched == [0, 2] and p.changes[2]["supporting_passage"] == "Beta holds the Needle in its haystack."
+    # the long passage it could not fix is listed with the reason, and left as it is
+    assert set(p.skipped) == {1}
+    assert "over 600 characters" in p.skipped[1] and "4 million" in p.skipped[1]
+    bulk.apply(s, p)
+    assert s.view(0).passage == first and s.view(1).passage == wordy.strip()
+    assert s.status(1) is Status.UNDECIDED  # nothing rejected
+    assert bulk.rejects(s, bulk.SHRINK, [0, 1, 2, 3]) == 0 and bulk.rejects(s, bulk.FIT, [0, 1]) == 0
+    s.decide(3, Status.REJECTED, "vague")
+    assert bulk.rejects(s, bulk.REJECT, [0, 1, 2, 3]) == 3
+
+
+def test_fit_applies_where_the_evidence_fits_one_chunk_and_lists_the_rest(s):
+    from mtcb_curate.app.findability import DocumentChunks
+    from mtcb_curate.preview.chunkers import parse_spec
+    from mtcb_curate.preview.settings import PreviewSettings
+
+    chunks = DocumentChunks(PreviewSettings((parse_spec("recursive:48"),)))
+    doc = s.dataset.document_for(s.pairs[0]).text
+    spans = chunks.spans("AAA", doc)[0][1]
+    # pair 0's sentence is longer than any chunk: it cannot be fitted and says why
+    p = bulk.plan(s, bulk.FIT, [0, 1, 3], chunks=chunks)
+    assert 0 in p.skipped and "chunk" in p.skipped[0]
+    # a passage of two sentences whose second one holds the answer, cut by a chonkie boundary
+    two = doc[doc.index("Alpha costs"):]
+    s.edit(1, {"supporting_passage": two})
+    start = doc.index(two)
+    assert not any(a <= start and start + len(two) <= b for a, b in spans)
+    p = bulk.plan(s, bulk.FIT, [1], chunks=chunks)
+    assert p.touched == [1], p.skipped
+    new = p.changes[1]["supporting_passage"]
+    assert "4 million" in new and new in two
+    assert any(a <= doc.index(new) and doc.index(new) + len(new) <= b for a, b in spans)
+    bulk.apply(s, p)
+    assert s.view(1).passage == new
+    s.undo()
+    assert s.view(1).passage == two

@@ -272,7 +272,7 @@ def test_code_md_only_for_plain_names():
     assert code_md("<x>") == "&lt;x&gt;"
 
 
-# -- the optional baseline scores (issue 14) ------------------------------------------------------
+# -- the optional baseline scores -----------------------------------------------------------------
 
 BASELINE = [{"chunker": "recursive:2048", "retriever": "bm25", "chunks": 4806, "pairs": 33,
              "recall": {"@1": 0.0303, "@5": 0.0606}, "mrr": {"@1": 0.0303, "@5": 0.04},

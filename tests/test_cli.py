@@ -227,7 +227,7 @@ def test_export_reflects_decisions_and_edits(tiny, tmp_path, cli):
 def test_export_uses_the_default_workspace(tiny, tmp_path, cli):
     session = opened(tiny, None)
     try:
-        # the source's own default workspace (issue 15); plain `export ficha` resumes the latest
+        # the source's own default workspace; plain `export ficha` resumes the latest
         assert session.workspace.path.parent == default_workspace_dir("ficha").parent
         assert str(session.workspace.path).startswith(os.environ["XDG_DATA_HOME"])
         _curate(session)

@@ -22,7 +22,8 @@ def test_generate_adds_verbatim_candidates_as_undecided_pairs(tmp_path, fake_llm
     ]
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_llm.base_url}
     proc = cli("generate", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws",
-                   "--doc", "AAA", "--n", "1", "--model", "fake-model", "--json", tmp_path / "g.json", env=env)
+                   "--doc", "AAA", "--n", "1", "--model", "fake-model", "--json", tmp_path / "g.json", "--mode", "quote",
+                   env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 of 1 pairs generated for AAA" in proc.stdout and "#3" in proc.stdout
     out = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))
@@ -79,7 +80,7 @@ def test_generate_doc_runs_at_concurrency_and_adds_pairs_in_window_order(tmp_pat
     cfg.write_text("[llm]\nconcurrency = 4\n", encoding="utf-8")
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_llm.base_url}
     proc = cli("generate", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws", "--doc", "ZZZ",
-               "--n", "3", "--model", "fake-model", "--config", cfg, env=env)
+               "--n", "3", "--model", "fake-model", "--config", cfg, "--mode", "quote", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert in_flight.most > 1 and "4 at once" in proc.stderr
     s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)

@@ -1,5 +1,5 @@
 """The edit dialog keeps what the curator did not touch, loses no typed key, and keeps the text
-when saving fails (issue 11, items 1, 4 and 5)."""
+when saving fails."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``findable`` check (issue 14): fail when a passage is longer than ``[preview]
+"""The ``findable`` check: fail when a passage is longer than ``[preview]
 reference_size``; warn when every configured chunker cuts it, read from the preview cache only
 (not evaluated before a preview has run); its per-pair rule in ``checks.pair``."""
 

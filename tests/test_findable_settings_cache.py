@@ -1,5 +1,5 @@
 """``checks.findable.settings`` reads the ``[preview]`` table once per config file version
-(path, mtime, size), not on every ``pair_problems`` call (issue 14: every key in the app)."""
+(path, mtime, size), not on every ``pair_problems`` call (every key in the app)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The review screen's frame clock: at most one frame per interval counted from the previous
-frame, none held back by a grid of ticks (issue 16: a held key waited for Textual's grid)."""
+frame, none held back by a grid of ticks (a held key waited for Textual's grid)."""
 
 from __future__ import annotations
 

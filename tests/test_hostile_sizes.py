@@ -1,4 +1,4 @@
-"""Hostile sizes (issue 11, items 13 and 14): what is scored or read of a text is bounded.
+"""Hostile sizes: what is scored or read of a text is bounded.
 
 - Near-duplicate scoring reads at most ``neardup.SCORED_CHARS`` characters of a question or an
   answer, so one 1,000,000-character question costs milliseconds, not 25 s per 11 pairs; the
@@ -194,7 +194,7 @@ def run_generate(tmp_path, fake_llm, *extra, env_extra=None) -> tuple[subprocess
     env = dict(os.environ, OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_llm.base_url, **(env_extra or {}))
     proc = subprocess.run([sys.executable, "-m", "mtcb_curate", "generate", "ficha", "--source", str(tmp_path / "d"),
                            "--workspace", str(tmp_path / "ws"), "--doc", "AAA", "--n", "1", "--model", "fake-model",
-                           "--json", str(tmp_path / "g.json"), *extra],
+                           "--json", str(tmp_path / "g.json"), "--mode", "quote", *extra],
                           env=env, capture_output=True, text=True, timeout=120)
     out = json.loads((tmp_path / "g.json").read_text(encoding="utf-8")) if (tmp_path / "g.json").exists() else {}
     return proc, out

@@ -315,6 +315,17 @@ def test_the_front_ends_change_pairs_only_through_the_application_layer():
     assert offenders == []
 
 
+#: The most lines a screen module may have: a screen presents and forwards keys; what a key
+#: does lives in the application layer (the review screen's in ``app/controller.py``).
+MAX_SCREEN_LINES = 800
+
+
+def test_no_screen_module_is_over_800_lines():
+    long = {rel: source.count("\n") for rel, source in package_sources().items()
+            if rel.startswith("tui/screens/") and source.count("\n") > MAX_SCREEN_LINES}
+    assert long == {}
+
+
 # -- the checks themselves bite -----------------------------------------------------------
 
 

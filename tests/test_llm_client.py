@@ -334,13 +334,17 @@ def test_an_answer_that_is_not_a_chat_completion_is_an_llm_error(fake_llm, body,
         ChatClient(make_config(fake_llm)).complete(user("hi"))
 
 
-def test_an_answer_without_choices_is_empty_and_not_cached(fake_llm, tmp_path):
-    fake_llm.script = [Response('{"choices": []}', content_type="application/json"), "{}"]
+def test_an_answer_without_choices_is_not_a_chat_completion_and_not_cached(fake_llm, tmp_path):
+    fake_llm.script = [Response('{"choices": []}', content_type="application/json"),
+                       Response('{"foo": 1}', content_type="application/json"), "{}"]
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
         client = ChatClient(make_config(fake_llm), cache)
-        assert "empty" in client.complete(user("hi")).problem
+        for _ in range(2):
+            with pytest.raises(LLMError, match="not a chat completion"):
+                client.complete(user("hi"))
         assert client.complete(user("hi")).text == "{}"
-    assert len(fake_llm.requests) == 2
+        assert len(cache) == 0
+    assert len(fake_llm.requests) == 3
 
 
 def test_probe_lists_models_and_tolerates_servers_without_the_endpoint(fake_llm):
@@ -358,11 +362,18 @@ def test_probe_reports_a_refused_key(fake_llm):
 
 # --- the cache --------------------------------------------------------------------------------
 
+def used(client, request):
+    """A reply its caller used: completed, then kept in the cache."""
+    result = client.complete(request)
+    client.keep(result)
+    return result
+
+
 def test_a_rerun_is_answered_from_the_cache_without_reaching_the_server(fake_llm, tmp_path):
     fake_llm.script = ['{"n": 1}']
     cfg = make_config(fake_llm)
     with ResponseCache.in_workspace(tmp_path / "ws") as cache:
-        first = ChatClient(cfg, cache).complete(user("hi"))
+        first = used(ChatClient(cfg, cache), user("hi"))
     assert (tmp_path / "ws" / CACHE_NAME).is_file()
     with ResponseCache.in_workspace(tmp_path / "ws") as cache:  # a new session
         second = ChatClient(cfg, cache).complete(user("hi"))
@@ -377,11 +388,11 @@ def test_tag_model_and_params_are_part_of_the_key(fake_llm, tmp_path):
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
         client = ChatClient(cfg, cache)
         msgs = [{"role": "user", "content": "hi"}]
-        client.complete(ChatRequest.of(msgs))
-        client.complete(ChatRequest.of(msgs, tag="sample=1"))
-        client.complete(ChatRequest.of(msgs, {"temperature": 0.1}))
-        ChatClient(make_config(fake_llm, model="other"), cache).complete(ChatRequest.of(msgs))
-        client.complete(ChatRequest.of(msgs, tag="sample=1"))  # a repeat: cached
+        used(client, ChatRequest.of(msgs))
+        used(client, ChatRequest.of(msgs, tag="sample=1"))
+        used(client, ChatRequest.of(msgs, {"temperature": 0.1}))
+        used(ChatClient(make_config(fake_llm, model="other"), cache), ChatRequest.of(msgs))
+        used(client, ChatRequest.of(msgs, tag="sample=1"))  # a repeat: cached
         assert len(cache) == 4
     assert len(fake_llm.requests) == 4
     k = request_key("m", msgs, {"a": 1, "b": 2})
@@ -402,7 +413,7 @@ def test_the_cache_stores_request_and_response_but_never_the_key(fake_llm, tmp_p
     cfg = resolve_config(base_url=fake_llm.base_url.replace("http://", "http://alice:pw123@"), api_key=SECRET,
                          model="fake-model", env={})
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
-        result = ChatClient(cfg, cache).complete(user("hello"))
+        result = used(ChatClient(cfg, cache), user("hello"))
         stored = cache.get(result.key)
     assert stored.request["messages"] == [{"role": "user", "content": "hello"}]
     assert stored.response["choices"][0]["message"]["content"] == '{"answer": "stored"}'
@@ -434,7 +445,7 @@ def test_estimate_counts_cached_requests_as_free(fake_llm, tmp_path):
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
         client = ChatClient(make_config(fake_llm), cache)
         for r in reqs[:5]:
-            client.complete(r)
+            used(client, r)
         est = estimate_run(reqs, client.config, output_tokens=10, client=client)
     assert (est.calls, est.cached_calls, est.paid_calls) == (12, 5, 7)
     assert est.input_tokens == sum(count_message_tokens(r.messages) for r in reqs[5:])
@@ -444,7 +455,7 @@ def test_estimate_counts_cached_requests_as_free(fake_llm, tmp_path):
 
 def test_a_reply_with_a_real_line_break_inside_a_string_is_read_as_that_line_break():
     """SmolLM2-135M under llama.cpp's JSON grammar wrote a multi-line quote with a literal
-    newline (issue 18's real run): strict JSON refuses it, but the quote is the window's text."""
+    newline: strict JSON refuses it, but the quote is the window's text."""
     from mtcb_curate.llm.parsing import extract_json
 
     reply = '{"question": "What were revenues?", "answer": "$5 million",\n "supporting_passage": "Revenues were\n$5 million\tin 2022."}'

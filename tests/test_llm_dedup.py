@@ -127,16 +127,15 @@ def test_malformed_groups_next_to_valid_indices_are_ignored_with_a_report(fake_l
 
 def test_cancel_mid_run_keeps_everything_not_yet_judged(fake_llm):
     cancel = threading.Event()
-    model = topic_model()
-
-    def cancel_after_first(body):
-        cancel.set()
-        return model(body)
-
-    fake_llm.default = cancel_after_first
+    fake_llm.default = topic_model()
     progress: list[tuple[int, int]] = []
+
+    def cancel_after_first(done, total):
+        progress.append((done, total))
+        cancel.set()
+
     res = semantic_dedup(ChatClient(make_config(fake_llm)), items_for([i // 2 for i in range(120)]), cancel=cancel,
-                         on_progress=lambda d, t: progress.append((d, t)))
+                         on_progress=cancel_after_first)
     assert res.cancelled and len(fake_llm.requests) == 1 and progress == [(1, 4)]
     assert len(res.dropped) == 25 and all(i < 150 for i in res.dropped)
     assert "cancelled after 1 of 4 calls" in res.reports[-1].message

@@ -15,6 +15,7 @@ from conftest import CORPUS
 from llmfake import completion, status
 from test_llm_client import SECRET, make_config
 
+from mtcb_curate.checks import Limits
 from mtcb_curate.dataset import tokens
 from mtcb_curate.llm import generate as gen
 from mtcb_curate.llm.cache import ResponseCache
@@ -110,7 +111,7 @@ def test_yes_no_questions_are_recognised(q, expected):
 
 
 def test_calls_for_one_window_share_a_byte_identical_prefix_through_the_window():
-    # Issue 18: the window after the changing existing questions made servers re-read ~9k
+    # The window after the changing existing questions made servers re-read ~9k
     # tokens on every call; now everything up to and including the window is stable.
     window = "Alpha makes anvils.\nRevenue was $10 million in 2022.\n" * 50
     a = generation_messages(window, doc_key="AAA", chunk_index=3, existing_questions=[],
@@ -138,8 +139,11 @@ def test_check_candidate_names_every_fault():
         pair_json(" What was Alpha's revenue in 2022? ", "A", " Revenue was $10 million in 2022. "), window)
     assert fields == {"question": "What was Alpha's revenue in 2022?", "answer": "A",
                       "passage": "Revenue was $10 million in 2022."} and not problems
+    _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Revenue was $12 million in 2023."), window)
+    assert "does not occur verbatim" in problems[0] and "closest text in the window is: \"Revenue was" in problems[0]
+    # The closest text is not proposed when the next check would refuse it (19 characters < 30).
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes hammers."), window)
-    assert "does not occur verbatim" in problems[0] and "closest text in the window is: \"Alpha makes" in problems[0]
+    assert "does not occur verbatim" in problems[0] and "closest text" not in problems[0]
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "Alpha makes ... 2022."), window)
     assert "ellipses" in problems[0]
     _, problems, _ = gen.check_candidate(pair_json("What?", "A", "  "), window)
@@ -244,7 +248,7 @@ def test_a_hallucinated_passage_is_sent_back_then_the_valid_one_is_kept(fake_llm
 
 
 def test_a_whitespace_normalized_quote_is_snapped_and_kept(fake_llm):
-    # Issue 18: a space where the filing has a line break; found by the verification's
+    # A space where the filing has a line break; found by the verification's
     # normalized search, so it is kept as the exact window text, not sent back.
     quoted = "Alpha makes anvils. Revenue was $10 million in 2022."
     fake_llm.script = [pair_json(GOOD["question"], GOOD["answer"], quoted)]
@@ -365,7 +369,7 @@ def test_pair_window_uses_chunk_index_else_the_passage_else_window_0():
 
 
 def test_regenerate_of_a_non_exact_pair_without_chunk_index_uses_its_located_window(fake_llm):
-    # Issue 18: pair #3 of the sample has its passage in window 6, but it is not exact and has
+    # Pair #3 of the sample has its passage in window 6, but it is not exact and has
     # no chunk_index; regenerate used to send window 0.
     doc = long_document()
     ws = tokens.windows(doc.text)
@@ -423,13 +427,12 @@ def test_cancel_mid_run_keeps_what_was_generated(fake_llm):
     doc = long_document()
     cancel = threading.Event()
 
-    def cancel_on_second(body):
-        if len(fake_llm.requests) == 2:
+    def cancel_on_second(done, total):
+        if done == 2:
             cancel.set()
-        return quoting_model(body)
 
-    fake_llm.default = cancel_on_second
-    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel)
+    fake_llm.default = quoting_model
+    res = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 5, cancel=cancel, on_progress=cancel_on_second)
     assert res.cancelled and len(res.candidates) == 2 and len(fake_llm.requests) == 2
 
 
@@ -470,7 +473,7 @@ def test_estimate_before_generate_more_counts_calls_tokens_and_retries():
     assert est.cost_usd is None
 
 
-# --- concurrency (issue 18: regenerate and generate more at [llm] concurrency) -----------------
+# --- concurrency (regenerate and generate more at [llm] concurrency) -----------------
 
 def test_generate_more_at_concurrency_4_matches_a_serial_run_with_replies_out_of_order(fake_llm, tmp_path):
     import time

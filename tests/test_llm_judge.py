@@ -131,3 +131,36 @@ def test_check_llm_judge_prints_the_scores_beside_each_pair(tmp_path, fake_llm):
     assert ("judge #0: answerable 5 (answerable is 5); specific 4 (specific is 4); self_contained 5 "
             "(self_contained is 5); minimal 4 (minimal is 4) -> keep") in proc.stdout
     assert "judge #1: answerable 1" in proc.stdout and "minimal ? (missing score) -> incomplete" in proc.stdout
+
+
+def test_a_bad_judge_reply_is_not_cached_and_no_cache_asks_again(tmp_path, fake_llm):
+    from mtcb_curate.cli import main
+
+    write_jsonl(tmp_path / "d" / "corpus.jsonl", DOCS)
+    write_jsonl(tmp_path / "d" / "questions.jsonl", ROWS)
+    key = fake_secret("llm-key")
+    os.environ.update(OPENAI_API_KEY=key, OPENAI_BASE_URL=fake_llm.base_url)
+    argv = ["check", "ficha", "--source", str(tmp_path / "d"), "--workspace", str(tmp_path / "ws"), "--llm-judge",
+            "--model", "fake-model"]
+    from support import opened
+
+    from mtcb_curate.dataset.model import Status
+
+    session = opened(tmp_path / "d", tmp_path / "ws")
+    for p in session.pairs:
+        session.decide(p.id, Status.ACCEPTED)
+    session.workspace.close()
+    try:
+        fake_llm.script = ["not json", "not json either"]  # a broken server: nothing usable
+        main(argv)
+        assert len(fake_llm.requests) == 2
+        fake_llm.default = {"supported": True, "reason": "fine"}  # fixed: the bad replies are not replayed
+        main(argv)
+        assert len(fake_llm.requests) == 4
+        main(argv)  # the good replies were kept: no call
+        assert len(fake_llm.requests) == 4
+        main([*argv, "--no-cache"])  # --no-cache: every call goes to the server again
+        assert len(fake_llm.requests) == 6
+    finally:
+        os.environ.pop("OPENAI_API_KEY", None)
+        os.environ.pop("OPENAI_BASE_URL", None)

@@ -68,7 +68,7 @@ def test_concurrency_one_runs_one_at_a_time(fake_llm):
     assert [r["messages"][0]["content"] for r in fake_llm.requests] == [f"ask {i}" for i in range(4)]
 
 
-def test_cancel_then_rerun_pays_no_call_twice(fake_llm, tmp_path):
+def test_cancel_then_rerun_pays_no_finished_call_twice(fake_llm, tmp_path):
     fake_llm.default = Slow(12, unit=0.01)
     cache = ResponseCache(tmp_path / "llm.sqlite")
     client = ChatClient(make_config(fake_llm), cache)
@@ -79,15 +79,22 @@ def test_cancel_then_rerun_pays_no_call_twice(fake_llm, tmp_path):
             cancel.set()
 
     items = list(range(12))
-    first = run_ordered(lambda i: client.complete(user(f"ask {i}"), cancel=cancel).text, items,
-                        concurrency=4, cancel=cancel, on_progress=progress)
+    def used(i, cancel=None):
+        result = client.complete(user(f"ask {i}"), cancel=cancel)
+        client.keep(result)
+        return result.text
+
+    first = run_ordered(lambda i: used(i, cancel), items, concurrency=4, cancel=cancel, on_progress=progress)
     assert first.cancelled and len(first.results) < 12
     assert first.results == [f"echo {i}" for i in range(len(first.results))]
     paid_before = len(fake_llm.requests)
-    second = run_ordered(lambda i: client.complete(user(f"ask {i}")).text, items, concurrency=4)
+    second = run_ordered(used, items, concurrency=4)
     assert second.results == [f"echo {i}" for i in items]
     sent = [r["messages"][0]["content"] for r in fake_llm.requests]
-    assert len(sent) == len(set(sent)) == 12  # each request went to the server exactly once
+    # A finished call is never paid twice; a call in flight at the cancel was closed at once
+    # (its reply never came) and is sent again.
+    assert all(sent.count(f"ask {i}") == 1 for i in range(len(first.results)))
+    assert set(sent) == {f"ask {i}" for i in items}
     assert paid_before < 12
 
 

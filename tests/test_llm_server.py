@@ -1,4 +1,4 @@
-"""Real servers (issue 18): structured output negotiated and remembered per server and model,
+"""Real servers: structured output negotiated and remembered per server and model,
 the [llm] timeout and context_tokens settings, windows cut to fit the model's context."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def no_remembered_formats(monkeypatch):
 
 
 def llama_cpp_like(body: dict):
-    """Answers 500 to json_schema (as llama.cpp's server did in issue 18), accepts the rest."""
+    """Answers 500 to json_schema (as llama.cpp's server does), accepts the rest."""
     if body.get("response_format", {}).get("type") == "json_schema":
         return status(500, "JSON schema conversion failed: unsupported")
     return GOOD
@@ -127,7 +127,7 @@ def test_the_llm_table_takes_timeout_context_tokens_and_structured_output():
 
 
 def test_a_window_longer_than_the_context_is_cut_to_fit_and_keeps_mtcbs_chunk_index(fake_llm):
-    # Issue 18: a model with an 8,192-token context refuses an 8,192-token window plus the prompt.
+    # A model with an 8,192-token context refuses an 8,192-token window plus the prompt.
     text = "".join(f"Line {i}: Zeta Corp reported segment figure {i} of {i * 7} dollars.\n" for i in range(1400))
     doc = Document("ZZZ", text, 0)
     ws = tokens.windows(text)
@@ -198,6 +198,7 @@ def test_a_streamed_reply_is_assembled_counted_and_cached(fake_llm, tmp_path):
         result = client.complete(req, on_stream=counts.append)
         assert json.loads(result.text) == GOOD and result.finish_reason == "stop" and not result.cached
         assert counts == list(range(1, len(pieces) + 1)) and fake_llm.requests[0]["stream"] is True
+        assert client.keep(result)
         again = client.complete(req)
         assert again.cached and again.text == result.text and len(fake_llm.requests) == 1
 
@@ -231,9 +232,9 @@ def test_a_cancel_before_the_connection_is_made_still_closes_it(fake_llm, monkey
     cancel = threading.Event()
     real = clientmod._Sockets.transport
 
-    def late(self):  # the cancel arrives while the connection is being set up
+    def late(self, url=""):  # the cancel arrives while the connection is being set up
         cancel.set()
-        return real(self)
+        return real(self, url)
 
     monkeypatch.setattr(clientmod._Sockets, "transport", late)
     client = ChatClient(make_config(fake_llm, model="stream-model", stream=True, timeout_s=30.0))

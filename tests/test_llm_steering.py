@@ -1,4 +1,4 @@
-"""Steering generation (issue 18): example questions, target shares of question forms."""
+"""Steering generation: example questions, target shares of question forms."""
 
 from __future__ import annotations
 

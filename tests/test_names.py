@@ -1,4 +1,4 @@
-"""The shared names of the supporting passage, history kinds and ``via`` values (issue 12):
+"""The shared names of the supporting passage, history kinds and ``via`` values:
 one constant, and enum values equal to what existing workspaces store."""
 
 from mtcb_curate.dataset.model import EDITABLE_FIELDS, PASSAGE_FIELD, HistoryKind, Via

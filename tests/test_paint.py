@@ -1,5 +1,5 @@
 """What the cheaper per-key painting must keep: the same rows, the same selection offsets, a
-cursor always on screen, bars that say where they are cut (issue 16's frame cost)."""
+cursor always on screen, bars that say where they are cut."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Findability preview (issue 14): MTCB's own scoring, per pair and per chunker."""
+"""Findability preview: MTCB's own scoring, per pair and per chunker."""
 
 from __future__ import annotations
 
@@ -120,8 +120,8 @@ def test_recall_and_mrr_by_hand():
     assert p[0].fits == ("A", 2) and p[0].best_rank == 1
     assert p[1].fits == ("B", 1) and p[1].best_rank == 3 and p[1].hit_rank == 3
     assert p[2].fits is None and p[2].cut == ("A", 1, 2) and p[2].best_rank is None
-    assert p[2].line("recursive:11") == "recursive:11: cut across chunks 1-2 of A"
-    assert p[3].line("recursive:11") == "recursive:11: fits in chunk 1 of A; rank 2 of 4"
+    assert p[2].line("recursive:11") == "recursive:11: cut across chunks 0-1 (from 0) of A"
+    assert p[3].line("recursive:11") == "recursive:11: fits in chunk 0 (from 0) of A; rank 2 of 4"
 
 
 def test_empty_passage_is_a_free_hit_as_in_mtcb():

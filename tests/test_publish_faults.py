@@ -1,4 +1,4 @@
-"""Faults of ``mtcb-curate publish`` found by trial (issue 11, items 2 and 8), end to end.
+"""Faults of ``mtcb-curate publish`` found by trial, end to end.
 
 The CLI runs in a subprocess against tests/hubfake.py, the loopback protocol fake of the Hub
 (no auth, no Xet, no server-side validation: see that module).

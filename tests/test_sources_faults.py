@@ -1,4 +1,4 @@
-"""Faults found by trial in choosing and opening sources (issue 11, items 7, 16 and 17).
+"""Faults found by trial in choosing and opening sources.
 
 - bad input is refused before anything is written: no workspace folder, no file;
 - with the Hub unreachable the default source falls back to the sample at once, saying why;

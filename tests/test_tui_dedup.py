@@ -148,7 +148,7 @@ async def test_keep_one_rejects_the_others_and_undo_brings_the_cluster_back(data
         await pilot.press("2", "k")  # keep #1
         assert session.view(0).reason == "duplicate of #1" and session.view(2).reason == "duplicate of #1"
         assert session.status(0) is Status.REJECTED and session.status(2) is Status.REJECTED
-        assert session.status(1) is Status.ACCEPTED  # the kept pair is accepted (issue 15)
+        assert session.status(1) is Status.ACCEPTED  # the kept pair is accepted
         # The screen stays, with the new statuses.
         assert "REJECTED (duplicate of #1)" in member_text(app, 0)
         assert "Kept and accepted #1; rejected #0, #2" in str(app.screen.query_one("#cluster-note", Static).content)

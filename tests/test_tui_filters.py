@@ -140,3 +140,34 @@ async def test_palette_bulk_flag_asks_once_and_applies(src, ws):
         await pilot.press("enter")
         await pilot.pause()
         assert session.counts()[Status.FLAGGED] == 5
+
+
+async def test_bulk_shrink_lists_the_pairs_it_could_not_fix_and_rejects_none(src, ws):
+    from mtcb_curate.app.bulk import ACTIONS, SHRINK
+    from mtcb_curate.tui.screens.bulk import KEYS, BulkPlanScreen
+
+    session = opened(src, ws)
+    wordy = ("Alpha costs were discussed at length by the board of directors of the company. " * 9).strip()
+    session.edit(1, {"supporting_passage": wordy})  # over 600 characters; the answer's figure is not in it
+    session.edit(0, {"supporting_passage": CORPUS[0]["text"]})
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        await pilot.press("B")
+        await pilot.pause()
+        menu = app.screen
+        assert isinstance(menu, BulkScreen)
+        assert menu.rejects["reject"] == 5 and menu.rejects[SHRINK] == 0  # the menu says what rejects
+        shown = str(menu.query_one("Static").content)
+        assert "rejects 5" in shown and "rejects none" in shown
+        await pilot.press(KEYS[list(ACTIONS).index(SHRINK)])
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, BulkPlanScreen):
+                break
+        plan = app.screen
+        assert isinstance(plan, BulkPlanScreen) and plan.touched == 1 and set(plan.skipped) == {1}
+        listed = "".join(str(w.content) for w in plan.query("Static"))
+        assert "#1 over 600 characters" in listed and "4 million" in listed and "nothing is rejected" in listed
+        await pilot.press("a")
+        await pilot.pause()
+        assert session.view(0).passage == "Alpha revenue was 10 million. Alpha costs were 4 million."  # min 30
+        assert session.view(1).passage == wordy and all(session.status(i) is Status.UNDECIDED for i in range(5))

@@ -1,4 +1,4 @@
-"""The review screen's findability line (issue 14), Pilot on the bundled sample: before any
+"""The review screen's findability line, Pilot on the bundled sample: before any
 preview the line says F computes it; F chunks and scores every pair in a worker (progress,
 esc cancels); the line agrees with a direct chonkie scan; a repair (s/t) re-scores that pair
 only; the queue's mark for passages no chunker holds; the palette entry."""
@@ -172,5 +172,5 @@ async def test_queue_marks_a_passage_every_chunker_cuts(tmp_path, ws):
         assert screen.rows.text(1, 80)[2] == " "
         screen.goto(0)
         await settle(app, pilot)
-        assert "cut across chunks 1-2 of AAA" in _line(app)
+        assert "cut across chunks 0-1 (from 0; o fits it) of AAA" in _line(app)
         assert "findable: cut across chunks by every configured chunker" in text_of(app, "#qa-problems")

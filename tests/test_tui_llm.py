@@ -33,7 +33,7 @@ def cand(question: str, answer: str, passage: str) -> dict:
 
 
 REVENUE = cand("How much revenue did Alpha report for 2022?", "$10 million", "Revenue was $10 million in 2022.")
-# At least the checklist's 30 characters: a shorter passage is refused (issue 11, item 13).
+# At least the checklist's 30 characters: a shorter passage is refused.
 ANVILS = "Alpha makes anvils.\nRevenue was $10 million in 2022."
 PRODUCT = cand("Which product does Alpha manufacture?", "Anvils", ANVILS)
 
@@ -48,9 +48,15 @@ def at_once(monkeypatch):
 
 @pytest.fixture
 def llm(monkeypatch, fake_llm):
+    """The fake server, in quote mode (the scripts here quote their passages; the numbered
+    mode's screens are tested in test_tui_numbered.py)."""
+    import os
+
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
     monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+    Path(os.environ["MTCB_CURATE_CONFIG"]).parent.mkdir(parents=True, exist_ok=True)
+    Path(os.environ["MTCB_CURATE_CONFIG"]).write_text('[generate]\nmode = "quote"\n', encoding="utf-8")
     return fake_llm
 
 
@@ -212,28 +218,29 @@ async def test_missing_key_or_unreachable_server_is_one_line_and_review_goes_on(
 # -- cancel ------------------------------------------------------------------------------------------
 
 
-async def test_cancel_mid_run_stops_with_cancelled(tiny, tmp_path, llm):
+async def test_cancel_mid_run_closes_the_request_in_flight_at_once(tiny, tmp_path, llm):
     gate = threading.Event()
 
     def slow(body):
-        gate.wait(20)  # the reply is in flight until the test lets it go
+        gate.wait(20)  # the reply is in flight until the test lets it go (never, here)
         return REVENUE
 
     llm.default = slow
     session = opened(tiny, tmp_path / "ws")
     app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.push_screen(RegenerateScreen(session, 0, n_candidates=2))
-        await until(app, pilot, lambda: len(llm.requests) == 1, wait_workers=False, what="the first request")
-        await pilot.press("escape")
-        assert isinstance(app.screen, LLMRunScreen) and app.screen.phase == "cancelling"
-        assert "cancelling" in static(app, "#llm-run-status")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            app.push_screen(RegenerateScreen(session, 0, n_candidates=2))
+            await until(app, pilot, lambda: len(llm.requests) == 1, wait_workers=False, what="the first request")
+            await pilot.press("escape")
+            # The request in flight is closed at once (the status says so while it closes): the
+            # run ends without its reply, which the server never got to send.
+            await until(app, pilot, lambda: isinstance(app.screen, ReviewScreen), what="the cancelled run")
+            assert not gate.is_set()
+        assert len(llm.requests) == 1  # the second candidate was never asked for
+    finally:
         gate.set()
-        await until(app, pilot, lambda: regen_ready(app), what="the cancelled result")
-        assert "cancelled after 1 of 2" in static(app, "#regen-note")
-        assert "Candidate 1 of 1" in static(app, "#regen-candidate-text")
-    assert len(llm.requests) == 1  # the second candidate was never asked for
     session.workspace.close()
 
 
@@ -266,7 +273,7 @@ def numbered_questions():
 
     def reply(body):
         k = next(count)
-        return cand(f"Which figure is stated in line {k} of the filing?", f"Figure {k}", ANVILS)
+        return cand(f"Which product does line {k} of the filing say Alpha makes?", "Anvils", ANVILS)
 
     return reply
 
@@ -325,7 +332,7 @@ async def test_generate_more_space_chooses_enter_adds_and_review_shows_the_new_p
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen)
         assert len(session) == 4 and session.status(3) is Status.UNDECIDED
-        assert session.view(3).question == "Which figure is stated in line 2 of the filing?"
+        assert session.view(3).question == "Which product does line 2 of the filing say Alpha makes?"
         assert session.pairs[3].chunk_index == 0 and current(app) == 3
         assert 3 in app.screen.queue.ids and "line 2 of the filing" in text_of(app, "#qa-question")
     session.workspace.close()

@@ -1,4 +1,4 @@
-"""Issue 18 in the app: a snapped candidate shows its verdict and the model's own quote, and
+"""In the app: a snapped candidate shows its verdict and the model's own quote, and
 regenerate says which window it used."""
 
 from __future__ import annotations

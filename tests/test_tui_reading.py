@@ -1,4 +1,4 @@
-"""Reading every pair at any terminal size (issue 15, Reading): keys scroll the QA panel, its
+"""Reading every pair at any terminal size: keys scroll the QA panel, its
 "more lines" hint names them and is readable in every built-in theme, a compact layout at
 <= 120 columns or <= 30 rows shows question, answer and verdict first, and the edit dialog
 leaves the source visible beside it at >= 120 columns."""

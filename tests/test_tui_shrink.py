@@ -33,8 +33,11 @@ DOC = "3M Company annual report.\n\nThe results were as follows.\n" + TABLE + "\
 PAIRS = [
     {"question": "What was 3M's operating income in 2022?", "answer": "Operating income was $6,539 million in 2022.",
      "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
-    # computed from the table: its figure is not in the passage, so nothing can be proposed
+    # computed from the table (operating income / net sales): recognised, with its derivation
     {"question": "What was 3M's operating margin in 2022?", "answer": "19.1%",
+     "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
+    # a figure neither in the passage nor computable from the rows the question names
+    {"question": "What was 3M's free cash flow in 2022?", "answer": "$4,771 million",
      "supporting_passage": TABLE, "ticker": "MMM", "company": "3M", "chunk_index": 0},
 ]
 QUOTE = "Operating income\n6,539\n7,369"
@@ -106,7 +109,9 @@ async def test_z_shows_the_proposal_enter_applies_it_and_u_restores(table_source
         assert isinstance(app.screen, ShrinkScreen)
         body = static(app, "#shrink-text")
         new = app.screen.text
-        assert f"{len(TABLE):,} → {len(new):,} characters" in body and QUOTE in body
+        assert f"{len(TABLE):,} → {len(new):,} characters" in body
+        # a table extracted one cell a line is shown a row a line; the passage keeps its lines
+        assert "Operating income  6,539  7,369" in body and "a table row a line" in body and QUOTE in new
         facts = static(app, "#shrink-facts")
         assert "keeps:" in facts and "6,539" in facts and "why:" in facts
         await pilot.press("enter")
@@ -124,12 +129,28 @@ async def test_z_shows_the_proposal_enter_applies_it_and_u_restores(table_source
 async def test_z_refused_says_why_in_one_line(table_source, tmp_path):
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
-        await pilot.press("j", "z")
+        await pilot.press("j", "j", "z")
         await settle(app, pilot)
-        assert isinstance(app.screen, ReviewScreen) and current(app) == 1
+        assert isinstance(app.screen, ReviewScreen) and current(app) == 2
         said = [n for n in notes(app) if n.startswith("No shrink:")]
-        assert len(said) == 1 and "19.1" in said[0] and "\n" not in said[0]
-        assert session.view(1).passage == TABLE and not session.workspace.history()
+        assert len(said) == 1 and "4,771" in said[0] and "not computable" not in said[0] and "\n" not in said[0]
+        assert "nor computable from the rows the question names" in said[0]
+        assert session.view(2).passage == TABLE and not session.workspace.history()
+
+
+async def test_z_recognises_a_computed_answer_and_says_so(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("j", "z")
+        assert isinstance(app.screen, ShrinkScreen)
+        facts = static(app, "#shrink-facts")
+        assert "computed answer:" in facts and "6,539 / 34,229 x 100 = 19.1" in facts
+        assert "Operating income" in facts and "Net sales" in facts
+        new = app.screen.text
+        assert "Operating income\n6,539" in new and "Net sales\n$\n34,229" in new and "Net income" not in new
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(1).passage == new and [e.via for e in session.workspace.history()] == ["shrink"]
 
 
 async def test_z_esc_refuses_and_e_opens_the_edit_dialog_with_the_proposal(table_source, tmp_path):
@@ -161,7 +182,7 @@ async def test_Z_shows_the_llms_quote_with_the_failed_replies_and_enter_applies_
         await pilot.press("Z")
         assert isinstance(app.screen, ShrinkScreen)
         await until(app, pilot, lambda: app.screen.phase == "shown", "the LLM's quote")
-        assert LLM_QUOTE in static(app, "#shrink-text")
+        assert app.screen.text == LLM_QUOTE and "Operating income  6,539  7,369" in static(app, "#shrink-text")
         facts = static(app, "#shrink-facts")
         assert "replies not used (1)" in facts and "attempt 1:" in facts and "verbatim" in facts
         assert "after 2 replies" in str(app.screen.status.content)
@@ -178,24 +199,25 @@ async def test_Z_esc_cancels_the_llm_and_nothing_changes(table_source, tmp_path,
     gate = threading.Event()
 
     def slow(body):
-        gate.wait(20)  # in flight until the test lets it go; then not verbatim, so no accept
+        gate.wait(20)  # in flight until the test lets it go (never: the cancel closes it)
         return {"quote": "not in the passage at all"}
 
     llm.default = slow
     session = opened(table_source, tmp_path / "ws")
-    async with review_app(session, size=SIZE) as (app, pilot):
-        await pilot.press("Z")
-        await until(app, pilot, lambda: len(llm.requests) == 1, "the first request")
-        assert "asking the LLM" in str(app.screen.status.content)
-        await pilot.press("escape")
-        assert isinstance(app.screen, ShrinkScreen) and app.screen.phase == "cancelling"
-        assert "cancelling" in str(app.screen.status.content)
+    try:
+        async with review_app(session, size=SIZE) as (app, pilot):
+            await pilot.press("Z")
+            await until(app, pilot, lambda: len(llm.requests) == 1, "the first request")
+            assert "asking the LLM" in str(app.screen.status.content)
+            await pilot.press("escape")  # the request in flight is closed at once
+            await until(app, pilot, lambda: isinstance(app.screen, ReviewScreen), "the review screen")
+            assert not gate.is_set()
+            await settle(app, pilot)
+            assert any("cancelled" in n for n in notes(app))
+            assert session.view(0).passage == TABLE and not session.workspace.history()
+        assert len(llm.requests) == 1
+    finally:
         gate.set()
-        await until(app, pilot, lambda: isinstance(app.screen, ReviewScreen), "the review screen")
-        await settle(app, pilot)
-        assert any("cancelled" in n for n in notes(app))
-        assert session.view(0).passage == TABLE and not session.workspace.history()
-    assert len(llm.requests) == 1
 
 
 async def test_Z_hostile_reply_is_shown_literally(table_source, tmp_path, llm):
@@ -242,9 +264,89 @@ async def test_select_span_extends_and_shrinks_by_row_and_starts_at_typed_text(t
         assert DOC[scr.start:scr.end].endswith("(1,203)\n165")
         await pilot.press("slash", *"Risk", "escape")  # esc closes the input; the span stays
         assert isinstance(app.screen, SelectSpanScreen) and scr.start == DOC.index("Operating income")
-        await pilot.press("s")  # a sentence: up to the paragraph's end
+        await pilot.press("s")  # a sentence: in a table, up to the end of a short line
+        assert DOC[scr.start:scr.end].endswith("165\nIncome before income taxes")
+        await pilot.press("p")  # a paragraph: up to the blank line
         assert DOC[scr.start:scr.end].endswith("$\n5,777 $\n5,921")
         await pilot.press("enter")
         await settle(app, pilot)
         assert session.view(0).passage == DOC[DOC.index("Operating income"):DOC.index("\n\nRisk")]
         assert [e.via for e in session.workspace.history()] == ["select"]
+
+
+async def test_select_span_ends_at_typed_text_normalized_like_verification(table_source, tmp_path):
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        await pilot.press("m")
+        scr = app.screen
+        await pilot.press("slash", *"cost of sales", "enter")
+        assert scr.start == DOC.index("Cost of sales")
+        # "e": the end at a typed string; a space typed matches the filing's line break
+        await pilot.press("e")
+        box = scr.query_one("#select-find", Input)
+        assert box.display and box.has_focus and "end" in box.placeholder
+        await pilot.press(*"income taxes 7,742", "enter")
+        assert not box.display
+        assert DOC[scr.start:scr.end] == DOC[DOC.index("Cost of sales"):DOC.index("7,742") + len("7,742")]
+        await pilot.press("e", *"no such words", "enter")  # not found: the span stays, a notice says so
+        assert DOC[scr.start:scr.end].endswith("7,742")
+        assert any("Not in the document" in n for n in notes(app))
+        await pilot.press("r")  # the rest of the row's cells
+        assert DOC[scr.start:scr.end].endswith("7,742\n7,204")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(0).passage == DOC[DOC.index("Cost of sales"):DOC.index("7,204") + len("7,204")]
+
+
+async def test_select_span_mouse_drag_selects_the_whole_span_in_one_gesture(table_source, tmp_path):
+    from mtcb_curate.tui.widgets.source_viewer import SourceViewer
+
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        viewer = app.screen.query_one(SourceViewer)
+        await pilot.press("m")
+        scr = app.screen
+        assert isinstance(scr, SelectSpanScreen)
+
+        def cell(offset: int) -> tuple[int, int]:
+            row = viewer.line_of_offset(offset)
+            viewer.scroll_to_offset(offset, center=False)
+            start, _ = viewer.row_span(row)
+            region = viewer.content_region
+            return (region.x + viewer._gutter_width() + offset - start,
+                    region.y + row - viewer.scroll_offset.y)
+
+        a = DOC.index("Cost of sales")
+        b = DOC.index("18,795") + len("18,795")
+        assert viewer.offset_at(*cell(a)) == a and viewer.offset_at(*cell(b)) == b
+        await pilot.mouse_down(None, offset=cell(a))
+        await pilot.hover(None, offset=cell(b - 3))
+        assert DOC[scr.start:scr.end] == DOC[a:b - 3]  # the span follows the pointer
+        await pilot.mouse_up(None, offset=cell(b))
+        assert (scr.start, scr.end) == (a, b)
+        # dragging upwards works the same way
+        await pilot.mouse_down(None, offset=cell(b))
+        await pilot.mouse_up(None, offset=cell(a))
+        assert (scr.start, scr.end) == (a, b)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert session.view(0).passage == DOC[a:b]
+        assert [e.via for e in session.workspace.history()] == ["select"]
+
+
+async def test_z_shows_the_proposal_worked_out_ahead(table_source, tmp_path, monkeypatch):
+    from mtcb_curate.tui.screens import shrink_ahead
+
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        screen = app.screen
+        await until(app, pilot, lambda: screen._shrink_key(0) in screen._shrink_store(), "the proposal ahead")
+        calls = []
+        monkeypatch.setattr(app_review, "propose_shrink", lambda *a, **k: calls.append(a) or 1 / 0)
+        await pilot.press("z")  # shown from what was worked out ahead: nothing computed now
+        assert isinstance(app.screen, ShrinkScreen) and QUOTE in app.screen.text and not calls
+        await pilot.press("escape")
+        # an edited passage is another proposal: worked out again
+        session.edit(0, {"supporting_passage": TABLE[:TABLE.index("Net income")].strip()})
+        assert screen._shrink_key(0) not in screen._shrink_store()
+        assert shrink_ahead.AHEAD_S > 0

@@ -431,7 +431,7 @@ def test_report_json_shape(tiny):
     assert all(isinstance(r["tokens"], int) for r in rows)
     table = format_summary(report)
     for v in VERDICTS:
-        assert re.search(rf"^{v}\s+\d+\s+[\d.]+(  #\d+(, #\d+)*)?$", table, re.M)  # ids after (issue 15)
+        assert re.search(rf"^{v}\s+\d+\s+[\d.]+(  #\d+(, #\d+)*)?$", table, re.M)  # ids after
     assert re.search(r"^total\s+3\s+100\.0$", table, re.M)
 
 

@@ -15,8 +15,16 @@ anything is written:
 
 :func:`run` does both. Actions: :data:`ACCEPT`, :data:`REJECT` (with a reason), :data:`SKIP`,
 :data:`FLAG`, :data:`SNAP`, :data:`TRIM`, :data:`SHRINK` (``app.review.propose_shrink``),
+:data:`FIT` (``app.findability.propose_fit``: the part of a passage inside one chunk),
 :data:`CHUNK_INDEX` (``app.review.plan_chunk_index_repairs``) and :data:`NOT_DUPLICATES`
 (every given cluster that holds a shown pair).
+
+Bulk never discards what can be saved: only :data:`REJECT` rejects (:func:`rejects` counts it
+for the menu). A repair applies only where its proposal keeps the answer's evidence (the shrink
+and the fit propose nothing else), and the pairs that needed it but could not be fixed are
+listed with the reason (:attr:`Plan.skipped`): a shrink for every passage over the checklist's
+``max_passage_chars`` without a proposal, a fit for every passage not inside one chunk without
+one. They stay as they are, for the curator.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from mtcb_curate.verify.verdict import Verdict
 
 ACCEPT, REJECT, SKIP, FLAG = "accept", "reject", "skip", "flag"
 SNAP, TRIM, SHRINK, CHUNK_INDEX, NOT_DUPLICATES = "snap", "trim", "shrink", "chunk_index", "not_duplicates"
+FIT = "fit"
 
 #: Every bulk action: id -> (label for the menu, whether planning is slow enough for a worker).
 ACTIONS: dict[str, tuple[str, bool]] = {
@@ -44,6 +53,7 @@ ACTIONS: dict[str, tuple[str, bool]] = {
     SNAP: ("snap passages to the source", True),
     TRIM: ("trim passage edges", False),
     SHRINK: ("shrink passages (lexical)", True),
+    FIT: ("fit passages in one chunk", True),
     CHUNK_INDEX: ("repair chunk_index", True),
     NOT_DUPLICATES: ("not duplicates: every shown cluster", False),
 }
@@ -69,7 +79,9 @@ class Plan:
         changes: per action: ``{pid: (status, reason)}`` for decisions, ``{pid: {field: text}}``
             for snap/trim/shrink, the ``ChunkIndexFix`` list for chunk_index, the id groups for
             not_duplicates.
-        skipped: pair id -> why it is left out (one line), for pairs a repair does not apply to.
+        skipped: pair id -> why it could not be fixed (one line), for the pairs a repair should
+            fix but cannot (no document, nothing located, no shrink of a passage over the
+            limit, no part of a passage inside one chunk that holds the answer's evidence).
     """
 
     action: str
@@ -91,9 +103,17 @@ class Result:
         return len(self.touched)
 
 
+def rejects(session: ReviewSession, action: str, ids: Iterable[int]) -> int:
+    """How many of ``ids`` ``action`` would reject (the menu says so for every action): the
+    pairs not already rejected for :data:`REJECT`, 0 for every other action."""
+    if action != REJECT:
+        return 0
+    return sum(1 for pid in set(ids) if session.status(pid) is not Status.REJECTED)
+
+
 def plan(session: ReviewSession, action: str, ids: Iterable[int], *, reason: str | None = None,
          verdicts: Verdicts | None = None, clusters: Iterable[Iterable[int]] = (), config: Path | None = None,
-         cancelled: Callable[[], bool] = lambda: False) -> Plan:
+         cancelled: Callable[[], bool] = lambda: False, chunks=None) -> Plan:
     """What ``action`` would change over ``ids`` (see the module docstring); nothing is written.
 
     Args:
@@ -101,7 +121,9 @@ def plan(session: ReviewSession, action: str, ids: Iterable[int], *, reason: str
         verdicts: the screen's verdict cache (``SNAP``; default: a new one).
         clusters: near-duplicate clusters as id lists (``NOT_DUPLICATES``): those holding a pair
             of ``ids`` are marked (each as a whole).
-        config: the config file for the shrink's limits (``SHRINK``).
+        config: the config file for the shrink's limits and the chunkers (``SHRINK``, ``FIT``).
+        chunks: the ``app.findability.DocumentChunks`` to fit in (``FIT``; default: made from
+            ``config``'s ``[preview]`` settings).
         cancelled: polled between pairs by the slow actions; True stops early (the plan so far).
 
     Raises:
@@ -123,8 +145,8 @@ def plan(session: ReviewSession, action: str, ids: Iterable[int], *, reason: str
             if v.status is not status or (status is Status.REJECTED and v.reason != why):
                 todo[pid] = (status, why)
         p.changes = todo
-    elif action in (SNAP, TRIM, SHRINK):
-        p.changes = _plan_passages(session, action, ids, p.skipped, verdicts, config, cancelled)
+    elif action in (SNAP, TRIM, SHRINK, FIT):
+        p.changes = _plan_passages(session, action, ids, p.skipped, verdicts, config, cancelled, chunks)
     elif action == CHUNK_INDEX:
         from mtcb_curate.app.review import plan_chunk_index_repairs
 
@@ -154,13 +176,23 @@ def plan(session: ReviewSession, action: str, ids: Iterable[int], *, reason: str
 
 
 def _plan_passages(session: ReviewSession, action: str, ids: list[int], skipped: dict[int, str],
-                   verdicts: Verdicts | None, config: Path | None, cancelled: Callable[[], bool]) -> dict:
-    from mtcb_curate.app.review import propose_shrink
+                   verdicts: Verdicts | None, config: Path | None, cancelled: Callable[[], bool], chunks=None) -> dict:
+    from mtcb_curate.app.review import NotApplicable, propose_shrink
     from mtcb_curate.verify.repair import snap as snap_text
     from mtcb_curate.verify.repair import trim_passage
 
-    if action == SNAP and verdicts is None:
+    if action in (SNAP, SHRINK, FIT) and verdicts is None:
         verdicts = Verdicts(session)
+    limit = None
+    if action == SHRINK:
+        from mtcb_curate.app.gate import resolve_limits
+
+        limit = resolve_limits(session, config).max_chars
+    if action == FIT and chunks is None:
+        from mtcb_curate.app.findability import DocumentChunks
+        from mtcb_curate.preview.settings import PreviewSettings
+
+        chunks = DocumentChunks(PreviewSettings.resolve(config))
     out: dict[int, dict[str, str]] = {}
     for pid in ids:
         if cancelled():
@@ -181,19 +213,40 @@ def _plan_passages(session: ReviewSession, action: str, ids: list[int], skipped:
             if new is None:
                 skipped[pid] = "nothing located to snap to"
                 continue
-        else:
-            outcome = propose_shrink(session, pid, config=config)
+        elif action == SHRINK:
+            outcome = propose_shrink(session, pid, config=config, verdicts=verdicts)
             if outcome.proposal is None:
+                if len(passage) > limit:
+                    skipped[pid] = f"over {limit:,} characters and no shorter passage: {outcome.reason}"
                 continue
             new = outcome.proposal.text
-            if new not in passage:
-                continue
+        else:  # FIT
+            new = _fit(session, pid, chunks, verdicts, config, skipped)
         if new is not None and new != passage and new.strip():
             out[pid] = {PASSAGE_FIELD: new}
     return out
 
 
-_VIA = {SNAP: Via.SNAP, TRIM: Via.TRIM, SHRINK: Via.SHRINK}
+def _fit(session: ReviewSession, pid: int, chunks, verdicts: Verdicts, config: Path | None,
+         skipped: dict[int, str]) -> str | None:
+    """The fit of pair ``pid``'s passage in one chunk, or None (with the reason in ``skipped``
+    when its passage is not inside one chunk and cannot be fitted)."""
+    from mtcb_curate.app.findability import propose_fit
+    from mtcb_curate.app.review import NotApplicable
+
+    try:
+        outcome = propose_fit(session, pid, chunks, verdicts=verdicts, config=config)
+    except NotApplicable as exc:
+        skipped[pid] = str(exc).rstrip(".")
+        return None
+    if outcome.proposal is None:
+        if "already lies inside one chunk" not in outcome.reason:
+            skipped[pid] = outcome.reason
+        return None
+    return outcome.proposal.text
+
+
+_VIA = {SNAP: Via.SNAP, TRIM: Via.TRIM, SHRINK: Via.SHRINK, FIT: Via.SHRINK}
 
 
 def apply(session: ReviewSession, p: Plan) -> Result:

@@ -689,10 +689,13 @@ class ReviewController:
         out = Outcome().say(f"Added #{new} by hand (undecided; u undoes).", timeout=3)
         return self.after_change(new, rebuild_queue=True, clusters=True, out=out)
 
-    def propose_shrink(self, pid: int, config: Path | None) -> tuple[object | None, Outcome]:
-        """The lexical shrink proposal for ``pid`` (``app.review.propose_shrink``), or None and why."""
+    def propose_shrink(self, pid: int, config: Path | None, *, outcome=None) -> tuple[object | None, Outcome]:
+        """The lexical shrink proposal for ``pid`` (``app.review.propose_shrink``; ``outcome``: one
+        already worked out for its current texts), or None and why."""
         try:
-            outcome = app_review.propose_shrink(self.session, pid, config=config)
+            if outcome is None:
+                outcome = app_review.propose_shrink(self.session, pid, config=config, verdicts=self.verdicts,
+                                                    limits=self.limits, reference_size=self.reference_size)
         except (CurateError, ValueError) as exc:
             return None, self._done(Outcome().say(f"No shrink: {exc}", "error", 10))
         if outcome.proposal is None:
@@ -771,12 +774,13 @@ class ReviewController:
         return counts
 
     def plan_bulk(self, action: str, ids: list[int], reason: str | None, config: Path | None, *,
-                  cancelled: Callable[[], bool] | None = None) -> app_bulk.Plan:
-        """What bulk ``action`` would change over ``ids`` (``app.bulk.plan``); nothing written.
-        A slow action (``app.bulk.ACTIONS``) takes seconds: call it in a worker."""
+                  cancelled: Callable[[], bool] | None = None, chunks=None) -> app_bulk.Plan:
+        """What bulk ``action`` would change over ``ids`` (``app.bulk.plan``; ``chunks``: the
+        ``app.findability.DocumentChunks`` a fit fits in); nothing written. A slow action
+        (``app.bulk.ACTIONS``) takes seconds: call it in a worker."""
         if app_bulk.ACTIONS[action][1]:
             return app_bulk.plan(self.session, action, ids, reason=reason, verdicts=self.verdicts, config=config,
-                                 cancelled=cancelled)
+                                 cancelled=cancelled or (lambda: False), chunks=chunks)
         return app_bulk.plan(self.session, action, ids, reason=reason, verdicts=self.verdicts,
                              clusters=self.clusters_shown(), config=config)
 
@@ -788,7 +792,7 @@ class ReviewController:
         except CurateError as exc:
             return self._done(Outcome().say(f"Not saved: {exc}", "error", 10))
         out = Outcome()
-        edits = p.action in (app_bulk.SNAP, app_bulk.TRIM, app_bulk.SHRINK)
+        edits = p.action in (app_bulk.SNAP, app_bulk.TRIM, app_bulk.SHRINK, app_bulk.FIT)
         if edits:
             for pid in result.touched:
                 self.recheck(pid)

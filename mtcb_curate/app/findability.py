@@ -204,3 +204,90 @@ class Findability:
                 elif self._memo(spec):
                     any_cached = True
             return self._lines(items)[pid] if any_cached else None
+
+
+# -- one document's chunks: boundaries in the source, "fit in one chunk" ------------------------
+
+
+class DocumentChunks:
+    """The chunks of one document at a time under the configured chunkers, as chonkie cuts
+    them (a document is chunked on its own exactly as within the corpus): the spans the source
+    viewer draws and ``plan_fit`` fits a passage in. Taken from ``findability``'s corpus chunks
+    when a run (``F``) or the preview cache has them, else chunked here (about 20 ms for a
+    700,000-character filing with ``recursive:2048``, more with token chunkers: call it in a
+    worker). The last :data:`KEEP` documents are kept. Thread-safe.
+    """
+
+    KEEP = 8
+
+    def __init__(self, settings: PreviewSettings, findability: Findability | None = None) -> None:
+        self.settings = settings
+        self.findability = findability
+        self._lock = threading.Lock()
+        self._kept: dict[tuple[str, int], list[tuple[str, list[tuple[int, int]]]]] = {}
+
+    def cached(self, doc_key: str, text: str) -> list[tuple[str, list[tuple[int, int]]]] | None:
+        """The document's chunk spans when already worked out, else None (nothing is chunked)."""
+        with self._lock:
+            return self._kept.get((doc_key, id(text)))
+
+    def spans(self, doc_key: str, text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+        """Per configured chunker: its name and the document's chunks as ``(start, end)``
+        character offsets, in order (index = chunk number, 0-based as ``chunk_index`` counts)."""
+        key = (doc_key, id(text))
+        with self._lock:
+            got = self._kept.get(key)
+        if got is not None:
+            return got
+        out = []
+        for spec in self.settings.chunkers:
+            out.append((spec.text, self._chunk(spec, doc_key, text)))
+        with self._lock:
+            self._kept[key] = out
+            while len(self._kept) > self.KEEP:
+                self._kept.pop(next(iter(self._kept)))
+        return out
+
+    def _chunk(self, spec, doc_key: str, text: str) -> list[tuple[int, int]]:
+        corpus = None
+        if self.findability is not None:
+            with self.findability._lock:
+                corpus = self.findability._chunks.get(spec.text)
+        if corpus is not None and doc_key in corpus.doc_keys:
+            d = corpus.doc_keys.index(doc_key)
+            lo, hi = corpus.first[d], corpus.first[d + 1]
+            return list(zip(corpus.starts[lo:hi], corpus.ends[lo:hi]))
+        chunks = chunk_corpus(spec, {doc_key: text})
+        return list(zip(chunks.starts, chunks.ends))
+
+
+def propose_fit(session: ReviewSession, pid: int, chunks: DocumentChunks, *, verdicts=None,
+                config: Path | None = None):
+    """"Fit in one chunk" for pair ``pid``: the largest part of its passage inside one chunk of
+    every configured chunker that still holds what the answer needs (``verify.shrink.plan_fit``),
+    or why none does. A passage located but not verbatim is fitted from its located span (the
+    proposal is verbatim). Nothing is written. Chunks the document when needed (see
+    :class:`DocumentChunks`: call it in a worker).
+
+    Returns:
+        A ``verify.shrink.ShrinkOutcome`` (its proposal is a part of the located passage).
+
+    Raises:
+        app.review.NotApplicable: no document, or the passage is not located in it.
+            CurateError: the config file is not valid TOML.
+    """
+    from mtcb_curate.app.gate import resolve_limits
+    from mtcb_curate.app.review import NotApplicable
+    from mtcb_curate.app.verdicts import Verdicts
+    from mtcb_curate.verify.shrink import plan_fit
+
+    view = session.view(pid)
+    doc = session.dataset.document_for(session.pairs[pid])
+    if doc is None:
+        raise NotApplicable("This pair's document is not in the corpus.")
+    r = (verdicts if verdicts is not None else Verdicts(session)).complete(pid)
+    if r.start is None or r.end is None or r.end <= r.start:
+        raise NotApplicable("The passage is not located in its document: fix it first (s, m or e).")
+    limits = resolve_limits(session, config)
+    return plan_fit(doc.text, r.start, r.end, view.answer, view.question, chunks.spans(doc.key, doc.text),
+                    min_chars=limits.min_chars)

@@ -1,4 +1,4 @@
-"""Whole-corpus generation, the workflow both front ends run (issue 18).
+"""Whole-corpus generation, the workflow both front ends run.
 
 ``mtcb-curate generate NAME --all`` and the app's "generate for the filtered documents" both go
 through here, in three steps:
@@ -69,6 +69,16 @@ class CorpusRun:
         return [j for i, j in enumerate(self.jobs) if i not in done]
 
     @property
+    def mode(self) -> str:
+        """The generation mode of the plan (``quote`` for plans without one)."""
+        return str(self.plan["options"].get("mode") or "quote")
+
+    @property
+    def dense(self) -> bool:
+        """True when the plan asks for evidence-dense questions."""
+        return bool(self.plan["options"].get("dense"))
+
+    @property
     def documents(self) -> list[str]:
         """The documents with a job to do, in plan order."""
         return list(dict.fromkeys(j.doc_key for j in self.todo))
@@ -98,12 +108,14 @@ class CorpusOutcome:
         added: the new pair ids of each document, in plan order.
         already: jobs whose pair was already in the workspace (an interrupted commit).
         dropped: one line per candidate not added (a repeated question).
+        candidates: ``(pair id, llm.generate.Candidate)`` of each pair added, in plan order.
         failed: jobs that gave no usable pair after their retries.
         finished: True when every job of the plan is done (the plan file is deleted).
         cancelled: True when the calls were cancelled; error: the failure that stopped them.
     """
 
     added: dict[str, list[int]] = field(default_factory=dict)
+    candidates: list[tuple[int, Any]] = field(default_factory=list)
     already: int = 0
     dropped: list[str] = field(default_factory=list)
     failed: int = 0
@@ -118,7 +130,8 @@ class CorpusOutcome:
 
 
 def prepare_corpus_run(session: Any, *, per_doc: int | None = None, per_window: int | None = None,
-                       docs: Sequence[str] | None = None, steering: Any = None) -> CorpusRun:
+                       docs: Sequence[str] | None = None, steering: Any = None, mode: str = "quote",
+                       dense: bool = False) -> CorpusRun:
     """The run of ``generate --all`` (or the app's run over the filtered documents).
 
     Args:
@@ -127,6 +140,8 @@ def prepare_corpus_run(session: Any, *, per_doc: int | None = None, per_window: 
         docs: only these document keys (in any order), or None for all.
         steering: a ``llm.steering.SteeringConfig``, or None; target form shares are planned
             over every question of the set, job after job.
+        mode, dense: the generation mode (``quote`` / ``numbered``) and the evidence-dense
+            option; part of the plan's options, so a resumed run sends the same requests.
 
     Raises:
         CurateError: both ``per_doc`` and ``per_window``; a number below 1; an unknown
@@ -147,6 +162,8 @@ def prepare_corpus_run(session: Any, *, per_doc: int | None = None, per_window: 
         raise CurateError(session.dataset.no_such_document(unknown[0]))
     wanted: dict[str, Any] = {"per_doc": per_doc, "per_window": per_window, "docs": only,
                               "steering": _steering_key(steering)}
+    if mode != "quote" or dense:  # plans made before the modes existed stay resumable
+        wanted.update({"mode": mode, "dense": dense})
     plan_path = session.workspace.path / PLAN_FILE
     replaced = None
     if plan_path.is_file():
@@ -185,7 +202,8 @@ def estimate_corpus_run(run: CorpusRun, client: Any) -> Any:
     from mtcb_curate.llm.generate import RETRIES
 
     return estimate_run(job_requests(run.session.dataset.documents, run.todo, run.plan["questions"],
-                                     profile=run.session.dataset.profile, steering=run.steering()),
+                                     profile=run.session.dataset.profile, steering=run.steering(),
+                                     mode=run.mode, dense=run.dense, client=client),
                         client.config, output_tokens=GENERATION_OUTPUT_TOKENS, retries_per_call=RETRIES,
                         client=client)
 
@@ -236,7 +254,7 @@ def execute_corpus_run(run: CorpusRun, client: Any, *, limits: Any = None, concu
     return run_jobs(client, run.session.dataset.documents, todo, run.plan["questions"],
                     profile=run.session.dataset.profile, limits=limits, concurrency=concurrency,
                     cancel=cancel or threading.Event(), on_retry=on_retry, steering=run.steering(),
-                    on_attempt=on_attempt, on_job_done=job_done)
+                    on_attempt=on_attempt, on_job_done=job_done, mode=run.mode, dense=run.dense)
 
 
 def commit_corpus_run(run: CorpusRun, pooled: Any) -> CorpusOutcome:
@@ -271,11 +289,10 @@ def commit_corpus_run(run: CorpusRun, pooled: Any) -> CorpusOutcome:
                                    f"'{repeated[:120]}'")
             else:
                 pid = session.add_pair(job.doc_key, cand.question, cand.answer, cand.passage, cand.chunk_index,
-                                       details={"model": cand.model, "request": cand.cache_key,
-                                                "run": run.plan["id"], "job": list(key),
-                                                "verdict": cand.verdict})
+                                       details={**cand.provenance(), "run": run.plan["id"], "job": list(key)})
                 current.append(cand.question)
                 out.added[job.doc_key].append(pid)
+                out.candidates.append((pid, cand))
         run.plan["committed"].append(index[job])
     if len(run.plan["committed"]) >= len(run.plan["jobs"]):
         run.plan_path.unlink(missing_ok=True)

@@ -28,7 +28,7 @@ from mtcb_curate.store.session import PendingDecision, ReviewSession
 from mtcb_curate.verify.repair import select_span as _select_span
 from mtcb_curate.verify.repair import snap as _snap
 from mtcb_curate.verify.repair import trim_passage
-from mtcb_curate.verify.shrink import ShrinkOutcome, plan_shrink
+from mtcb_curate.verify.shrink import ShrinkOutcome, ShrinkProposal, plan_shrink
 from mtcb_curate.verify.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -237,23 +237,53 @@ def select(session: ReviewSession, verdicts: Verdicts, pair_id: int, start: int,
     return repair(session, verdicts, pair_id, passage, "select")
 
 
-def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None = None) -> ShrinkOutcome:
-    """The lexical shrink proposal for the pair's current passage (``verify.shrink.plan_shrink``:
-    the shortest run of whole sentences, lines or table rows still holding the answer's figures
-    and content words), aimed at the checklist's limits (``app.gate.resolve_limits``; ``config``
-    as there). Nothing is written. Well under 100 ms for a 3,500-character table passage.
+def propose_shrink(session: ReviewSession, pair_id: int, *, config: Path | None = None,
+                   verdicts: Verdicts | None = None, limits=None, reference_size: int | None = None) -> ShrinkOutcome:
+    """The lexical shrink proposal for the pair's current passage, aimed at the checklist's
+    limits (``app.gate.resolve_limits``; ``config`` as there). When the passage is verbatim in
+    its document: ``verify.shrink.plan_evidence`` over the document around it (up to two
+    reference chunks, ``[preview] reference_size``, either side: the rows a computed answer
+    comes from, the table row just above), a run inside the passage preferred; else
+    ``verify.shrink.plan_shrink`` inside the passage. Nothing is written. Tens of ms.
+
+    Args:
+        verdicts: the screen's verdict cache (its located span; default: verified here).
+        limits, reference_size: the checklist's limits and ``[preview] reference_size``
+            (characters) already resolved (default: read from ``config``).
 
     Returns:
-        The outcome: ``proposal`` (text and offsets in the current passage) or None with the
-        one-line reason.
+        The outcome: ``proposal`` (text, offsets in the current passage and in the document,
+        the computed figures' derivations) or None with the one-line reason.
 
     Raises:
         CurateError: the config file is not valid TOML. IndexError: no such pair.
     """
     from mtcb_curate.app.gate import resolve_limits
+    from mtcb_curate.preview.settings import PreviewSettings
+    from mtcb_curate.verify.shrink import plan_evidence
 
     view = session.view(pair_id)
-    limits = resolve_limits(session, config)
+    limits = limits if limits is not None else resolve_limits(session, config)
+    doc = session.dataset.document_for(session.pairs[pair_id])
+    if doc is not None and view.passage.strip():
+        verdicts = verdicts if verdicts is not None else Verdicts(session)
+        r = verdicts.quick(pair_id)
+        if r.verdict != Verdict.EXACT:
+            r = verdicts.complete(pair_id)
+        if r.start is not None and r.end is not None and r.end > r.start:
+            reach = 2 * (reference_size or PreviewSettings.resolve(config).reference_size)
+            out = plan_evidence(doc.text, r.start, r.end, view.answer, view.question, reach=reach,
+                                max_chars=limits.max_chars, min_chars=limits.min_chars)
+            if out.proposal is None and r.verdict != Verdict.EXACT and "already minimal" in out.reason:
+                # not verbatim, and nothing shorter: the located source text itself (a snap)
+                text = doc.text[r.start:r.end]
+                core = text.strip()
+                a = r.start + text.index(core) if core else r.start
+                why = (f"the passage as the document has it ({r.verdict} match before), {len(core):,} characters; "
+                       + out.reason)
+                return ShrinkOutcome(ShrinkProposal(core, 0, len(core), "sentence", (), why, None, (), out.computed,
+                                                    a, a + len(core), 0), why, out.computed)
+            return out
     return plan_shrink(view.passage, view.answer, view.question, max_chars=limits.max_chars,
                        min_chars=limits.min_chars)
 
@@ -278,20 +308,23 @@ def propose_llm_shrink(session: ReviewSession, pair_id: int, client: ChatClient,
 
 
 def apply_shrink(session: ReviewSession, pair_id: int, text: str, *, verdicts: Verdicts | None = None) -> Change:
-    """Make ``text``, a shorter part of the pair's current passage, its passage: an undoable
-    edit recorded ``via="shrink"``, verified again (``verdicts``: the screen's cache; None
-    builds one).
+    """Make ``text`` the pair's passage: a shorter part of its current passage, or a span of its
+    document a shrink proposal reached out for (``ShrinkProposal.outside``); an undoable edit
+    recorded ``via="shrink"``, verified again (``verdicts``: the screen's cache; None builds one).
 
     Raises:
-        NotApplicable: ``text`` is empty, not a verbatim substring of the current passage, or
-            the passage itself (nothing written).
+        NotApplicable: ``text`` is empty, neither a verbatim part of the current passage nor of
+            its document, or the passage itself (nothing written).
         WorkspaceError: as :func:`repair`.
     """
     current = session.view(pair_id).passage
     if not text.strip():
         raise NotApplicable("The shrunk passage is empty.")
     if text not in current:
-        raise NotApplicable("The shrunk passage is not a verbatim part of the current passage: not applied.")
+        doc = session.dataset.document_for(session.pairs[pair_id])
+        if doc is None or text not in doc.text:
+            raise NotApplicable("The shrunk passage is not a verbatim part of the current passage or its document: "
+                                "not applied.")
     if text == current:
         raise NotApplicable("The passage is already that text.")
     return repair(session, verdicts if verdicts is not None else Verdicts(session), pair_id, text, Via.SHRINK)

@@ -38,7 +38,7 @@ def llm_prices(config: Path | None = None) -> tuple[float, float] | None:
 
 
 def llm_usage(path: Path) -> tuple[int, int, int] | None:
-    """(calls, prompt tokens, completion tokens) recorded in the LLM cache file ``path``
+    """(calls paid for, prompt tokens, completion tokens) recorded in the LLM cache file ``path``
     (``llm.cache``), or None when there is no such file or it is not a readable cache."""
     import sqlite3
 
@@ -48,7 +48,7 @@ def llm_usage(path: Path) -> tuple[int, int, int] | None:
         return None
     try:
         with ResponseCache(path) as cache:
-            calls = len(cache)
+            calls = cache.calls()
             pt, ct = cache.usage()
     except sqlite3.Error:
         return None

@@ -1,4 +1,4 @@
-"""The ``findable`` check: can MTCB's scoring ever find the passage? (issue 14)
+"""The ``findable`` check: can MTCB's scoring ever find the passage?
 
 MTCB counts a hit only when one retrieved chunk holds the whole passage
 (``passage in chunk.text``). A passage longer than the reference chunk size (``[preview]

@@ -58,7 +58,7 @@ def question_form_problem(question: str) -> tuple[CheckStatus, str] | None:
     if problem is None:
         return None
     severity, why = problem
-    return (CheckStatus.FAIL if severity == "fail" else CheckStatus.WARN), why
+    return CheckStatus(severity), why
 
 
 @check("duplicates", CheckStatus.FAIL)

@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument("--llm", action="store_true", help="run the LLM's semantic dedup instead "
                                                           "(batches of 50, then a final pass)")
     dedup.add_argument("--config", type=Path, help="config file with an [llm] table")
+    dedup.add_argument("--no-cache", action="store_true",
+                       help="with --llm: neither read nor write the LLM reply cache")
     llm_options(dedup)
 
     check = sub.add_parser("check", help="run the quality checklist (exit 0 when no check fails)")
@@ -152,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="config file with [checklist] and [llm] tables")
     check.add_argument("--no-cache", action="store_true",
                        help="verify every passage and load the publish layout afresh, without reading or "
-                            "writing the checklist cache (publish always does)")
+                            "writing the checklist cache (publish always does); with --llm-judge, without the "
+                            "LLM reply cache either")
     check.add_argument("--as-accepted", action="store_true",
                        help="check every pair not rejected as if it were accepted (what would fail once "
                             "the undecided pairs are accepted); 'reviewed' is skipped, so this is not the "
@@ -176,6 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--examples", type=Path, metavar="FILE",
                           help="example questions, one a line: the kind wanted (replaces [generate] examples)")
     generate.add_argument("--config", type=Path, help="config file with an [llm] table")
+    generate.add_argument("--mode", choices=("auto", "numbered", "quote"),
+                          help="numbered: the model names numbered sentences and the passage is cut from the "
+                               "window (verbatim by construction); quote: the model copies the passage (MTCB's "
+                               "way); auto (default, or [generate] mode): numbered for a local server, quote for an API")
+    generate.add_argument("--dense", action="store_true", default=None,
+                          help="ask for evidence-dense questions (several consecutive sentences)")
+    generate.add_argument("--no-cache", action="store_true",
+                          help="neither read nor write the LLM reply cache (every call goes to the server)")
     llm_options(generate)
 
     publish = sub.add_parser("publish", help="publish both configs to the Hugging Face Hub, behind the checklist")

@@ -11,19 +11,22 @@ import argparse
 import os
 import threading
 
-from mtcb_curate.cli.common import command_session, confirm, note, report_problems, write_json
+from mtcb_curate.cli.common import Progress, command_session, confirm, note, report_problems, write_json
 
 
 def llm_client(args: argparse.Namespace, workspace_dir=None):
     """A ``ChatClient`` from ``--model``/``--base-url``, the environment and the config file's
     ``[llm]`` table, caching replies in the workspace folder when there is one and it can be
-    written (a reader of a workspace on read-only storage runs without the cache).
+    written (a reader of a workspace on read-only storage runs without the cache); with
+    ``--no-cache`` no reply is read from or written to any cache.
 
     Raises:
         LLMConfigError: no key for OpenAI's API, or a bad setting.
     """
     from mtcb_curate.llm.client import configured_client
 
+    if getattr(args, "no_cache", False):
+        workspace_dir = None
     if workspace_dir is not None and not os.access(workspace_dir, os.W_OK):
         workspace_dir = None
     return configured_client(workspace_dir, model=args.model, base_url=args.base_url,
@@ -35,6 +38,31 @@ def _steering(args: argparse.Namespace, profile):
     from mtcb_curate.llm.steering import SteeringConfig
 
     return SteeringConfig.resolve(profile, getattr(args, "config", None), getattr(args, "examples", None))
+
+
+def _mode(args: argparse.Namespace, profile, client) -> tuple[str, bool]:
+    """The run's generation mode (``quote`` / ``numbered``) and evidence-dense option: ``--mode``
+    and ``--dense``, else ``[generate]``, ``auto`` resolved by the server (said on stderr).
+
+    Raises:
+        CurateError: a bad ``[generate]`` mode or dense value.
+    """
+    from mtcb_curate.llm.generate import resolve_mode
+    from mtcb_curate.llm.steering import generation_settings
+
+    asked, dense = generation_settings(profile, getattr(args, "config", None), mode=getattr(args, "mode", None),
+                                       dense=getattr(args, "dense", None))
+    mode = resolve_mode(asked, client.config.base_url)
+    why = " (auto: a local server)" if asked == "auto" and mode == "numbered" else (
+        " (auto: a hosted API)" if asked == "auto" else "")
+    note(f"generation mode: {mode}{why}" + ("; evidence-dense questions" if dense else ""))
+    return mode, dense
+
+
+def candidate_json(c, pair_id=None) -> dict:
+    """One candidate for ``--json``: its fields, place, provenance and the pair it became."""
+    return {**c.fields(), "doc_key": c.doc_key, "start": c.start, "end": c.end, **c.provenance(),
+            "pair_id": pair_id}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,31 +93,40 @@ def run(args: argparse.Namespace) -> int:
             return 2
         existing = [session.view(p.id) for p in session.pairs if p.doc_key == doc.key]
         client = llm_client(args, session.workspace.path if has_ws else None)
+        try:
+            mode, dense = _mode(args, session.dataset.profile, client)
+        except CurateError as exc:
+            note(f"error: {exc}")
+            return 2
         concurrency = read_concurrency(getattr(args, "config", None))
         estimate = estimate_generate_more(doc, existing, args.n, client.config, client=client,
-                                          profile=session.dataset.profile, steering=steering)
+                                          profile=session.dataset.profile, steering=steering, mode=mode, dense=dense)
         note(f"{estimate.summary()}; {concurrency} at once")
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
         limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
-        result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
-                               cancel=threading.Event(), concurrency=concurrency, steering=steering,
-                               on_retry=lambda notice: note(str(notice)),
-                               on_progress=lambda done, total: note(f"window {done}/{total}"))
+        with Progress(f"generating for {doc.key}", total=args.n) as progress:
+            def done(k: int, total: int) -> None:
+                progress.update(completed=k, total=total)
+
+            result = generate_more(client, doc, existing, args.n, profile=session.dataset.profile, limits=limits,
+                                   cancel=threading.Event(), concurrency=concurrency, steering=steering,
+                                   on_retry=lambda notice: note(str(notice)), on_progress=done,
+                                   mode=mode, dense=dense)
         added = []
         if has_ws:
             for c in result.candidates:
                 added.append(app_review.add_pair(session, doc.key, c.question, c.answer, c.passage, c.chunk_index,
-                                                 details={"model": c.model, "request": c.cache_key}))
+                                                 details=c.provenance()))
         for line in result.refusal_lines() + result.failures:
             note(line)
+        for i, c in enumerate(result.candidates):
+            note(f"{'#' + str(added[i]) if added else 'candidate ' + str(i + 1)}: {c.provenance_line()}")
         if args.json:
             write_json(args.json, {
-                "doc_key": doc.key,
-                "candidates": [{**c.fields(), "doc_key": c.doc_key, "start": c.start, "end": c.end,
-                                "attempts": c.attempts, "warnings": list(c.warnings), "model": c.model,
-                                "pair_id": added[i] if added else None}
+                "doc_key": doc.key, "mode": mode, "dense": dense,
+                "candidates": [candidate_json(c, added[i] if added else None)
                                for i, c in enumerate(result.candidates)],
                 "failures": result.failures,
                 "refused": result.refusals(),
@@ -133,10 +170,12 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
         if not has_ws:
             note("error: --all needs a workspace (--workspace) to keep the pairs and resume")
             return 2
+        client = llm_client(args, session.workspace.path)
         try:
             steering = _steering(args, session.dataset.profile)
+            mode, dense = _mode(args, session.dataset.profile, client)
             corpus = prepare_corpus_run(session, per_doc=args.per_doc, per_window=args.per_window, docs=only,
-                                        steering=steering)
+                                        steering=steering, mode=mode, dense=dense)
         except CurateError as exc:
             note(f"error: {exc}")
             return 2
@@ -145,29 +184,52 @@ def run_all(args: argparse.Namespace, cancel: threading.Event | None = None) -> 
         if corpus.resumed:
             note(f"resuming the unfinished run: {len(corpus.plan['committed'])} of {len(corpus.jobs)} jobs done")
         todo = corpus.todo
-        client = llm_client(args, session.workspace.path)
         concurrency = read_concurrency(getattr(args, "config", None))
         estimate = estimate_corpus_run(corpus, client)
         n_docs = len(corpus.documents)
         note(f"{len(todo)} jobs over {n_docs} documents, {concurrency} at once: {estimate.summary()}")
         if not todo:
             corpus.plan_path.unlink(missing_ok=True)
+            if args.json:
+                write_json(args.json, {"mode": mode, "dense": dense, "run": corpus.plan["id"], "candidates": [],
+                                       "dropped": [], "failures": [], "refused": [], "calls": 0, "paid_calls": 0,
+                                       "finished": True})
             print("nothing to generate")
             return 0
         if estimate.needs_confirmation and not confirm("Run these calls?", args.yes):
             note("not run: more than 10 calls; pass --yes to run them without asking")
             return 2
         limits = Limits.resolve(session.dataset.profile, getattr(args, "config", None))
-        pooled = execute_corpus_run(corpus, client, limits=limits, concurrency=concurrency,
-                                    cancel=cancel or threading.Event(),
-                                    on_retry=lambda notice: note(str(notice)),
-                                    on_progress=lambda done, total: note(f"calls finished for {done} of "
-                                                                         f"{total} documents"))
+        with Progress("documents", total=n_docs) as progress:
+            def done(k: int, total: int) -> None:
+                progress.update(completed=k, total=total)
+                note(f"calls finished for {k} of {total} documents")
+
+            pooled = execute_corpus_run(corpus, client, limits=limits, concurrency=concurrency,
+                                        cancel=cancel or threading.Event(),
+                                        on_retry=lambda notice: note(str(notice)), on_progress=done)
         outcome = commit_corpus_run(corpus, pooled)
         for key, got in outcome.added.items():
             note(f"document {key}: {len(got)} pair(s) added" + (f" ({', '.join(f'#{i}' for i in got)})" if got else ""))
+        for pid, cand in outcome.candidates:
+            note(f"#{pid}: {cand.provenance_line()}")
         for line in outcome.dropped:
             note(line)
+        if args.json:
+            failures = [f"{job.doc_key} chunk {job.window}" + (f" sample {job.sample}" if job.sample else "")
+                        + f": no usable pair after {len(attempts)} attempts"
+                        for job, cand, attempts in pooled.results if cand is None]
+            refused = [{"doc_key": a.doc_key, "chunk_index": a.chunk_index, "sample": a.sample, "attempt": a.number,
+                        "reasons": list(a.problems)}
+                       for _job, _cand, attempts in pooled.results for a in attempts if not a.accepted]
+            write_json(args.json, {
+                "mode": mode, "dense": dense, "run": corpus.plan["id"],
+                "candidates": [candidate_json(cand, pid) for pid, cand in outcome.candidates],
+                "dropped": outcome.dropped, "failures": failures, "refused": refused,
+                "calls": sum(len(a) for _j, _c, a in pooled.results),
+                "paid_calls": sum(1 for _j, _c, a in pooled.results for x in a if not x.cached),
+                "finished": outcome.finished,
+            })
         if outcome.already:
             note(f"{outcome.already} pair(s) were already added by the interrupted run: not added again")
         if not outcome.finished:

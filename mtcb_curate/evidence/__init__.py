@@ -13,7 +13,7 @@ shared by the ``answerable`` check, the passage shrink and the generation filter
   named.
 """
 
-from mtcb_curate.evidence.compute import Derivation, derive
+from mtcb_curate.evidence.compute import Derivation, derivations, derive
 from mtcb_curate.evidence.figures import (
     Figure,
     FigureKind,
@@ -30,5 +30,5 @@ from mtcb_curate.evidence.words import Word, content_stems, content_words, stem
 __all__ = [
     "Derivation", "Figure", "FigureKind", "FigureSupport", "FuzzyParaphraser", "Match", "Paraphraser",
     "Support", "SupportVerdict", "Word", "WordSupport", "content_stems", "content_words", "default_paraphraser",
-    "derive", "figure_label", "find_figure", "parse_figures", "same_figure", "stated_scale", "stem", "support",
+    "derivations", "derive", "figure_label", "find_figure", "parse_figures", "same_figure", "stated_scale", "stem", "support",
 ]

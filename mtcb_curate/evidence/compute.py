@@ -20,6 +20,9 @@ name                        formula                                      operand
 ``average``                 (a + b) / 2                                  two near each other
 ``ratio to an average``     a / ((b + c) / 2)  (turnover, ROA)           b, c near each other
 ``average of three``        (a + b + c) / 3                              three near each other
+``sum to a ratio``          (a + b) / c  (EBITDA margin: (operating      any three (only
+                            income + D&A) / revenue)                     when asked for)
+``sum less one``            a + b - c  (EBITDA less capex)               any three (idem)
 ==========================  ==========================================  ======================
 
 "Near each other" means at most :data:`NEAR` figures apart in the passage (a line item's values
@@ -53,6 +56,9 @@ MAX_FIGURES = 400
 MAX_FIGURES_THREE = 120
 #: ... and targets of at least this many significant digits.
 MIN_DIGITS_THREE = 3
+#: The forms over any three figures, (a + b) / c and a + b - c, only for at most this many
+#: figures (the caller narrows them to the rows a question names).
+MAX_FIGURES_SUMS = 60
 
 
 #: Financial abbreviations and the words a table row uses for them (our list), so a question's
@@ -66,6 +72,7 @@ FINANCIAL_TERMS: dict[str, str] = {
     "dpo": "accounts payable cost sales inventory", "dso": "accounts receivable revenues",
     "inventory": "inventories", "margin": "income revenues sales", "eps": "earnings per share",
     "fcf": "cash operating activities purchases property", "opex": "operating expenses",
+    "fixed": "property plant equipment", "working": "current assets liabilities",
 }
 
 
@@ -128,6 +135,12 @@ def _formula(op: str, fs: tuple[Figure, ...], value: float) -> str:
         s = f"({_w(a)} + {_w(fs[1])}) / 2"
     elif op == "ratio to an average":
         s = f"{_w(a)} / (({_w(fs[1])} + {_w(fs[2])}) / 2)"
+    elif op == "sum to a ratio":
+        s = f"({_w(a)} + {_w(fs[1])}) / {_w(fs[2])}"
+    elif op == "sum to a percentage":
+        s = f"({_w(a)} + {_w(fs[1])}) / {_w(fs[2])} x 100"
+    elif op == "sum less one":
+        s = f"{_w(a)} + {_w(fs[1])} - {_w(fs[2])}"
     else:  # average of three
         s = f"({_w(a)} + {_w(fs[1])} + {_w(fs[2])}) / 3"
     return f"{s} = {_fmt(value)}"
@@ -149,9 +162,18 @@ def _distinct(figures: list[Figure]) -> list[Figure]:
 def _about_stems(about: str) -> frozenset[str]:
     from mtcb_curate.evidence.words import content_stems
 
-    extra = " ".join(v for k, v in FINANCIAL_TERMS.items() if k in about.lower().replace("(", " ").split()
-                     or f" {k} " in f" {about.lower()} ")
+    import re
+
+    tokens = set(re.findall(r"[a-z][a-z&]*", about.lower()))
+    extra = " ".join(v for k, v in FINANCIAL_TERMS.items() if k in tokens or f" {k} " in f" {about.lower()} ")
     return content_stems(f"{about} {extra}")
+
+
+def question_stems(question: str) -> frozenset[str]:
+    """The content stems of ``question`` with its financial abbreviations expanded
+    (:data:`FINANCIAL_TERMS`: "PP&E" adds property, plant, equipment): what :func:`derive` ranks
+    operands' row labels against, and what the shrink takes to name a table's rows."""
+    return _about_stems(question)
 
 
 #: At most this many hits per operation are ranked (the first in passage order).
@@ -160,7 +182,8 @@ MAX_HITS = 64
 
 def derive(target: Figure, figures: list[Figure], *, passage: str | None = None,
            about: str | None = None) -> Derivation | None:
-    """The most plausible derivation of ``target`` from ``figures`` (module docstring), or None.
+    """The most plausible derivation of ``target`` from ``figures`` (module docstring), or None:
+    the first of :func:`derivations`.
 
     Args:
         target: the answer's figure (not a year).
@@ -175,11 +198,23 @@ def derive(target: Figure, figures: list[Figure], *, passage: str | None = None,
         A :class:`Derivation` whose value equals the target's magnitude within its tolerance, or
         None when no operation of the table gives it. Never raises.
     """
+    found = derivations(target, figures, passage=passage, about=about, limit=1)
+    return found[0] if found else None
+
+
+def derivations(target: Figure, figures: list[Figure], *, passage: str | None = None,
+                about: str | None = None, limit: int = 50, sums_of_three: bool = False) -> list[Derivation]:
+    """Every derivation of ``target`` from ``figures`` found (module docstring), best first as
+    :func:`derive` ranks them, at most ``limit``: for a caller that ranks them by more than the
+    row labels (the table's columns, the question's wording). Arguments as :func:`derive`;
+    ``sums_of_three`` also tries (a + b) / c and a + b - c, which meet a target by chance in any
+    table of many figures: only for figures a caller has narrowed to the rows a question names
+    (:func:`derive` never tries them). Never raises."""
     if target.is_year:
-        return None
+        return []
     fs = _distinct(figures)
     if len(fs) < 2:
-        return None
+        return []
     t = target.magnitude
     tol = target.tolerance * (1 + 1e-9)
     pct_target = target.kind == FigureKind.PERCENT
@@ -239,8 +274,24 @@ def derive(target: Figure, figures: list[Figure], *, passage: str | None = None,
                         v = float((vals[j] + vals[k] + vals[m]) / 3.0)
                         if close(np.array([v]))[0]:
                             found.append((11, (j, k, m), v, "average of three"))
+        if sums_of_three and three and n <= MAX_FIGURES_SUMS:
+            # (a + b) / c and a + b - c over any three distinct figures (a < b: the sum is symmetric)
+            pair_sum = a + b
+            for k in range(n):
+                if pct_target:
+                    values, name = pair_sum / vals[k] * 100.0, "sum to a percentage"
+                else:
+                    values, name = pair_sum / vals[k], "sum to a ratio"
+                for vs, nm, rk in ((values, name, 12), (pair_sum - vals[k], "sum less one", 13)):
+                    if pct_target and nm == "sum less one":
+                        continue
+                    ok = close(vs) & upper
+                    ok[k, :] = False
+                    ok[:, k] = False
+                    for i, j in np.argwhere(ok)[:MAX_HITS]:
+                        found.append((rk, (int(i), int(j), k), float(vs[i, j]), nm))
     if not found:
-        return None
+        return []
     labels: dict[int, str] = {}
     stems: dict[int, frozenset[str]] = {}
     want = _about_stems(about) if about else frozenset()
@@ -257,7 +308,9 @@ def derive(target: Figure, figures: list[Figure], *, passage: str | None = None,
     def related(ops: tuple[int, ...]) -> int:
         return sum(1 for i in ops if stems.get(i, frozenset()) & want) if want else 0
 
-    rank, ops, value, name = min(found, key=lambda h: (-related(h[1]), h[0], h[1]))
-    operands = tuple(fs[i] for i in ops)
-    return Derivation(name, operands, value, _formula(name, operands, value), related(ops),
-                      tuple(labels.get(i, "") for i in ops))
+    out = []
+    for rank, ops, value, name in sorted(found, key=lambda h: (-related(h[1]), h[0], h[1]))[:limit]:
+        operands = tuple(fs[i] for i in ops)
+        out.append(Derivation(name, operands, value, _formula(name, operands, value), related(ops),
+                              tuple(labels.get(i, "") for i in ops)))
+    return out

@@ -8,8 +8,10 @@ params, tag: never headers, so never the key), the response JSON (the chat compl
 server returned it), the model, the server (without any ``user:password@``), token usage, when
 it was stored, and how often and when it was last reused.
 
-Only successful responses (HTTP 200, including refusals and malformed replies) are stored:
-errors are retried, and a cached error would stop a later run from ever succeeding.
+Only replies their caller used are stored (``client.ChatClient.keep``): a refused, unparseable,
+empty or truncated reply is never replayed, and errors are never stored. What every reply from
+the server cost is recorded apart, in the ``paid`` table (one row per reply: key, model, token
+usage, when), used or not, so the statistics count every call paid for (:meth:`usage`).
 
 Thread-safe: one connection shared under a lock, as LLM calls run in worker threads.
 """
@@ -40,6 +42,13 @@ CREATE TABLE IF NOT EXISTS responses (
     created_at REAL NOT NULL,
     used_at REAL,
     hits INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS paid (
+    key TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    created_at REAL NOT NULL
 );
 """
 
@@ -126,17 +135,35 @@ class ResponseCache:
                 (key, model, server, json.dumps(request, ensure_ascii=False), json.dumps(response, ensure_ascii=False),
                  prompt_tokens, completion_tokens, time.time()))
 
+    def record_paid(self, key: str, *, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> None:
+        """Record one reply that came from the server (used or not): its tokens were paid for."""
+        with self._lock:
+            self._db.execute("INSERT INTO paid (key, model, prompt_tokens, completion_tokens, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)", (key, model, prompt_tokens, completion_tokens, time.time()))
+
+    def calls(self) -> int:
+        """Replies paid for: the ``paid`` rows, plus stored exchanges made before that table
+        (without a ``paid`` row of their key)."""
+        with self._lock:
+            a = self._db.execute("SELECT COUNT(*) FROM paid").fetchone()[0]
+            b = self._db.execute("SELECT COUNT(*) FROM responses WHERE key NOT IN (SELECT key FROM paid)").fetchone()[0]
+        return int(a) + int(b)
+
     def __len__(self) -> int:
         """Number of stored exchanges."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def usage(self) -> tuple[int, int]:
-        """Total (prompt_tokens, completion_tokens) of every stored exchange: what was paid for."""
+        """Total (prompt_tokens, completion_tokens) paid for: every ``paid`` row, plus stored
+        exchanges made before that table (without a ``paid`` row of their key)."""
         with self._lock:
             a, b = self._db.execute(
-                "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM responses").fetchone()
-        return int(a), int(b)
+                "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM paid").fetchone()
+            c, d = self._db.execute(
+                "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM responses "
+                "WHERE key NOT IN (SELECT key FROM paid)").fetchone()
+        return int(a) + int(c), int(b) + int(d)
 
     def close(self) -> None:
         """Close the connection (further calls raise ``sqlite3.ProgrammingError``)."""

@@ -244,7 +244,7 @@ def resolve_config(
         key, source, placeholder = PLACEHOLDER_KEY, "placeholder", True
 
     values: dict[str, Any] = {k: v for k, v in table.items() if k not in ("base_url", "model", "api_key_env", "concurrency")}
-    if "timeout" in values:  # the short name, as in issue 18's "[llm] timeout"
+    if "timeout" in values:  # the short name, "[llm] timeout"
         values.setdefault("timeout_s", values["timeout"])
         del values["timeout"]
     values.update(overrides)

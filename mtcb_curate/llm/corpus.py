@@ -1,4 +1,4 @@
-"""Whole-corpus generation (``mtcb-curate generate NAME --all``, issue 18): the plan and the run.
+"""Whole-corpus generation (``mtcb-curate generate NAME --all``): the plan and the run.
 
 The plan is a list of :class:`Job` (document, window, sample), under-covered documents first
 (fewest pairs per window, then the key), each document's jobs in :func:`generate.pick_windows`
@@ -80,25 +80,25 @@ def plan_corpus(documents: Mapping[str, Document], pairs_by_doc: Mapping[str, Se
 
 
 def job_requests(documents: Mapping[str, Document], jobs: Sequence[Job], questions: Mapping[str, Sequence[str]],
-                 *, profile: Any = None, steering: Any = None) -> list[ChatRequest]:
+                 *, profile: Any = None, steering: Any = None, mode: str = "quote", dense: bool = False,
+                 limits: Any = None, client: Any = None) -> list[ChatRequest]:
     """The first-attempt request of each job (for the estimate); ``steering`` maps a job to
-    its ``prompts.Steering`` (absent: none), or is one for all."""
-    from mtcb_curate.llm.generate import TEMPERATURE, _hint
-    from mtcb_curate.llm.prompts import GENERATION_SCHEMA, generation_messages
+    its ``prompts.Steering`` (absent: none), or is one for all; ``mode``, ``dense``: see
+    ``generate.generate_for_window``."""
+    from mtcb_curate.llm.generate import _hint, _limits, first_request
 
     hint = _hint(profile)
-    params = {} if TEMPERATURE is None else {"temperature": TEMPERATURE}
+    lim = _limits(profile, limits)
     cut: dict[str, list[Window]] = {}
     out = []
     for j in jobs:
         doc = documents[j.doc_key]
         ws = cut.setdefault(j.doc_key, windows(doc.text))
         w = ws[j.window]
-        out.append(ChatRequest.of(generation_messages(doc.text[w.start:w.end], doc_key=doc.key, chunk_index=w.index,
-                                                      existing_questions=list(questions.get(j.doc_key, ())),
-                                                      hint=hint, sample=j.sample,
-                                                      steering=_steering(steering, j)),
-                                  params, f"sample={j.sample}" if j.sample else "", GENERATION_SCHEMA))
+        out.append(first_request(doc.text[w.start:w.end], doc_key=doc.key, chunk_index=w.index,
+                                 existing_questions=list(questions.get(j.doc_key, ())), hint=hint,
+                                 sample=j.sample, steering=_steering(steering, j), mode=mode, dense=dense,
+                                 limits=lim, client=client))
     return out
 
 
@@ -112,10 +112,12 @@ def run_jobs(client: ChatClient, documents: Mapping[str, Document], jobs: Sequen
              concurrency: int = 1, cancel: threading.Event | None = None, on_retry: RetryCallback | None = None,
              on_progress: Callable[[int, int], None] | None = None, steering: Any = None,
              on_attempt: Callable[[Any], None] | None = None,
-             on_job_done: Callable[[Job], None] | None = None) -> PoolResult:
+             on_job_done: Callable[[Job], None] | None = None, mode: str = "quote",
+             dense: bool = False) -> PoolResult:
     """Run every job (``generate.generate_for_window`` with the document's planned questions),
     up to ``concurrency`` at once. ``steering``: see :func:`job_requests`; ``on_attempt``: see
-    ``generate.generate_for_window``; ``on_job_done``: called with each job that finished
+    ``generate.generate_for_window``; ``mode``, ``dense``: the generation mode and the
+    evidence-dense option; ``on_job_done``: called with each job that finished
     (from the thread that ran it).
 
     Returns:
@@ -133,7 +135,8 @@ def run_jobs(client: ChatClient, documents: Mapping[str, Document], jobs: Sequen
         cand, attempts = generate_for_window(
             client, doc_key=doc.key, doc_text=doc.text, window=cut[job.doc_key][job.window],
             existing_questions=list(questions.get(job.doc_key, ())), hint=hint, limits=lim, sample=job.sample,
-            cancel=cancel, on_retry=on_retry, steering=_steering(steering, job), on_attempt=on_attempt)
+            cancel=cancel, on_retry=on_retry, steering=_steering(steering, job), on_attempt=on_attempt,
+            mode=mode, dense=dense)
         if on_job_done is not None:
             on_job_done(job)
         return job, cand, attempts

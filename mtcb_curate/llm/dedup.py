@@ -14,6 +14,13 @@ Two known faults of the public implementation are avoided:
   the batch is kept whole and a :class:`DedupReport` says so;
 - only the question text was shown: the answer and the document key are shown too.
 
+The model's answer is read as given: when it has groups of duplicates (our prompt asks for
+``groups``, even empty), a question is a duplicate only when a group puts it beside a kept one,
+and a question left out of both the keep-list and the groups (a model that lists 0-30 of 0-31)
+is *not judged*: it is kept, listed in :attr:`DedupResult.not_judged` and reported, never made a
+false duplicate. Only an answer in MTCB's bare form (a keep-list with no ``groups`` at all), where
+leaving a question out is the only way to drop it, drops what it leaves out.
+
 Nothing is deleted: each dropped question becomes a member of a :class:`DedupCluster` around the
 kept question it duplicates: the one the LLM grouped it with when its groups say, else the kept
 question of the same batch that rapidfuzz ``token_sort_ratio`` finds closest. A question kept
@@ -107,6 +114,7 @@ class DedupResult:
         reports: answers that could not be used, and a cancel.
         calls: LLM requests made; cached_calls: how many of them came from the cache.
         cancelled: True when cancelled; batches not judged are kept whole, no final pass.
+        not_judged: ids the model's answer left out (neither kept nor grouped): kept.
     """
 
     clusters: list[DedupCluster] = field(default_factory=list)
@@ -116,6 +124,7 @@ class DedupResult:
     calls: int = 0
     cached_calls: int = 0
     cancelled: bool = False
+    not_judged: list[int] = field(default_factory=list)
 
 
 class InvalidKeepAnswer(ValueError):
@@ -129,12 +138,15 @@ class KeepAnswer:
     Attributes:
         keep: the numbers to keep (0 <= i < n, sorted, no repeats, never empty).
         groups: duplicate groups as given (each of valid numbers), possibly empty.
+        grouped: True when the answer had ``groups`` (or ``unique_indices``): what it leaves out
+            is then not judged.
         note: why groups were ignored, or None.
     """
 
     keep: tuple[int, ...]
     groups: tuple[tuple[int, ...], ...]
     note: str | None = None
+    grouped: bool = False
 
 
 def _valid_numbers(value: Any, n: int, what: str) -> list[int]:
@@ -163,6 +175,7 @@ def parse_keep_answer(data: Any, n: int) -> KeepAnswer:
     """
     groups: list[list[int]] = []
     note = None
+    grouped = isinstance(data, dict) and ("groups" in data or "unique_indices" in data)
     if isinstance(data, list):
         keep = _valid_numbers(data, n, "the list")
     elif isinstance(data, dict):
@@ -175,6 +188,7 @@ def parse_keep_answer(data: Any, n: int) -> KeepAnswer:
                     groups = _groups(raw_groups, n)
                 except InvalidKeepAnswer as exc:
                     note = f"groups ignored: {exc}"
+                    grouped = False  # read as MTCB's bare keep-list
         elif raw_groups is not None or "unique_indices" in data:
             groups = _groups(raw_groups or [], n)
             unique = _valid_numbers(data.get("unique_indices", []), n, '"unique_indices"')
@@ -185,7 +199,7 @@ def parse_keep_answer(data: Any, n: int) -> KeepAnswer:
         raise InvalidKeepAnswer("the answer is not a JSON object or list")
     if not keep:
         raise InvalidKeepAnswer("the keep-list is empty")
-    return KeepAnswer(tuple(sorted(set(keep))), tuple(tuple(g) for g in groups if g), note)
+    return KeepAnswer(tuple(sorted(set(keep))), tuple(tuple(g) for g in groups if g), note, grouped)
 
 
 def _groups(value: Any, n: int) -> list[list[int]]:
@@ -317,9 +331,18 @@ def _judge(client: ChatClient, batch: list[DedupItem], stage: str, temperature: 
     except (MalformedJSON, InvalidKeepAnswer) as exc:
         out.reports.append(DedupReport(stage, f"answer not usable ({exc}); kept all {n} questions"))
         return batch
+    client.keep(result)
     if answer.note:
         out.reports.append(DedupReport(stage, answer.note))
     keep = set(answer.keep)
+    grouped = {m for g in answer.groups for m in g}
+    left_out = [d for d in range(n) if d not in keep and d not in grouped] if answer.grouped else []
+    if left_out:
+        out.not_judged.extend(batch[d].id for d in left_out)
+        out.reports.append(DedupReport(stage, f"{len(left_out)} question(s) left out of the model's answer: not "
+                                              "judged, kept (" + ", ".join(f"#{batch[d].id}" for d in left_out[:10])
+                                              + (" ..." if len(left_out) > 10 else "") + ")"))
+        keep |= set(left_out)
     # Scored on their first SCORED_CHARS characters: pairwise cost grows with both lengths.
     kept_questions = {k: batch[k].question[:SCORED_CHARS] for k in answer.keep}
     for d in range(n):
@@ -333,7 +356,7 @@ def _judge(client: ChatClient, batch: list[DedupItem], stage: str, temperature: 
             target = best[2] if best is not None else answer.keep[0]
             basis = "rapidfuzz"
         links[batch[d].id] = (batch[target].id, basis, stage)
-    return [batch[k] for k in answer.keep]
+    return [batch[k] for k in sorted(keep)]
 
 
 def _clusters(ids: list[int], links: dict[int, tuple[int, str, str]]) -> list[DedupCluster]:

@@ -5,7 +5,9 @@ plus OpenAI's per-message overhead for chat models: 3 tokens per message and 3 t
 reply (OpenAI Cookbook, "How to count tokens with tiktoken"). Other models and tokenizers differ
 by a few per cent; the figure is an estimate. Output tokens are an assumption per call
 (:data:`GENERATION_OUTPUT_TOKENS`, :data:`DEDUP_OUTPUT_TOKENS_PER_QUESTION`). The cost uses the
-prices of the ``[llm]`` table; with no price it is unknown (None), never a guess.
+prices of the ``[llm]`` table; with no price it is unknown (None), never a guess. The duration
+uses the speed measured on this server and model by earlier calls (``client.ServerSpeed``,
+remembered per base URL and model beside the workspace's cache); before any call it is unknown.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from mtcb_curate.llm.client import ChatClient, ChatRequest
 from mtcb_curate.llm.config import LLMConfig
 
-#: Runs of more than this many calls are confirmed first (issue 5).
+#: Runs of more than this many calls are confirmed first.
 CONFIRM_ABOVE_CALLS = 10
 #: Tokens added per chat message and to prime the reply (OpenAI Cookbook).
 TOKENS_PER_MESSAGE = 3
@@ -42,6 +44,9 @@ class RunEstimate:
         output_tokens: assumed completion tokens of those requests.
         cost_usd: estimated cost in USD of ``input_tokens`` and ``output_tokens``, or None when
             a price is not configured.
+        seconds: estimated seconds of the first attempts at this server's measured speed, one
+            call after another, or None when its speed was never measured.
+        speed: the measured speed it is based on, one line ('' when none).
     """
 
     calls: int
@@ -50,6 +55,8 @@ class RunEstimate:
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    seconds: float | None = None
+    speed: str = ""
 
     @property
     def paid_calls(self) -> int:
@@ -58,7 +65,7 @@ class RunEstimate:
 
     @property
     def needs_confirmation(self) -> bool:
-        """True for a run of more than :data:`CONFIRM_ABOVE_CALLS` paid calls (issue 5)."""
+        """True for a run of more than :data:`CONFIRM_ABOVE_CALLS` paid calls."""
         return self.paid_calls > CONFIRM_ABOVE_CALLS
 
     def summary(self) -> str:
@@ -70,8 +77,23 @@ class RunEstimate:
         if self.cached_calls:
             calls += f", {self.cached_calls:,} more from the cache"
         cost = "cost unknown (no price set)" if self.cost_usd is None else f"estimated cost ${self.cost_usd:,.4f}"
-        return (f"{calls}, {self.input_tokens:,} input tokens, about {self.output_tokens:,} output tokens, "
+        line = (f"{calls}, {self.input_tokens:,} input tokens, about {self.output_tokens:,} output tokens, "
                 f"{cost}")
+        if self.seconds is not None:
+            line += f"; about {_duration(self.seconds)} at this server's measured speed ({self.speed})"
+        elif self.paid_calls:
+            line += "; duration unknown (this server's speed is measured on its first call)"
+        return line
+
+
+def _duration(seconds: float) -> str:
+    """``40 s``, ``12 min``, ``2 h 05 min``."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{round(s / 60)} min"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
 def count_message_tokens(messages: Sequence[Mapping[str, str]]) -> int:
@@ -118,24 +140,31 @@ def estimate_run(
         raise ValueError("output_tokens must give one figure per request")
     cached = 0
     tin = tout = 0
+    speed = client.speed() if client is not None and hasattr(client, "speed") else None
+    seconds: float | None = 0.0 if speed is not None and speed.samples else None
     for req, out in zip(requests, outs):
         if client is not None and client.is_cached(req):
             cached += 1
             continue
-        tin += count_message_tokens(req.messages)
+        t = count_message_tokens(req.messages)
+        tin += t
         tout += out
+        if seconds is not None and speed is not None:
+            seconds += speed.seconds(t, out) or 0.0
     calls = len(requests)
-    return RunEstimate(calls, cached, calls * (1 + retries_per_call), tin, tout, cost_usd(tin, tout, config))
+    return RunEstimate(calls, cached, calls * (1 + retries_per_call), tin, tout, cost_usd(tin, tout, config),
+                       seconds, speed.describe() if seconds is not None and speed is not None else "")
 
 
 def estimate_generate_more(document: Any, existing: Sequence[Any], n: int, config: LLMConfig, *,
                            profile: Any = None, client: ChatClient | None = None,
-                           steering: Any = None) -> RunEstimate:
+                           steering: Any = None, mode: str = "quote", dense: bool = False) -> RunEstimate:
     """Estimate ``generate.generate_more(client, document, existing, n, profile=...)``: n first
     attempts of :data:`GENERATION_OUTPUT_TOKENS` each, up to ``generate.RETRIES`` resends each."""
     from mtcb_curate.llm.generate import RETRIES, plan_generate_more
 
-    reqs = plan_generate_more(document, existing, n, profile=profile, steering=steering)
+    reqs = plan_generate_more(document, existing, n, profile=profile, steering=steering, mode=mode, dense=dense,
+                              client=client)
     return estimate_run(reqs, config, output_tokens=GENERATION_OUTPUT_TOKENS, retries_per_call=RETRIES,
                         client=client)
 

@@ -5,7 +5,7 @@ is asked for one pair (:func:`mtcb_curate.llm.prompts.generation_messages`). A r
 only when it passes :func:`check_candidate`; above all its passage must be an exact substring
 of the window, as in MTCB's pipeline, which also makes it verbatim in the whole document.
 
-Repair, don't discard (issue 18): a quote that is not verbatim but that the verification finds
+Repair, don't discard: a quote that is not verbatim but that the verification finds
 in the window anyway (its normalized search, ``verify.search.find_normalized``: a space where
 the filing has a line break, curly quotes ...; or a fuzzy alignment scoring at least
 ``verify.fuzzy.FUZZY_MIN_SCORE``) is snapped to the exact window text and kept; the model's
@@ -14,7 +14,7 @@ own quote and the verdict (``normalized`` / ``fuzzy``, with the score) are recor
 text). Only a quote that cannot be located is sent back: the model is told precisely what was
 wrong (passage not found, with the closest text in the window; empty passage; yes/no question;
 a repeat of an existing question; malformed JSON; a refusal) and asked again, up to
-:data:`RETRIES` times (issue 5: "retry up to 3 times"; MTCB's other sets allowed 3 attempts in all).
+:data:`RETRIES` times (MTCB's other sets allowed 3 attempts in all).
 
 A candidate must also stand within the checklist's own bounds, the ones ``mtcb-curate check``
 would warn or fail on (``checks.Limits``: the passage length range of the profile and the
@@ -43,8 +43,11 @@ from mtcb_curate.checks import Limits, answer_length_problem, passage_length_pro
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
-from mtcb_curate.llm.prompts import (GENERATION_SCHEMA, WINDOW_OPEN, DomainHint, Steering, domain_hint,
-                                     feedback_message, generation_messages)
+from mtcb_curate.llm.numbered import SentenceMap, sentence_map
+from mtcb_curate.llm.prompts import (DENSE_REQUEST, DENSE_REQUEST_QUOTE, GENERATION_SCHEMA, NUMBERED_SCHEMA,
+                                     WINDOW_CLOSE, WINDOW_OPEN, DomainHint, Steering, domain_hint,
+                                     feedback_message, generation_messages, instruction_texts, numbered_messages)
+from mtcb_curate.llm.support import Support, answer_support
 from mtcb_curate.dataset.model import Document
 from mtcb_curate.neardup.similarity import SCORED_CHARS
 from mtcb_curate.dataset.question_form import form_problem, is_yes_no_question
@@ -53,8 +56,23 @@ from mtcb_curate.dataset.tokens import Window, windows
 from mtcb_curate.dataset.tokens import encoding as tokens_encoding
 from mtcb_curate.verify.verdict import Verdict
 
-#: Retries after the first attempt when a reply is unusable (issue 5).
+#: Retries after the first attempt when a reply is unusable.
 RETRIES = 3
+#: The generation modes (``--mode``, ``[generate] mode``): ``quote`` (the model copies the
+#: passage, MTCB's way), ``numbered`` (the model names numbered sentences; the passage is cut
+#: from the window: verbatim by construction), ``auto`` (:func:`resolve_mode`).
+MODES = ("auto", "quote", "numbered")
+#: Evidence-dense questions (``--dense``): at least this many consecutive sentences (HiCBench's
+#: evidence-sparse questions have one or two; shared/notes/mtcb.md).
+DENSE_MIN_UNITS = 3
+#: The seed sent with retry ``n`` (n >= 2) of sample ``s``: ``SEED_BASE * s + n``, so that a
+#: retry is never a byte-identical request even when its feedback repeats.
+SEED_BASE = 1000
+#: Each retry samples a little wider: temperature + ``RETRY_TEMPERATURE_STEP`` x (attempt - 1), at
+#: most ``MAX_RETRY_TEMPERATURE``. Our values: Qwen2.5-Coder-1.5B sent the same reply on 3 or 4
+#: attempts of one window at 0.7 with a new seed and new feedback each time.
+RETRY_TEMPERATURE_STEP = 0.15
+MAX_RETRY_TEMPERATURE = 1.2
 #: Sampling temperature of generation requests (our choice: some variety between candidates,
 #: while quotes stay faithful). None sends no temperature (for models that reject one).
 TEMPERATURE: float | None = 0.7
@@ -125,11 +143,58 @@ class Candidate:
     score: float = 100.0
     quoted: str = ""
     window_note: str = ""
+    mode: str = "quote"
+    sentences: tuple[int, int] | None = None
+    supported: bool = True
+    support_reason: str = ""
+    evidence_units: int = 0
 
     @property
     def snapped(self) -> bool:
         """True when the model's quote was not verbatim and was snapped to the window text."""
         return self.verdict != Verdict.EXACT
+
+    @property
+    def model_text(self) -> str:
+        """What the model itself gave for the passage: its quote (quote mode), or the sentence
+        range it named (numbered mode, ``sentences 12-14``)."""
+        if self.mode == "numbered" and self.sentences is not None:
+            return f"sentences {self.sentences[0]}-{self.sentences[1]}"
+        return self.quoted or self.passage
+
+    @property
+    def evidence(self) -> dict[str, int]:
+        """The size of the evidence (HiCBench's evidence density): ``{"sentences", "characters",
+        "words"}`` (sentences: the window's numbered units the passage spans)."""
+        return {"sentences": self.evidence_units, "characters": len(self.passage), "words": len(self.passage.split())}
+
+    def provenance(self) -> dict[str, Any]:
+        """How this candidate was made, JSON-ready (``generate --json``, the pair's details):
+        mode, verdict (exact / normalized / fuzzy) and score, the model's own text, the sentence
+        range (numbered mode), attempts, whether the answer is supported and why not, warnings,
+        evidence size, model and request key."""
+        return {"mode": self.mode, "verdict": self.verdict, "score": self.score, "model_text": self.model_text,
+                "sentences": list(self.sentences) if self.sentences is not None else None,
+                "attempts": self.attempts, "supported": self.supported, "support_reason": self.support_reason,
+                "warnings": list(self.warnings), "evidence": self.evidence, "model": self.model,
+                "request": self.cache_key}
+
+    def provenance_line(self) -> str:
+        """One line for the command and the screens: ``numbered, sentences 12-14 (3 sentences,
+        412 characters), attempt 2`` / ``quote, snapped (fuzzy 91.2), attempt 1``, with ``ANSWER
+        NOT SUPPORTED: ...`` when it is not."""
+        if self.mode == "numbered":
+            how = f"numbered, {self.model_text}"
+        elif self.snapped:
+            how = f"quote, snapped ({self.verdict} {self.score:g})"
+        else:
+            how = "quote, exact"
+        ev = self.evidence
+        line = (f"{how} ({ev['sentences']} sentence{'s' if ev['sentences'] != 1 else ''}, {ev['characters']:,} "
+                f"characters), attempt {self.attempts}")
+        if not self.supported:
+            line += f"; ANSWER NOT SUPPORTED by its passage: {self.support_reason}"
+        return line
 
     def fields(self) -> dict[str, Any]:
         """The pair's fields under MTCB's generator names: question, answer,
@@ -318,25 +383,14 @@ def check_candidate(
         if snap is None or passage_length_problem(snap.end - snap.start, limits) is not None:
             # Not located, or located as a span the checklist would refuse (a fuzzy match on a
             # few words): sent back, with the closest text.
-            problems.append(_not_verbatim(passage, window_text))
+            problems.append(_not_verbatim(passage, window_text, limits, answer, question))
         else:
             passage = window_text[snap.start:snap.end]
             fields["passage"], fields["snap"] = passage, snap
     if passage and passage_length_problem(len(passage), limits) is not None:
         problems.append(f"supporting_passage has {len(passage):,} characters; quote between {limits.min_chars} "
                         f"and {limits.max_chars} characters: the shortest block that fully supports the answer.")
-    form = form_problem(question) if question else None
-    if form is not None and is_yes_no_question(question):
-        problems.append(f'"{_short(question)}" is a yes/no question; ask What, When, Where, Which or How.')
-    elif form is not None:
-        problems.append(f'The question "{_short(question)}" is refused: {form[1]}. Ask one specific question '
-                        "about a fact in the window.")
-    long_answer = answer_length_problem(answer)
-    if long_answer is not None:
-        problems.append(f"The answer is refused: {long_answer}. Answer in one or two sentences.")
-    repeat = find_repeat(question, existing_questions) if question else None
-    if repeat is not None:
-        problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
+    _question_rules(question, answer, existing_questions, problems, check_empty=False)
     if passage and hint is not None:
         lo, hi = hint.min_passage_chars, hint.max_passage_chars
         if (lo is not None and len(passage) < lo) or (hi is not None and len(passage) > hi):
@@ -413,27 +467,306 @@ def find_repeat(question: str, existing_questions: Sequence[str]) -> str | None:
     return None
 
 
-def _not_verbatim(passage: str, window_text: str) -> str:
-    """The feedback for a passage that is not an exact substring of the window."""
+def _not_verbatim(passage: str, window_text: str, limits: Limits | None = None, answer: str = "",
+                  question: str = "") -> str:
+    """The feedback for a passage that is not an exact substring of the window.
+
+    It says when the passage was copied from the instructions instead of the window, and it
+    proposes the closest window text only when that text would pass the next checks (the
+    checklist's length limits and the answer's support): a hint is never a fragment that the
+    next attempt would be refused for."""
     from mtcb_curate.verify.fuzzy import locate_fuzzy
     from mtcb_curate.verify.normalize import SkeletonIndex
 
+    limits = limits or Limits()
+    if quotes_instructions(passage, window_text):
+        return ("supporting_passage is copied from these instructions, not from the document window. Quote the "
+                f"document's own text, found between the {WINDOW_OPEN} and {WINDOW_CLOSE.split()[-1]} markers.")
     msg = "supporting_passage does not occur verbatim in the document window: it must be an exact substring."
     if "..." in passage or "\u2026" in passage:
         msg += " Do not use ellipses; quote one contiguous block."
     match = locate_fuzzy(SkeletonIndex(window_text), passage)
-    if match.start is not None and match.end is not None and match.score > 0:
-        msg += (f' The closest text in the window is: "{window_text[match.start:match.end][:MAX_CLOSEST_CHARS]}". '
-                "Quote text that is there, exactly as it appears.")
+    closest = window_text[match.start:match.end].strip() if (match.start is not None and match.end is not None
+                                                             and match.score > 0) else ""
+    usable = (bool(closest) and len(closest) <= MAX_CLOSEST_CHARS
+              and passage_length_problem(len(closest), limits) is None
+              and not quotes_instructions(closest, "")
+              and (not answer or answer_support(question, answer, closest).supported))
+    if usable:
+        msg += (f' The closest text in the window is: "{closest}". Quote text that is there, exactly as it '
+                "appears.")
     else:
-        msg += " Nothing like it is in the window; quote text that is there."
+        msg += (" Nothing close enough to it is in the window; quote a whole sentence of the window that states "
+                "the answer, exactly as it appears.")
     return msg
+
+
+def quotes_instructions(passage: str, window_text: str) -> bool:
+    """True when ``passage`` is not in ``window_text`` but its words are those of the prompt's
+    own instructions (a small model quoting "The document window (chunk 5) follows between the
+    markers."): compared with white space and case folded and every digit run read alike, on
+    the passage's first 60 characters."""
+    def norm(text: str) -> str:
+        return re.sub(r"\d+", "#", " ".join(text.split()).lower())
+
+    key = norm(passage)[:60]
+    if len(key) < 12 or key in norm(window_text):
+        return False
+    return any(key in norm(t) for t in instruction_texts())
 
 
 def _short(text: str, limit: int = 160) -> str:
     """One line, at most ``limit`` characters."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def resolve_mode(mode: str | None, base_url: str) -> str:
+    """The generation mode to use: ``quote`` or ``numbered`` as asked; for ``auto`` (or None),
+    ``numbered`` when the server is a local one (a loopback, private-network or link-local
+    address, ``localhost``, a ``.local`` or dot-less host name: llama.cpp, vLLM or Ollama on a
+    workstation, whose small models rarely quote exactly), else ``quote`` (a hosted API model).
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    if mode in ("quote", "numbered"):
+        return mode
+    if mode not in (None, "", "auto"):
+        raise ValueError(f"unknown generation mode {mode!r}; use one of {', '.join(MODES)}")
+    host = (urlsplit(base_url).hostname or "").lower()
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        local = host == "localhost" or host.endswith((".local", ".localhost", ".internal", ".lan")) or "." not in host
+    else:
+        local = ip.is_loopback or ip.is_private or ip.is_link_local
+    return "numbered" if local else "quote"
+
+
+def check_numbered(
+    data: Any,
+    smap: SentenceMap,
+    existing_questions: Sequence[str] = (),
+    hint: DomainHint | None = None,
+    limits: Limits | None = None,
+    min_units: int = 1,
+) -> tuple[dict[str, Any] | None, list[str], list[str]]:
+    """Judge a parsed numbered-mode reply: its sentence range, then the question rules.
+
+    Args:
+        data: the JSON value read from the reply (``question``, ``answer``, ``first_sentence``,
+            ``last_sentence``; ``sentences`` as ``"12-14"`` or ``[12, 14]`` is read too).
+        smap: the window's sentence map.
+        existing_questions, hint, limits: as for :func:`check_candidate`.
+        min_units: the fewest sentences the range must span (evidence-dense runs).
+
+    Returns:
+        ``(fields, problems, warnings)`` as :func:`check_candidate`; ``fields`` holds
+        ``"passage"`` cut from the window (``SentenceMap.passage``) and ``"sentences"``
+        (first, last), and ``"offset"`` (the passage's window offset).
+    """
+    limits = limits or Limits()
+    if not isinstance(data, dict):
+        return None, ["The reply is not one JSON object with question, answer, first_sentence and last_sentence."], []
+    question, answer = data.get("question"), data.get("answer")
+    first, last = _range_of(data)
+    problems: list[str] = []
+    for name, value in (("question", question), ("answer", answer)):
+        if value is None:
+            problems.append(f'The JSON object has no "{name}".')
+        elif not isinstance(value, str):
+            problems.append(f'"{name}" must be a string.')
+    if first is None or last is None:
+        problems.append('The JSON object needs "first_sentence" and "last_sentence": the numbers in square '
+                        "brackets of the first and last sentence that state the answer.")
+    if problems:
+        return None, problems, []
+    assert first is not None and last is not None
+    question, answer = question.strip(), answer.strip()
+    why = smap.range_problem(first, last, min_chars=limits.min_chars, max_chars=limits.max_chars,
+                             min_units=min_units)
+    passage = smap.passage(first, last) if why is None else ""
+    fields = {"question": question, "answer": answer, "passage": passage, "sentences": (first, last),
+              "offset": smap.units[first - 1].start if why is None else 0}
+    if why is not None:
+        problems.append(why)
+        proposal = (propose_range(smap, question, answer, limits, min_units, near=(min(first, last), max(first, last)))
+                    if answer else None)
+        if proposal is not None:
+            problems.append(f"Sentences {proposal[0]} to {proposal[1]} state the answer: name them, or write an "
+                            "answer that your chosen sentences state.")
+    _question_rules(question, answer, existing_questions, problems)
+    warnings: list[str] = []
+    if passage and hint is not None:
+        lo, hi = hint.min_passage_chars, hint.max_passage_chars
+        if (lo is not None and len(passage) < lo) or (hi is not None and len(passage) > hi):
+            warnings.append(f"The chosen sentences hold {len(passage)} characters; for this dataset choose "
+                            f"between {lo or 1} and {hi or 'any number of'} characters.")
+    return fields, problems, warnings
+
+
+def _range_of(data: dict[str, Any]) -> tuple[int | None, int | None]:
+    """The (first, last) sentence numbers of a numbered-mode reply, or None for each unreadable."""
+    def num(v: Any) -> int | None:
+        if isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, str):
+            m = re.fullmatch(r"\s*\[?\s*(\d+)\s*\]?\s*", v)
+            return int(m.group(1)) if m else None
+        return None
+
+    first, last = num(data.get("first_sentence")), num(data.get("last_sentence"))
+    if first is None and last is None:
+        both = data.get("sentences")
+        if isinstance(both, str):
+            m = re.fullmatch(r"\s*\[?(\d+)\]?\s*(?:-|–|to|\.\.)\s*\[?(\d+)\]?\s*", both)
+            if m:
+                return int(m.group(1)), int(m.group(2))
+            one = num(both)
+            return one, one
+        if isinstance(both, list) and both:
+            return num(both[0]), num(both[-1])
+    if first is not None and last is None:
+        last = first
+    return first, last
+
+
+def propose_range(smap: SentenceMap, question: str, answer: str, limits: Limits, min_units: int = 1,
+                  near: tuple[int, int] | None = None, max_checks: int = 3000) -> tuple[int, int] | None:
+    """A sentence range of the window that would pass every check for ``answer``: within the
+    checklist's length limits, at least ``min_units`` sentences, and supporting the answer
+    (:func:`mtcb_curate.llm.support.answer_support`); the shortest, then the nearest to ``near``;
+    None when there is none (at most ``max_checks`` support checks are made)."""
+    n = len(smap)
+    found: list[tuple[int, int, int, int]] = []
+    checks = 0
+    for i in range(1, n + 1):
+        for j in range(i + max(min_units, 1) - 1, n + 1):
+            size = smap.units[j - 1].end - smap.units[i - 1].start
+            if size > limits.max_chars:
+                break
+            if size < limits.min_chars:
+                continue
+            checks += 1
+            if checks > max_checks:
+                break
+            if answer_support(question, answer, smap.passage(i, j)).supported:
+                dist = 0 if near is None else abs(i - near[0]) + abs(j - near[1])
+                found.append((j - i, dist, i, j))
+                break
+        if checks > max_checks:
+            break
+    if not found:
+        return None
+    _, _, i, j = min(found)
+    return i, j
+
+
+def _question_rules(question: str, answer: str, existing_questions: Sequence[str], problems: list[str], *,
+                    check_empty: bool = True) -> None:
+    """The question and answer rules both modes share (empty, form, answer length, repeats)."""
+    form = form_problem(question) if question else None
+    if check_empty and not question:
+        problems.append("The question is empty.")
+    if check_empty and not answer:
+        problems.append("The answer is empty.")
+    if form is not None and is_yes_no_question(question):
+        problems.append(f'"{_short(question)}" is a yes/no question; ask What, When, Where, Which or How.')
+    elif form is not None:
+        problems.append(f'The question "{_short(question)}" is refused: {form[1]}. Ask one specific question '
+                        "about a fact in the window.")
+    long_answer = answer_length_problem(answer)
+    if long_answer is not None:
+        problems.append(f"The answer is refused: {long_answer}. Answer in one or two sentences.")
+    repeat = find_repeat(question, existing_questions) if question else None
+    if repeat is not None:
+        problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
+
+
+def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None, limits: Limits,
+                    min_units: int = 1) -> tuple[Support, str | None]:
+    """The answer-support verdict of checked ``fields`` and, when unsupported, the feedback
+    sentence: what the answer states that the passage lacks, and (numbered mode) a range
+    that does state it, proposed only after it passed every check (:func:`propose_range`)."""
+    question, answer, passage = fields["question"], fields["answer"], fields["passage"]
+    verdict = answer_support(question, answer, passage)
+    if verdict.supported:
+        return verdict, None
+    lacks = "; ".join(verdict.missing[:4]) if verdict.missing else verdict.reason
+    if mode == "numbered" and smap is not None and fields.get("sentences"):
+        a, b = fields["sentences"]
+        msg = f"The answer states what sentences {a} to {b} do not: {lacks}."
+        proposal = propose_range(smap, question, answer, limits, min_units, near=(a, b))
+        if proposal is not None and proposal != (a, b):
+            msg += f" Sentences {proposal[0]} to {proposal[1]} state it: name them, or answer from sentences {a} to {b}."
+        else:
+            msg += f" Write an answer that sentences {a} to {b} state (every figure as they write it)."
+    else:
+        msg = (f"The answer states what supporting_passage does not: {lacks}. Quote the sentence that states the "
+               "answer, or answer only what the passage states.")
+    return verdict, msg
+
+
+def request_tag(sample: int, mode: str, dense: bool, extra: str = "") -> str:
+    """The cache tag of a generation request: the sample, the mode and the dense option (so
+    the two modes' requests never share a cache key, even for an empty window) and ``extra``."""
+    return ";".join(t for t in (f"sample={sample}" if sample else "", "numbered" if mode == "numbered" else "",
+                                "dense" if dense else "", extra) if t)
+
+
+def prompt_messages(window_text: str, smap: SentenceMap | None = None, *, doc_key: str, chunk_index: int,
+                    existing_questions: Sequence[str] = (), hint: DomainHint | None = None, sample: int = 0,
+                    steering: Steering | None = None, mode: str = "quote", dense: bool = False,
+                    limits: Limits | None = None) -> list[dict[str, str]]:
+    """The first-attempt messages of a generation request in ``mode`` (``prompts``'
+    ``generation_messages`` or ``numbered_messages``), with the evidence-dense request when
+    ``dense``. ``smap``: the window's sentence map when the caller has it."""
+    limits = limits or Limits()
+    dense_text = None
+    if dense:
+        dense_text = (DENSE_REQUEST if mode == "numbered" else DENSE_REQUEST_QUOTE).format(
+            min_units=DENSE_MIN_UNITS, max_chars=limits.max_chars)
+    if mode == "numbered":
+        smap = smap if smap is not None else sentence_map(window_text)
+        return numbered_messages(smap.numbered_text(), doc_key=doc_key, chunk_index=chunk_index, units=len(smap),
+                                 existing_questions=existing_questions, hint=hint, sample=sample,
+                                 steering=steering, dense=dense_text)
+    return generation_messages(window_text, doc_key=doc_key, chunk_index=chunk_index,
+                               existing_questions=existing_questions, hint=hint, sample=sample,
+                               steering=steering, dense=dense_text)
+
+
+def first_request(window_text: str, *, doc_key: str, chunk_index: int, existing_questions: Sequence[str] = (),
+                  hint: DomainHint | None = None, sample: int = 0, steering: Steering | None = None,
+                  mode: str = "quote", dense: bool = False, limits: Limits | None = None,
+                  temperature: float | None = TEMPERATURE, tag: str = "", client: Any = None) -> ChatRequest:
+    """The first-attempt request :func:`generate_for_window` sends for a window, for the
+    estimate before a run: byte for byte when the window fits; with ``client`` whose ``[llm]
+    context_tokens`` is set, the window is cut to fit first, as the run will (from its start)."""
+    if client is not None:
+        budget = window_budget(client, prompt_messages("", doc_key=doc_key, chunk_index=chunk_index,
+                                                       existing_questions=existing_questions, hint=hint,
+                                                       sample=sample, steering=steering, mode=mode, dense=dense,
+                                                       limits=limits))
+        if budget is not None:
+            from mtcb_curate.dataset.tokens import Window as _Window
+
+            cut = fit_window(window_text, _Window(chunk_index, 0, 0, 0, len(window_text)), budget)
+            window_text = window_text[cut.start:cut.end]
+    params = {} if temperature is None else {"temperature": temperature}
+    return ChatRequest.of(prompt_messages(window_text, doc_key=doc_key, chunk_index=chunk_index,
+                                          existing_questions=existing_questions, hint=hint, sample=sample,
+                                          steering=steering, mode=mode, dense=dense, limits=limits),
+                          params, request_tag(sample, mode, dense, tag),
+                          NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA)
 
 
 def generate_for_window(
@@ -453,54 +786,108 @@ def generate_for_window(
     focus: tuple[int, int] | None = None,
     steering: Steering | None = None,
     on_attempt: AttemptCallback | None = None,
+    mode: str = "quote",
+    dense: bool = False,
+    tag: str = "",
 ) -> tuple[Candidate | None, list[Attempt]]:
     """Ask for one QA pair from ``window`` of a document, retrying unusable replies.
 
+    Every reply is checked before it can become a candidate: the passage (quote mode: found in
+    the window, exact or snapped; numbered mode: a valid sentence range, cut from the window),
+    the checklist's bounds, the question rules, and whether the passage supports the answer
+    (:mod:`mtcb_curate.llm.support`). A reply that fails is sent back with feedback naming what
+    was wrong; each retry carries the attempt number and its own ``seed`` (never a
+    byte-identical request) and only the latest refused reply (the prompt does not grow). A
+    reply whose only faults are soft (an unsupported answer, a passage length outside the
+    dataset's range) is kept as a fallback: after the last attempt it becomes the candidate
+    *with* its warnings (``Candidate.supported`` False and the reason), never as a clean pair.
+
     Args:
-        client: the chat client (its cache answers repeats for free).
+        client: the chat client (only the reply that becomes the candidate is cached:
+            ``ChatClient.keep``).
         doc_key, doc_text: the document key and the whole document text.
         window: the window (``tokens.windows(doc_text)[i]``).
         existing_questions: questions the new one must not repeat (listed in the prompt).
         hint: the dataset's domain hint, or None.
         limits: the checklist's passage length bounds (see :func:`check_candidate`).
-        sample: 0 for the first candidate of this prompt; another number asks again (it is
-            part of the cache key, not of the prompt).
+        sample: 0 for the first candidate of this prompt; another number asks again.
         retries: retries after the first attempt (default :data:`RETRIES`).
         temperature: sent as ``temperature`` unless None.
         cancel, on_retry: see :meth:`ChatClient.complete`.
         focus: document character offsets to keep in the window when it must be cut to the
-            client's ``[llm] context_tokens`` (:func:`fit_window`); the window is cut from its
-            start otherwise.
+            client's ``[llm] context_tokens`` (:func:`fit_window`).
         steering: example questions and a question form for the prompt's tail, or None.
         on_attempt: called with each :class:`Attempt` as soon as it is judged.
+        mode: ``quote`` or ``numbered`` (:data:`MODES`; resolve ``auto`` with :func:`resolve_mode`).
+        dense: ask for evidence-dense questions (:data:`DENSE_MIN_UNITS` or more sentences).
+        tag: added to the cache tag (regenerate passes the pair it replaces).
 
     Returns:
-        ``(candidate or None, attempts)``; a candidate whose only faults are warnings on the
-        last attempt is kept with them.
+        ``(candidate or None, attempts)``.
 
     Raises:
         LLMCancelled, LLMUnavailable, LLMError: from the client.
+        ValueError: an unknown mode.
     """
-    budget = window_budget(client, generation_messages("", doc_key=doc_key, chunk_index=window.index,
-                                                       existing_questions=existing_questions, hint=hint,
-                                                       sample=sample, steering=steering))
+    if mode not in ("quote", "numbered"):
+        raise ValueError(f"unknown generation mode {mode!r}")
+    limits = limits or Limits()
+    min_units = DENSE_MIN_UNITS if dense else 1
+
+    def build(text: str) -> tuple[list[dict[str, str]], SentenceMap]:
+        smap = sentence_map(text)
+        return prompt_messages(text, smap, doc_key=doc_key, chunk_index=window.index,
+                               existing_questions=existing_questions, hint=hint, sample=sample, steering=steering,
+                               mode=mode, dense=dense, limits=limits), smap
+
+    budget = window_budget(client, build("")[0])
     if budget is not None:
         window = fit_window(doc_text, window, budget, focus)
+        if mode == "numbered":
+            # The numbers take tokens too: cut again by what they add.
+            from mtcb_curate.dataset.tokens import count_tokens
+
+            text = doc_text[window.start:window.end]
+            extra = count_tokens(sentence_map(text).numbered_text()) - count_tokens(text)
+            if extra > 0:
+                window = fit_window(doc_text, window, max(budget - extra, 256), focus)
     window_text = doc_text[window.start:window.end]
-    messages = generation_messages(window_text, doc_key=doc_key, chunk_index=window.index,
-                                   existing_questions=existing_questions, hint=hint, sample=sample,
-                                   steering=steering)
+    base, smap = build(window_text)
+    schema = NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA
     params = {} if temperature is None else {"temperature": temperature}
-    tag = f"sample={sample}" if sample else ""
+    tag = request_tag(sample, mode, dense, tag)
     attempts: list[Attempt] = []
-    # The first reply whose only faults were warnings: kept if no later reply is clean.
-    fallback: tuple[int, dict[str, Any], list[str], Any] | None = None
-    for number in range(1, retries + 2):
-        result = client.complete(ChatRequest.of(messages, params, tag, GENERATION_SCHEMA), cancel=cancel,
-                                 on_retry=on_retry)
-        fields, problems, warnings = read_reply(
-            result, lambda data: check_candidate(data, window_text, existing_questions, hint, limits))
-        last = number == retries + 1
+    # The best reply whose only faults were soft: kept if no later reply is clean.
+    fallback: tuple[tuple[int, int], int, dict[str, Any], list[str], Support, Any] | None = None
+    messages = base
+    total = retries + 1
+    for number in range(1, total + 1):
+        sent = dict(params)
+        if number > 1:
+            sent["seed"] = SEED_BASE * sample + number
+            if temperature is not None:
+                # A small model sends the same reply again whatever the feedback: sample wider.
+                sent["temperature"] = round(min(MAX_RETRY_TEMPERATURE, temperature + RETRY_TEMPERATURE_STEP * (number - 1)), 2)
+        result = client.complete(ChatRequest.of(messages, sent, tag, schema), cancel=cancel, on_retry=on_retry)
+        if mode == "numbered":
+            fields, problems, warnings = read_reply(
+                result, lambda data: check_numbered(data, smap, existing_questions, hint, limits, min_units))
+        else:
+            fields, problems, warnings = read_reply(
+                result, lambda data: check_candidate(data, window_text, existing_questions, hint, limits))
+            if fields is not None and not problems and dense:
+                s0 = window_text.find(fields["passage"]) if "snap" not in fields else fields["snap"].start
+                got = smap.range_of(s0, s0 + len(fields["passage"]))
+                if got is None or got[1] - got[0] + 1 < min_units:
+                    problems.append(f"supporting_passage spans {0 if got is None else got[1] - got[0] + 1} sentence(s); "
+                                    f"this run asks for evidence of at least {min_units} consecutive sentences: quote "
+                                    "the whole block the answer needs.")
+        verdict = Support(True)
+        if fields is not None and not problems:
+            verdict, unsupported = support_problem(fields, mode, smap, limits, min_units)
+            if unsupported is not None:
+                warnings = [unsupported, *warnings]
+        last = number == total
         accept = fields is not None and not problems and (not warnings or last)
         attempts.append(Attempt(doc_key, window.index, sample, number, tuple(problems + warnings), accept,
                                 result.text[:MAX_REPLY_CHARS], result.cached, result.prompt_tokens,
@@ -509,16 +896,25 @@ def generate_for_window(
             on_attempt(attempts[-1])
         if accept:
             assert fields is not None
-            return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result), attempts
-        if fields is not None and not problems and fallback is None:
-            fallback = (len(attempts) - 1, fields, warnings, result)
+            if fallback is not None and (not verdict.supported) and fallback[0] < (1, 0):
+                break  # an earlier reply was supported (only a soft length warning): it is better
+            client.keep(result)
+            return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result, mode,
+                              verdict, smap), attempts
+        if fields is not None and not problems:
+            rank = (0 if verdict.supported else 1, number)
+            if fallback is None or rank < fallback[0]:
+                fallback = (rank, len(attempts) - 1, fields, warnings, verdict, result)
         if last:
             break
-        messages = retry_messages(messages, result.text, feedback_message(problems + warnings))
+        messages = retry_messages(base, result.text, feedback_message(problems + warnings, mode=mode,
+                                                                       attempt=number + 1, attempts=total))
     if fallback is not None:
-        i, fields, warnings, result = fallback
-        attempts[i] = replace(attempts[i], accepted=True)
-        return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result), attempts
+        _, i, fields, warnings, verdict, result = fallback
+        attempts = [replace(a, accepted=(k == i)) for k, a in enumerate(attempts)]
+        client.keep(result)
+        return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result, mode, verdict,
+                          smap), attempts
     return None, attempts
 
 
@@ -549,7 +945,9 @@ def read_reply(result: Any, check: Callable[[Any], tuple[_V | None, list[str], l
 def retry_messages(messages: list[dict[str, str]], reply: str, feedback: dict[str, str], *,
                    echo_chars: int = MAX_ECHO_CHARS) -> list[dict[str, str]]:
     """``messages`` with the rejected ``reply`` (its first ``echo_chars`` characters, "(no reply)"
-    when empty) and the ``feedback`` message appended: the stable part stays first."""
+    when empty) and the ``feedback`` message appended: the stable part stays first. Generation
+    passes its first request's messages, so only the latest refused reply is shown (the prompt
+    does not grow with each retry)."""
     return [*messages, {"role": "assistant", "content": reply[:echo_chars] or "(no reply)"}, feedback]
 
 
@@ -600,14 +998,28 @@ def window_budget(client: Any, messages_without_window: list[dict[str, str]]) ->
 
 
 def _candidate(fields: dict[str, Any], warnings: list[str], doc_key: str, window: Window, window_text: str,
-               sample: int, number: int, result: Any) -> Candidate:
+               sample: int, number: int, result: Any, mode: str = "quote", verdict: Any = None,
+               smap: SentenceMap | None = None) -> Candidate:
     """A :class:`Candidate` from checked fields (the passage is in ``window_text``)."""
     snap: Snap | None = fields.get("snap")
-    start = window.start + (snap.start if snap is not None else window_text.index(fields["passage"]))
-    extra = {} if snap is None else {"verdict": snap.verdict, "score": snap.score, "quoted": snap.quoted}
+    if "offset" in fields:
+        offset = fields["offset"]
+    elif snap is not None:
+        offset = snap.start
+    else:
+        offset = window_text.index(fields["passage"])
+    start = window.start + offset
+    extra: dict[str, Any] = {} if snap is None else {"verdict": snap.verdict, "score": snap.score, "quoted": snap.quoted}
+    units = 0
+    if smap is not None:
+        got = smap.range_of(offset, offset + len(fields["passage"]))
+        units = 0 if got is None else got[1] - got[0] + 1
+    supported = True if verdict is None else bool(verdict.supported)
     return Candidate(fields["question"], fields["answer"], fields["passage"], doc_key, window.index, start,
                      start + len(fields["passage"]), sample, number, tuple(warnings), result.model, result.key,
-                     **extra)
+                     mode=mode, sentences=fields.get("sentences"), supported=supported,
+                     support_reason="" if supported or verdict is None else verdict.reason,
+                     evidence_units=units, **extra)
 
 
 def pick_windows(doc_text: str, existing_chunk_indices: Sequence[int | None], n: int, *,
@@ -796,18 +1208,17 @@ def _plan_steering(steering: Any, questions: Sequence[str], n: int) -> list[Stee
 def plan_generate_more(document: Document, existing: Sequence[Any], n: int, *,
                        profile: str | Profile | DomainHint | None = None,
                        temperature: float | None = TEMPERATURE,
-                       steering: Any = None) -> list[ChatRequest]:
+                       steering: Any = None, mode: str = "quote", dense: bool = False,
+                       limits: Limits | None = None, client: Any = None) -> list[ChatRequest]:
     """The first-attempt request of each of the ``n`` jobs :func:`generate_more` sends (for
-    the estimate before a run): the same requests, byte for byte."""
+    the estimate before a run): the same requests (cut to ``client``'s context when given)."""
     ws = windows(document.text)
     picks = pick_windows(document.text, _Skeleton(document.text).windows_of(existing, ws), n, doc_windows=ws)
     hint = _hint(profile)
     questions = [p.question for p in existing]
-    params = {} if temperature is None else {"temperature": temperature}
-    return [ChatRequest.of(generation_messages(document.text[ws[i].start:ws[i].end], doc_key=document.key,
-                                               chunk_index=i, existing_questions=questions, hint=hint,
-                                               sample=k, steering=st),
-                           params, f"sample={k}" if k else "", GENERATION_SCHEMA)
+    return [first_request(document.text[ws[i].start:ws[i].end], doc_key=document.key, chunk_index=i,
+                          existing_questions=questions, hint=hint, sample=k, steering=st, mode=mode, dense=dense,
+                          limits=_limits(profile, limits), temperature=temperature, client=client)
             for i, k, st in zip(picks, _samples(picks), _plan_steering(steering, questions, len(picks)))]
 
 
@@ -827,6 +1238,8 @@ def generate_more(
     concurrency: int = 1,
     steering: Any = None,
     on_attempt: AttemptCallback | None = None,
+    mode: str = "quote",
+    dense: bool = False,
 ) -> GenerationResult:
     """Generate up to ``n`` new pairs for ``document``, in the windows with the fewest pairs.
 
@@ -845,6 +1258,7 @@ def generate_more(
         concurrency: calls at once (``[llm] concurrency``); the result does not depend on it.
         steering: a ``steering.SteeringConfig`` (example questions, target form shares: the
             form of each job is planned from ``existing``'s questions), or None.
+        mode, dense: see :func:`generate_for_window`.
 
     Returns:
         The candidates in window order (a candidate repeating an earlier one of the run is
@@ -862,7 +1276,7 @@ def generate_more(
                        questions, _hint(profile), _limits(profile, limits), retries=retries,
                        temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress,
                        concurrency=concurrency, steering=_plan_steering(steering, questions, len(picks)),
-                       on_attempt=on_attempt)
+                       on_attempt=on_attempt, mode=mode, dense=dense)
     if picks:
         used = ", ".join(str(i) for i in dict.fromkeys(picks))
         result.window_notes = [f"window{'s' if len(set(picks)) > 1 else ''} {used} of {len(ws)}: the fewest pairs "
@@ -889,6 +1303,8 @@ def regenerate(
     concurrency: int = 1,
     steering: Any = None,
     on_attempt: AttemptCallback | None = None,
+    mode: str = "quote",
+    dense: bool = False,
 ) -> GenerationResult:
     """Candidates to replace ``pair``, from the window holding its located passage (see
     :func:`choose_pair_window`; the result's ``window_notes`` and each candidate's
@@ -909,6 +1325,9 @@ def regenerate(
         on_progress: called with ``(candidates done, n_candidates)``.
         span: ``(start, end, verdict)`` of the pair's passage in the document when the caller
             has located it already (the session's verdicts); else it is located here.
+        mode, dense: see :func:`generate_for_window`. The requests are tagged with the pair
+            they replace, so a pair generated a moment ago is never offered back from the cache
+            as its own replacement.
 
     Returns:
         A :class:`GenerationResult` (``cancelled=True`` with what was done on cancel).
@@ -921,10 +1340,22 @@ def regenerate(
                        list(other_questions), _hint(profile), _limits(profile, limits), retries=retries,
                        temperature=temperature, cancel=cancel, on_retry=on_retry, on_progress=on_progress,
                        focus=choice.span, concurrency=concurrency,
-                       steering=_plan_steering(steering, other_questions, n_candidates), on_attempt=on_attempt)
+                       steering=_plan_steering(steering, other_questions, n_candidates), on_attempt=on_attempt,
+                       mode=mode, dense=dense, tag="replace=" + _pair_digest(pair))
     result.window_notes = [choice.reason, *result.window_notes]
     result.candidates = [replace(c, window_note=choice.reason) for c in result.candidates]
     return result
+
+
+def _pair_digest(pair: Any) -> str:
+    """12 hex characters of sha256 over a pair's question, answer and passage (its cache tag
+    in regenerate)."""
+    import hashlib
+
+    view = getattr(pair, "pair", pair)
+    text = "\x1f".join(str(getattr(pair, k, None) or getattr(view, k, "") or "")
+                       for k in ("question", "answer", "passage"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, int]], questions: list[str],
@@ -932,7 +1363,8 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
               cancel: threading.Event | None, on_retry: RetryCallback | None,
               on_progress: ProgressCallback | None, focus: tuple[int, int] | None = None,
               concurrency: int = 1, steering: Sequence[Steering | None] | None = None,
-              on_attempt: AttemptCallback | None = None) -> GenerationResult:
+              on_attempt: AttemptCallback | None = None, mode: str = "quote", dense: bool = False,
+              tag: str = "") -> GenerationResult:
     """One candidate per ``(window, sample)`` job, up to ``concurrency`` calls at once
     (:func:`mtcb_curate.llm.pool.run_ordered`), committed in job order.
 
@@ -951,9 +1383,9 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
     fixed = list(questions)
     steer = list(steering) if steering is not None else [None] * len(jobs)
     for (window, sample), st in zip(jobs, steer):
-        budget = window_budget(client, generation_messages("", doc_key=document.key, chunk_index=window.index,
-                                                           existing_questions=fixed, hint=hint, sample=sample,
-                                                           steering=st))
+        budget = window_budget(client, prompt_messages("", doc_key=document.key, chunk_index=window.index,
+                                                       existing_questions=fixed, hint=hint, sample=sample,
+                                                       steering=st, mode=mode, dense=dense, limits=limits))
         if budget is not None:
             cut = fit_window(document.text, window, budget, focus)
             note = (f"window {window.index} cut to {cut.end_token - cut.start_token:,} of "
@@ -967,7 +1399,8 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
         return generate_for_window(
             client, doc_key=document.key, doc_text=document.text, window=window, existing_questions=fixed,
             hint=hint, limits=limits, sample=sample, retries=retries, temperature=temperature, cancel=cancel,
-            on_retry=on_retry, focus=focus, steering=steer[k], on_attempt=on_attempt)
+            on_retry=on_retry, focus=focus, steering=steer[k], on_attempt=on_attempt, mode=mode, dense=dense,
+            tag=tag)
 
     pooled = run_ordered(one, list(range(len(jobs))), concurrency=concurrency, cancel=cancel,
                          on_progress=on_progress)

@@ -6,7 +6,7 @@ blind to paraphrase; on demand (``mtcb-curate check --llm-judge``) this module a
 one pair per call, and its verdict replaces the lexical one for the pairs it judged.
 
 The prompt is ours. The model scores each pair 1-5 with a one-line reason on four criteria
-(issue 18), :data:`CRITERIA`: the answer is supported by the passage alone (``answerable``);
+:data:`CRITERIA`: the answer is supported by the passage alone (``answerable``);
 the question is specific to its document, not generic (``specific``); it reads on its own
 (``self_contained``); the passage is the shortest block that supports the answer
 (``minimal``). Replies are JSON ``{"answerable": {"score": 1-5, "reason": "..."}, ...}``.
@@ -111,7 +111,10 @@ def judge_pairs(client: ChatClient, items: Sequence[tuple[int, str, str, str]], 
 
     def one(k: int) -> Judgement:
         result = client.complete(requests[k], cancel=cancel, on_retry=on_retry)
-        return _judgement(items[k][0], result.problem, result.text, keep_threshold)
+        judged = _judgement(items[k][0], result.problem, result.text, keep_threshold)
+        if judged.supported is not None:  # a usable verdict: kept for reruns; a bad reply never is
+            client.keep(result)
+        return judged
 
     out = run_ordered(one, list(range(len(items))), concurrency=concurrency, cancel=cancel, on_progress=on_progress)
     if out.error is not None:

@@ -1,4 +1,4 @@
-"""Up to N LLM calls at once, with results committed in input order (issue 18).
+"""Up to N LLM calls at once, with results committed in input order.
 
 ``[llm] concurrency = N`` (default 1) in the config file sets N. A run with N > 1 sends its
 independent calls (generation jobs of different windows or documents, dedup batches, judge
@@ -28,7 +28,7 @@ from mtcb_curate.llm.errors import LLMCancelled, LLMConfigError
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Calls at once when ``[llm] concurrency`` is not set: one, as before issue 18.
+#: Calls at once when ``[llm] concurrency`` is not set: one.
 DEFAULT_CONCURRENCY = 1
 #: The most calls at once we accept from the config file (a guard against a typo like 6400).
 MAX_CONCURRENCY = 256

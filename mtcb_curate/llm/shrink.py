@@ -263,16 +263,19 @@ def shrink_with_llm(
                                           result.cached, result.prompt_tokens, result.completion_tokens))
         if accept:
             assert quote is not None
+            client.keep(result)
             return _accepted(out, passage, quote, warnings, result.model)
         if clean and fallback is None:
             assert quote is not None
             fallback = (len(out.attempts) - 1, quote, warnings, result.model)
+            kept_result = result
         if last:
             break
         messages = retry_messages(messages, result.text, feedback_message(problems + warnings),
                                   echo_chars=MAX_ECHO_CHARS)
     if fallback is not None:
         i, quote, warnings, model = fallback
+        client.keep(kept_result)
         a = out.attempts[i]
         out.attempts[i] = ShrinkAttempt(a.number, a.problems, True, a.reply, a.cached, a.prompt_tokens,
                                         a.completion_tokens)

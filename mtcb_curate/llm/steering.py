@@ -1,4 +1,4 @@
-"""Steering generation: example questions and target shares of question forms (issue 18).
+"""Steering generation: example questions and target shares of question forms.
 
 Config (``config.toml``; every key optional; ``[generate.NAME]`` overrides ``[generate]`` for
 the dataset profile ``NAME``)::
@@ -6,6 +6,8 @@ the dataset profile ``NAME``)::
     [generate]
     examples = ["What was the company's revenue in fiscal 2023?"]   # shown to the model, style only
     forms = { "how much" = 0.3, when = 0.2, what = 0.3, which = 0.2 }  # target shares of question forms
+    mode = "auto"      # auto | numbered | quote (llm.generate.resolve_mode); --mode wins
+    dense = false      # evidence-dense questions (several consecutive sentences); --dense wins
 
 ``--examples FILE`` (one question per line; blank lines and lines starting with ``#`` are
 skipped) replaces the config's examples for one run.
@@ -85,8 +87,10 @@ class SteeringConfig:
                     examples = tuple(q.strip() for q in value if q.strip())
                 elif key == "forms":
                     shares = _shares(value)
+                elif key in ("mode", "dense"):
+                    continue  # generation_settings reads them
                 else:
-                    raise CurateError(f"[generate] {key}: unknown setting (known: examples, forms)")
+                    raise CurateError(f"[generate] {key}: unknown setting (known: examples, forms, mode, dense)")
         if examples_file is not None:
             examples = read_examples(examples_file)
         return cls(examples, shares)
@@ -170,3 +174,39 @@ def plan_forms(existing_questions: Sequence[str], n: int, shares: Mapping[str, f
         out.append(best)
         counts[best] += 1
     return out
+
+
+def generation_settings(profile: Any = None, config: Path | Mapping[str, Any] | None = None, *,
+                        mode: str | None = None, dense: bool | None = None) -> tuple[str, bool]:
+    """The generation mode and the evidence-dense option of a run: the options given (``--mode``,
+    ``--dense``), else ``[generate.<profile name>]``, else ``[generate]``, else ``auto`` and False.
+    The mode may still be ``auto`` (``llm.generate.resolve_mode`` picks by the server).
+
+    Raises:
+        CurateError: the file is not valid TOML; an unknown mode; ``dense`` not a boolean.
+    """
+    from mtcb_curate.llm.generate import MODES
+
+    if isinstance(config, Mapping):
+        table = dict(config)
+    else:
+        from mtcb_curate.config import read_table
+
+        table = read_table("generate", Path(config) if config is not None else None)
+    name = getattr(profile, "name", None)
+    sub = table.get(name) if isinstance(name, str) else None
+    got_mode, got_dense = "auto", False
+    for layer in (table, sub if isinstance(sub, Mapping) else {}):
+        if "mode" in layer:
+            got_mode = layer["mode"]
+        if "dense" in layer:
+            got_dense = layer["dense"]
+    if mode is not None:
+        got_mode = mode
+    if dense is not None:
+        got_dense = dense
+    if got_mode not in MODES:
+        raise CurateError(f"[generate] mode must be one of {', '.join(MODES)}, not {got_mode!r}")
+    if not isinstance(got_dense, bool):
+        raise CurateError("[generate] dense must be true or false")
+    return got_mode, got_dense

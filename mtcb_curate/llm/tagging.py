@@ -65,7 +65,10 @@ def tag_questions(client: ChatClient, items: Sequence[tuple[int, str, str]], *,
 
     def one(k: int) -> Tag:
         result = client.complete(requests[k], cancel=cancel, on_retry=on_retry)
-        return _tag(items[k][0], result.problem, result.text)
+        tag = _tag(items[k][0], result.problem, result.text)
+        if tag.form is not None or tag.type is not None:  # a usable tag: kept for reruns
+            client.keep(result)
+        return tag
 
     out = run_ordered(one, list(range(len(items))), concurrency=concurrency, cancel=cancel, on_progress=on_progress)
     if out.error is not None:

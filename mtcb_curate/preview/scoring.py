@@ -60,13 +60,14 @@ class PairFindability:
     n_chunks: int
 
     def line(self, spec: str) -> str:
-        """One plain line: ``recursive:2048: fits in chunk 14 of AAPL; rank 3 of 3,127``."""
+        """One plain line: ``recursive:2048: fits in chunk 13 (from 0) of AAPL; rank 3 of 3,127``
+        (chunks numbered from 0 within the document, as ``chunk_index`` counts)."""
         if self.fits is not None:
-            where = f"fits in chunk {self.fits[1]} of {self.fits[0]}"
+            where = f"fits in chunk {self.fits[1] - 1} (from 0) of {self.fits[0]}"
         elif self.too_long:
             where = "longer than the chunk size"
         elif self.cut is not None:
-            where = f"cut across chunks {self.cut[1]}-{self.cut[2]} of {self.cut[0]}"
+            where = f"cut across chunks {self.cut[1] - 1}-{self.cut[2] - 1} (from 0) of {self.cut[0]}"
         else:
             where = "not found in any document"
         rank = f"; rank {self.best_rank:,} of {self.n_chunks:,}" if self.best_rank is not None else ""

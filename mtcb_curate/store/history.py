@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from mtcb_curate.dataset.model import HistoryKind
 from mtcb_curate.errors import WorkspaceError
 from mtcb_curate.store.base import MARK_KINDS, Decision, HistoryEntry, dump_json, load_json
 from mtcb_curate.store.team import votes_agree
@@ -396,15 +397,15 @@ class SharedStore:
     def _take_back(self, tx: Any, entry: HistoryEntry, at: float) -> None:
         """Restore what ``entry`` changed (one entry of an undo)."""
         kind = entry.kind
-        if kind == "decide" and entry.via == "resolve":
+        if kind == HistoryKind.DECIDE and entry.via == "resolve":
             self._undo_resolution(tx, entry, at)
-        elif kind == "decide":
+        elif kind == HistoryKind.DECIDE:
             self._apply_decision(tx, entry.pair_id, entry.before, at)
-        elif kind == "edit":
+        elif kind == HistoryKind.EDIT:
             self._apply_edits(tx, entry.pair_id, entry.before or {}, at)
-        elif kind == "add":
+        elif kind == HistoryKind.ADD:
             self._execute(tx, "DELETE FROM added_pairs WHERE pair_id=?", (entry.pair_id,))
-        elif kind == "note":
+        elif kind == HistoryKind.NOTE:
             self._apply_note(tx, entry.pair_id, entry.before, at)
         elif kind in MARK_KINDS:
             for a, b in entry.after["pairs"]:

@@ -6,6 +6,8 @@ Used by both workspace backends (a PostgreSQL work split, SQLite workspaces merg
 
 from __future__ import annotations
 
+from mtcb_curate.dataset.model import Status
+
 __all__ = ["reason_category", "votes_agree"]
 
 
@@ -13,7 +15,7 @@ def votes_agree(votes: list[tuple[str, str | None]]) -> bool:
     """True when curators' decisions ``(status, reason)`` on a pair agree: the same status and,
     for rejections, the same reason category (``reason_category``: ``duplicate of #3`` and
     ``duplicate of #7`` agree). An empty list or one vote agrees."""
-    return len({(s, reason_category(r) if s == "rejected" else None) for s, r in votes}) <= 1
+    return len({(s, reason_category(r) if s == Status.REJECTED else None) for s, r in votes}) <= 1
 
 
 def reason_category(reason: str | None) -> str | None:

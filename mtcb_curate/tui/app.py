@@ -147,6 +147,19 @@ class CurateApp(App[None]):
 
         return SteeringConfig.resolve(self.session.dataset.profile, self.config_path)
 
+    def llm_mode(self, client) -> tuple[str, bool]:
+        """The generation mode (``quote`` / ``numbered``; ``auto`` picks by the client's server)
+        and the evidence-dense option, from ``[generate]`` for the session's profile.
+
+        Raises:
+            CurateError: a bad ``[generate]`` table or an invalid file.
+        """
+        from mtcb_curate.llm.generate import resolve_mode
+        from mtcb_curate.llm.steering import generation_settings
+
+        asked, dense = generation_settings(self.session.dataset.profile, self.config_path)
+        return resolve_mode(asked, client.config.base_url), dense
+
     @property
     def attempt_log(self):
         """Every generation attempt of this app session (``llm.generate.AttemptLog``): the

@@ -119,7 +119,9 @@ class CorpusGenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         def estimator(client):
             from mtcb_curate.app.generation import estimate_corpus_run, prepare_corpus_run
 
-            self._run = prepare_corpus_run(session, per_doc=n, docs=sorted(keys), steering=app.llm_steering())
+            mode, dense = app.llm_mode(client)
+            self._run = prepare_corpus_run(session, per_doc=n, docs=sorted(keys), steering=app.llm_steering(),
+                                           mode=mode, dense=dense)
             return estimate_corpus_run(self._run, client)
 
         def job(client, cancel, on_retry, on_progress):

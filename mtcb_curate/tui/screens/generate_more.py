@@ -146,8 +146,9 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         def estimator(client):
             from mtcb_curate.llm.estimate import estimate_generate_more
 
+            mode, dense = app.llm_mode(client)
             return estimate_generate_more(doc, existing, n, client.config, profile=profile, client=client,
-                                          steering=app.llm_steering())
+                                          steering=app.llm_steering(), mode=mode, dense=dense)
 
         def job(client, cancel, on_retry, on_progress):
             from mtcb_curate.checks import Limits
@@ -155,9 +156,11 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
             limits = Limits.resolve(profile, config_path)
+            mode, dense = app.llm_mode(client)
             return generate_more(client, doc, existing, n, profile=profile, limits=limits, cancel=cancel,
                                  on_retry=on_retry, on_progress=on_progress, concurrency=app.llm_concurrency(),
-                                 steering=app.llm_steering(), on_attempt=app.attempt_log.add)
+                                 steering=app.llm_steering(), on_attempt=app.attempt_log.add, mode=mode,
+                                 dense=dense)
 
         self.phase = RunPhase.RUNNING
         self._note("asking the LLM…")
@@ -188,9 +191,12 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
         self.query_one(Input).display = False
         self.set_focus(None)
         snapped = sum(1 for c in self.candidates if getattr(c, "verdict", Verdict.EXACT) != Verdict.EXACT)
+        unsupported = sum(1 for c in self.candidates if not getattr(c, "supported", True))
         head = f"{len(self.candidates)} candidate(s), each passage verbatim in its window"
         if snapped:
             head += f" ({snapped} snapped from the model's near-miss quote)"
+        if unsupported:
+            head += f"; {unsupported} with an answer its passage does not support (marked)"
         self._status.notes(notes, head=head)
         box = self.query_one("#gen-list", VerticalScroll)
         box.mount_all([Static(self._item_text(i), classes="gen-item -cursor" if i == 0 else "gen-item",
@@ -241,8 +247,7 @@ class GenerateMoreScreen(CurateAppAccess, ModalScreen[int | None]):
             for i in indices:
                 c = self.candidates[i]
                 added.append(app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage,
-                                                 c.chunk_index, origin=Via.GENERATE,
-                                                 details={"model": c.model, "request": c.cache_key}))
+                                                 c.chunk_index, origin=Via.GENERATE, details=c.provenance()))
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
         if added:

@@ -6,15 +6,18 @@ dialog:
 
 1. builds the chat client (``CurateApp.llm_client``: it imports openai) and the estimate in a
    thread worker (the estimate counts tokens with tiktoken);
-2. shows the estimate; a run of more than 10 paid calls waits for ``y``/``enter`` (issue 5),
+2. shows the estimate; a run of more than 10 paid calls waits for ``y``/``enter``,
    ``escape`` closes it without any call;
 3. runs the job in a thread worker with a progress bar and a status line for each retry
    ("retry 2/5 in 4 s: 429 rate limited"), redrawn every second with the elapsed time and,
    when the client streams, the tokens received so far; ``v`` opens the failed attempts
    viewer (``screens.attempts``: every refused reply, its full reasons and its quote; the
-   keys line counts this run's); ``escape``/``c`` sets the job's
-   ``threading.Event``: the client stops before its next attempt or during a backoff sleep
-   (a request in flight is waited for; a second ``escape`` closes the dialog at once);
+   keys line counts this run's); a second line says what the server is doing
+   (``ChatClient.status_line``: queued behind a one-at-a-time server, reading the prompt with
+   the seconds so far against the estimate from this server's measured speed, or the reply's
+   tokens so far when it streams); ``escape``/``c`` sets the job's ``threading.Event``: the
+   client closes the request in flight at once and stops (a second ``escape`` closes the
+   dialog at once);
 4. dismisses with the job's return value (the domain functions return their partial result,
    marked ``cancelled``, on cancel), or shows an error as ONE plain line (``LLMUnavailable``,
    ``LLMConfigError``, ``LLMError`` ...) and dismisses with None on ``escape``: the rest of the
@@ -125,6 +128,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             yield Static(id="llm-run-estimate")
             yield ProgressBar(total=self.total, show_eta=False, id="llm-run-progress")
             yield LLMStatus(id="llm-run-status")
+            yield Static(id="llm-run-server")
             yield Static(id="llm-run-keys", classes="llm-keys")
 
     def on_mount(self) -> None:
@@ -133,7 +137,7 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         self._prepare()
 
     def on_unmount(self) -> None:
-        # The app may exit with the dialog open: no further request (one in flight is waited for).
+        # The app may exit with the dialog open: no further request (one in flight is closed).
         self._gone = True
         self.cancel_event.set()
         self._release_client()
@@ -246,6 +250,9 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
         client = self._run_client
         streaming = bool(getattr(getattr(client, "config", None), "stream", False))
         self.status.tick(int(getattr(client, "streamed_chunks", 0)) if streaming else None)
+        line = client.status_line() if hasattr(client, "status_line") else ""
+        self._set("#llm-run-server", Text(printable(f"server: {line}" if line else "", keep_newlines=False),
+                                          style="dim"))
         self._set_keys()
 
     def action_attempts(self) -> None:
@@ -334,16 +341,14 @@ class LLMRunScreen(CurateAppAccess, ModalScreen[Any]):
             self._close(None)
 
     def action_cancel_run(self) -> None:
-        """Stop the run before its next request (a request in flight is waited for)."""
+        """Stop the run: the request in flight is closed at once (the server sees the close)."""
         if self.phase != RunPhase.RUNNING:
             if self.phase in (RunPhase.CONFIRM, RunPhase.PREPARING):
                 self._close(None)
             return
         self.phase = RunPhase.CANCELLING
         self.cancel_event.set()
-        streaming = bool(getattr(getattr(self._run_client, "config", None), "stream", False))
-        self._status("cancelling: closing the request in flight (esc closes now)" if streaming else
-                     "cancelling: waiting for the request in flight (esc closes now)", "warning")
+        self._status("cancelling: closing the request in flight (esc closes now)", "warning")
         self._set_keys()
 
     def _close(self, result: Any) -> None:

@@ -51,13 +51,22 @@ def field_text(label: str, value: str) -> Text:
 
 
 def candidate_text(c: Any) -> Text:
-    """A candidate's question, answer, passage (with where it is) and warnings."""
+    """A candidate's question, answer, passage (with where it is and how it was made: mode,
+    sentence range or snap) and warnings; an answer its passage does not support is said first,
+    in red, above the texts."""
     t = Text()
+    if not getattr(c, "supported", True):
+        t.append("⚠ ANSWER NOT SUPPORTED by its passage: "
+                 + printable(getattr(c, "support_reason", ""), keep_newlines=False) + "\n\n", style="bold red")
     t += field_text("Question", c.question)
     t += field_text("Answer", c.answer)
     t += field_text("Supporting passage", c.passage)
     verdict = getattr(c, "verdict", "exact")
-    if verdict == Verdict.EXACT:
+    if getattr(c, "mode", "quote") == "numbered" and getattr(c, "sentences", None):
+        a, b = c.sentences
+        t.append(f"cut from chunk {c.chunk_index} (numbered mode: the model named sentences {a}–{b}), characters "
+                 f"{c.start:,}–{c.end:,}", style="green")
+    elif verdict == Verdict.EXACT:
         t.append(f"verbatim in chunk {c.chunk_index}, characters {c.start:,}–{c.end:,}", style="green")
     else:
         score = "" if verdict == Verdict.NORMALIZED else f" {c.score:.0f}"
@@ -72,7 +81,8 @@ def candidate_text(c: Any) -> Text:
     if getattr(c, "window_note", ""):
         t.append(printable(c.window_note, keep_newlines=False) + "\n", style="dim")
     for w in c.warnings:
-        t.append(f"⚠ {printable(w, keep_newlines=False)}\n", style="yellow")
+        if getattr(c, "supported", True) or not w.startswith("The answer states"):
+            t.append(f"⚠ {printable(w, keep_newlines=False)}\n", style="yellow")
     return t
 
 
@@ -168,10 +178,12 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
 
             # Candidates must meet the checklist's bounds: the profile's, then [checklist].
             limits = Limits.resolve(profile, config_path)
+            mode, dense = app.llm_mode(client)
             return regenerate(client, pair, doc, other_questions=others, n_candidates=n, first_sample=first,
                               profile=profile, limits=limits, cancel=cancel, on_retry=on_retry,
                               on_progress=on_progress, concurrency=app.llm_concurrency(),
-                              steering=app.llm_steering(), on_attempt=app.attempt_log.add)
+                              steering=app.llm_steering(), on_attempt=app.attempt_log.add, mode=mode,
+                              dense=dense)
 
         self.running = True
         self._show()
@@ -273,8 +285,7 @@ class RegenerateScreen(CurateAppAccess, ModalScreen[int | None]):
         try:
             new = app_review.add_pair(self.session, c.doc_key, c.question, c.answer, c.passage, c.chunk_index,
                                       origin=Via.GENERATE,
-                                      details={"model": c.model, "request": c.cache_key,
-                                               "regenerated_from": self.pid})
+                                      details={**c.provenance(), "regenerated_from": self.pid})
         except (CurateError, ValueError) as exc:
             self.notify(f"Not saved: {exc}", severity="error", timeout=10, markup=False)
             return

@@ -29,7 +29,9 @@ from mtcb_curate.tui.messages import (DecisionSettled, HubLoadDone, WorkspaceRec
                                        WorkspaceReconnecting)
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review_dialogs import Dialogs
+from mtcb_curate.tui.screens.chunk_fit import ChunkFitActions
 from mtcb_curate.tui.screens.review_findability import FindabilityWork
+from mtcb_curate.tui.screens.shrink_ahead import ShrinkAhead
 from mtcb_curate.tui.screens.review_keys import BINDINGS
 from mtcb_curate.tui.screens.review_painting import Painting
 from mtcb_curate.tui.screens.review_passes import SCAN_DELAY_S, StartUpPasses
@@ -65,7 +67,7 @@ COMMIT_PATIENCE_S = 0.25
 SOURCE_BAR_ROWS = 3
 
 
-class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFrames, KeepsPaintedLines,
+class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFrames, KeepsPaintedLines,
                    CurateAppAccess, Screen[None]):
     """Walk every pair of a ``ReviewSession``; see ``BINDINGS`` for the keys.
 
@@ -153,6 +155,16 @@ class ReviewScreen(Dialogs, FindabilityWork, StartUpPasses, Painting, PromptFram
             self._show_current()
         if out.progress:
             self._update_progress()
+
+    def _after_change(self, pid: int | None, **what) -> None:
+        """Present a change made elsewhere (a dialog, another screen's action) to pair ``pid``:
+        ``ReviewController.after_change`` (``rebuild_queue``, ``advance``, ``clusters``)."""
+        self._apply(self.controller.after_change(pid, **what))
+
+    @property
+    def verdicts(self):
+        """The controller's verdict cache (``app.verdicts.Verdicts``)."""
+        return self.controller.verdicts
 
     def _writable_pair(self) -> int | None:
         """The current pair when it may be changed; else None (and why, when read-only)."""

@@ -12,7 +12,7 @@ from textual.worker import get_current_worker
 from mtcb_curate.app import bulk as app_bulk
 from mtcb_curate.app.controller import ReviewController
 from mtcb_curate.errors import CurateError
-from mtcb_curate.tui.screens.bulk import BulkScreen
+from mtcb_curate.tui.screens.bulk import BulkPlanScreen, BulkScreen
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.cluster import ClusterScreen
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
@@ -154,7 +154,8 @@ class Dialogs:
         pid = self._writable_pair()
         if pid is None:
             return
-        proposal, out = self.controller.propose_shrink(pid, self.curate_app.config_path)
+        proposal, out = self.controller.propose_shrink(pid, self.curate_app.config_path,
+                                                       outcome=self.shrink_outcome_ahead(pid))
         if proposal is None:
             self._apply(out)
             return
@@ -261,8 +262,9 @@ class Dialogs:
             if action is not None:
                 self.run_bulk(action, ids)
 
-        self.app.push_screen(BulkScreen(len(ids), self.controller.view_scope(), self.controller.bulk_counts(ids)),
-                             picked)
+        rejects = {action: app_bulk.rejects(self.controller.session, action, ids) for action in app_bulk.ACTIONS}
+        self.app.push_screen(BulkScreen(len(ids), self.controller.view_scope(), self.controller.bulk_counts(ids),
+                                        rejects), picked)
 
     def run_bulk(self, action: str, ids: list[int] | None = None) -> None:
         """Bulk ``action`` (``app.bulk.ACTIONS``) over ``ids`` (default: the view): a reject asks
@@ -290,7 +292,8 @@ class Dialogs:
         worker = get_current_worker()
         try:
             p = self.controller.plan_bulk(action, ids, reason, self.curate_app.config_path,
-                                          cancelled=lambda: worker.is_cancelled)
+                                          cancelled=lambda: worker.is_cancelled,
+                                          chunks=self._chunks_store() if action == app_bulk.FIT else None)
         except Exception as exc:  # noqa: BLE001 - reported, nothing written
             self.app.call_from_thread(self.notify, f"Bulk {action} failed: {exc}", severity="error",
                                       timeout=10, markup=False)
@@ -301,14 +304,17 @@ class Dialogs:
     def _confirm_bulk(self, p) -> None:
         label = app_bulk.ACTIONS[p.action][0]
         n = len(p.touched)
-        if not n:
-            left = f" ({len(p.skipped):,} left out: {next(iter(p.skipped.values()))})" if p.skipped else ""
-            self.notify(f"Bulk {label}: no pair of this view to change{left}.", timeout=5, markup=False)
+        if not n and not p.skipped:
+            self.notify(f"Bulk {label}: no pair of this view to change.", timeout=5, markup=False)
             return
 
         def done(yes: bool | None) -> None:
             if yes:
                 self._apply(self.controller.apply_bulk(p))
+
+        if p.skipped:
+            self.app.push_screen(BulkPlanScreen(label, n, len(p.ids), p.skipped), done)
+            return
 
         reason = f" (reason: {p.changes[p.touched[0]][1]})" if p.action == app_bulk.REJECT and p.changes[
             p.touched[0]][1] else ""

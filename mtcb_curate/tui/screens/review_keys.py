@@ -45,6 +45,8 @@ BINDINGS = [
     _key("m", "select_span", "select span", show=False, id="select_span"),
     _key("z", "shrink", "shrink", show=False, id="shrink"),
     _key("Z", "shrink_llm", "LLM shrink", show=False, id="shrink_llm"),
+    _key("o", "fit_chunk", "fit in one chunk", show=False, id="fit_chunk"),
+    _key("b", "chunk_bounds", "chunk boundaries", show=False, id="chunk_bounds"),
     _key("g", "gate", "check", id="gate"),
     _key("d", "cluster", "similar", id="cluster"),
     _key("D", "dedup", "dedup", id="dedup"),

@@ -203,6 +203,7 @@ class Painting:
         fields.append(f"{len(doc.text):,} characters")
         self._set_bar("#doc-title", Text.assemble(("Source ", "bold"), " · ".join(fields)))
         panel.show(**args)
+        self.shrink_ahead(pid)
         self._shown_count += 1
         if not self._warming:
             self._warming = True
@@ -345,7 +346,7 @@ class Painting:
         """The source viewer's highlights for a pair: its located passage, its chunk's
         window, and the queue filter's text matches in ``doc``."""
         spans = (self._spans(result) if result is not None else []) + self._window_spans(view.pair)
-        return spans + self._match_spans(doc)
+        return spans + self._match_spans(doc) + self._chunk_marks(view, doc, result)
 
     @staticmethod
     def _spans(r: PairResult) -> list[Span]:

@@ -38,6 +38,7 @@ from mtcb_curate.tui.messages import LLMFailed, LLMFinished, LLMRetry
 from mtcb_curate.tui.typed_app import CurateAppAccess
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
 from mtcb_curate.verify.shrink import ShrinkProposal
+from mtcb_curate.verify.spans import table_rows
 
 #: Longest proposed text shown (characters); a longer one is cut with a note.
 MAX_SHOWN_CHARS = 6000
@@ -47,13 +48,19 @@ Choice = tuple[str, str] | None
 
 def proposal_text(old: str, new: str, source: str) -> Text:
     """The head of a proposal: ``lexical shrink: 3,546 -> 412 characters (-88 %)``, then the
-    proposed text itself as plain text."""
+    proposed text itself as plain text; a table extracted one cell a line is shown a row a line
+    (``verify.spans.table_rows``: easier to read, and fewer lines to draw)."""
     t = Text()
     cut = 100 - round(100 * len(new) / len(old)) if old else 0
     t.append(f"{source}: {len(old):,} → {len(new):,} characters", style="bold")
     t.append(f" (−{cut} %)\n\n" if cut > 0 else "\n\n", style="dim")
     shown = new if len(new) <= MAX_SHOWN_CHARS else new[:MAX_SHOWN_CHARS]
-    t.append(printable(shown))
+    rows = table_rows(shown)
+    if rows is not None:
+        t.append("a table row a line here (e shows the passage as the filing has it)\n", style="dim italic")
+        t.append(printable("\n".join(rows)))
+    else:
+        t.append(printable(shown))
     if len(new) > MAX_SHOWN_CHARS:
         t.append(f" … ({len(new):,} characters)", style="dim italic")
     return t
@@ -73,8 +80,11 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         Binding("escape", "refuse", "refuse", show=False),
     ]
 
-    def __init__(self, session: ReviewSession, pid: int, proposal: ShrinkProposal | None = None) -> None:
+    def __init__(self, session: ReviewSession, pid: int, proposal: ShrinkProposal | None = None,
+                 kind: str = "shrink") -> None:
         super().__init__()
+        #: ``shrink`` (``z``, ``Z``) or ``fit`` (``o``: fit in one chunk).
+        self.kind = kind
         self.session = session
         self.pid = pid
         self.passage = session.view(pid).passage
@@ -87,6 +97,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         self.result: Any = None
         self.cancel_event = threading.Event()
         self._ticker: Timer | None = None
+        self._client: Any = None
         self._gone = False
 
     def compose(self) -> ComposeResult:
@@ -102,9 +113,12 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
     def on_mount(self) -> None:
         self.query_one("#shrink-body", VerticalScroll).can_focus = False
         title = Text()
-        title.append(f"Shrink the passage of pair #{self.pid}", style="bold")
-        title.append(" · " + ("lexical proposal" if self.source == "lexical" else "the LLM's minimal exact quote"),
-                     style="dim")
+        if self.kind == "fit":
+            title.append(f"Fit the passage of pair #{self.pid} in one chunk", style="bold")
+        else:
+            title.append(f"Shrink the passage of pair #{self.pid}", style="bold")
+            title.append(" · " + ("lexical proposal" if self.source == "lexical" else "the LLM's minimal exact quote"),
+                         style="dim")
         self.query_one("#shrink-title", Static).update(title)
         if self.source == "llm":
             self.status.display = True
@@ -128,10 +142,19 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         body = self.query_one("#shrink-text", Static)
         facts = Text()
         if self.text is not None:
-            body.update(proposal_text(self.passage, self.text, "lexical shrink" if self.source == "lexical"
-                                      else "LLM shrink"))
+            name = "fit in one chunk" if self.kind == "fit" else "lexical shrink" if self.source == "lexical" \
+                else "LLM shrink"
+            body.update(proposal_text(self.passage, self.text, name))
             p = self.proposal
             if p is not None:
+                if p.computed:
+                    facts.append("computed answer: ", style="bold green")
+                    facts.append(printable("; ".join(p.computed), keep_newlines=False))
+                    facts.append("\n")
+                if p.outside:
+                    facts.append("reaches out: ", style="bold yellow")
+                    facts.append(f"{p.outside:,} characters of the proposal lie outside the current passage "
+                                 "(the rows the answer needs)\n")
                 facts.append("keeps: ", style="bold")
                 facts.append(printable(", ".join(p.keeps) or "nothing named", keep_newlines=False))
                 facts.append(f" · whole {p.unit}s\n", style="dim")
@@ -174,7 +197,10 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
 
     def _tick(self) -> None:
         if self.phase == RunPhase.ASKING and self.status.kind == "":
-            self.status.show(f"asking the LLM for the minimal exact quote…{self.status.elapsed()}")
+            client = self._client
+            line = client.status_line() if client is not None and hasattr(client, "status_line") else ""
+            self.status.show(f"asking the LLM for the minimal exact quote…{self.status.elapsed()}"
+                             + (f" · server: {line}" if line else ""))
 
     @work(thread=True, exclusive=True, group="shrink-llm", exit_on_error=False)
     def _run_llm(self) -> None:
@@ -186,6 +212,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
         except Exception as exc:  # LLMConfigError, or openai missing: one line, never a crash
             self._post(LLMFailed(error_line(exc)))
             return
+        self._client = client  # for the status line's "server: ..." (read on the app's thread)
         try:
             result = propose_llm_shrink(self.session, self.pid, client, config=self.curate_app.config_path,
                                         cancel=self.cancel_event, on_retry=lambda n: self._post(LLMRetry(str(n))))
@@ -193,6 +220,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             self._post(LLMFailed(error_line(exc)))
             return
         finally:
+            self._client = None
             close_client(client)
         self._post(LLMFinished(result))
 
@@ -269,7 +297,7 @@ class ShrinkScreen(CurateAppAccess, ModalScreen[Choice]):
             self.phase = RunPhase.CANCELLING
             self.cancel_event.set()
             self._stop_ticker()
-            self.status.show("cancelling: waiting for the request in flight (esc closes now)", "warning")
+            self.status.show("cancelling: closing the request in flight (esc closes now)", "warning")
             self._show()
             return
         self._close(None)

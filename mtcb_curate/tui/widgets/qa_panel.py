@@ -266,7 +266,8 @@ def outcome_text(lines, ks) -> Text:
 def findability_text(lines, retriever: str = "bm25", note: str | None = None, ks=None) -> Text:
     """The findability lines: first ``FINDABILITY_WARNING`` when no configured chunker holds the
     passage wholly (``PairLines.fits_nowhere``), then per configured chunker, where the passage
-    lies (fits in chunk N / cut across chunks N-M / longer than the chunk size) and the
+    lies (fits in chunk N / cut across chunks N-M, numbered from 0 as ``chunk_index`` counts /
+    longer than the chunk size) and the
     retriever's rank of the best chunk holding it out of all chunks. ``lines``: an ``app.findability.PairLines``
     for the pair's current texts, or None; then ``note`` (one plain line, e.g. "press F to
     compute") is shown instead (empty Text when both are None). ``ks``: the configured cut-offs;
@@ -290,13 +291,13 @@ def findability_text(lines, retriever: str = "bm25", note: str | None = None, ks
         if f is None:
             out.append("not computed for this chunker (F chunks the corpus)", style="dim")
         elif f.fits is not None:
-            out.append(f"fits in chunk {f.fits[1]:,}", style="green")
+            out.append(f"fits in chunk {f.fits[1] - 1:,} (from 0)", style="green")
             out.append(" of ")
             out.append(printable(f.fits[0], keep_newlines=False))
         elif f.too_long:
             out.append("longer than the chunk size", style="bold red")
         elif f.cut is not None:
-            out.append(f"cut across chunks {f.cut[1]:,}-{f.cut[2]:,}", style="bold yellow")
+            out.append(f"cut across chunks {f.cut[1] - 1:,}-{f.cut[2] - 1:,} (from 0; o fits it)", style="bold yellow")
             out.append(" of ")
             out.append(printable(f.cut[0], keep_newlines=False))
         else:

@@ -99,16 +99,21 @@ class Span:
     Attributes:
         start: first character offset (inclusive) into the text given to `SourceViewer.show`.
         end: character offset one past the last highlighted character (exclusive).
-        kind: "exact", "normalized", "closest" (a fuzzy match), "window", "selection" or
-            "match" (the queue filter's text query); anything else is drawn as "exact".
+        kind: "exact", "normalized", "closest" (a fuzzy match), "window", "selection",
+            "match" (the queue filter's text query), "chunk"/"chunk-alt" (alternate tints of a
+            chunker's chunks) or "boundary" (a chunk's first character; its ``label`` is drawn
+            in the gutter); anything else is drawn as "exact".
     """
 
     start: int
     end: int
     kind: str = "exact"
+    #: A "boundary" span's mark for the gutter of the row it starts on (a chunk number, "#117").
+    label: str = ""
 
 
-SPAN_KINDS: tuple[str, ...] = ("window", "closest", "normalized", "exact", "selection", "match")
+SPAN_KINDS: tuple[str, ...] = ("chunk", "chunk-alt", "window", "closest", "normalized", "exact", "boundary",
+                               "selection", "match")
 """Known span kinds in paint order: where spans overlap, a later kind is drawn over earlier ones."""
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(SPAN_KINDS)}
@@ -383,6 +388,9 @@ class SourceViewer(BareScrollView, can_focus=True):
         "source-viewer--window",
         "source-viewer--selection",
         "source-viewer--match",
+        "source-viewer--chunk",
+        "source-viewer--chunk-alt",
+        "source-viewer--boundary",
         "source-viewer--gutter",
         "source-viewer--message",
         "source-viewer--thumb",
@@ -397,6 +405,8 @@ class SourceViewer(BareScrollView, can_focus=True):
     | `source-viewer--window` | A surrounding window (e.g. the retrieval chunk). |
     | `source-viewer--selection` | A range picked by the curator. |
     | `source-viewer--match` | A match of the queue filter's text query. |
+    | `source-viewer--chunk`, `source-viewer--chunk-alt` | Alternate tints of a chunker's chunks. |
+    | `source-viewer--boundary` | A chunk's first character, and its number in the gutter. |
     | `source-viewer--gutter` | The line-number gutter. |
     | `source-viewer--message` | The placeholder / message line. |
     | `source-viewer--thumb` | The scroll thumb (the visible share of the document). |
@@ -437,6 +447,17 @@ class SourceViewer(BareScrollView, can_focus=True):
         }
         & > .source-viewer--match {
             background: $accent 60%;
+            color: $text;
+            text-style: bold;
+        }
+        & > .source-viewer--chunk {
+            background: $accent 10%;
+        }
+        & > .source-viewer--chunk-alt {
+            background: $secondary 16%;
+        }
+        & > .source-viewer--boundary {
+            background: $error 75%;
             color: $text;
             text-style: bold;
         }
@@ -491,6 +512,9 @@ class SourceViewer(BareScrollView, can_focus=True):
         self._row_starts: Sequence[int] = []
         self._spans: tuple[Span, ...] = ()
         self._span_starts: list[int] = []
+        #: Gutter marks of "boundary" spans: (offset, label), by offset.
+        self._marks: list[tuple[int, str]] = []
+        self._mark_starts: list[int] = []
         #: A small number per set of highlights shown or warmed (the row cache's key).
         self._span_keys: dict[tuple[Span, ...], int] = {(): 0}
         self._spans_key = 0
@@ -691,6 +715,31 @@ class SourceViewer(BareScrollView, can_focus=True):
             end -= 1
         return starts[row], end
 
+    def offset_at(self, x: int, y: int, clamp: bool = False) -> int | None:
+        """The document offset drawn at screen cell ``(x, y)`` (a mouse event's ``screen_x``,
+        ``screen_y``): the character under it, the end of its row when the cell is past the
+        row's text, the row's start over the gutter. None outside the viewer's text area (with
+        ``clamp``: the nearest visible row instead) or when no document is shown. Wide
+        characters count one cell each here, so on a row holding some the offset can be off by
+        their extra cells."""
+        if self._message is not None or not self._row_starts:
+            return None
+        region = self.content_region
+        inside = region.contains(x, y)
+        if not inside and not clamp:
+            return None
+        top = self.scroll_offset.y
+        height = max(1, self._viewport_height())
+        row = top + min(max(y - region.y, 0), height - 1)
+        row = min(max(row, 0), len(self._row_starts) - 1)
+        start, end = self.row_span(row)
+        column = x - region.x - self._gutter_width()
+        if clamp and y < region.y:
+            return start
+        if clamp and y >= region.y + height:
+            return end
+        return min(start + max(column, 0), end)
+
     def scroll_to_offset(self, offset: int, center: bool = True) -> None:
         """Scroll, immediately, so that character `offset` is visible.
 
@@ -847,10 +896,12 @@ class SourceViewer(BareScrollView, can_focus=True):
             start = min(max(start, 0), length)
             end = min(max(end, 0), length)
             kind = span.kind if span.kind in _KIND_RANK else "exact"
-            stored.append(Span(start, end, kind))
+            stored.append(Span(start, end, kind, span.label))
         stored.sort(key=lambda span: (span.start, span.end))
         self._spans = tuple(stored)
         self._span_starts = [span.start for span in stored]
+        self._marks = sorted((span.start, span.label) for span in stored if span.kind == "boundary" and span.label)
+        self._mark_starts = [m[0] for m in self._marks]
         keys = self._span_keys
         if self._spans not in keys and len(keys) >= _SPAN_KEYS:
             keys.clear()  # and the rows painted under them
@@ -935,12 +986,17 @@ class SourceViewer(BareScrollView, can_focus=True):
         out: list[Segment] = []
         gutter_width = self._gutter_width()
         if gutter_width:
-            line_index = bisect_right(self._line_starts, start) - 1
-            if self._line_starts[line_index] == start:
-                label = f" {line_index + 1:>{self._digits}} "
+            mark = self._mark_on(start, end)
+            if mark:
+                out.append(Segment(f"{mark[:gutter_width - 1]:>{gutter_width - 1}} ",
+                                   self._style("source-viewer--boundary")))
             else:
-                label = " " * gutter_width
-            out.append(Segment(label, self._style("source-viewer--gutter")))
+                line_index = bisect_right(self._line_starts, start) - 1
+                if self._line_starts[line_index] == start:
+                    label = f" {line_index + 1:>{self._digits}} "
+                else:
+                    label = " " * gutter_width
+                out.append(Segment(label, self._style("source-viewer--gutter")))
         # One Strip per row: each text cell carries its (column, row) offset, which Textual's
         # text selection reads (what ``Strip.apply_offsets`` does, without three more strips).
         if offsets:
@@ -963,6 +1019,12 @@ class SourceViewer(BareScrollView, can_focus=True):
             used += 1
         strip = Strip(out, used)
         return strip if used == width else strip.adjust_cell_length(width, base)
+
+    def _mark_on(self, start: int, end: int) -> str:
+        """The label of a "boundary" span starting on the row ``[start, end]`` (its line break
+        included; "" when none)."""
+        k = bisect_right(self._mark_starts, end) - 1
+        return self._marks[k][1] if k >= 0 and self._mark_starts[k] >= start else ""
 
     def _text_segments(
         self, row: int, start: int, end: int, base: Style, selection: Selection | None

@@ -1,0 +1,188 @@
+"""The shrink for computed answers and tables (verify/shrink.py with evidence/): the shortest span
+holding the rows a computed figure comes from (sum, ratio, percentage change, ratio to an
+average, within the answer's rounding), in the columns of the years the question names, with
+the table's header when it fits; reaching around the passage only when it cannot hold them;
+and "fit in one chunk" against chonkie's own chunk boundaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtcb_curate.evidence import derivations, parse_figures
+from mtcb_curate.verify.shrink import chunks_holding, plan_evidence, plan_fit, plan_shrink
+
+# An income statement as PyMuPDF extracts a 10-K: one cell a line, the years as a header.
+INCOME = ("Consolidated Statements of Operations\n(in millions, except per share data)\n"
+          "2017\n2016\n2015\n"
+          "Net product sales\n$\n118,573\n$\n94,665\n$\n79,268\n"
+          "Net service sales\n59,293\n41,322\n27,738\n"
+          "Total net sales\n177,866\n135,987\n107,006\n"
+          "Cost of sales\n111,934\n88,265\n71,651\n"
+          "Fulfillment\n25,249\n17,619\n13,410\n"
+          "Operating income\n4,106\n4,186\n2,233\n"
+          "Net income\n$\n3,033\n$\n2,371\n$\n596\n")
+# The balance sheet that follows it in the filing.
+BALANCE = ("Consolidated Balance Sheets\n(in millions)\n2017\n2016\n"
+           "Cash and cash equivalents\n$\n20,522\n$\n19,334\n"
+           "Inventories\n16,047\n11,461\n"
+           "Property and equipment, net\n48,866\n29,114\n"
+           "Total assets\n$\n131,310\n$\n83,402\n"
+           "Accounts payable\n$\n34,616\n$\n25,309\n")
+
+
+def test_percentage_change_takes_the_named_row_and_the_header():
+    q = "What is the year-over-year change in revenue from FY2016 to FY2017 (in percents, one decimal place)?"
+    out = plan_shrink(INCOME, "30.8%", q)
+    p = out.proposal
+    assert p is not None and p.computed, out.reason
+    assert "percentage change" in p.computed[0] and "(177,866 - 135,987) / 135,987" in p.computed[0]
+    assert "Total net sales\n177,866\n135,987\n107,006" in p.text and p.with_header is True
+    assert p.text.startswith("Consolidated") and "Cost of sales" not in p.text
+    assert INCOME[p.start:p.end] == p.text and "computed:" in p.reason
+
+
+def test_ratio_and_percent_of_two_rows_of_one_year():
+    q = "What is the FY2017 operating margin?"  # operating income / net sales
+    p = plan_shrink(INCOME, "2.3%", q).proposal
+    assert p is not None and "4,106 / 177,866 x 100" in p.computed[0]
+    assert "Operating income\n4,106" in p.text and "Total net sales" in p.text and "Net income" not in p.text
+    # the same figures in 2016 give 3.1 %: the 2017 column is the one the question names
+    assert plan_shrink(INCOME, "3.1%", q).proposal is None
+
+
+def test_sum_of_two_rows():
+    q = "What were Amazon's FY2017 net product sales plus net service sales?"
+    p = plan_shrink(INCOME, "$177,866 million", q).proposal  # written as such: found, not computed
+    assert p is not None and not p.computed and "Total net sales\n177,866" in p.text
+    p = plan_shrink(INCOME, "$171,227 million", "What were FY2017 net service sales plus cost of sales?").proposal
+    assert p is not None and p.computed and "sum: 59,293 + 111,934" in p.computed[0]
+    assert p.text.startswith("Consolidated") and p.text.endswith("Cost of sales\n111,934\n88,265\n71,651")
+
+
+def test_rounding_to_the_answers_precision():
+    q = "What is the FY2017 return on assets: net income / total assets?"
+    text = INCOME + BALANCE
+    # 3,033 / 131,310 = 2.3098 %: "2.31%" and "2.3%" hold, "2.32%" does not
+    assert plan_shrink(text, "2.31%", q).proposal is not None
+    assert plan_shrink(text, "2.3%", q).proposal is not None
+    out = plan_shrink(text, "2.32%", q)
+    assert out.proposal is None and "2.32%" in out.reason
+    # a one-digit figure is never taken as computed: any table meets "0.02" by chance
+    assert plan_shrink(text, "0.02", q).proposal is None
+
+
+def test_a_computed_figure_reaches_for_the_next_statement_only_when_needed():
+    q = ("What is the FY2017 fixed asset turnover ratio? Fixed asset turnover ratio is defined as: FY2017 revenue / "
+         "(average PP&E between FY2016 and FY2017). Round to two decimal places.")
+    filler = "".join(f"Note line {i} about the statements.\n" for i in range(12))
+    document = "Annual report\n" + INCOME + filler + BALANCE + filler
+    start = document.index("Consolidated Balance")
+    end = start + len(BALANCE.rstrip())
+    # the balance sheet alone cannot hold it: revenue is in the income statement above
+    assert plan_shrink(document[start:end], "4.56", q).proposal is None
+    out = plan_evidence(document, start, end, "4.56", q, reach=2048)
+    p = out.proposal
+    assert p is not None and p.outside > 0, out.reason
+    assert "as the question defines it: 177,866 / ((29,114 + 48,866) / 2)" in p.computed[0]
+    assert document[p.doc_start:p.doc_end] == p.text
+    assert p.text.startswith("Total net sales") and p.text.endswith("Property and equipment, net\n48,866\n29,114")
+    assert "reaches out of the passage" in p.reason
+    # a figure the passage holds: the proposal stays inside it
+    inside = plan_evidence(document, start, end, "$16,047 million", "What were FY2017 inventories?",
+                           reach=2048).proposal
+    assert inside is not None and inside.outside == 0 and inside.text.endswith("Inventories\n16,047\n11,461")
+
+
+def test_derivations_lists_every_form_and_the_sums_of_three():
+    figures = parse_figures("Operating profit\n11,512\nDepreciation and amortization\n2,763\n"
+                            "Capital spending\n(5,207)\nNet revenue\n86,392\n")
+    target = parse_figures("16.5%")[0]
+    assert not any(d.operation == "sum to a percentage" for d in derivations(target, figures))  # only when asked
+    got = derivations(target, figures, sums_of_three=True)
+    assert any(d.operation == "sum to a percentage" and "(11,512 + 2,763) / 86,392" in d.formula for d in got)
+    target = parse_figures("$9068.00")[0]
+    assert any(d.operation == "sum less one" and "11,512 + 2,763 - 5,207" in d.formula
+               for d in derivations(target, figures, sums_of_three=True))
+
+
+def test_ebitda_margin_is_computed_only_when_the_question_adds():
+    text = ("Income statement\n2022\n2021\nNet Revenue\n86,392\n79,474\nOperating Profit\n11,512\n11,162\n"
+            "Cash flows\n2022\n2021\nDepreciation and amortization\n2,763\n2,710\n")
+    q = "What is the FY2022 unadjusted EBITDA % margin? EBITDA is operating income plus D&A."
+    out = plan_shrink(text, "16.5%", q)
+    assert "(11,512 + 2,763) / 86,392 x 100" in out.computed[0]
+    assert out.proposal is None and "already minimal" in out.reason  # every row is needed
+    # the same figures for a question that adds nothing: a sum of three is not tried
+    out = plan_shrink(text, "16.5%", "What is the FY2022 operating margin?")
+    assert not out.computed and "not in the passage, nor computable" in out.reason
+
+
+# -- fit in one chunk, against chonkie's own boundaries ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chunked():
+    """A document of paragraphs and a table, cut by chonkie's RecursiveChunker(chunk_size=512)."""
+    from mtcb_curate.preview.chunkers import chunk_corpus, parse_spec
+
+    prose = "".join(f"Paragraph {i} says that the company did many ordinary things in year {2000 + i}.\n"
+                    for i in range(40))
+    document = prose + INCOME + prose
+    chunks = chunk_corpus(parse_spec("recursive:512"), {"DOC": document})
+    spans = list(zip(chunks.starts, chunks.ends))
+    assert all(document[a:b] == t for (a, b), t in zip(spans, chunks.texts))  # chonkie's own offsets
+    return document, spans, chunks.texts
+
+
+def test_fit_proposes_the_largest_part_inside_one_chonkie_chunk_that_holds_the_answer(chunked):
+    document, spans, texts = chunked
+    # a passage from the prose before the table through the net sales row: cut by a boundary
+    start = document.index("Paragraph 30")
+    end = document.index("107,006") + len("107,006")
+    assert not chunks_holding(spans, start, end)
+    q = "What were the total net sales in FY2017?"
+    out = plan_fit(document, start, end, "$177,866 million", q, [("recursive:512", spans)])
+    p = out.proposal
+    assert p is not None, out.reason
+    assert "177,866" in p.text and document[p.doc_start:p.doc_end] == p.text
+    held_by = chunks_holding(spans, p.doc_start, p.doc_end)
+    assert len(held_by) == 1 and p.text in texts[held_by[0]]  # MTCB's own test: a substring of the chunk
+    assert f"chunk {held_by[0]} of recursive:512" in p.reason and "counted from 0" in p.reason
+    # the largest such part: every whole line of the passage inside that chunk
+    a, b = spans[held_by[0]]
+    passage = document[start:end]
+    assert p.text == passage[passage.index(p.text):][:len(p.text)]
+    assert document[max(start, a):min(end, b)].strip().startswith(p.text.split("\n")[0])
+
+
+def test_fit_says_why_when_no_one_chunk_holds_what_the_answer_needs(chunked):
+    document, spans, _ = chunked
+    start = document.index("Paragraph 5")
+    end = document.index("107,006") + len("107,006")
+    # the answer needs a figure of the prose far above and one of the table: never in one chunk
+    a_year = "Paragraph 5 says"
+    out = plan_fit(document, start, end, "Net sales were 177,866 and the count was 5 and 2005", a_year,
+                   [("recursive:512", spans)])
+    assert out.proposal is None and "no one chunk of recursive:512 holds" in out.reason
+    assert "counted from 0" in out.reason
+    # a passage already inside one chunk: nothing to fit
+    inside = document.index("Paragraph 31")
+    out = plan_fit(document, inside, inside + 40, "ordinary things", "what things?", [("recursive:512", spans)])
+    assert out.proposal is None and "already lies inside one chunk" in out.reason
+
+
+def test_a_figure_computed_as_the_question_defines_it():
+    text = INCOME + BALANCE.replace("Accounts payable", "Accounts payable")
+    # DPO = 365 * (average AP) / (COGS + change in inventory): 365 * 29,962.5 / (111,934 + 4,586) = 93.86
+    q = ("What is the FY2017 days payable outstanding (DPO)? DPO is defined as: 365 * (average accounts payable "
+         "between FY2016 and FY2017) / (FY2017 COGS + change in inventory between FY2016 and FY2017). Round your "
+         "answer to two decimal places.")
+    out = plan_shrink(text, "93.86", q)
+    assert out.computed and "as the question defines it" in out.computed[0]
+    assert "365 * ((25,309 + 34,616) / 2) / (111,934 + (16,047 - 11,461))" in out.computed[0].replace("$ ", "")
+    # a one-digit answer is taken too: the definition pins every operand to a named row and year
+    q = ("What is the FY2017 return on assets (ROA)? ROA is defined as: FY2017 net income / (average total assets "
+         "between FY2016 and FY2017). Round your answer to two decimal places.")
+    out = plan_shrink(text, "0.03", q)  # 3,033 / 107,356 = 0.0283
+    assert out.computed and "3,033 / ((83,402 + 131,310) / 2)" in out.computed[0].replace("$ ", "")
+    assert not plan_shrink(text, "0.05", q).computed  # the definition gives 0.03, not 0.05
