@@ -6,10 +6,11 @@ only; the queue's mark for passages no chunker holds; the palette entry."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
-from support import current, opened, review_app, settle, text_of
+from support import WAIT_S, current, opened, review_app, settle, text_of, wait_until
 
 from mtcb_curate.app import findability as app_findability
 from mtcb_curate.preview.chunkers import chunk_corpus, parse_spec
@@ -94,7 +95,8 @@ async def test_esc_cancels_the_run_and_f_resumes(sample_dir, ws, monkeypatch):
 
     def slow_chunk_corpus(spec, documents, chunker=None, progress=None):
         started.set()
-        for _ in range(500):  # about 5 s unless cancelled
+        end = time.monotonic() + WAIT_S  # a guard against a hang: the cancel ends it long before
+        while time.monotonic() < end:
             progress(0, len(documents))
             threading.Event().wait(0.01)
         raise AssertionError("not cancelled")
@@ -103,9 +105,8 @@ async def test_esc_cancels_the_run_and_f_resumes(sample_dir, ws, monkeypatch):
     session = opened(None, ws, sample=True)
     async with review_app(session) as (app, pilot):
         await pilot.press("F")
-        while not started.is_set():
-            await pilot.pause(0.01)
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: started.is_set() and "chunking with recursive:2048" in _line(app),
+                         "the run's progress shown")
         assert "chunking with recursive:2048" in _line(app) and "esc cancels" in _line(app)
         await pilot.press("escape")
         await settle(app, pilot)
