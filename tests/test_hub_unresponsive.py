@@ -250,6 +250,7 @@ async def test_the_background_hub_load_outcome_reaches_the_top_bar(tmp_path):
         session.workspace.close()
 
 
+@pytest.mark.slow
 def test_a_publish_gives_up_on_a_hub_that_stops_answering(tmp_path):
     """The upload's pre-check never answered: one retry line, then one error line within the
     patience (2 s here, 60 s by default), no library text, the workspace unchanged."""

@@ -326,6 +326,7 @@ def test_card_records_the_source_revision():
     assert "/home/me/secret" not in local and "### Source" not in local
 
 
+@pytest.mark.slow
 def test_pinned_revision_loads_that_revision_from_the_hub(tmp_path):
     """Through the loopback Hub fake (no auth, no Xet): ``owner/name@SHA`` gives the older data."""
     old = tmp_path / "old"
@@ -386,6 +387,7 @@ def test_published_card_names_the_source_revision(tiny, tmp_path):
     assert "`feyninc/ficha`" in line and "`v1.2`" in line and "f" * 40 in line
 
 
+@pytest.mark.slow
 def test_unreachable_hub_still_reads_a_cached_dataset(tmp_path):
     """Loaded once from the loopback Hub fake; then, with the Hub gone, from the local cache."""
     folder = tmp_path / "src"

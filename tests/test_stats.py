@@ -591,6 +591,7 @@ async def test_at_80_columns_each_plot_sits_above_its_numbers(session):
                 assert numbers.region.width >= 70 and "·" in str(numbers.content)
 
 
+@pytest.mark.slow
 async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session, monkeypatch):
     import threading
 
@@ -620,6 +621,7 @@ async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session
         assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text
 
 
+@pytest.mark.slow
 async def test_screen_shows_the_findability_preview_or_says_none_was_run(session):
     from mtcb_curate.app.preview import run_preview
     from mtcb_curate.preview.settings import PreviewSettings

@@ -232,6 +232,7 @@ def test_the_team_command_needs_a_shared_workspace(cli, tiny, tmp_path):
 # -- 8 curators at once ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_eight_curators_at_once_lose_nothing_and_decide_nothing_twice(pg_server):
     """8 curators in threads, each on its own connection, claim and decide for a bounded time
     (``MTCB_TEAM_SECONDS``, default 60 s, as the issue asks). Then: every acknowledged vote is

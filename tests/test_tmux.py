@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.tmux
+pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 
 EXE = Path(sys.executable).parent / "mtcb-curate"
 

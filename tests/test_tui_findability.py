@@ -29,6 +29,7 @@ async def _press_f(app, pilot):
     assert not app.screen._find_running
 
 
+@pytest.mark.slow
 async def test_press_f_fills_every_line_and_a_repair_rescores_that_pair_only(sample_dir, ws, monkeypatch):
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(120, 30)) as (app, pilot):
@@ -80,6 +81,7 @@ async def test_press_f_fills_every_line_and_a_repair_rescores_that_pair_only(sam
         assert before != "" and after != ""
 
 
+@pytest.mark.slow
 async def test_a_second_app_reads_the_cache_without_f(sample_dir, ws):
     session = opened(None, ws, sample=True)
     async with review_app(session) as (app, pilot):

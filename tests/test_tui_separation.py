@@ -25,6 +25,7 @@ async def _filter(app, pilot, line: str) -> None:
     await settle(app, pilot)
 
 
+@pytest.mark.slow
 async def test_outcome_filters_panel_line_and_statistics(sample_dir, ws, tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[preview]\nchunkers = ["recursive:2048", "recursive:512"]\nk = [1, 5]\nresamples = 300\n',

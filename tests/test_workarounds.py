@@ -221,6 +221,7 @@ BEING_DELETED = {
 }
 
 
+@pytest.mark.slow
 def test_no_private_textual_or_rich_name_outside_the_workarounds_seam():
     touches = [t for t in private_touches() if _without_line(t) not in BEING_DELETED]
     assert touches == []
@@ -232,6 +233,7 @@ def _without_line(touch: str) -> str:
     return f"{path}:{what}"
 
 
+@pytest.mark.slow
 def test_the_guard_finds_what_it_guards_against():
     """The guard is not vacuous: the seam's own files, read as if they were elsewhere, are
     reported (an override of ``Screen._update_timer``, ``rich._wrap``, ``_styles_cache``, a

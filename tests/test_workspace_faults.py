@@ -149,6 +149,7 @@ def read_only_copy(tiny, tmp_path):
         yield ws
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ["verify", "ficha"], ["check", "ficha"], ["export", "ficha", "--out", "{out}"], ["dedup", "ficha"]])
 def test_readers_open_a_workspace_on_read_only_storage(read_only_copy, tiny, tmp_path, command):
@@ -190,6 +191,7 @@ def test_generate_on_read_only_storage_says_one_line(read_only_copy, tiny):
         assert str(read_only_copy) in line and "read-only" in line
 
 
+@pytest.mark.slow
 def test_llm_judge_on_read_only_storage_runs_without_the_reply_cache(read_only_copy, tiny, fake_llm):
     fake_llm.default = {"supported": True, "reason": "stated"}
     env = dict(os.environ, OPENAI_API_KEY=fake_secret("k"), OPENAI_BASE_URL=fake_llm.base_url)
@@ -391,6 +393,7 @@ def full_tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+@pytest.mark.slow
 def test_really_full_disk_on_reopen(tiny, tmp_path, full_tmpfs):
     ws_dir = full_tmpfs / "ws"
     shutil.copytree(curated_workspace(tiny, tmp_path / "ws-src"), ws_dir)
