@@ -194,3 +194,38 @@ def cli():
     from support import call_main
 
     return call_main
+
+
+# -- running in parallel (pytest-xdist: ``-n auto --dist worksteal`` in pyproject's addopts) -----
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """Workers for ``-n auto``: two per CPU this process may use, from 2 to 8. The suite mostly
+    waits (subprocesses, servers, the app's timers), so 4 workers on 2 cores finish sooner
+    than 2 (docs/performance.md, "Test suite"). ``-n 0`` runs in this process;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS=N`` sets another number."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2, min(8, 2 * cpus))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under pytest-xdist, the tests marked ``slow`` run first, spread evenly over the workers.
+
+    ``--dist worksteal`` hands each of the N workers an equal run of the collected tests in order,
+    then moves tests from the end of a busy worker's run to an idle one; a slow test left at the
+    end of a run would keep one worker busy after the others finish. So each run begins with
+    its share of the slow tests (dealt in turn), followed by the others in collection order.
+    Every worker computes the same order (xdist requires it)."""
+    n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if n < 2 or not slow:
+        return
+    rest = [item for item in items if not item.get_closest_marker("slow")]
+    ordered: list = []
+    for i in range(n):
+        size = (len(items) - len(ordered)) // (n - i)  # the run worksteal sends worker i first
+        mine = slow[i::n]
+        take = max(0, size - len(mine))
+        ordered += mine + rest[:take]
+        del rest[:take]
+    items[:] = ordered + rest

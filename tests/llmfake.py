@@ -34,6 +34,33 @@ def status(code: int, message: str = "error", headers: dict | None = None) -> Re
                     headers=headers or {}, content_type="application/json")
 
 
+class InFlight:
+    """Counts the requests in flight in a fake reply (``with in_flight: ...``) and holds each one
+    until ``together`` are in flight at once, so a test of concurrent calls sees them overlap on
+    a loaded machine too. ``most`` is the most requests in flight at once. The hold gives up after
+    ``wait_s`` seconds (a guard against a hang when the calls do not overlap: the request then
+    goes on and ``most`` says so)."""
+
+    def __init__(self, together: int = 1, wait_s: float = 30.0):
+        self.together, self.wait_s = together, wait_s
+        self.now = self.most = 0
+        self._lock = threading.Lock()
+        self._enough = threading.Event()
+
+    def __enter__(self) -> "InFlight":
+        with self._lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            if self.now >= self.together:
+                self._enough.set()
+        self._enough.wait(self.wait_s)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.now -= 1
+
+
 class FakeChat:
     """A scripted ``POST /v1/chat/completions`` on a threaded loopback server.
 

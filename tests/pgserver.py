@@ -55,7 +55,14 @@ class PgServer:
             f.write("\nmax_connections = 100\n")
             if not durable:
                 f.write("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
-        self.start()
+        for attempt in range(3):  # a free port taken meanwhile (tests run in parallel): another one
+            try:
+                self.start()
+                break
+            except subprocess.CalledProcessError:
+                if attempt == 2:
+                    raise
+                self.port = _free_port()
 
     def _run(self, cmd: str) -> None:
         argv = ["su", "postgres", "-s", "/bin/sh", "-c", cmd] if self.as_postgres else ["sh", "-c", cmd]

@@ -148,6 +148,27 @@ def while_running(fn, marks: list):
     return running
 
 
+#: The longest :func:`wait_until` lets the app run before failing (seconds): a guard against a
+#: hang on a loaded machine, not a speed target (the states it waits for take well under a second).
+WAIT_S = 120.0
+
+
+async def wait_until(pilot, condition, what: str = "", step: float = 0.02, timeout: float = WAIT_S) -> None:
+    """Let the app run (``pilot.pause(step)`` at a time) until ``condition()`` is true.
+
+    Raises:
+        AssertionError: naming ``what`` (or the condition) when it is still false after
+            ``timeout`` seconds.
+    """
+    import time
+
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"still not {what or getattr(condition, '__name__', 'true')} after {timeout:.0f} s")
+        await pilot.pause(step)
+
+
 def current(app) -> int | None:
     """The pair id under the review queue's cursor."""
     from mtcb_curate.tui.widgets.pair_list import PairList

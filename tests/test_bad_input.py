@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_every_command_on_bad_input_in_development_mode():
     proc = subprocess.run([sys.executable, "-X", "dev", str(ROOT / "benchmarks" / "bad_input.py"), "--json"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -55,27 +55,23 @@ def test_generate_for_an_unknown_document_is_exit_2(tmp_path, cli):
 
 def test_generate_doc_runs_at_concurrency_and_adds_pairs_in_window_order(tmp_path, fake_llm, cli):
     import re
-    import threading
     import time
+
+    from llmfake import InFlight
 
     text = "".join(f"Line {i}: Zeta Corp reported segment figure {i} of {i * 7} dollars.\n" for i in range(1400))
     write_source(tmp_path / "d", [{"ticker": "ZZZ", "company": "Zeta", "text": text}],
                  [{"question": "Where is Zeta based?", "answer": "x", "supporting_passage": "Line 0: Zeta Corp",
                    "ticker": "ZZZ", "company": "Zeta", "chunk_index": 0}])
-    busy = {"now": 0, "most": 0}
-    lock = threading.Lock()
+    in_flight = InFlight(together=2)
 
     def reply(body):
         user = body["messages"][1]["content"]
         chunk = int(re.search(r"\(chunk (\d+)\)", user).group(1))
         window = user.split("<<<DOCUMENT WINDOW\n", 1)[1]
         line = next(ln for ln in window.splitlines() if ln.startswith("Line "))
-        with lock:
-            busy["now"] += 1
-            busy["most"] = max(busy["most"], busy["now"])
-        time.sleep(0.1 * (4 - chunk))  # earlier windows answer last
-        with lock:
-            busy["now"] -= 1
+        with in_flight:
+            time.sleep(0.1 * (4 - chunk))  # earlier windows answer last
         return {"question": f"What figure does {line.split(':')[0]} report?", "answer": "A figure.",
                 "supporting_passage": line}
 
@@ -86,7 +82,7 @@ def test_generate_doc_runs_at_concurrency_and_adds_pairs_in_window_order(tmp_pat
     proc = cli("generate", "ficha", "--source", tmp_path / "d", "--workspace", tmp_path / "ws", "--doc", "ZZZ",
                "--n", "3", "--model", "fake-model", "--config", cfg, "--mode", "quote", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert busy["most"] > 1 and "4 at once" in proc.stderr
+    assert in_flight.most > 1 and "4 at once" in proc.stderr
     s = opened(tmp_path / "d", tmp_path / "ws", read_only=True)
     assert [s.view(i).pair.chunk_index for i in range(1, len(s))] == [1, 2, 3]  # window order, not reply order
     s.workspace.close()

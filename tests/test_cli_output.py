@@ -129,7 +129,7 @@ def test_emit_after_the_reader_has_gone_redirects_to_devnull(tmp_path):
     proc.stdout.read(10)
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == 0, err
+    assert proc.wait(timeout=120) == 0, err
     assert err.strip() == "done"
 
 

@@ -17,6 +17,8 @@ from hubfake import HubFake  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test here runs the command line as a real process
+
 GOOD = [
     {"question": "What does Alpha make according to its filing?", "answer": "Anvils",
      "supporting_passage": "Alpha makes anvils and ships them worldwide.", "ticker": "AAA", "company": "Alpha",

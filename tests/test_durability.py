@@ -16,6 +16,8 @@ import pytest
 
 from mtcb_curate.app.sources import Options, open_session
 
+pytestmark = pytest.mark.slow  # each test runs the real app in a process and kills it
+
 # The child runs the real app (headless, through Pilot) and prints "ACK id status reason" only
 # after the key press was handled and the screen shows the pair as decided.
 DRIVER = textwrap.dedent("""

@@ -174,6 +174,7 @@ async def test_a_touched_field_keeps_its_untouched_breaks(breaks_source, tmp_pat
     session.workspace.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slow_mount", [False, True])
 async def test_keys_typed_at_once_after_e_all_reach_the_editor_in_order(breaks_source, tmp_path, monkeypatch,
                                                                        slow_mount):

@@ -11,7 +11,7 @@ from textual import timer as textual_timer
 
 from mtcb_curate.tui.workarounds.frames import FrameClock
 
-from support import opened, review_app, settle, text_of_head
+from support import opened, review_app, settle, text_of_head, wait_until
 
 INTERVAL = 1 / 60
 
@@ -117,7 +117,8 @@ async def test_the_review_screen_draws_its_frames_from_the_frame_clock(tmp_path,
         assert isinstance(screen._update_timer, FrameClock)
         head, drawn = screen.queue.current, len(ticks)
         await pilot.press("j")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: len(ticks) > drawn and f"#{screen.queue.current} " in text_of_head(app),
+                         "the next pair drawn by the frame clock")
         assert screen.queue.current != head
         assert f"#{screen.queue.current} " in text_of_head(app)
         assert len(ticks) > drawn and set(ticks) == {"screen_update"}
@@ -161,8 +162,7 @@ async def test_a_key_draws_one_frame_that_changes_every_widget_it_changed(tmp_pa
             frames.clear()
             seen.clear()
             await pilot.press(key)
-            await pilot.pause(0.1)
-            assert seen, "no painting ahead after the key's frame"
+            await wait_until(pilot, lambda: bool(seen), "painting ahead after the key's frame")
             drawn, asked = seen[0]
             assert len(drawn) == 1, drawn
             assert {"qa", "source"} <= drawn[0]

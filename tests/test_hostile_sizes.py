@@ -164,6 +164,7 @@ def test_question_form_reports_an_over_long_question():
     assert fail is not None and fail[0] == "fail" and "1,000,010 characters" in fail[1]
 
 
+@pytest.mark.slow
 def test_check_fails_on_a_million_character_question_and_warns_on_a_huge_answer(tmp_path):
     rows = [dict(r) for r in QUESTIONS]
     rows[0]["question"] = "What " + "does Alpha make " * (HUGE // 16)

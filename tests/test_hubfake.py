@@ -38,7 +38,7 @@ def _hub_folder(root: Path) -> Path:
     return root
 
 
-def _run(fake: HubFake, tmp_path: Path, code: str, timeout: float = 60) -> dict:
+def _run(fake: HubFake, tmp_path: Path, code: str, timeout: float = 120) -> dict:
     """Run client code in a subprocess pointed at the fake; it prints one JSON line last."""
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -203,7 +203,7 @@ def test_commit_then_load_back(fake: HubFake, tmp_path: Path) -> None:
 
 
 def _get(url: str) -> int:
-    with urllib.request.urlopen(url, timeout=5) as resp:
+    with urllib.request.urlopen(url, timeout=60) as resp:
         resp.read()
         return resp.status
 
@@ -222,7 +222,7 @@ def test_fail_next_statuses_and_dropped_connection(fake: HubFake) -> None:
     assert _get(f"{fake.url}/datasets/{REPO}/resolve/main/README.md") == 200  # GET not matched
     req = urllib.request.Request(f"{fake.url}/datasets/{REPO}/resolve/main/README.md", method="HEAD")
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=5)
+        urllib.request.urlopen(req, timeout=60)
     assert err.value.code == 500
 
     fake.fail_next(f"/api/datasets/{REPO}", "drop")

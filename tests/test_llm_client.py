@@ -236,18 +236,23 @@ def slow(seconds: float, step):
     return answer
 
 
+# The timeout leaves a prompt reply time to arrive on a loaded machine; the slow reply comes far
+# later than it (a server thread sleeps meanwhile, not the test).
+TIMEOUT_S = 2.0
+
+
 def test_a_timeout_is_retried_then_succeeds(fake_llm):
-    fake_llm.script = [slow(1.0, "{}"), '{"second": 1}']
+    fake_llm.script = [slow(5 * TIMEOUT_S, "{}"), '{"second": 1}']
     notices: list[RetryNotice] = []
-    result = ChatClient(make_config(fake_llm, timeout_s=0.2)).complete(user("hi"), on_retry=notices.append)
+    result = ChatClient(make_config(fake_llm, timeout_s=TIMEOUT_S)).complete(user("hi"), on_retry=notices.append)
     assert result.text == '{"second": 1}'
-    assert [n.reason for n in notices] == ["timed out after 0.2 s"]
+    assert [n.reason for n in notices] == ["timed out after 2 s"]
 
 
 def test_timeouts_until_giving_up(fake_llm):
-    fake_llm.default = slow(1.0, "{}")
-    with pytest.raises(LLMGaveUp, match="timed out after 0.2 s"):
-        ChatClient(make_config(fake_llm, timeout_s=0.2, max_retries=1)).complete(user("hi"))
+    fake_llm.default = slow(5 * TIMEOUT_S, "{}")
+    with pytest.raises(LLMGaveUp, match="timed out after 2 s"):
+        ChatClient(make_config(fake_llm, timeout_s=TIMEOUT_S, max_retries=1)).complete(user("hi"))
     assert len(fake_llm.requests) == 2
 
 

@@ -478,30 +478,28 @@ def test_estimate_before_generate_more_counts_calls_tokens_and_retries():
 def test_generate_more_at_concurrency_4_matches_a_serial_run_with_replies_out_of_order(fake_llm, tmp_path):
     import time
 
+    from llmfake import InFlight
+
     doc = long_document(lines=2400)  # 6 windows
-    in_flight = {"now": 0, "most": 0}
-    lock = threading.Lock()
+    in_flight = InFlight()
 
     def slow_first_windows(body):
         # Earlier windows answer later: the replies arrive out of order.
-        with lock:
-            in_flight["now"] += 1
-            in_flight["most"] = max(in_flight["most"], in_flight["now"])
-        time.sleep(0.05 * (6 - chunk_of_request(body)))
-        with lock:
-            in_flight["now"] -= 1
+        with in_flight:
+            time.sleep(0.05 * (6 - chunk_of_request(body)))
         return quoting_model(body)
 
     fake_llm.default = slow_first_windows
     serial = gen.generate_more(ChatClient(make_config(fake_llm)), doc, [], 6, concurrency=1)
-    assert in_flight["most"] == 1
+    assert in_flight.most == 1
+    in_flight = InFlight(together=2)  # the pooled run: the first two calls wait for each other
     serial_requests = list(fake_llm.requests)
     fake_llm.requests.clear()
     progress: list[tuple[int, int]] = []
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
         pooled = gen.generate_more(ChatClient(make_config(fake_llm), cache), doc, [], 6, concurrency=4,
                                    on_progress=lambda d, t: progress.append((d, t)))
-        assert in_flight["most"] > 1  # calls really overlapped
+        assert in_flight.most > 1  # calls really overlapped
         # Same requests (as a set: they were sent in another order), same candidates in window order.
         assert sorted(json.dumps(b, sort_keys=True) for b in fake_llm.requests) == \
             sorted(json.dumps(b, sort_keys=True) for b in serial_requests)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import fake_secret, write_jsonl  # noqa: E402
 from test_llm_client import make_config  # noqa: E402
@@ -40,6 +42,7 @@ def test_judge_reads_verdicts_and_reports_unusable_replies(fake_llm):
     assert "<<<\nq0\n>>>" in fake_llm.requests[0]["messages"][1]["content"]
 
 
+@pytest.mark.slow
 def test_check_llm_judge_replaces_the_lexical_verdict(tmp_path, fake_llm):
     write_jsonl(tmp_path / "d" / "corpus.jsonl", DOCS)
     write_jsonl(tmp_path / "d" / "questions.jsonl", ROWS)
@@ -99,29 +102,26 @@ def test_judge_reply_with_missing_scores_is_incomplete_not_guessed(fake_llm):
 
 
 def test_judge_runs_concurrently_in_input_order(fake_llm):
-    import threading
     import time
 
-    lock = threading.Lock()
-    inflight = {"now": 0, "most": 0}
+    from llmfake import InFlight
+
+    in_flight = InFlight(together=2)
 
     def step(body):
         q = int(body["messages"][1]["content"].split("<<<\nq")[1].split("\n")[0])
-        with lock:
-            inflight["now"] += 1
-            inflight["most"] = max(inflight["most"], inflight["now"])
-        time.sleep(0.03 * (6 - q))
-        with lock:
-            inflight["now"] -= 1
+        with in_flight:
+            time.sleep(0.03 * (6 - q))
         return scored(q % 5 + 1, 5, 5, 5)
 
     fake_llm.default = step
     client = ChatClient(make_config(fake_llm))
     out = judge_pairs(client, [(i, f"q{i}", "a", "p") for i in range(6)], concurrency=4)
     assert [j.pair_id for j in out] == list(range(6))
-    assert [j.scores[0][1] for j in out] == [i % 5 + 1 for i in range(6)] and inflight["most"] > 1
+    assert [j.scores[0][1] for j in out] == [i % 5 + 1 for i in range(6)] and in_flight.most > 1
 
 
+@pytest.mark.slow
 def test_check_llm_judge_prints_the_scores_beside_each_pair(tmp_path, fake_llm):
     write_jsonl(tmp_path / "d" / "corpus.jsonl", DOCS)
     write_jsonl(tmp_path / "d" / "questions.jsonl", ROWS)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llmfake import status  # noqa: E402
+from llmfake import InFlight, status  # noqa: E402
 from test_llm_client import make_config, user  # noqa: E402
 
 from mtcb_curate.llm.cache import ResponseCache  # noqa: E402
@@ -24,24 +24,23 @@ class Slow:
     """A fake step: answers ``echo N`` after a delay that makes later requests finish first,
     and records the most requests in flight at once."""
 
-    def __init__(self, n: int, unit: float = 0.04):
+    def __init__(self, n: int, unit: float = 0.04, together: int = 1):
         self.n, self.unit = n, unit
-        self.lock = threading.Lock()
-        self.inflight = self.most = 0
+        self.in_flight = InFlight(together)  # the delays start once ``together`` requests are in
+
+    @property
+    def most(self) -> int:
+        return self.in_flight.most
 
     def __call__(self, body):
         i = int(body["messages"][-1]["content"].split()[-1])
-        with self.lock:
-            self.inflight += 1
-            self.most = max(self.most, self.inflight)
-        time.sleep((self.n - i) * self.unit)
-        with self.lock:
-            self.inflight -= 1
+        with self.in_flight:
+            time.sleep((self.n - i) * self.unit)
         return f"echo {i}"
 
 
 def test_out_of_order_replies_come_back_in_input_order(fake_llm):
-    slow = Slow(8)
+    slow = Slow(8, together=8)
     fake_llm.default = slow
     client = ChatClient(make_config(fake_llm))
     finish_order: list[str] = []
@@ -142,18 +141,13 @@ def test_dedup_batches_run_concurrently_with_the_same_result(fake_llm):
 
     topics = [i // 2 for i in range(200)]
     model = topic_model()
-    lock = threading.Lock()
-    seen = {"now": 0, "most": 0}
+    in_flight = InFlight(together=2)
 
     def slow(body):
-        with lock:
-            seen["now"] += 1
-            seen["most"] = max(seen["most"], seen["now"])
-        # Earlier batches answer last: replies arrive out of order.
-        first = numbered(body)[0][1]
-        _time.sleep(0.1 if "topic-0 " in first or first.endswith("topic-0") else 0.01)
-        with lock:
-            seen["now"] -= 1
+        with in_flight:
+            # Earlier batches answer last: replies arrive out of order.
+            first = numbered(body)[0][1]
+            _time.sleep(0.1 if "topic-0 " in first or first.endswith("topic-0") else 0.01)
         return model(body)
 
     from mtcb_curate.llm.dedup import semantic_dedup
@@ -166,5 +160,5 @@ def test_dedup_batches_run_concurrently_with_the_same_result(fake_llm):
     parallel = semantic_dedup(ChatClient(make_config(fake_llm)), items_for(topics), concurrency=4,
                               on_progress=lambda d, t: steps.append((d, t)))
     assert parallel.clusters == serial.clusters and parallel.kept == serial.kept and parallel.calls == serial.calls
-    assert seen["most"] > 1 and len(fake_llm.requests) == serial.calls
+    assert in_flight.most > 1 and len(fake_llm.requests) == serial.calls
     assert [d for d, _ in steps] == sorted(d for d, _ in steps) and steps[-1] == (5, 5)

@@ -166,7 +166,7 @@ async def test_source_rows_carry_the_selection_offsets_of_every_cell():
 
 
 async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_spot(ws):
-    from support import opened, review_app, settle
+    from support import opened, review_app, settle, wait_until
 
     from mtcb_curate.tui.widgets.qa_panel import QAPanel
 
@@ -174,10 +174,11 @@ async def test_a_pair_wrapped_ahead_shows_the_same_rows_as_one_wrapped_on_the_sp
     async with review_app(session, size=(120, 30)) as (app, pilot):
         panel = app.screen.query_one(QAPanel)
         queue = app.screen.query_one(PairList)
-        await pilot.pause(0.1)  # the warm-up after the first frame (WARM_DELAY_S)
         nxt = queue.ids[queue.cursor + 1]
+        # the warm-up after the first frame (WARM_DELAY_S) wraps the next pair ahead
+        await wait_until(pilot, lambda: any(key[1] == session.view(nxt).question for key in panel._wrapped),
+                         "the next pair wrapped ahead")
         warmed = len(panel._wrapped)
-        assert any(key[1] == session.view(nxt).question for key in panel._wrapped)  # wrapped ahead
         await pilot.press("j")
         await settle(app, pilot)
         assert queue.current == nxt and len(panel._wrapped) >= warmed
@@ -662,7 +663,7 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
     shown at once as before."""
     from textual import events
 
-    from support import opened, review_app, text_of_head, while_running
+    from support import opened, review_app, text_of_head, wait_until, while_running
     from mtcb_curate.dataset.model import Status
 
     session = opened(None, ws, sample=True)
@@ -686,7 +687,8 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
         screen._show_current = counting_show
         for _ in range(5):
             app.post_message(events.Key("a", "a"))
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: session.status(start + 4) is Status.ACCEPTED
+                         and text_of_head(app).startswith(f"#{start + 5}"), "the five keys handled")
         assert [session.status(start + i) for i in range(5)] == [Status.ACCEPTED] * 5
         assert session.status(start + 5) == Status.UNDECIDED
         assert screen.queue.current == start + 5
@@ -695,7 +697,7 @@ async def test_keys_that_wait_are_decided_each_and_the_panel_shows_only_where_th
         assert screen._behind is False
         # one key alone: shown by its own decision
         await pilot.press("a")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: text_of_head(app).startswith(f"#{start + 6}"), "the next pair shown")
         assert shown == [start + 5, start + 6]
         assert text_of_head(app).startswith(f"#{start + 6}")
     # every decision reached the workspace

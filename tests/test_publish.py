@@ -777,6 +777,7 @@ def _one_shot(env: dict[str, str], tmp_path: Path, plan_kwargs: dict) -> dict:
         w.close()
 
 
+@pytest.mark.slow
 def test_offline_mode_and_no_network_are_clear(fake, tmp_path):
     env = fake.env(tmp_path / "hf")
     env["HF_HUB_OFFLINE"] = "1"

@@ -31,6 +31,8 @@ from mtcb_curate.hub.layout import write_hub_layout  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402
 from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test here runs the command line as a real process
+
 Q_FILE = "questions/train-00000-of-00001.parquet"
 C_FILE = "corpus/train-00000-of-00001.parquet"
 GOOD = [

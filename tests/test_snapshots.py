@@ -60,6 +60,7 @@ def test_review_screen_on_a_pair_with_problems(snap_compare, sample_app, size):
     assert snap_compare(sample_app, terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_statistics_screen(snap_compare, sample_app, size, monkeypatch):
     """``T`` on the sample: the coverage, the bar charts (textual-plot) and their numbers; the

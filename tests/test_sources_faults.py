@@ -123,7 +123,7 @@ def test_resume_with_a_stored_source_that_went_bad_leaves_the_workspace_untouche
 @pytest.mark.parametrize("make", FATAL[:3], ids=[f.__name__.strip("_") for f in FATAL[:3]])
 def test_review_command_with_bad_input_creates_no_workspace(make, tmp_path):
     spec, fragments = make(tmp_path / "bad")
-    proc = run_cli("ficha", "--source", *spec, "--workspace", tmp_path / "ws", timeout=30)
+    proc = run_cli("ficha", "--source", *spec, "--workspace", tmp_path / "ws")
     assert_one_error_line(proc, *fragments)
     assert not (tmp_path / "ws").exists()
 
@@ -138,22 +138,36 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+#: Run in a subprocess before the load: every ``time.sleep`` is added up (``SLEPT``), so that "at
+#: once" is a count of the waits the load asked for, not a measure of a loaded machine's speed.
+COUNT_SLEEPS = """
+    import time
+    SLEPT = [0.0]
+    _sleep = time.sleep
+    def _counted(seconds):
+        SLEPT[0] += seconds
+        _sleep(seconds)
+    time.sleep = _counted
+"""
+
+
 def test_unreachable_hub_falls_back_to_the_sample_quickly(tmp_path):
-    code = textwrap.dedent("""
+    code = textwrap.dedent(COUNT_SLEEPS) + textwrap.dedent("""
         import json
         from mtcb_curate.app.sources import Options, choose_and_load
         ds, spec = choose_and_load(Options('ficha'), None)
-        print(json.dumps({"spec": spec, "kind": ds.source.kind, "reason": ds.source.reason}))
+        print(json.dumps({"spec": spec, "kind": ds.source.kind, "reason": ds.source.reason, "slept": SLEPT[0]}))
     """)
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}", HF_HOME=str(tmp_path / "hf"))
-    # Before the fix huggingface_hub retried for 25 s; the timeout is a bound on behaviour.
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=15)
+    # Before the fix huggingface_hub retried for 25 s, sleeping between the attempts; the
+    # timeout only guards against a hang.
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["spec"] == ["sample:ficha"] and out["kind"] == "sample"
     assert "unreachable" in out["reason"]
-    assert "Retrying" not in proc.stderr
+    assert "Retrying" not in proc.stderr and out["slept"] < 1.0
 
 
 def test_offline_mode_is_unreachable_without_a_probe(monkeypatch):
@@ -312,6 +326,7 @@ def test_card_records_the_source_revision():
     assert "/home/me/secret" not in local and "### Source" not in local
 
 
+@pytest.mark.slow
 def test_pinned_revision_loads_that_revision_from_the_hub(tmp_path):
     """Through the loopback Hub fake (no auth, no Xet): ``owner/name@SHA`` gives the older data."""
     old = tmp_path / "old"
@@ -352,7 +367,7 @@ def test_review_command_with_strict_and_a_row_problem_creates_no_workspace(tmp_p
     src = tmp_path / "src"
     write_jsonl(src / "corpus.jsonl", CORPUS)
     write_jsonl(src / "questions.jsonl", questions)
-    proc = run_cli("ficha", "--source", src, "--workspace", tmp_path / "ws", "--strict", timeout=30)
+    proc = run_cli("ficha", "--source", src, "--workspace", tmp_path / "ws", "--strict")
     assert_one_error_line(proc, f"{src / 'questions.jsonl'} row 1 (line 2), field 'ticker'", "ZZZ", "--strict")
     assert not (tmp_path / "ws").exists()
 
@@ -372,15 +387,16 @@ def test_published_card_names_the_source_revision(tiny, tmp_path):
     assert "`feyninc/ficha`" in line and "`v1.2`" in line and "f" * 40 in line
 
 
+@pytest.mark.slow
 def test_unreachable_hub_still_reads_a_cached_dataset(tmp_path):
     """Loaded once from the loopback Hub fake; then, with the Hub gone, from the local cache."""
     folder = tmp_path / "src"
     write_hub_layout(folder, CORPUS, QUESTIONS, body="# cached\n")
-    code = textwrap.dedent("""
+    code = textwrap.dedent(COUNT_SLEEPS) + textwrap.dedent("""
         import json
         from mtcb_curate.app.sources import Options, choose_and_load
         ds, spec = choose_and_load(Options('ficha'), None)
-        print(json.dumps({"spec": spec, "pairs": len(ds.pairs), "reason": ds.source.reason}))
+        print(json.dumps({"spec": spec, "pairs": len(ds.pairs), "reason": ds.source.reason, "slept": SLEPT[0]}))
     """)
     with HubFake() as fake:
         fake.add_dataset_from_folder("chonkie-ai/ficha", folder)
@@ -390,8 +406,8 @@ def test_unreachable_hub_still_reads_a_cached_dataset(tmp_path):
     assert json.loads(online.stdout.strip().splitlines()[-1])["spec"] == ["chonkie-ai/ficha"]
     env = {k: v for k, v in env.items() if k != "HF_HUB_OFFLINE"}
     env["HF_ENDPOINT"] = f"http://127.0.0.1:{_closed_port()}"
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=15)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["spec"] == ["chonkie-ai/ficha"] and out["pairs"] == 3
+    assert out["spec"] == ["chonkie-ai/ficha"] and out["pairs"] == 3 and out["slept"] < 1.0  # no retry waits
     assert "local cache" in out["reason"] and "unreachable" in out["reason"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import opened, review_app, settle, write_source
+from support import opened, review_app, settle, wait_until, write_source
 
 from mtcb_curate.dataset.model import Status, Via
 from mtcb_curate.errors import CurateError
@@ -591,6 +591,7 @@ async def test_at_80_columns_each_plot_sits_above_its_numbers(session):
                 assert numbers.region.width >= 70 and "·" in str(numbers.content)
 
 
+@pytest.mark.slow
 async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session, monkeypatch):
     import threading
 
@@ -602,29 +603,25 @@ async def test_screen_shows_the_numbers_before_the_windows_are_tokenized(session
 
     def slow_spans(texts, **kw):  # tokenizing the corpus for its windows takes long
         if kw.get("build", True):
-            release.wait(10)
+            release.wait(120)  # a guard against a hang: the test sets it
         return real(texts, **kw)
 
     monkeypatch.setattr(compute, "corpus_window_spans", slow_spans)
     async with review_app(session, size=(120, 30), close=False) as (app, pilot):
         await pilot.press("T")
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, StatsScreen) and app.screen.stats is not None:
-                break
+        await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen) and app.screen.stats is not None
+                         and "windows: being tokenized" in _screen_text(app), "the numbers shown")
         screen = app.screen
         assert screen.stats is not None and not release.is_set()
         text = _screen_text(app)
         assert "what" in text and "windows: being tokenized" in text
         release.set()
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if "3 windows of 8,192 tokens" in _screen_text(app):
-                break
+        await wait_until(pilot, lambda: "3 windows of 8,192 tokens" in _screen_text(app), "the windows shown")
         text = _screen_text(app)
         assert "3 windows of 8,192 tokens" in text and "being tokenized" not in text
 
 
+@pytest.mark.slow
 async def test_screen_shows_the_findability_preview_or_says_none_was_run(session):
     from mtcb_curate.app.preview import run_preview
     from mtcb_curate.preview.settings import PreviewSettings
@@ -633,10 +630,8 @@ async def test_screen_shows_the_findability_preview_or_says_none_was_run(session
     async def shown() -> str:
         async with review_app(session, size=(120, 30), close=False) as (app, pilot):
             await pilot.press("T")
-            for _ in range(300):
-                await pilot.pause(0.02)
-                if isinstance(app.screen, StatsScreen) and "Findability preview" in _screen_text(app):
-                    break
+            await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen)
+                             and "Findability preview" in _screen_text(app), "the statistics shown")
             return _screen_text(app)
 
     assert "no preview run yet" in await shown()

@@ -44,11 +44,13 @@ def test_claims_hand_each_pair_once_and_the_overlap_twice(pg_server):
 
 def test_an_expired_claim_goes_to_the_next_curator_and_its_holder_is_refused(pg_server):
     url = pg_server.url()
+    now = [time.time()]  # one fake wall clock for both curators: the lease runs out when it moves
     with opened(url, "ann") as ann, opened(url, "bob") as bob:
+        ann.clock = bob.clock = lambda: now[0]
         ann.plan_work(range(3), 0.0)
         assert ann.claim_next(lease_seconds=0.2) == 0
         assert bob.claim_next() == 1  # ann holds 0
-        time.sleep(0.3)
+        now[0] += 0.3
         assert bob.decide(1, "accepted") and bob.claim_next() == 0  # ann's lease ran out
         with pytest.raises(WorkspaceError, match="in the hands of bob"):
             ann.decide(0, "rejected", "trivial")
@@ -230,6 +232,7 @@ def test_the_team_command_needs_a_shared_workspace(cli, tiny, tmp_path):
 # -- 8 curators at once ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_eight_curators_at_once_lose_nothing_and_decide_nothing_twice(pg_server):
     """8 curators in threads, each on its own connection, claim and decide for a bounded time
     (``MTCB_TEAM_SECONDS``, default 60 s, as the issue asks). Then: every acknowledged vote is

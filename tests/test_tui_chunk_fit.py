@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Static
 
-from support import opened, review_app, settle, write_source
+from support import opened, review_app, settle, wait_until, write_source
 
 from mtcb_curate.preview.chunkers import chunk_corpus, parse_spec
 from mtcb_curate.tui.screens.review import ReviewScreen
@@ -53,11 +53,7 @@ def config(tmp_path):
 
 
 async def _until(pilot, cond) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if cond():
-            return
-    raise AssertionError("never reached")
+    await wait_until(pilot, cond)
 
 
 async def test_b_draws_chonkies_chunk_boundaries_numbered_from_0(src, config, tmp_path):
@@ -109,9 +105,9 @@ async def test_o_fits_the_passage_in_one_chunk_and_u_restores_it(src, config, tm
         # the boundaries are on now, to see where the passage lies
         assert any(s.kind == "boundary" for s in app.screen.query_one(SourceViewer).spans)
         await pilot.press("o")  # inside one chunk now: nothing to fit, said in one line
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: any("already lies inside one chunk" in str(n.message)
+                                            for n in app._notifications), "the one line said")
         assert isinstance(app.screen, ReviewScreen)
-        assert any("already lies inside one chunk" in str(n.message) for n in app._notifications)
         await pilot.press("u")
         await settle(app, pilot)
         assert session.view(0).passage == before

@@ -182,6 +182,7 @@ async def test_keep_skips_rejected_members_and_refuses_a_rejected_keeper(data, w
     session.workspace.close()
 
 
+@pytest.mark.slow
 async def test_not_duplicates_is_remembered_across_restarts(data, ws):
     session = opened(data, ws)
     app = CurateApp(session)

@@ -6,10 +6,11 @@ only; the queue's mark for passages no chunker holds; the palette entry."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
-from support import current, opened, review_app, settle, text_of
+from support import WAIT_S, current, opened, review_app, settle, text_of, wait_until
 
 from mtcb_curate.app import findability as app_findability
 from mtcb_curate.preview.chunkers import chunk_corpus, parse_spec
@@ -28,6 +29,7 @@ async def _press_f(app, pilot):
     assert not app.screen._find_running
 
 
+@pytest.mark.slow
 async def test_press_f_fills_every_line_and_a_repair_rescores_that_pair_only(sample_dir, ws, monkeypatch):
     session = opened(None, ws, sample=True)
     async with review_app(session, size=(120, 30)) as (app, pilot):
@@ -79,6 +81,7 @@ async def test_press_f_fills_every_line_and_a_repair_rescores_that_pair_only(sam
         assert before != "" and after != ""
 
 
+@pytest.mark.slow
 async def test_a_second_app_reads_the_cache_without_f(sample_dir, ws):
     session = opened(None, ws, sample=True)
     async with review_app(session) as (app, pilot):
@@ -94,7 +97,8 @@ async def test_esc_cancels_the_run_and_f_resumes(sample_dir, ws, monkeypatch):
 
     def slow_chunk_corpus(spec, documents, chunker=None, progress=None):
         started.set()
-        for _ in range(500):  # about 5 s unless cancelled
+        end = time.monotonic() + WAIT_S  # a guard against a hang: the cancel ends it long before
+        while time.monotonic() < end:
             progress(0, len(documents))
             threading.Event().wait(0.01)
         raise AssertionError("not cancelled")
@@ -103,9 +107,8 @@ async def test_esc_cancels_the_run_and_f_resumes(sample_dir, ws, monkeypatch):
     session = opened(None, ws, sample=True)
     async with review_app(session) as (app, pilot):
         await pilot.press("F")
-        while not started.is_set():
-            await pilot.pause(0.01)
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: started.is_set() and "chunking with recursive:2048" in _line(app),
+                         "the run's progress shown")
         assert "chunking with recursive:2048" in _line(app) and "esc cancels" in _line(app)
         await pilot.press("escape")
         await settle(app, pilot)

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from support import current, opened, review_app, settle
+from support import current, opened, review_app, settle, wait_until
 from test_tui_reading import screen_text
 
 #: A long "why this source", as the fallback to the bundled sample gives it.
@@ -99,10 +99,7 @@ async def test_the_findability_warning_is_above_the_fold_at_80x24(tmp_path, monk
     async with review_app(session, size=(80, 24)) as (app, pilot):
         screen = app.screen
         await pilot.press("F")
-        for _ in range(600):
-            await pilot.pause(0.1)
-            if not screen._find_running:
-                break
+        await wait_until(pilot, lambda: not screen._find_running, "the findability run finished", step=0.1)
         await settle(app, pilot)
         unfindable = [pid for pid in screen.queue.ids
                       if (lines := screen.controller.current_find_lines(pid)) is not None and lines.fits_nowhere()]

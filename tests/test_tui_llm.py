@@ -61,10 +61,16 @@ def llm(monkeypatch, fake_llm):
 
 
 async def until(app, pilot, cond, *, wait_workers: bool = True, what: str = "the condition") -> None:
-    """Let the app run until ``cond()`` holds (bounded; not a timing assertion)."""
+    """Let the app run until ``cond()`` holds (a guard against a hang after ``support.WAIT_S``
+    seconds; not a timing assertion)."""
+    import time
+
     from textual.worker import WorkerCancelled
 
-    for _ in range(600):
+    from support import WAIT_S
+
+    end = time.monotonic() + WAIT_S
+    while time.monotonic() < end:
         if wait_workers:
             try:
                 await app.workers.wait_for_complete()

@@ -18,7 +18,7 @@ from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.llm_run import LLMRunScreen
 from mtcb_curate.tui.screens.review import ReviewScreen
 from mtcb_curate.tui.widgets.llm_status import LLMStatus
-from support import current, opened, review_app, settle, text_of
+from support import current, opened, review_app, settle, text_of, wait_until
 
 pytestmark = pytest.mark.usefixtures("review_at_once")
 
@@ -102,11 +102,7 @@ async def palette(app, pilot, query: str) -> list[str]:
     await settle(app, pilot)
     assert isinstance(app.screen, CommandPalette)
     await pilot.press(*query)
-    for _ in range(100):
-        await pilot.pause(0.02)
-        options = app.screen.query_one(CommandList).options
-        if options:
-            break
+    await wait_until(pilot, lambda: app.screen.query_one(CommandList).options, f"entries listed for {query!r}")
     return [str(o.prompt) for o in app.screen.query_one(CommandList).options]
 
 

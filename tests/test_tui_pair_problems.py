@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import current, opened, review_app, settle, text_of
+from support import current, opened, review_app, settle, text_of, wait_until
 
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
@@ -76,7 +76,8 @@ async def test_keys_typed_before_the_question_never_answer_it(tiny, ws):
         assert current(app) == 0
         for _ in range(5):  # all queued before the first is handled
             app.post_message(events.Key("a", "a"))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.dropped == 2,
+                         "asked, with the fourth and fifth key dropped")
         assert session.status(0) is Status.ACCEPTED and session.status(1) is Status.ACCEPTED
         assert isinstance(app.screen, ConfirmScreen)  # pair 2 fails verbatim: asked
         assert app.screen.dropped == 2  # the fourth and fifth key

@@ -54,6 +54,7 @@ def long_answer_source(tmp_path):
     return write_source(tmp_path / "long", questions=rows)
 
 
+@pytest.mark.slow
 async def test_more_hint_is_readable_in_every_builtin_theme(tmp_path, ws):
     session = opened(long_answer_source(tmp_path), ws)
     async with review_app(session, size=(120, 30)) as (app, pilot):
@@ -109,6 +110,7 @@ async def test_rebound_panel_keys_are_named_in_the_hint(tmp_path, ws):
         assert panel.scroll_offset.y > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 30)])
 async def test_compact_layout_shows_question_answer_and_verdict_of_every_sample_pair(ws, size):
     session = opened(None, ws, sample=True)

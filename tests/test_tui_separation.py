@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import opened, review_app, settle, text_of
+from support import opened, review_app, settle, text_of, wait_until
 
 from mtcb_curate.preview.separation import DISCRIMINATING, FOUND_BY_ALL, FOUND_BY_NONE, pair_flags
 from mtcb_curate.tui.widgets.filter_bar import FilterBar
@@ -25,6 +25,7 @@ async def _filter(app, pilot, line: str) -> None:
     await settle(app, pilot)
 
 
+@pytest.mark.slow
 async def test_outcome_filters_panel_line_and_statistics(sample_dir, ws, tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[preview]\nchunkers = ["recursive:2048", "recursive:512"]\nk = [1, 5]\nresamples = 300\n',
@@ -55,10 +56,8 @@ async def test_outcome_filters_panel_line_and_statistics(sample_dir, ws, tmp_pat
         await pilot.press("T")
         await settle(app, pilot)
         stats = app.screen
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if stats.stats is not None and stats.stats.separation.get("run"):
-                break
+        await wait_until(pilot, lambda: stats.stats is not None and stats.stats.separation.get("run"),
+                         "the chunkers' comparison on the statistics screen", step=0.05)
         s = stats.stats
         assert s.separation["run"] and s.separation["pairs"] == len(session)
         comps = s.separation["comparisons"]

@@ -13,7 +13,7 @@ from textual import events
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.store import postgres
 
-from support import current, opened, review_app, settle
+from support import WAIT_S, current, opened, review_app, settle
 from test_tui_reading import screen_text
 
 SIZE = (80, 24)
@@ -41,9 +41,13 @@ def _keys(app, *keys: str) -> None:
         app.post_message(events.Key(key, key))
 
 
-async def _until(pilot, condition, rounds: int = 400) -> bool:
-    """Let the app run (0.05 s a round) until ``condition()`` holds; whether it did."""
-    for _ in range(rounds):
+async def _until(pilot, condition) -> bool:
+    """Let the app run (0.05 s a round) until ``condition()`` holds, for at most ``WAIT_S``
+    seconds (a guard against a hang, not a speed bound); whether it did."""
+    import time
+
+    end = time.monotonic() + WAIT_S
+    while time.monotonic() < end:
         if condition():
             return True
         await pilot.pause(0.05)
@@ -91,7 +95,7 @@ async def test_a_decision_saved_once_the_server_is_back_lets_the_keys_behind_it_
                 _keys(app, "a", "j", "f")
                 assert await _until(pilot, lambda: "reconnecting" in screen_text(app).lower())
                 threading.Thread(target=lambda: (own_server.start(), restarted.set())).start()
-                assert await _until(pilot, lambda: s.status(start + 2) is Status.FLAGGED, rounds=1200)
+                assert await _until(pilot, lambda: s.status(start + 2) is Status.FLAGGED)
                 await settle(app, pilot)
                 assert s.status(start) is Status.ACCEPTED and s.status(start + 1) is Status.UNDECIDED
                 assert current(app) == start + 3  # a moved on, j skipped one, f flagged and moved on

@@ -10,7 +10,7 @@ import threading
 import pytest
 from textual.widgets import Input, Static
 
-from support import current, opened, review_app, review_at_once, settle, text_of, write_source
+from support import current, opened, review_app, review_at_once, settle, text_of, wait_until, write_source
 
 from mtcb_curate.app import review as app_review
 from mtcb_curate.tui.screens.edit import EditScreen
@@ -62,12 +62,8 @@ def llm(monkeypatch, fake_llm):
 
 
 async def until(app, pilot, cond, what: str) -> None:
-    """Let the app run until ``cond()`` holds (bounded; not a timing assertion)."""
-    for _ in range(500):
-        await pilot.pause(0.01)
-        if cond():
-            return
-    raise AssertionError(f"never reached: {what}")
+    """Let the app run until ``cond()`` holds (``support.wait_until``: not a timing assertion)."""
+    await wait_until(pilot, cond, what, step=0.01)
 
 
 async def shrink_dialog(app, pilot, *keys: str) -> None:

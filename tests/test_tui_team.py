@@ -161,7 +161,7 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
     config.write_text("[review]\nconfirm_failing_accept = false\n", encoding="utf-8")
     monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
 
-    from support import text_of_head, while_running
+    from support import text_of_head, wait_until, while_running
 
     s = opened(None, pg_server.url(), sample=True, curator="ann")
     async with review_app(s, size=(120, 30)) as (app, pilot):
@@ -177,13 +177,15 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
 
         s.run_within, screen._wrap_row = while_running(real_decide, deciding), wrap
         await pilot.press("a")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: text_of_head(app).startswith(f"#{start + 1}"),
+                         "the next pair shown")
         # wrapped before the decision was in the session, shown after
         assert wrapped == [(start + 1, Status.UNDECIDED)]
         assert s.status(start) is Status.ACCEPTED and screen.queue.current == start + 1
         assert text_of_head(app).startswith(f"#{start + 1}"), text_of_head(app)
         for _ in range(4):
             app.post_message(events.Key("a", "a"))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: s.status(start + 4) is Status.ACCEPTED
+                         and text_of_head(app).startswith(f"#{start + 5}"), "the four keys handled")
         assert [s.status(start + i) for i in range(5)] == [Status.ACCEPTED] * 5
         assert wrapped == [(start + 1, Status.UNDECIDED), (start + 5, Status.UNDECIDED)]

@@ -35,6 +35,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from support import wait_until
 from test_frames import INTERVAL, _frames, clock  # noqa: F401  (clock: a fixture)
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
@@ -216,6 +217,7 @@ def private_touches(seam: str = SEAM) -> list[str]:
 BEING_DELETED: set[str] = set()
 
 
+@pytest.mark.slow
 def test_no_private_textual_or_rich_name_outside_the_workarounds_seam():
     touches = [t for t in private_touches() if _without_line(t) not in BEING_DELETED]
     assert touches == []
@@ -227,6 +229,7 @@ def _without_line(touch: str) -> str:
     return f"{path}:{what}"
 
 
+@pytest.mark.slow
 def test_the_guard_finds_what_it_guards_against():
     """The guard is not vacuous: the seam's own files, read as if they were elsewhere, are
     reported (an override of ``Screen._update_timer``, ``rich._wrap``, ``_styles_cache``, a
@@ -313,9 +316,8 @@ async def test_frames_canary_a_prompt_frames_screen_draws_from_its_frame_clock()
             await pilot.pause()
             before = len(ticks)
             app.screen.query_one("#x", Static).update("y")
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: len(ticks) > before, "a frame drawn by the frame clock")
             assert isinstance(app.screen._update_timer, FrameClock)
-            assert len(ticks) > before
     finally:
         FrameClock._tick = original
 
@@ -530,6 +532,19 @@ def _burst(app, text: str) -> None:
         app.post_message(events.Key(key, char))
 
 
+async def _handled(app, pilot) -> None:
+    """Wait until every key queued on ``app`` so far has been handled, by the app and then by the
+    widget it went to, and what they posted in turn: a marker queued behind the keys on the app
+    queues another behind them on the focused widget (an event, not a fixed pause that a loaded
+    machine can outlast)."""
+    from support import WAIT_S
+
+    done = asyncio.Event()
+    app.call_later(lambda: (app.focused or app.screen).call_later(done.set))
+    await asyncio.wait_for(done.wait(), WAIT_S)
+    await pilot.pause()
+
+
 def _input_app(input_class: type[Input]):
     class Typing(App):
         submitted: list[str] = []
@@ -552,7 +567,7 @@ async def _typed(input_class: type[Input], keys: str) -> tuple[str, list[str]]:
     async with app.run_test() as pilot:
         await pilot.pause()
         _burst(app, keys)
-        await pilot.pause(0.1)
+        await _handled(app, pilot)
         return app.query_one("#field", Input).value, app.submitted
 
 
@@ -600,7 +615,7 @@ async def test_keys_canary_push_screen_still_holds_the_apps_queue_until_the_dial
     async with app.run_test() as pilot:
         await pilot.pause()
         _burst(app, "nabc")
-        await pilot.pause(0.3)
+        await _handled(app, pilot)
         assert app.screen.query_one("#field", Input).value == "abc"
 
 

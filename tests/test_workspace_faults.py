@@ -34,7 +34,7 @@ from mtcb_curate.app.sources import Options, open_session  # noqa: E402
 from mtcb_curate.store.sqlite import DB_NAME, LOCK_NAME, Workspace  # noqa: E402
 
 
-def run_cli(*args: object, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_cli(*args: object, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mtcb_curate", *map(str, args)], env=env or dict(os.environ),
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
@@ -77,7 +77,7 @@ def test_deleting_the_lock_file_does_not_let_a_second_writer_in(tmp_path):
         ws.decide(0, "accepted")
         (ws_dir / LOCK_NAME).unlink()
         proc = subprocess.run([sys.executable, "-c", _SECOND_WRITER, str(ws_dir)], capture_output=True,
-                              text=True, timeout=60)
+                              text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith("refused:"), proc.stdout
         assert "open in another mtcb-curate" in proc.stdout and str(ws_dir) in proc.stdout
@@ -101,7 +101,7 @@ def test_a_refused_writer_leaves_the_holders_lock_file_alone(tmp_path):
     with Workspace.open(ws_dir):
         before = (ws_dir / LOCK_NAME).read_text()
         proc = subprocess.run([sys.executable, "-c", _SECOND_WRITER, str(ws_dir)], capture_output=True,
-                              text=True, timeout=60)
+                              text=True, timeout=120)
         assert proc.stdout.startswith("refused:"), proc.stdout
         assert (ws_dir / LOCK_NAME).read_text() == before == str(os.getpid())
 
@@ -149,6 +149,7 @@ def read_only_copy(tiny, tmp_path):
         yield ws
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ["verify", "ficha"], ["check", "ficha"], ["export", "ficha", "--out", "{out}"], ["dedup", "ficha"]])
 def test_readers_open_a_workspace_on_read_only_storage(read_only_copy, tiny, tmp_path, command):
@@ -175,7 +176,7 @@ def test_read_only_session_on_read_only_storage_sees_the_decisions(read_only_cop
 
 @pytest.mark.parametrize("command", [["ficha"], ["review", "ficha"]])
 def test_writers_on_read_only_storage_say_one_line(read_only_copy, tiny, command):
-    proc = run_cli(*command, "--source", tiny, "--workspace", read_only_copy, timeout=30)
+    proc = run_cli(*command, "--source", tiny, "--workspace", read_only_copy)
     assert proc.returncode == 2
     line = one_error_line(proc.stderr)
     assert str(read_only_copy) in line and "read-only" in line
@@ -190,6 +191,7 @@ def test_generate_on_read_only_storage_says_one_line(read_only_copy, tiny):
         assert str(read_only_copy) in line and "read-only" in line
 
 
+@pytest.mark.slow
 def test_llm_judge_on_read_only_storage_runs_without_the_reply_cache(read_only_copy, tiny, fake_llm):
     fake_llm.default = {"supported": True, "reason": "stated"}
     env = dict(os.environ, OPENAI_API_KEY=fake_secret("k"), OPENAI_BASE_URL=fake_llm.base_url)
@@ -270,7 +272,7 @@ def test_reader_on_read_only_storage_with_a_leftover_wal_sees_its_decisions(tmp_
         ws.decide(2, "rejected", "trivial")
         os._exit(0)  # no close, no checkpoint
     """)
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     (ws_dir / (DB_NAME + "-shm")).unlink()
     with read_only_storage(ws_dir, tmp_path) as ro:
         wal = ro / (DB_NAME + "-wal")
@@ -391,6 +393,7 @@ def full_tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+@pytest.mark.slow
 def test_really_full_disk_on_reopen(tiny, tmp_path, full_tmpfs):
     ws_dir = full_tmpfs / "ws"
     shutil.copytree(curated_workspace(tiny, tmp_path / "ws-src"), ws_dir)
@@ -401,7 +404,7 @@ def test_really_full_disk_on_reopen(tiny, tmp_path, full_tmpfs):
                 f.flush()
         except OSError:
             pass
-    proc = run_cli("ficha", "--source", tiny, "--workspace", ws_dir, timeout=30)
+    proc = run_cli("ficha", "--source", tiny, "--workspace", ws_dir)
     assert proc.returncode == 2
     line = one_error_line(proc.stderr)
     assert str(ws_dir) in line and "full" in line and "nothing was lost" in line
@@ -461,7 +464,7 @@ def test_a_new_workspace_on_a_really_full_disk_leaves_nothing(tiny, full_tmpfs):
         except OSError:
             pass
     ws_dir = full_tmpfs / "ws"
-    proc = run_cli("repair", "ficha", "--source", tiny, "--chunk-index", "--workspace", ws_dir, timeout=60)
+    proc = run_cli("repair", "ficha", "--source", tiny, "--chunk-index", "--workspace", ws_dir)
     assert proc.returncode == 2
     assert "cannot create the workspace: the disk is full; nothing was left behind" in one_error_line(proc.stderr)
     assert sorted(p.name for p in full_tmpfs.iterdir()) == ["filler"]

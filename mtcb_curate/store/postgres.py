@@ -275,6 +275,8 @@ class PgWorkspace(SharedStore):
         on_reconnecting: called the same way when a lost connection starts being replaced
             (the write waits meanwhile, up to ``RECONNECT_SECONDS``).
         commit_waits: True: a commit waits on the server (see ``store.base.Store``).
+        clock: the wall clock of claims, leases and decision times (seconds since the epoch;
+            ``time.time``); a test sets a fake one to let a lease run out without waiting.
     """
 
     commit_waits = True
@@ -294,6 +296,7 @@ class PgWorkspace(SharedStore):
         self.on_reconnect: Callable[[str], None] | None = None
         self.on_reconnecting: Callable[[str], None] | None = None
         self._reconnect_lock = threading.Lock()
+        self.clock: Callable[[], float] = time.time
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -455,7 +458,7 @@ class PgWorkspace(SharedStore):
         """Record a decision (None: undecided again); returns the history seq. Committed before
         returning: outside the work split one statement (its own transaction, one round trip, one
         commit); on a pair of the split a pipeline (``_decide_in_split``)."""
-        at = time.time() if at is None else at
+        at = self.clock() if at is None else at
         after = None if status is None else {"status": status, "reason": reason}
         params = {"pid": pair_id, "status": status, "reason": _dump(reason), "at": at, "me": self.curator,
                   "after": _dump(after), "via": via}
@@ -503,7 +506,7 @@ class PgWorkspace(SharedStore):
         with fewer live claims than it needs copies that they have not claimed, lowest id
         first; the claim holds for ``lease_seconds``. None when nothing is left for them."""
         self._writable()
-        now = time.time()
+        now = self.clock()
         own = self._read("SELECT pair_id FROM claims WHERE curator=%s AND NOT done AND expires_at>%s "
                          "ORDER BY pair_id LIMIT 1", (self.curator, now))
         if own:
@@ -704,7 +707,7 @@ class PgWorkspace(SharedStore):
         me = self.curator
         try:
             with conn.pipeline():
-                now = time.time()
+                now = self.clock()
                 conn.execute("BEGIN")  # not conn.transaction(): in a pipeline that waits for BEGIN's answer
                 q_copies = conn.execute("SELECT copies FROM work WHERE pair_id=%s FOR UPDATE", (pair_id,))
                 q_votes = conn.execute("SELECT status, reason, curator, at FROM votes WHERE pair_id=%s", (pair_id,))
@@ -771,7 +774,7 @@ class PgWorkspace(SharedStore):
         """Record this curator's vote on a pair of the split (None: take it back), keep the claims
         in step, and settle the pair's shared decision."""
         others = cur.execute("SELECT curator FROM claims WHERE pair_id=%s AND curator<>%s AND (done OR expires_at>%s)",
-                             (pair_id, self.curator, time.time())).fetchall()
+                             (pair_id, self.curator, self.clock())).fetchall()
         mine = cur.execute("SELECT 1 FROM claims WHERE pair_id=%s AND curator=%s",
                            (pair_id, self.curator)).fetchone()
         if value is not None and mine is None and len(others) >= copies:
@@ -781,7 +784,7 @@ class PgWorkspace(SharedStore):
         if value is None:
             cur.execute("DELETE FROM votes WHERE pair_id=%s AND curator=%s", (pair_id, self.curator))
             cur.execute("UPDATE claims SET done=FALSE, expires_at=%s WHERE pair_id=%s AND curator=%s",
-                        (time.time() + DEFAULT_LEASE_SECONDS, pair_id, self.curator))
+                        (self.clock() + DEFAULT_LEASE_SECONDS, pair_id, self.curator))
         else:
             cur.execute("INSERT INTO votes VALUES (%s, %s, %s, %s, %s) ON CONFLICT (pair_id, curator) DO UPDATE "
                         "SET status=EXCLUDED.status, reason=EXCLUDED.reason, at=EXCLUDED.at",
