@@ -216,4 +216,7 @@ def test_llm_cancel_stops_and_says_so(fake_llm):
 
     fake_llm.default = cancel_then_bad
     res = shrink_with_llm(ChatClient(make_config(fake_llm)), PASSAGE, Q, A, cancel=cancel)
-    assert res.cancelled and not res.accepted and len(fake_llm.requests) == 1 and len(res.attempts) == 1
+    # The reply races the cancel: the client either read it (one attempt, refused) or closed the
+    # connection first (none). Either way no second request is sent and nothing is accepted.
+    assert res.cancelled and not res.accepted and len(fake_llm.requests) == 1 and len(res.attempts) <= 1
+    assert res.note() == "cancelled"
