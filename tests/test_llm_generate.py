@@ -306,6 +306,19 @@ def test_a_repeat_of_an_existing_question_is_refused(fake_llm):
     assert "repeats an existing question" in attempts[0].problems[0]
 
 
+def test_a_copy_of_an_existing_question_without_its_trailing_instructions_is_a_repeat():
+    # FinanceBench's questions go on after the question; a small model copied only the question.
+    existing = ["What is Amazon's year-over-year change in revenue from FY2016 to FY2017 (in units of percents and "
+                "round to one decimal place)? Calculate what was asked by utilizing the line items clearly shown "
+                "in the statement of income."]
+    copy = ("What is the year-over-year change in revenue from FY2016 to FY2017 (in units of percents and round to "
+            "one decimal place)?")
+    assert gen.find_repeat(copy, existing) == existing[0]
+    # Another year is another question, and a question ending at its mark is compared whole.
+    assert gen.find_repeat(copy.replace("FY2016 to FY2017", "FY2015 to FY2016"), existing) is None
+    assert gen.find_repeat("What was Alpha's revenue in 2022", ["What was Alpha's revenue in 2022?"]) is not None
+
+
 def test_after_three_retries_the_window_gives_nothing(fake_llm):
     fake_llm.default = pair_json("What?", "x", "Not in the window at all.")
     cand, attempts = run_window(fake_llm)

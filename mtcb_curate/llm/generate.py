@@ -453,17 +453,29 @@ def _numbers(text: str) -> list[str]:
 def find_repeat(question: str, existing_questions: Sequence[str]) -> str | None:
     """The existing question that ``question`` repeats, or None: rapidfuzz ``ratio`` of at least
     :data:`DUPLICATE_MIN_RATIO` after ``utils.default_process``, with the same numbers (digit
-    runs) in both. Questions are compared on their first ``neardup.SCORED_CHARS`` characters
+    runs) in both. An existing question is compared whole and, when it goes on after its first
+    question mark, by its question alone (FinanceBench's questions add instructions after it:
+    "... decimal place)? Calculate what was asked by ..."; a model copying the question without
+    them is a repeat). Questions are compared on their first ``neardup.SCORED_CHARS`` characters
     (pairwise cost grows with both lengths)."""
     question = question[:SCORED_CHARS]
     numbers = re.findall(r"\d+", question)
+    owners: list[int] = []
+    capped: list[str] = []
+    for i, q in enumerate(existing_questions):
+        whole = q[:SCORED_CHARS]
+        owners.append(i)
+        capped.append(whole)
+        mark = q.find("?")
+        if 0 < mark < len(q.rstrip()) - 1:
+            owners.append(i)
+            capped.append(q[:mark + 1][:SCORED_CHARS])
     existing = list(existing_questions)
-    capped = [q[:SCORED_CHARS] for q in existing]
-    for _match, _score, i in process.extract_iter(question, capped, scorer=fuzz.ratio,
+    for _match, _score, k in process.extract_iter(question, capped, scorer=fuzz.ratio,
                                                   processor=utils.default_process,
                                                   score_cutoff=DUPLICATE_MIN_RATIO):
-        if re.findall(r"\d+", capped[i]) == numbers:
-            return existing[i]
+        if re.findall(r"\d+", capped[k]) == numbers:
+            return existing[owners[k]]
     return None
 
 
