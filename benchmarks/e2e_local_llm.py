@@ -58,7 +58,7 @@ REASONS = [
     ("range reversed", r"first_sentence \d+ comes after"),
     ("range missing", r'The JSON object needs "first_sentence"'),
     ("too few sentences (dense)", r"Sentences \d+ to \d+ are \d+ sentences?; this run asks|supporting_passage spans"),
-    ("too short", r"hold \d+ characters, fewer than|supporting_passage has [\d,]+ characters; quote between|is empty"),
+    ("too short", r"hold \d+ characters, fewer than|is empty"),
     ("too long", r"hold [\d,]+ characters, more than"),
     ("answer not supported", r"^The answer states"),
     ("(a checked range proposed)", r"state the answer: name them|state it: name them"),
@@ -74,6 +74,10 @@ REASONS = [
 
 def reason_of(problem: str) -> str:
     """The refusal reason of one problem sentence (``other`` when none matches)."""
+    # The quote mode's length sentence names the bounds, not the side: compare.
+    length = re.search(r"supporting_passage has ([\d,]+) characters; quote between (\d+) and (\d+)", problem)
+    if length is not None:
+        return "too long" if int(length[1].replace(",", "")) > int(length[3]) else "too short"
     for name, pattern in REASONS:
         if re.search(pattern, problem):
             return name

@@ -287,3 +287,26 @@ def test_the_real_model_benchmark_skips_cleanly_without_a_model_or_server(tmp_pa
         proc = subprocess.run([sys.executable, str(script), "--data", str(data), *argv], env=env,
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0 and proc.stdout.startswith("skipped: "), proc.stdout + proc.stderr
+
+
+def test_the_real_model_benchmark_tells_a_too_long_quote_from_a_too_short_one():
+    import importlib.util
+    from pathlib import Path
+
+    from mtcb_curate.checks import Limits
+    from mtcb_curate.llm.generate import check_candidate
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "e2e_local_llm.py"
+    spec = importlib.util.spec_from_file_location("e2e_local_llm", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    window = " ".join(f"Revenue in segment {i} was ${i},000 million in 2022." for i in range(40))
+    limits = Limits()
+    reasons = {}
+    for name, passage in (("long", window[:limits.max_chars + 300]), ("short", window[:limits.min_chars - 5])):
+        _, problems, _ = check_candidate({"question": "What was revenue in segment 1 in 2022?",
+                                          "answer": "$1,000 million.", "supporting_passage": passage},
+                                         window, [], None, limits)
+        reasons[name] = [bench.reason_of(p) for p in problems]
+    assert "too long" in reasons["long"] and "too short" not in reasons["long"]
+    assert "too short" in reasons["short"] and "too long" not in reasons["short"]
