@@ -16,7 +16,8 @@ so both meet the same load). It prints, per mode:
   check's rules), the kept pairs shown with the "not supported" warning, and a cross-check: kept
   pairs whose answer holds a digit run absent from the passage, and whether each carried a
   warning;
-- seconds per kept pair (wall time of the mode's calls / kept pairs) and per call.
+- seconds per kept pair (wall time of the mode's calls / kept pairs) and per call;
+- retries whose reply is byte-identical to the reply before (the JSON keeps every reply).
 
 Skips cleanly (exit 0, one line saying why) when no model or server is there.
 
@@ -268,6 +269,7 @@ def main() -> None:
                 "cut_from_the_window": sum(1 for r in kept if r["provenance"]["mode"] == "numbered"),
                 "verbatim_in_document": sum(1 for r in kept if r["verbatim"]),
                 "refused_replies_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+                "retries_byte_identical_to_the_reply_before": sum(r.get("identical_retries", 0) for r in mine),
                 "answers_supported": sum(1 for r in kept if r["provenance"]["supported"]),
                 "shown_with_the_not_supported_warning": sum(1 for r in kept if not r["provenance"]["supported"]),
                 "digits_absent_from_passage": sum(1 for r in kept if r["digits_absent"]),
@@ -300,7 +302,9 @@ def main() -> None:
                        "kept": cand is not None, "error": error,
                        "refusals": [[reason_of(p) for p in a.problems] for a in attempts if not a.accepted],
                        "problems": [list(a.problems) for a in attempts if not a.accepted],
-                       "prompt_tokens": [a.prompt_tokens for a in attempts]}
+                       "prompt_tokens": [a.prompt_tokens for a in attempts],
+                       "replies": [a.reply for a in attempts],
+                       "identical_retries": sum(1 for a, b in zip(attempts, attempts[1:]) if a.reply == b.reply)}
                 if cand is not None:
                     absent = digits_absent(cand.answer, cand.passage)
                     row.update({"question": cand.question, "answer": cand.answer, "passage": cand.passage,
