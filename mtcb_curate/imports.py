@@ -49,8 +49,6 @@ def import_hiding(module: str, hidden: tuple[str, ...]) -> ModuleType:
     ``("scipy",)``) reported as not installed to this thread while it runs, unless ``module``'s
     top-level package or a hidden one is already loaded. Raises what the import raises."""
     top = module.partition(".")[0]
-    if module in sys.modules:
-        return sys.modules[module]
     with _LOCK:  # one hiding import at a time: the finder's list is shared by every thread
         hide = frozenset(h for h in hidden if h not in sys.modules)
         if top in sys.modules or not hide:

@@ -56,11 +56,6 @@ def run(args: argparse.Namespace) -> int:
     limit_heap_arenas()  # before any thread starts
     keymap = load_keymap(args.config)
     tui_import = preload_tui()
-    # the answerable check of the first pair shown needs the stemmer and the paraphrase model:
-    # loaded meanwhile, beside the dataset's load (pyarrow gives the GIL back)
-    from mtcb_curate.evidence.paraphrase import warm
-
-    warm()
     session, hub_load = open_review(options(args, read_only=args.read_only), hub_wait=HUB_WAIT_S)
     tui_import.join()
     try:

@@ -201,18 +201,11 @@ def _wordllama():
 
 
 def warm() -> threading.Thread:
-    """Load the stemmer (nltk, about 0.4 s) and the paraphrase model (about 0.7 s for wordllama)
-    in a daemon thread, so the first :func:`~mtcb_curate.evidence.support.support` on a screen's
-    thread does not load them (it waits for this thread's loads instead of starting its own).
-    Returns the thread."""
-    t = threading.Thread(target=_warm, name="evidence-warm", daemon=True)
+    """Load the paraphrase model in a daemon thread (about 0.5 s for wordllama), so the first
+    :func:`default_paraphraser` on a screen's thread does not wait for it. Returns the thread."""
+    t = threading.Thread(target=default_paraphraser, name="evidence-warm", daemon=True)
     t.start()
     return t
-
-
-def _warm() -> None:
-    stem("warm")
-    default_paraphraser()
 
 
 def default_paraphraser() -> Paraphraser:
