@@ -63,7 +63,7 @@ async def test_a_short_source_line_takes_one_row_at_80_columns(tmp_path):
     session = opened(None, tmp_path / "ws", sample=True)
     async with review_app(session, size=(80, 24)) as (app, pilot):
         rows = screen_text(app).splitlines()
-        assert "(the bundled sample (--sample))" in rows[0]
+        assert "(asked for with --sample)" in rows[0]
         assert rows[1].lstrip().startswith(f"#{current(app)} ")
 
 

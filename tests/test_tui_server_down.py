@@ -171,7 +171,7 @@ async def test_an_edit_while_the_server_is_down_keeps_its_dialog_open_then_saves
                 restarted = await _restart_when_reconnecting(app, pilot, own_server)
                 assert drawn_while_waiting == [True]  # the app's thread ran while the edit waited
                 assert type(app.screen).__name__ == "EditScreen"  # open until it is saved
-                assert await _until(pilot, lambda: s.view(start).question != question, rounds=1200)
+                assert await _until(pilot, lambda: s.view(start).question != question)
                 await settle(app, pilot)
                 assert s.view(start).question == "Z" + question
                 assert type(app.screen).__name__ == "ReviewScreen" and current(app) == start + 1  # then j
@@ -226,7 +226,7 @@ async def test_undo_and_a_bulk_action_while_the_server_is_down_are_made_once_it_
             try:
                 _keys(app, "u", "j")
                 restarted = await _restart_when_reconnecting(app, pilot, own_server)
-                assert await _until(pilot, lambda: s.status(start) is Status.UNDECIDED, rounds=1200)
+                assert await _until(pilot, lambda: s.status(start) is Status.UNDECIDED)
                 await settle(app, pilot)
                 assert current(app) == start + 1  # the undo showed #start, then j
             finally:
@@ -240,7 +240,7 @@ async def test_undo_and_a_bulk_action_while_the_server_is_down_are_made_once_it_
                 await pilot.pause(0.2)
                 _keys(app, "a", "j")
                 restarted = await _restart_when_reconnecting(app, pilot, own_server)
-                assert await _until(pilot, lambda: s.counts()[Status.ACCEPTED] == len(s), rounds=1200)
+                assert await _until(pilot, lambda: s.counts()[Status.ACCEPTED] == len(s))
                 await settle(app, pilot)
             finally:
                 restarted.wait(120)

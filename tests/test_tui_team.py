@@ -176,6 +176,25 @@ async def test_while_a_decision_commits_the_screen_wraps_the_pair_it_leads_to(pg
             return real_wrap(row, stop, index)
 
         s.run_within, screen._wrap_row = while_running(real_decide, deciding), wrap
+        # A server slower than the screen: each commit lasts until the screen has begun its
+        # meanwhile work (a quick test server could commit before the screen looks, and the
+        # screen rightly wraps nothing then); WAIT_S guards against a hang.
+        import threading
+
+        from support import WAIT_S
+
+        looked, real_write, real_prepare = threading.Event(), s.workspace._write, screen._prepare_next
+
+        def slow_write(*args, **kwargs):
+            looked.wait(WAIT_S)
+            looked.clear()
+            return real_write(*args, **kwargs)
+
+        def prepare(committed):
+            looked.set()
+            return real_prepare(committed)
+
+        s.workspace._write, screen._prepare_next = slow_write, prepare
         await pilot.press("a")
         await wait_until(pilot, lambda: text_of_head(app).startswith(f"#{start + 1}"),
                          "the next pair shown")

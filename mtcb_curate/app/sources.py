@@ -186,7 +186,7 @@ def _choose_and_load(opts: Options, stored: list[str] | None, *,
     profile = opts.profile()
     sample_spec = [SAMPLE_PREFIX + profile.name]
     if opts.sample:
-        return load_spec(opts.name, profile, sample_spec, "the bundled sample (--sample)"), sample_spec, None
+        return load_spec(opts.name, profile, sample_spec, "asked for with --sample"), sample_spec, None
     if opts.source:
         return load_spec(opts.name, profile, opts.source, "given with --source"), list(opts.source), None
     if stored:
