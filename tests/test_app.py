@@ -260,7 +260,7 @@ async def test_sample_opens_with_real_filings(sample_dir, ws):
         assert len(session) >= 20
         progress = text_of(app, "#progress")
         assert "passages not verbatim" in progress
-        assert "the bundled sample" in text_of(app, "#source-bar")
+        assert "bundled sample (asked for with --sample)" in text_of(app, "#source-bar")
 
 
 async def test_qa_panel_says_how_many_lines_are_hidden_below(tmp_path, ws):

@@ -297,3 +297,44 @@ def test_a_document_key_with_a_lone_surrogate_is_kept_and_read_back(tmp_path):
     assert store.put_verified("e" * 64, [(pair, result)], keep=1)
     found, missing = store.verified("e" * 64, [(pair, "some passage")])
     assert missing == [] and found[0].doc_key == key and found[0].elsewhere == ((other, 2),)
+
+
+def count_supported(monkeypatch) -> list[int]:
+    """Patch the answerable rule as the checklist calls it to record each pair it works out."""
+    from mtcb_curate.checks import questions as qchecks
+
+    seen: list[int] = []
+    real = qchecks.overlap_problem
+
+    def counting(answer, passage, question=None):
+        seen.append(1)
+        return real(answer, passage, question)
+
+    monkeypatch.setattr(qchecks, "overlap_problem", counting)
+    return seen
+
+
+def test_answerable_is_worked_out_once_per_text_and_again_after_an_edit(session_of, monkeypatch):
+    seen = count_supported(monkeypatch)
+    first = run_checklist(session_of(), loads=False, cache=True)
+    assert len(seen) == 4
+    again = run_checklist(session_of(), loads=False, cache=True)
+    assert len(seen) == 4, "a second session over the same texts worked the answerable rule out again"
+    fresh = run_checklist(session_of(), loads=False, cache=False)
+    assert len(seen) == 8 and plain(again) == plain(first) == plain(fresh)
+    # an edited answer is a new text: only it is worked out, and its warning is its own
+    session = session_of()
+    assert session.edit(2, {"answer": "It rose by 97,531 units in the quarter."})
+    report = run_checklist(session, loads=False, cache=True)
+    assert len(seen) == 9 and 2 in report.get("answerable").pairs
+    # a cache that lies is believed (it is keyed by the texts and the code) ...
+    (path,) = CACHE().glob("answerable.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["entries"] = {k: "planted reason" for k in data["entries"]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    lied = run_checklist(session_of(), loads=False, cache=True).get("answerable")
+    assert "planted reason" in json.dumps(lied.to_dict())
+    # ... and a changed rule's code never reads it
+    monkeypatch.setattr(ccache, "ANSWERABLE_CODE", ("evidence", "checks/questions.py", "checks/cache.py"))
+    assert "planted reason" not in json.dumps(run_checklist(session_of(), loads=False, cache=True)
+                                              .get("answerable").to_dict())

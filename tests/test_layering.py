@@ -1,7 +1,7 @@
 """The order of layers, read from the source with ``ast`` (imports at module level and inside
 functions alike):
 
-    utilities (config, errors, plaintext, resources, files, collector, arrays, the package root)
+    utilities (config, errors, plaintext, resources, files, collector, arrays, imports, the package root)
       <- dataset <- evidence <- verify <- neardup <- store <- preview <- stats <- hub <- checks <- llm
                                                                            (the domain)
       <- app                                                               (the application layer)
@@ -26,7 +26,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "mtcb_curate"
 
 #: Cross-cutting modules at the package's top level (and the package root, ``__version__``).
-UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "arrays")
+UTILITIES = ("", "config", "errors", "plaintext", "resources", "files", "collector", "arrays", "imports")
 #: The domain packages, bottom-up: each may import the utilities and the packages before it.
 DOMAIN = ("dataset", "evidence", "verify", "neardup", "store", "preview", "stats", "hub", "checks", "llm")
 APPLICATION = ("app",)

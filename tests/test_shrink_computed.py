@@ -87,6 +87,14 @@ def test_a_computed_figure_reaches_for_the_next_statement_only_when_needed():
     assert document[p.doc_start:p.doc_end] == p.text
     assert p.text.startswith("Total net sales") and p.text.endswith("Property and equipment, net\n48,866\n29,114")
     assert "reaches out of the passage" in p.reason
+    # the proposal's characters outside the passage: never more than the proposal holds
+    overlap = max(0, min(p.doc_end, end) - max(p.doc_start, start))
+    assert p.outside == len(p.text) - overlap <= len(p.text)
+    # a figure only the statement above holds: all of the proposal is outside, the gap is not
+    apart = plan_evidence(document, start, end, "$177,866 million", "What were FY2017 total net sales?",
+                          reach=2048).proposal
+    assert apart is not None and apart.doc_end < start, apart
+    assert apart.outside == len(apart.text)
     # a figure the passage holds: the proposal stays inside it
     inside = plan_evidence(document, start, end, "$16,047 million", "What were FY2017 inventories?",
                            reach=2048).proposal

@@ -81,7 +81,7 @@ def _command(ws: Path, home: Path, *options: str) -> str:
 def test_review_quit_reopen_in_tmux(tmux, tmp_path, isolated_env):
     ws = tmp_path / "ws"
     tmux.start(_command(ws, isolated_env, "--sample"))
-    tmux.wait_for("decided 0/23", "the bundled sample", "a accept")
+    tmux.wait_for("decided 0/23", "asked for with --sample", "a accept")
     tmux.keys("a")
     tmux.wait_for("decided 1/23")
     tmux.keys("x")

@@ -8,7 +8,7 @@ import functools
 
 import pytest
 from conftest import CORPUS, QUESTIONS
-from support import current, opened, review_app, settle, write_source
+from support import current, opened, review_app, settle, wait_until, write_source
 
 from mtcb_curate.app import bulk as app_bulk
 from mtcb_curate.app.analysis import AnalysisRunner
@@ -160,3 +160,68 @@ async def test_opening_the_filter_bar_builds_what_a_text_query_reads(source, tmp
         await pilot.press("V")
         await settle(app, pilot)
         assert set(app_filters._LOWER[session]) == set(app_filters.TEXT_FIELDS.values())
+
+
+def _panel_checking(panel) -> bool:
+    """Whether the QA panel still says its full check of the pair runs."""
+    verdict, facts = panel.section_text("verdict"), panel.section_text("facts")
+    return verdict.startswith("checking") or "looking for" in verdict or "checking" in facts
+
+
+@pytest.mark.slow
+async def test_every_sample_mark_after_the_analysis_is_what_the_panel_shows_on_a_visit(tmp_path, monkeypatch):
+    """A new workspace on the bundled sample: once the analysis is taken, and before any pair
+    but the first was shown, every queue row's verdict mark is the mark of the verdict badge the
+    QA panel shows when the pair is visited, and its ``▲`` is shown exactly when the panel lists
+    a check the pair would fail."""
+    from mtcb_curate.tui.screens.review_rows import FAIL_MARK
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    monkeypatch.setattr(review_analysis, "ANALYSIS_DELAY_S", 0.0)
+    session = opened(None, tmp_path / "ws", sample=True)
+    async with review_app(session, size=(120, 30)) as (app, pilot):
+        c = app.screen.controller
+        assert c.clusters_ready and current(app) == c.queue.ids[0]
+        ids = list(c.queue.ids)
+        marks = {pid: app.screen.rows.text(pid, 200)[1:3] for pid in ids}
+        panel = app.screen.query_one(QAPanel)
+        shown = {}
+        for i, pid in enumerate(ids):
+            if i:
+                await pilot.press("j")
+                await settle(app, pilot)
+            assert current(app) == pid
+            await wait_until(pilot, lambda: not _panel_checking(panel), "the panel's full check landed")
+            badge = panel.section_text("verdict").split()[0]
+            fails = any(line.lstrip().startswith("✗") for line in panel.section_text("problems").splitlines())
+            shown[pid] = VERDICT_MARK[badge.lower()] + (FAIL_MARK if fails else " ")
+        assert marks == shown
+        # the sample has pairs of more than one verdict, and pairs failing a check and not
+        assert len({m[0] for m in shown.values()}) >= 2 and len({m[1] for m in shown.values()}) == 2
+
+
+async def test_a_pair_checked_by_the_look_ahead_while_its_panel_says_checking_lands(source, tmp_path, monkeypatch):
+    """No analysis (its worker process never starts): the panel of the pair on screen says
+    "checking". Its full check is then done by another worker (the look-ahead of the pair
+    before, which announces a pair only when its verdict changes) before its own locate worker
+    runs: that worker still brings the result to the panel, which stops saying "checking"."""
+    import sys
+
+    from mtcb_curate.tui.screens import review_painting
+    from mtcb_curate.tui.widgets.qa_panel import QAPanel
+
+    script = tmp_path / "python"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.read()\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(review_analysis, "AnalysisRunner", functools.partial(AnalysisRunner, python=str(script)))
+    monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 600.0)  # the locate worker is started below
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session, settle_analysis=False) as (app, pilot):
+        screen, panel = app.screen, app.screen.query_one(QAPanel)
+        pid = current(app)
+        assert _panel_checking(panel)
+        screen.controller.verdicts.complete(pid)  # what the look-ahead worker does, verdict unchanged
+        screen._complete_verdict(pid)  # what the locate timer starts
+        await settle(app, pilot, analysis=False)
+        assert not _panel_checking(panel), panel.section_text("facts")
+        assert panel.section_text("verdict").split()[0] == "EXACT"

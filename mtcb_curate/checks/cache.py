@@ -1,7 +1,7 @@
 """The checklist's work kept on disk between runs, keyed by content hash, so checking again
 after a fix costs only what changed.
 
-Two kinds of entry, JSON files under ``<user cache dir>/mtcb-curate/checklist/``
+Three kinds of entry, JSON files under ``<user cache dir>/mtcb-curate/checklist/``
 (:func:`default_cache_dir`):
 
 ``verified-<corpus>.json``
@@ -9,6 +9,10 @@ Two kinds of entry, JSON files under ``<user cache dir>/mtcb-curate/checklist/``
     (``verify.PairResult`` without the pair id and the passage), keyed by sha256 of the document
     key, ``chunk_index`` and the passage. A changed passage is a new key; a changed document is
     a new file. Old entries are kept up to three times a run's passages, then dropped.
+``answerable.json``
+    The ``answerable`` rule's reason (or null: supported) per pair text, keyed by sha256 of the
+    question, the answer and the passage; the LLM judge's verdicts are never kept here. Old
+    entries are kept up to three times a run's pairs, then dropped.
 ``loads-<layout>.json``
     A publish layout that loaded with ``datasets.load_dataset``, keyed by the digest of every
     input the tables are built from (``hub.tables.tables_digest``) with the ``datasets`` and
@@ -47,6 +51,8 @@ CACHE_FOLDER = "checklist"
 FORMAT = 1
 #: The code a pair's verification depends on (paths relative to the package).
 VERIFY_CODE = ("verify", "dataset/tokens.py", "dataset/model.py")
+#: The code the ``answerable`` rule depends on (with the versions of wordllama and nltk).
+ANSWERABLE_CODE = ("evidence", "checks/questions.py")
 #: The code a ``loads`` verdict depends on.
 LOADS_CODE = ("hub", "dataset", "checks/loads.py")
 
@@ -85,6 +91,17 @@ def _version(dist: str) -> str:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "absent"
+
+
+def answerable_key(question: str, answer: str, passage: str) -> str:
+    """The key of one pair's texts in ``answerable.json``: sha256 hex (40 characters) of the
+    question, the answer and the passage, each length-prefixed."""
+    h = hashlib.sha256()
+    for part in (question, answer, passage):
+        b = part.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()[:40]
 
 
 def _passage_key(pair: QAPair, passage: str) -> str:
@@ -187,6 +204,32 @@ class ChecklistCache:
             and raw.get("corpus") == corpus else None
         entries = {**old, **new} if isinstance(old, dict) and len(old) + len(new) <= 3 * keep + 1000 else new
         return _write_json(path, {"stamp": stamp, "corpus": corpus, "entries": entries})
+
+    # -- answerable ---------------------------------------------------------------------------
+
+    def _answerable_stamp(self) -> str:
+        return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('nltk')}"
+
+    def answerable(self, keys: Iterable[str]) -> dict[str, str | None]:
+        """The kept ``answerable`` reasons of these texts (:func:`answerable_key`): key -> the
+        reason, or None when the passage supports the answer; keys not kept are left out."""
+        raw = _read_json(self.folder / "answerable.json")
+        entries = raw.get("entries") if isinstance(raw, dict) and raw.get("stamp") == self._answerable_stamp() else None
+        if not isinstance(entries, dict):
+            return {}
+        return {k: entries[k] for k in keys if k in entries and (entries[k] is None or isinstance(entries[k], str))}
+
+    def put_answerable(self, reasons: dict[str, str | None], keep: int = 0) -> bool:
+        """Add these reasons (key -> reason or None) to the file; the entries already there are
+        kept while it holds at most ``3 * keep + 1000`` (``keep``: this run's pairs). False when
+        it could not be written."""
+        path = self.folder / "answerable.json"
+        stamp = self._answerable_stamp()
+        raw = _read_json(path)
+        old = raw.get("entries") if isinstance(raw, dict) and raw.get("stamp") == stamp else None
+        entries = {**old, **reasons} if isinstance(old, dict) and len(old) + len(reasons) <= 3 * keep + 1000 \
+            else dict(reasons)
+        return _write_json(path, {"stamp": stamp, "entries": entries})
 
     # -- loads --------------------------------------------------------------------------------
 

@@ -94,8 +94,7 @@ def answerable(ctx: CheckContext) -> CheckResult:
     words absent even in other words; on demand an LLM judges those pairs again,
     ``llm.judge``); the answer is longer than ``MAX_ANSWER_CHARS``."""
     views = ctx.views
-    reasons = {pid: why for pid, v in views.items()
-               if (why := overlap_problem(v.answer, v.passage, v.question)) is not None}
+    reasons = {pid: why for pid, why in _support_reasons(ctx).items() if why is not None}
     too_long = {pid: why for pid, v in views.items() if (why := answer_length_problem(v.answer))}
     message = "the passage should hold what the answer states (figures as numbers or computed, words or paraphrases)"
     if ctx.judge is not None and reasons:
@@ -115,6 +114,32 @@ def answerable(ctx: CheckContext) -> CheckResult:
         reasons[pid] = join_reasons(reasons.get(pid), why)
     message += f"; answers of at most {MAX_ANSWER_CHARS:,} characters"
     return result("answerable", reasons, set(), message)
+
+
+def _support_reasons(ctx: CheckContext) -> dict[int, str | None]:
+    """pair id -> :func:`overlap_problem` of its texts (None: supported), read from the
+    checklist cache where kept (``ChecklistCache.answerable``) and kept for next time (only
+    when the paraphrase model is wordllama: the fuzzy fallback's reasons are not kept)."""
+    views = ctx.views
+    if ctx.cache is None:
+        return {pid: overlap_problem(v.answer, v.passage, v.question) for pid, v in views.items()}
+    from mtcb_curate.checks.cache import answerable_key
+
+    keys = {pid: answerable_key(v.question, v.answer, v.passage) for pid, v in views.items()}
+    kept = ctx.cache.answerable(keys.values())
+    out, new = {}, {}
+    for pid, v in views.items():
+        key = keys[pid]
+        if key in kept:
+            out[pid] = kept[key]
+        else:
+            out[pid] = new[key] = overlap_problem(v.answer, v.passage, v.question)
+    if new:
+        from mtcb_curate.evidence.paraphrase import WordLlamaParaphraser, default_paraphraser
+
+        if isinstance(default_paraphraser(), WordLlamaParaphraser):  # never keep the fallback's
+            ctx.cache.put_answerable(new, keep=len(views))
+    return out
 
 
 @check("question_form", CheckStatus.FAIL)

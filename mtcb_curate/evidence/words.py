@@ -51,9 +51,10 @@ class Word:
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    from nltk.stem.snowball import SnowballStemmer
+    # nltk's package init would import scipy (mtcb_curate.imports): the stemmer needs none of it
+    from mtcb_curate.imports import import_hiding
 
-    return SnowballStemmer("english")
+    return import_hiding("nltk.stem.snowball", ("scipy",)).SnowballStemmer("english")
 
 
 @lru_cache(maxsize=65536)

@@ -82,9 +82,12 @@ def library_versions() -> dict[str, str]:
 
 def make_chunker(spec: ChunkerSpec):
     """The chonkie chunker for ``spec`` (offline; see the module docstring)."""
-    from chonkie import RecursiveChunker, SentenceChunker, TokenChunker
-
     from mtcb_curate.dataset.tokens import count_tokens, encoding
+    from mtcb_curate.imports import import_hiding
+
+    # chonkie's package init would import openai for its LLM chunkers (mtcb_curate.imports)
+    chonkie = import_hiding("chonkie", ("openai",))
+    RecursiveChunker, SentenceChunker, TokenChunker = chonkie.RecursiveChunker, chonkie.SentenceChunker, chonkie.TokenChunker
 
     if spec.kind == "recursive":
         return RecursiveChunker(chunk_size=spec.size)

@@ -1025,7 +1025,9 @@ def _plan_run(text: str, lo: int, hi: int, answer: str, question: str, max_chars
     out_text = text[start:end]
     whole = text[lo:hi].strip()
     p_start = lo + (len(text[lo:hi]) - len(text[lo:hi].lstrip()))
-    outside = max(0, p_start - start) + max(0, end - (p_start + len(whole)))
+    p_stop = p_start + len(whole)
+    # the proposal's characters outside the passage (a proposal apart from it is all outside)
+    outside = (end - start) - max(0, min(end, p_stop) - max(start, p_start))
     if out_text == whole or (not outside and len(out_text) >= len(whole)):
         return ShrinkOutcome(None, "the passage is already minimal: no shorter run of whole "
                                    "sentences, lines or table rows holds the answer's figures and words", computed)
@@ -1046,7 +1048,7 @@ def _plan_run(text: str, lo: int, hi: int, answer: str, question: str, max_chars
     if lost_words:
         reason += f"; without the words {', '.join(lost_words)} (more than {max_chars} characters with them)"
     if outside:
-        before, after = max(0, p_start - start), max(0, end - (p_start + len(whole)))
+        before, after = max(0, p_start - start), max(0, end - p_stop)
         parts = [f"{before:,} characters before it" if before else "", f"{after:,} after it" if after else ""]
         reason += "; reaches out of the passage: " + " and ".join(p for p in parts if p)
     if len(out_text) > max_chars:

@@ -227,7 +227,7 @@ class Painting:
             # second frame when the check lands.
             ahead_at = time.monotonic() + AHEAD_DELAY_S
             self._locate_timer = self._later(LOCATE_DELAY_S if pending else AHEAD_DELAY_S,
-                                             lambda: self._complete_verdict(pid, ahead, ahead_at))
+                                             lambda: self._complete_verdict(pid, ahead, ahead_at, pending))
 
     def _key_label(self, key: str) -> str:
         """A default key of this screen as bound now (the ``[keys]`` table may rebind it)."""
@@ -425,7 +425,11 @@ class Painting:
     # -- the full check of the pair on screen -------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="locate", exit_on_error=False)
-    def _complete_verdict(self, pid: int, ahead: tuple[int, ...] = (), ahead_at: float = 0.0) -> None:
+    def _complete_verdict(self, pid: int, ahead: tuple[int, ...] = (), ahead_at: float = 0.0,
+                          shown_pending: bool = True) -> None:
+        """The full check of pair ``pid`` (``shown_pending``: its panel says "checking"), then of
+        the pairs ``ahead`` once ``ahead_at`` (``time.monotonic``) has passed; a result that
+        may change what is on screen is posted as ``VerdictCompleted``."""
         worker = get_current_worker()
         verdicts, session = self.controller.verdicts, self.controller.session
         for p in (pid, *ahead):
@@ -434,6 +438,11 @@ class Painting:
             if worker.is_cancelled:
                 return
             if verdicts.is_complete(p):
+                if p == pid and shown_pending and not worker.is_cancelled:
+                    # Completed since the panel said "checking" (by the look-ahead of the pair
+                    # before, which announces a pair only when its verdict changes): say so,
+                    # or the panel keeps saying "checking" until something else shows it again.
+                    self.post_message(VerdictCompleted(p, session.view(p).passage))
                 continue
             passage = session.view(p).passage
             before = verdicts.cached(p)
