@@ -157,8 +157,10 @@ def test_out_of_range_then_reversed_ranges_are_refused_with_feedback_and_every_r
     assert len(set(bodies)) == 3  # never a byte-identical request
     assert [r.get("seed") for r in fake_llm.requests] == [None, 2, 3]
     assert [r.get("temperature") for r in fake_llm.requests] == [0.7, 0.85, 1.0]  # each retry samples wider
-    # Only the latest refused reply is shown: the prompt does not grow with each retry.
-    assert len(fake_llm.requests[2]["messages"]) == len(fake_llm.requests[1]["messages"]) == 4
+    # The refused reply is not echoed as the model's turn (a small model sends it again word for
+    # word); only the latest feedback follows the first request: the prompt does not grow.
+    assert [m["role"] for m in fake_llm.requests[1]["messages"]] == ["system", "user", "user"]
+    assert [m["role"] for m in fake_llm.requests[2]["messages"]] == ["system", "user", "user"]
 
 
 def test_an_unsupported_answer_is_retried_with_what_is_missing_then_shown_with_the_warning(fake_llm):

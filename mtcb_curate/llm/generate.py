@@ -919,8 +919,12 @@ def generate_for_window(
                 fallback = (rank, len(attempts) - 1, fields, warnings, verdict, result)
         if last:
             break
+        # Numbered mode: the refused reply is not echoed as the model's own turn (a small model
+        # sent it again word for word, docs/performance.md, "Generation with a real local model");
+        # the feedback names the sentences and figures it refers to.
         messages = retry_messages(base, result.text, feedback_message(problems + warnings, mode=mode,
-                                                                       attempt=number + 1, attempts=total))
+                                                                       attempt=number + 1, attempts=total),
+                                  echo_chars=0 if mode == "numbered" else MAX_ECHO_CHARS)
     if fallback is not None:
         _, i, fields, warnings, verdict, result = fallback
         attempts = [replace(a, accepted=(k == i)) for k, a in enumerate(attempts)]
@@ -959,7 +963,9 @@ def retry_messages(messages: list[dict[str, str]], reply: str, feedback: dict[st
     """``messages`` with the rejected ``reply`` (its first ``echo_chars`` characters, "(no reply)"
     when empty) and the ``feedback`` message appended: the stable part stays first. Generation
     passes its first request's messages, so only the latest refused reply is shown (the prompt
-    does not grow with each retry)."""
+    does not grow with each retry). ``echo_chars`` 0: the reply is left out (only the feedback)."""
+    if echo_chars <= 0:
+        return [*messages, feedback]
     return [*messages, {"role": "assistant", "content": reply[:echo_chars] or "(no reply)"}, feedback]
 
 
