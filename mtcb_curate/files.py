@@ -3,12 +3,13 @@ the user cache folder the caches that outlive a workspace live under."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def _default_mode() -> int:
@@ -130,3 +131,14 @@ def user_cache_folder(name: str) -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("mtcb-curate", appauthor=False)) / name
+
+
+def read_json(path: Path | None) -> Any:
+    """The JSON in ``path`` (UTF-8), or None when ``path`` is None, missing or unreadable, or
+    its content is not JSON."""
+    if path is None:
+        return None
+    try:
+        return json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None

@@ -103,14 +103,6 @@ def write_json(dest: Path, value: Any) -> None:
     _write_atomic(dest, lambda p: p.write_bytes(data))
 
 
-def read_json(path: Path) -> Any:
-    """The JSON in ``path``, or None when it is missing or unreadable."""
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-
-
 def _texts_blob(texts: Iterable[str | bytes]) -> tuple[np.ndarray, bytes]:
     """``(offsets, data)``: the texts' UTF-8 bytes (lone surrogates kept) one after another and
     where each starts, ``offsets[i]:offsets[i + 1]`` (int64, one more than the texts)."""

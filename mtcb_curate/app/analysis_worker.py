@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcb_curate.app import analysis_store as store
+from mtcb_curate.files import read_json
 
 #: Stages, in order (the progress lines name them).
 STAGES = ("verdicts", "tokens", "links", "groups")
@@ -224,7 +225,7 @@ def _count_tokens(results: list, cache, step: Progress) -> list:
 
 def _previous_verdicts(folder: Path, job: dict) -> store.VerdictTable | None:
     """The verdicts of the last finished run on the same corpus, or None."""
-    latest = store.read_json(folder / "latest.json")
+    latest = read_json(folder / "latest.json")
     if not isinstance(latest, dict) or not isinstance(latest.get("text"), str):
         return None
     path = store.text_dir(folder, latest["text"]) / "verdicts.npz"

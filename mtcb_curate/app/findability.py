@@ -208,19 +208,8 @@ class Findability:
 
     def score_pair(self, pid: int) -> PairLines | None:
         """Pair ``pid``'s lines for its current texts (only it is scored, against the chunks
-        and index cached); None when no chunker has anything cached."""
-        with self._lock:
-            self._corpus()
-            items = self._items([pid])
-            any_cached = False
-            for spec in self.settings.chunkers:
-                chunks = self._cached_chunks(spec)
-                if chunks is not None:
-                    any_cached = True
-                    self._score(spec, items, chunks)
-                elif self._memo(spec):
-                    any_cached = True
-            return self._lines(items)[pid] if any_cached else None
+        and index cached); None when no chunker has anything cached (:meth:`score_pairs`)."""
+        return self.score_pairs([pid]).get(pid)
 
 
 # -- one document's chunks: boundaries in the source, "fit in one chunk" ------------------------

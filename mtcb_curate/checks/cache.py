@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mtcb_curate
-from mtcb_curate.files import atomic_write_bytes, user_cache_folder
+from mtcb_curate.files import atomic_write_bytes, read_json as _read_json, user_cache_folder
 
 if TYPE_CHECKING:
     from mtcb_curate.dataset.model import QAPair
@@ -138,14 +138,6 @@ def _write_json(path: Path, value: Any) -> bool:
         return True
     except OSError:
         return False
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 class ChecklistCache:

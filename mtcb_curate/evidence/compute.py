@@ -119,31 +119,24 @@ _TWO = ("sum", "difference", "ratio", "percent of")
 _NEAR_TWO = ("percentage change", "average")
 
 
+#: How each operation is written, its figures as ``{0}``, ``{1}``, ``{2}``.
+_FORMULAS = {
+    "sum": "{0} + {1}",
+    "difference": "{0} - {1}",
+    "ratio": "{0} / {1}",
+    "percent of": "{0} / {1} x 100",
+    "percentage change": "({0} - {1}) / {1} x 100",
+    "average": "({0} + {1}) / 2",
+    "ratio to an average": "{0} / (({1} + {2}) / 2)",
+    "sum to a ratio": "({0} + {1}) / {2}",
+    "sum to a percentage": "({0} + {1}) / {2} x 100",
+    "sum less one": "{0} + {1} - {2}",
+    "average of three": "({0} + {1} + {2}) / 3",
+}
+
+
 def _formula(op: str, fs: tuple[Figure, ...], value: float) -> str:
-    a = fs[0]
-    if op == "sum":
-        s = f"{_w(a)} + {_w(fs[1])}"
-    elif op == "difference":
-        s = f"{_w(a)} - {_w(fs[1])}"
-    elif op == "ratio":
-        s = f"{_w(a)} / {_w(fs[1])}"
-    elif op == "percent of":
-        s = f"{_w(a)} / {_w(fs[1])} x 100"
-    elif op == "percentage change":
-        s = f"({_w(a)} - {_w(fs[1])}) / {_w(fs[1])} x 100"
-    elif op == "average":
-        s = f"({_w(a)} + {_w(fs[1])}) / 2"
-    elif op == "ratio to an average":
-        s = f"{_w(a)} / (({_w(fs[1])} + {_w(fs[2])}) / 2)"
-    elif op == "sum to a ratio":
-        s = f"({_w(a)} + {_w(fs[1])}) / {_w(fs[2])}"
-    elif op == "sum to a percentage":
-        s = f"({_w(a)} + {_w(fs[1])}) / {_w(fs[2])} x 100"
-    elif op == "sum less one":
-        s = f"{_w(a)} + {_w(fs[1])} - {_w(fs[2])}"
-    else:  # average of three
-        s = f"({_w(a)} + {_w(fs[1])} + {_w(fs[2])}) / 3"
-    return f"{s} = {_fmt(value)}"
+    return f"{_FORMULAS[op].format(*(_w(f) for f in fs))} = {_fmt(value)}"
 
 
 def _distinct(figures: list[Figure]) -> list[Figure]:

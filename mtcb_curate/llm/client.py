@@ -77,6 +77,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+from mtcb_curate.files import read_json as _read_json
 from mtcb_curate.llm.cache import ResponseCache, request_key
 from mtcb_curate.llm.config import LLMConfig, safe_url
 from mtcb_curate.llm.errors import LLMCancelled, LLMError, LLMGaveUp, LLMUnavailable, one_line
@@ -424,12 +425,7 @@ class ChatClient:
 
     def _load_formats(self) -> None:
         """Read the remembered formats file (a missing or unreadable file is no memory)."""
-        if self._formats_path is None or not self._formats_path.is_file():
-            return
-        try:
-            data = json.loads(self._formats_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
+        data = _read_json(self._formats_path)
         if isinstance(data, dict):
             with _FORMATS_LOCK:
                 for k, v in data.items():
@@ -440,12 +436,7 @@ class ChatClient:
 
     def _load_speed(self) -> None:
         """Read the remembered speeds file (a missing or unreadable file is no memory)."""
-        if self._speed_path is None or not self._speed_path.is_file():
-            return
-        try:
-            data = json.loads(self._speed_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
+        data = _read_json(self._speed_path)
         samples = data.get(self._format_key) if isinstance(data, dict) else None
         if isinstance(samples, list):
             with _FORMATS_LOCK:
