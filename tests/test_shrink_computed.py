@@ -263,3 +263,31 @@ def test_the_signed_sum_guard_refuses_chance_and_ambiguous_matches():
     assert signed_sums(parse_figures("$2,500")[0], [(twice, 1), (figs("500", "777"), -1)]) is None
     # a sum must take a row of every block
     assert signed_sums(parse_figures("$1,721")[0], [(assets, 1), (liabilities, -1)]) is None
+
+
+def test_fit_judges_the_answer_as_the_shrink_does_with_the_year_header_outside_the_passage():
+    # DPO as the question defines it: the passage holds every operand but not the income
+    # statement's year header above it, which tells the FY2017 column
+    q = ("What is the FY2017 days payable outstanding (DPO)? DPO is defined as: 365 * (average accounts payable "
+         "between FY2016 and FY2017) / (FY2017 COGS + change in inventory between FY2016 and FY2017). Round your "
+         "answer to two decimal places.")
+    filler = "".join(f"Note line {i} about the statements.\n" for i in range(12))
+    document = "Annual report\n" + filler + INCOME + BALANCE + filler
+    start, end = document.index("Total net sales"), document.index("25,309") + len("25,309")
+    assert plan_evidence(document, start, end, "93.86", q, reach=2048).computed  # the shrink computes it
+    # a boundary before the cost of sales row: the part from there holds every operand
+    cut = document.index("Cost of sales")
+    out = plan_fit(document, start, end, "93.86", q, [("recursive:512", [(0, cut), (cut, len(document))])],
+                   reach=2048)
+    p = out.proposal
+    assert p is not None, out.reason
+    assert p.text.startswith("Cost of sales") and p.text.endswith("25,309") and p.doc_start == cut
+    assert "as the question defines it" in p.computed[0] and "chunk 1 of recursive:512" in p.reason
+    assert "inventori" not in p.reason  # the rows' names are not listed as what it holds
+    # a boundary between the statements: no part can, and the reason says where each figure is
+    cut = document.index("Consolidated Balance")
+    out = plan_fit(document, start, end, "93.86", q, [("recursive:512", [(0, cut), (cut, len(document))])],
+                   reach=2048)
+    assert out.proposal is None and "nor computable" not in out.reason
+    assert "111,934 in chunk 0" in out.reason and "16,047 in chunk 1" in out.reason
+    assert "as the question defines it" in out.computed[0]

@@ -111,3 +111,34 @@ async def test_o_fits_the_passage_in_one_chunk_and_u_restores_it(src, config, tm
         await pilot.press("u")
         await settle(app, pilot)
         assert session.view(0).passage == before
+
+
+def test_fit_reads_the_passage_as_the_shrink_does(tmp_path, config):
+    """``o`` on a passage whose figures a computed answer needs, the year header above it: the
+    fit says what the shrink says (computed as the question defines it), never "not in the
+    passage, nor computable"."""
+    from test_shrink_computed import BALANCE, INCOME
+
+    from mtcb_curate.app.findability import DocumentChunks, propose_fit
+    from mtcb_curate.app.review import propose_shrink
+    from mtcb_curate.preview.settings import PreviewSettings
+
+    doc = DOC + INCOME + BALANCE + DOC
+    start, end = doc.index("Total net sales"), doc.index("25,309") + len("25,309")
+    q = ("What is the FY2017 days payable outstanding (DPO)? DPO is defined as: 365 * (average accounts payable "
+         "between FY2016 and FY2017) / (FY2017 COGS + change in inventory between FY2016 and FY2017). Round your "
+         "answer to two decimal places.")
+    src = write_source(tmp_path / "dpo", [{"ticker": "AAA", "text": doc}],
+                       [{"question": q, "answer": "93.86", "supporting_passage": doc[start:end], "ticker": "AAA",
+                         "chunk_index": 0}])
+    session = opened(src, tmp_path / "ws")
+    try:
+        chunks = DocumentChunks(PreviewSettings.resolve(config))
+        spans = chunks.spans("AAA", doc)[0][1]
+        assert not any(a <= start and end <= b for a, b in spans)  # the passage is cut
+        assert "as the question defines it" in propose_shrink(session, 0, config=config).computed[0]
+        out = propose_fit(session, 0, chunks, config=config)
+        assert "nor computable" not in out.reason, out.reason
+        assert out.computed and "as the question defines it" in out.computed[0]
+    finally:
+        session.workspace.close()

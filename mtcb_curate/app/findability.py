@@ -314,7 +314,9 @@ def propose_fit(session: ReviewSession, pid: int, chunks: DocumentChunks, *, ver
         raise NotApplicable("The passage is not located in its document: fix it first (s, m or e).")
     limits = resolve_limits(session, config)
     spans = chunks.spans(doc.key, doc.text)
-    out = plan_fit(doc.text, r.start, r.end, view.answer, view.question, spans, min_chars=limits.min_chars)
+    # read as the shrink reads it (``app.review.propose_shrink``: two reference chunks either side)
+    out = plan_fit(doc.text, r.start, r.end, view.answer, view.question, spans, min_chars=limits.min_chars,
+                   reach=2 * chunks.settings.reference_size)
     if out.proposal is not None or "already lies inside one chunk" in out.reason or not spans:
         return out
     return elsewhere_or(out, session, pid, doc, r.start, r.end, chunks, limits, f"no part of the passage inside one "

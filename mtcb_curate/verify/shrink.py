@@ -1244,7 +1244,7 @@ def chunks_holding(chunks: Sequence[tuple[int, int]], start: int, end: int) -> l
 
 
 def plan_fit(document: str, start: int, end: int, answer: str, question: str, chunkers: Sequence[ChunkSpans], *,
-             min_chars: int = MIN_CHARS) -> ShrinkOutcome:
+             min_chars: int = MIN_CHARS, reach: int = 0) -> ShrinkOutcome:
     """"Fit in one chunk": the largest part of the passage ``document[start:end]`` (whole
     sentences, lines or table rows) that lies inside one chunk of every chunker of ``chunkers``
     and still holds what the answer needs: every figure the passage holds for it (as written, or
@@ -1252,9 +1252,16 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
     its own, which could be a chance one) and, for an answer without figures, the content words
     the passage holds; or why there is none (which chunks hold which of the answer's figures).
 
+    The answer is judged as :func:`plan_evidence` judges it: when a figure of the answer is
+    neither in the passage nor computable from it alone, the passage is read inside the text
+    around it (``reach`` characters either side, whole lines): a table's year header above the
+    passage gives its columns, and an operand outside the passage means no part of it can do.
+
     Args:
         chunkers: per chunker, its name and the document's chunks (:data:`ChunkSpans`), as
             chonkie cut them.
+        reach: characters either side of the passage read for what the passage alone does not
+            tell (0: the passage alone); the shrink's own reach, so both say the same.
 
     Returns:
         A :class:`ShrinkOutcome`; the proposal's ``reason`` names the chunk (0-based, as
@@ -1282,16 +1289,24 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         windows = nxt
     passage = document[start:end]
     base = _analyse(passage, 0, len(passage), answer, question)
+    # what the passage is read in: itself, or the text around it (offset ``off`` in the document)
+    text, off, p_lo, p_hi, wide = passage, start, 0, len(passage), 0
+    if reach and base.missing:
+        lo = _line_start(document, max(0, start - reach))
+        hi = _line_end(document, min(len(document), end + reach))
+        text, off, p_lo, p_hi, wide = document[lo:hi], lo, start - lo, end - lo, reach
+        base = _analyse(text, p_lo, p_hi, answer, question)
     units = base.units
     best: tuple[int, int, int, tuple[int, ...], _Analysis] | None = None
     for a, b, ids in windows:
-        inside = [u for u in units if start + u.start >= a and start + u.end <= b]
+        inside = [u for u in units if p_lo <= u.start and u.end <= p_hi and off + u.start >= a and off + u.end <= b]
         if not inside:
             continue
         ps, pe = inside[0].start, inside[-1].end
         if pe - ps < min_chars and pe - ps < len(passage.strip()):
             continue
-        part = _analyse(passage[ps:pe], 0, pe - ps, answer, question)
+        part = (_analyse(text, ps, pe, answer, question) if wide
+                else _analyse(passage[ps:pe], 0, pe - ps, answer, question))
         if part.missing or (not base.failure and part.failure):
             continue
         if any(not any(i in u.items for u in inside) for i in base.hard - base.years):
@@ -1299,12 +1314,16 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
         if best is None or pe - ps > best[1] - best[0]:
             best = (ps, pe, 0, ids, part)
     if best is None:
-        return ShrinkOutcome(None, _no_fit_reason(document, start, end, base, chunkers), tuple(base.computed),
+        return ShrinkOutcome(None, _no_fit_reason(off, base, chunkers, wide), tuple(base.computed),
                              tuple(base.derived))
     ps, pe, _, ids, part = best
+    a0, a1 = (ps, pe) if wide else (0, pe - ps)  # the part in its analysis's text
+    held = {i for u in part.units if a0 <= u.start and u.end <= a1 for i in u.items}
+    kept = tuple(dict.fromkeys(part.labels[i] for i in range(len(part.labels))
+                               if i in held and part.priority.get(i, 0) < 2))  # not the rows' names
+    ps, pe = ps - p_lo, pe - p_lo  # in the passage
     text = passage[ps:pe]
     where = ", ".join(f"chunk {k} of {name}" for (name, _), k in zip(chunkers, ids))
-    kept = tuple(dict.fromkeys(part.labels))
     reason = (f"{len(text):,} of the passage's {len(passage.strip()):,} characters, inside {where} "
               f"(chunks counted from 0), holding {', '.join(kept) if kept else 'what the answer needs'}")
     if part.computed:
@@ -1314,19 +1333,20 @@ def plan_fit(document: str, start: int, end: int, answer: str, question: str, ch
     return ShrinkOutcome(p, reason, tuple(part.computed), tuple(part.derived))
 
 
-def _no_fit_reason(document: str, start: int, end: int, a: _Analysis, chunkers: Sequence[ChunkSpans]) -> str:
+def _no_fit_reason(off: int, a: _Analysis, chunkers: Sequence[ChunkSpans], reach: int = 0) -> str:
     """Why no part of the passage inside one chunk holds what the answer needs: where its
-    figures lie."""
+    figures lie (``a``: the analysis of the text at document offset ``off``; ``reach``: how far
+    around the passage it read)."""
     name, chunks = chunkers[0]
     places = []
     for i in sorted(a.hard - a.years):
         at = next((u for u in a.units if i in u.items), None)
         if at is None:
             continue
-        k = _chunk_of(chunks, start + at.start)
+        k = _chunk_of(chunks, off + at.start)
         places.append(f"{a.labels[i]} in chunk {k}" if k is not None else a.labels[i])
     if a.missing:
-        return _missing_reason(a.missing, 0)
+        return _missing_reason(a.missing, reach)
     if not places:
         return f"no part of the passage inside one chunk of {name} holds what the answer needs"
     return (f"no one chunk of {name} holds what the answer needs: " + "; ".join(places[:8])
