@@ -397,3 +397,33 @@ async def test_z_before_the_proposal_is_worked_out_waits_for_the_worker(table_so
         await pilot.pause(0.2)
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen) and current(app) == 2
+
+
+async def test_shrink_dialogs_opened_and_closed_leave_nothing_for_full_collections(table_source, tmp_path):
+    """``z``, ``escape`` on and on: the objects a full collection walks do not grow with every
+    dialog shown (Textual's ``StylesCache.get_inner_outer`` kept every closed widget's painted
+    lines alive; ``tui.workarounds.styles``)."""
+    import gc
+
+    from textual._styles_cache import StylesCache
+
+    def alive() -> tuple[int, int]:
+        gc.collect()
+        objects = gc.get_objects()
+        return sum(1 for o in objects if type(o) is StylesCache), len(objects)
+
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        for _ in range(2):
+            await shrink_dialog(app, pilot, "z")
+            await pilot.press("escape")
+            await settle(app, pilot)
+        caches, objects = alive()
+        for _ in range(12):
+            await shrink_dialog(app, pilot, "z")
+            await pilot.press("escape")
+            await settle(app, pilot)
+        now_caches, now_objects = alive()
+        assert now_caches <= caches
+        # measured: about 200 more a dialog (caches filling); without the workaround, 3,400
+        assert now_objects - objects < 12 * 500

@@ -15,6 +15,7 @@ import functools
 import gc
 import importlib
 import inspect
+import sys
 import textwrap
 from pathlib import Path
 
@@ -360,6 +361,71 @@ def test_strips_canary_textuals_divide_still_leaves_a_cycle_and_ours_none():
     for cuts in ([8], [3, 8], [2, 5, 8], [8, 9], [1], []):
         assert [(s.text, s.cell_length) for s in Strip.divide(strip, cuts)] == \
             [(s.text, s.cell_length) for s in textual_divide(strip, cuts)], cuts
+
+
+# -- styles: release_styles_caches ------------------------------------------------------------
+
+
+def test_styles_canary_textuals_get_inner_outer_holds_its_instance_and_ours_none():
+    """Textual's ``StylesCache.get_inner_outer`` is an ``lru_cache`` over the instance method:
+    its key holds the ``StylesCache`` (with the widget's painted lines) after the widget is
+    gone. Should its key stop holding the instance, ``release_styles_caches`` can go."""
+    from textual._styles_cache import StylesCache
+    from textual.color import Color
+
+    from mtcb_curate.tui.workarounds.styles import release_styles_caches
+
+    assert release_styles_caches()
+    assert release_styles_caches()  # idempotent: patched once
+    ours = StylesCache.get_inner_outer
+    textual_method = ours.textual_method
+    assert hasattr(textual_method, "cache_clear") and not getattr(textual_method, "colours_only", False)
+    base, background = Color(18, 18, 18), Color(30, 30, 30, 0.5)
+    textual_method.cache_clear()
+    held = StylesCache()
+    before = sys.getrefcount(held)
+    assert textual_method(held, base, background) == ours(StylesCache(), base, background)  # the same styles
+    assert sys.getrefcount(held) > before  # Textual's cache key holds the instance
+    textual_method.cache_clear()
+    assert sys.getrefcount(held) == before
+    ours(held, base, background)
+    assert sys.getrefcount(held) == before  # ours holds nothing of it
+
+
+async def test_styles_closed_dialogs_leave_no_styles_cache_behind():
+    """Open and close a dialog twenty times: with ``release_styles_caches`` the widgets'
+    ``StylesCache`` objects alive afterwards are as many as before (Textual's method kept one per
+    widget ever painted, with its painted lines, up to 1,024)."""
+    from textual._styles_cache import StylesCache
+
+    from mtcb_curate.tui.workarounds.styles import release_styles_caches
+
+    class Dialog(ModalScreen):
+        def compose(self) -> ComposeResult:
+            with Vertical():
+                yield Static("a proposal", id="one")
+                yield Static("its reasons", id="two")
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is StylesCache)
+
+    assert release_styles_caches()
+    app = App()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        for _ in range(2):
+            await app.push_screen(Dialog())
+            await pilot.pause()
+            app.pop_screen()
+            await pilot.pause()
+        before = alive()
+        for _ in range(20):
+            await app.push_screen(Dialog())
+            await pilot.pause()
+            app.pop_screen()
+            await pilot.pause()
+        assert alive() <= before
 
 
 # -- repaint: forget_painted_lines -------------------------------------------------------------

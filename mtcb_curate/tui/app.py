@@ -19,6 +19,7 @@ from mtcb_curate.tui.palette import ReviewCommands
 from mtcb_curate.tui.screens.review import ReviewScreen
 from mtcb_curate.tui.workarounds.keys import idle
 from mtcb_curate.tui.workarounds.strips import keep_strips_acyclic
+from mtcb_curate.tui.workarounds.styles import release_styles_caches
 
 
 class CurateApp(App[None]):
@@ -116,6 +117,7 @@ class CurateApp(App[None]):
         if self.keymap:
             self.set_keymap(self.keymap)
         keep_strips_acyclic()  # painted rows freed when dropped, not left to full collections
+        release_styles_caches()  # a closed widget's painted lines freed with it
         self.collector.defer_full()
         self.changes.attach()
         review = ReviewScreen(self.session)
