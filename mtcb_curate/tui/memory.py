@@ -42,7 +42,10 @@ some fifteen objects each (the strip, its seven caches and their dicts, its segm
 Collected only by full collections, they made each one walk 100,000-280,000 objects after
 30-60 s of paging (200-800 ms at ficha scale). ``tui.workarounds.strips.keep_strips_acyclic()``
 makes a whole division return a new ``[self]`` without storing it (what the cache saved is one
-list); rows then die when their widget drops them and full collections walk little.
+list); rows then die when their widget drops them and full collections walk little. Textual's
+``StylesCache.get_inner_outer`` kept every closed widget's painted lines alive besides (an
+``lru_cache`` keyed on the instance): each dialog shown added some 3,000 objects that every
+later full collection walked; ``tui.workarounds.styles.release_styles_caches()`` frees them.
 
 ``trim_heap()`` hands the C heap's free pages back to the system (glibc ``malloc_trim``): the
 loading's temporaries are freed but glibc keeps their pages until asked; the app calls it once

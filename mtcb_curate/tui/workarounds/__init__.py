@@ -12,6 +12,8 @@ The Textual behaviours, with minimal reproductions to report upstream, are in
   one instead of Textual's grid of timer ticks (up to two intervals' wait after a key).
 - ``strips``: ``keep_strips_acyclic``, ``Strip.divide`` without the reference cycle Textual's
   leaves in every row it keeps whole (garbage only a full collection frees).
+- ``styles``: ``release_styles_caches``, ``StylesCache.get_inner_outer`` cached on its colours,
+  not on the instance (Textual's cache kept every closed widget's painted lines alive).
 - ``repaint``: ``forget_painted_lines``, a hidden widget's repaint that does not make Textual
   rebuild its whole widget map.
 - ``text``: Rich's line breaker (``divide_line``) and cell-width table, for wrapping long texts
