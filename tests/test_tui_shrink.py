@@ -427,3 +427,21 @@ async def test_shrink_dialogs_opened_and_closed_leave_nothing_for_full_collectio
         assert now_caches <= caches
         # measured: about 200 more a dialog (caches filling); without the workaround, 3,400
         assert now_objects - objects < 12 * 500
+
+
+async def test_the_next_pairs_proposal_is_worked_out_ahead_too(table_source, tmp_path, monkeypatch):
+    """Once a pair has been read, the worker works out the next pair's proposal as well: ``j``
+    then ``z`` opens it with nothing worked out on arrival (a whole-document search can take
+    longer than the moment a curator reads)."""
+    session = opened(table_source, tmp_path / "ws")
+    async with review_app(session, size=SIZE) as (app, pilot):
+        screen = app.screen
+        await until(app, pilot, lambda: screen._shrink_key(1) in screen._shrink_store(), "the next pair's proposal")
+        assert current(app) == 0 and screen._shrink_key(2) not in screen._shrink_store()  # one pair ahead only
+        calls = []
+        monkeypatch.setattr(app_review, "propose_shrink", lambda *a, **k: calls.append(a) or 1 / 0)
+        await pilot.press("j")
+        assert current(app) == 1
+        await pilot.press("z")
+        assert isinstance(app.screen, ShrinkScreen) and not calls
+        assert "computed answer" in static(app, "#shrink-text") + static(app, "#shrink-facts")

@@ -2,8 +2,11 @@
 (:data:`AHEAD_S`), a thread worker computes its lexical shrink proposal
 (``app.review.propose_shrink``: tens of ms, the rows of a computed answer looked for around the
 passage, the whole document when they do not lie inside one chunk), so that ``z`` shows it at
-once. ``z`` pressed before that waits for the worker (the dialog opens when it is done): the
-proposal is never worked out on the key. Kept per pair and texts (a changed passage, question
+once. The same worker then works out the proposal of the pair after it in the queue (the one
+``j`` or a decision shows next), so that a ``z`` pressed soon after arriving there finds it too
+(a whole-document search on a filing not chunked yet can take longer than the moment the
+curator reads). ``z`` pressed before that waits for the worker (the dialog opens when it is
+done): the proposal is never worked out on the key. Kept per pair and texts (a changed passage, question
 or answer is computed again); the last :data:`KEEP` are kept.
 
 A mixin of the review screen (:class:`ShrinkAhead`); it expects the screen's ``session``,
@@ -43,13 +46,17 @@ class ShrinkAhead:
         return self._shrink_kept
 
     def shrink_ahead(self, pid: int | None) -> None:
-        """Work out pair ``pid``'s proposal once it has been on screen for :data:`AHEAD_S`."""
+        """Work out pair ``pid``'s proposal, then the next pair's, once it has been on screen for
+        :data:`AHEAD_S` (what is already worked out is not again)."""
         if self._shrink_timer is not None:
             self._shrink_timer.stop()
             self._shrink_timer = None
-        if pid is None or self._shrink_key(pid) in self._shrink_store():
+        if pid is None:
             return
-        self._shrink_timer = self.set_timer(AHEAD_S, lambda: self._shrink_start(pid))
+        store, nxt = self._shrink_store(), self._shrink_next(pid)
+        if self._shrink_key(pid) in store and (nxt is None or self._shrink_key(nxt) in store):
+            return
+        self._shrink_timer = self.set_timer(AHEAD_S, lambda: self._shrink_start(pid, ahead=True))
 
     def shrink_when_ready(self, pid: int) -> None:
         """``z`` before pair ``pid``'s proposal is worked out: work it out now in the worker (or
@@ -63,37 +70,70 @@ class ShrinkAhead:
                 self._shrink_timer = None
             self._shrink_start(pid)
 
-    def _shrink_start(self, pid: int) -> None:
+    def _shrink_next(self, pid: int) -> int | None:
+        """The pair after ``pid`` in the queue, or None."""
+        ids = self.controller.queue.ids
+        row = self.controller.queue.index_of(pid)
+        return ids[row + 1] if row is not None and row + 1 < len(ids) else None
+
+    def _shrink_start(self, pid: int, ahead: bool = False) -> None:
+        """Work out pair ``pid``'s proposal in the worker unless kept; ``ahead`` (the pair has
+        been read for :data:`AHEAD_S`): then the next pair's too."""
         self._shrink_timer = None
         if self.controller.current != pid:
             return
         key = self._shrink_key(pid)
-        self._shrink_running = key
+        if self._shrink_running == key:
+            return  # the worker is on it already (worked out ahead as the next pair)
+        store = self._shrink_store()
+        nxt = self._shrink_next(pid)
+        next_key = self._shrink_key(nxt) if nxt is not None and ahead else None
+        now = key not in store
+        if not now and (next_key is None or next_key in store):
+            return
+        if now:
+            self._shrink_running = key
 
         def run() -> None:
-            try:
-                outcome = self._shrink_compute(pid)
-                if outcome.proposal is not None:
-                    from mtcb_curate.tui.screens.shrink import display_rows
-
-                    display_rows(outcome.proposal.text)  # the dialog's reading form, ahead too
-            except Exception as exc:  # noqa: BLE001 - said when z waits for it; z works it out again
-                if self._shrink_wanted == key:
-                    self._shrink_wanted = None
-                    self.app.call_from_thread(self.notify, f"No shrink: {exc}", severity="error", timeout=10,
-                                              markup=False)
-                return
-            finally:
-                if self._shrink_running == key:
-                    self._shrink_running = None
-            store = self._shrink_store()
-            store[key] = outcome
-            while len(store) > KEEP:
-                store.popitem(last=False)
-            if self._shrink_wanted == key:
-                self.app.call_from_thread(self._shrink_ready, key)
+            if now:
+                try:
+                    outcome = self._shrink_compute(pid)
+                except Exception as exc:  # noqa: BLE001 - said when z waits for it; z works it out again
+                    if self._shrink_wanted == key:
+                        self._shrink_wanted = None
+                        self.app.call_from_thread(self.notify, f"No shrink: {exc}", severity="error", timeout=10,
+                                                  markup=False)
+                    return
+                finally:
+                    if self._shrink_running == key:
+                        self._shrink_running = None
+                self._shrink_keep(key, outcome)
+            if next_key is not None and next_key not in store and self.controller.current == pid \
+                    and self._shrink_running is None:
+                self._shrink_running = next_key
+                try:
+                    self._shrink_keep(next_key, self._shrink_compute(nxt))
+                except Exception:  # noqa: BLE001 - worked out again (and said) when it is on screen
+                    pass
+                finally:
+                    if self._shrink_running == next_key:
+                        self._shrink_running = None
 
         self.run_worker(run, thread=True, exclusive=True, group="shrink_ahead", exit_on_error=False)
+
+    def _shrink_keep(self, key: tuple, outcome) -> None:
+        """Keep ``outcome`` for ``key`` (the last :data:`KEEP`); open it if ``z`` waits for it.
+        Called from the worker's thread."""
+        if outcome.proposal is not None:
+            from mtcb_curate.tui.screens.shrink import display_rows
+
+            display_rows(outcome.proposal.text)  # the dialog's reading form, ahead too
+        store = self._shrink_store()
+        store[key] = outcome
+        while len(store) > KEEP:
+            store.popitem(last=False)
+        if self._shrink_wanted == key:
+            self.app.call_from_thread(self._shrink_ready, key)
 
     def _shrink_ready(self, key: tuple) -> None:
         """The proposal ``z`` waited for is worked out: open it, if the pair is still on screen
