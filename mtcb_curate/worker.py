@@ -4,7 +4,8 @@ Started by ``app.analysis.AnalysisRunner`` with pipes for stdin and stdout (neve
 it runs ``app.analysis_worker.run_job`` on the job and speaks a small protocol:
 
 - stdout: one JSON object per line, ``{"progress": [stage, done, total]}`` (at most about five
-  a second), then ``{"done": {...}}`` (the job's summary) or ``{"cancelled": true}``;
+  a second), ``{"ready": {...}}`` once the verdicts and groups are written (the summary so
+  far), then ``{"done": {...}}`` (the job's summary) or ``{"cancelled": true}``;
 - stdin: a line ``cancel`` stops the work at its next step; the end of stdin (the app gone,
   however it ended) ends this process at once;
 - errors go to stderr (the runner keeps them in ``worker.log`` and quotes its last lines) and
@@ -20,7 +21,11 @@ import threading
 import time
 from pathlib import Path
 
-from mtcb_curate.app.analysis_worker import Cancelled, run_job
+# wordllama's tokenizer (the answerable stage) splits each short batch over a thread pool, which
+# costs more CPU than it saves here; the tokens are the same either way
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from mtcb_curate.app.analysis_worker import Cancelled, run_job  # noqa: E402
 
 #: Seconds between two progress lines at most (the first and last of a stage always go).
 PROGRESS_EVERY_S = 0.2
@@ -60,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             _say({"progress": [stage, done, total]})
 
     try:
-        summary = run_job(job, progress, stop.is_set)
+        summary = run_job(job, progress, stop.is_set, lambda so_far: _say({"ready": so_far}))
     except Cancelled:
         _say({"cancelled": True})
         return 0

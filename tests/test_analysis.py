@@ -22,7 +22,7 @@ from support import opened, write_source
 
 from mtcb_curate.app import analysis, analysis_store, analysis_worker
 from mtcb_curate.app.analysis import (AnalysisCancelled, AnalysisFailed, AnalysisNote, AnalysisProgress,
-                                      AnalysisReady, AnalysisRunner)
+                                      AnalysisReady, AnalysisRunner, AnalysisAnswers)
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.verify import verify_dataset
 
@@ -42,13 +42,23 @@ class Events:
         self.all.append(event)
         if self.hook is not None:
             self.hook(event)
-        if isinstance(event, (AnalysisReady, AnalysisFailed, AnalysisCancelled)):
+        if isinstance(event, (AnalysisAnswers, AnalysisFailed, AnalysisCancelled)) or \
+                (isinstance(event, AnalysisReady) and event.analysis.answers is not None):
             self._final.set()
 
-    def wait_final(self):
+    def wait_final(self, attach: bool = True):
+        """The run's last event; a run that ends with its answerable reasons gives its
+        ``AnalysisReady`` with them attached (``analysis.answers``; ``attach`` False: the
+        ``AnalysisAnswers`` itself)."""
         assert self._final.wait(RUN_TIMEOUT_S), f"no outcome; events: {self.all}"
         self._final.clear()
-        return self.all[-1]
+        last = self.all[-1]
+        if isinstance(last, AnalysisAnswers) and attach:
+            ready = [e for e in self.all if isinstance(e, AnalysisReady)][-1]
+            assert ready.analysis.text_key == last.text_key and ready.analysis.answers is None
+            ready.analysis.answers = last.answers
+            return ready
+        return last
 
     def of(self, kind) -> list:
         return [e for e in self.all if isinstance(e, kind)]
@@ -383,3 +393,89 @@ def test_the_worker_ends_when_the_app_is_gone(tmp_path):
     proc.stdin.close()  # the app is gone
     assert proc.wait(timeout=RUN_TIMEOUT_S) == 4
     proc.stdout.close()
+
+
+def _support_reasons(session) -> list:
+    from mtcb_curate.checks.questions import overlap_problem
+
+    return [overlap_problem(v.answer, v.passage, v.question) for v in map(session.view, range(len(session)))]
+
+
+def test_the_analysis_gives_every_pairs_answerable_reason_as_the_rule_does_after_its_verdicts(tmp_path):
+    src = write_source(tmp_path / "src", CORPUS, [*QUESTIONS, dict(QUESTIONS[0], answer="$45 million in 2019")])
+    session = opened(src, tmp_path / "ws")
+    try:
+        event, runner, events = run(session)
+        a = event.analysis
+        want = _support_reasons(session)
+        assert want[-1] is not None  # the rule warns on one pair: the table must carry it
+        assert list(a.answers.reasons) == want
+        for pid in range(len(session)):
+            v = session.view(pid)
+            assert a.answers.reason(pid, v.question, v.answer, v.passage) == (True, want[pid])
+        # the verdicts and groups came first, on their own; the reasons after them
+        kinds = [type(e).__name__ for e in events.all if not isinstance(e, AnalysisProgress)]
+        assert kinds == ["AnalysisReady", "AnalysisAnswers"]
+        assert a.worker["answered"] == 0 and runner.processes_started == 1  # the "ready" summary
+        session.workspace.close()
+        session = opened(None, tmp_path / "ws")
+        again, runner, events = run(session)  # one event, from the files: no process
+        assert again.analysis.from_cache and list(again.analysis.answers.reasons) == want
+        assert runner.processes_started == 0 and len(events.all) == 1
+    finally:
+        session.workspace.close()
+
+
+def test_an_edited_answer_is_answered_again_alone_and_its_old_reason_no_longer_applies(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        old = session.view(1)
+        session.edit(1, {"answer": "$45 million in 2019"})
+        v = session.view(1)
+        assert first.analysis.answers.reason(1, v.question, v.answer, v.passage) == (False, None)
+        assert first.analysis.answers.reason(1, old.question, old.answer, old.passage)[0]
+        second, runner, events = run(session)
+        done = events.of(AnalysisAnswers)[-1]
+        assert runner.processes_started == 1 and done.answers.reasons[1] is not None
+        assert list(done.answers.reasons) == _support_reasons(session)
+        # the worker worked out the edited pair only, the others' reasons were the last run's
+        log = [e for e in events.all if isinstance(e, AnalysisProgress) and e.stage == "answerable"]
+        assert log and log[-1].total == 1
+    finally:
+        session.workspace.close()
+
+
+def test_kept_verdicts_without_answerable_reasons_land_at_once_and_a_worker_works_out_only_the_reasons(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        (analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json").unlink()
+        events = Events()
+        runner = AnalysisRunner(session, events)
+        try:
+            runner.request(85.0)
+            events.wait_final(attach=False)
+        finally:
+            runner.close()
+        ready, answers = events.of(AnalysisReady), events.of(AnalysisAnswers)
+        assert len(ready) == 1 and ready[0].analysis.from_cache and ready[0].analysis.answers is None
+        assert events.all.index(ready[0]) < events.all.index(answers[0])
+        assert runner.processes_started == 1
+        stages = {e.stage for e in events.of(AnalysisProgress)}
+        assert "answerable" in stages and not stages & {"verdicts", "tokens"}  # nothing verified again
+        assert list(answers[0].answers.reasons) == _support_reasons(session)
+    finally:
+        session.workspace.close()
+
+
+def test_answerable_reasons_of_another_rule_version_are_not_read(tiny, ws, monkeypatch):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        path = analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json"
+        assert analysis_store.read_answerable(path) is not None
+        monkeypatch.setattr(analysis_store, "answerable_stamp", lambda: "another wordllama")
+        assert analysis_store.read_answerable(path) is None
+    finally:
+        session.workspace.close()

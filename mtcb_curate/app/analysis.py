@@ -15,7 +15,9 @@ app's side of it, free of Textual:
   progress, retrying a worker that died, cancelling on request; each outcome goes to one
   callback as an :class:`AnalysisEvent`, from the runner's own thread;
 - an :class:`Analysis` is what a finished run gives: the verdicts (``VerdictTable``), the
-  clusters and groups, and the set-wide checks' results built from them.
+  clusters and groups, and the set-wide checks' results built from them; then every pair's
+  ``answerable`` support reason (``AnswerableTable``), which the worker works out last and the
+  runner delivers on its own (:class:`AnalysisAnswers`), so the verdicts are not kept waiting.
 
 A session opened again with the same fingerprint reads its results and starts no process.
 After a change, a new request reuses what did not change: the verdicts of unchanged pairs, the
@@ -171,6 +173,8 @@ class Analysis:
         from_cache: read from what an earlier run kept (no process ran).
         seconds: the worker's time per stage (empty from the cache).
         worker: the worker's summary (``analysis_worker.run_job``; empty from the cache).
+        answers: every pair's ``answerable`` support reason, or None when not worked out yet
+            (they then follow as an :class:`AnalysisAnswers`).
     """
 
     text_key: str
@@ -187,6 +191,7 @@ class Analysis:
     from_cache: bool = False
     seconds: dict = field(default_factory=dict)
     worker: dict = field(default_factory=dict)
+    answers: store.AnswerableTable | None = None
 
     def not_exact(self) -> set[int]:
         """Ids whose verdict is not ``exact``."""
@@ -231,11 +236,13 @@ def load(folder: Path, text: str, groups: str, snap: Snapshot, texts: store.Pair
     for c in clusters:
         if c.link_count >= WARM_LINKS:
             c.member_rows()
-    texts = texts if texts is not None else snap.texts()
+    answers = store.read_answerable(here / "answerable.json")
+    if answers is not None and len(answers) != len(snap):
+        answers = None
     return Analysis(text, groups, texts.passages, texts.chunk_index, verdicts, clusters, shared,
                     neardup.cluster_index(clusters), neardup.cluster_index(shared),
                     set_results_from_groups(live_c, live_s, snap.threshold), snap.threshold, from_cache,
-                    dict((worker or {}).get("seconds") or {}), dict(worker or {}))
+                    dict((worker or {}).get("seconds") or {}), dict(worker or {}), answers)
 
 
 # -- events ---------------------------------------------------------------------------------------
@@ -260,6 +267,15 @@ class AnalysisReady(AnalysisEvent):
     """A run finished (or its results were read from the cache)."""
 
     analysis: Analysis
+
+
+@dataclass(frozen=True)
+class AnalysisAnswers(AnalysisEvent):
+    """The ``answerable`` support reasons of the analysis of ``text_key`` (an
+    :class:`AnalysisReady` of the same run came first): the end of a run."""
+
+    text_key: str
+    answers: store.AnswerableTable
 
 
 @dataclass(frozen=True)
@@ -331,6 +347,12 @@ class AnalysisRunner:
         """The process id of the worker running now, or None."""
         proc = self._proc
         return None if proc is None else proc.pid
+
+    @property
+    def waiting(self) -> bool:
+        """A request waits for the current run to end."""
+        with self._cond:
+            return self._pending is not None
 
     @property
     def busy(self) -> bool:
@@ -420,17 +442,31 @@ class AnalysisRunner:
         text, groups = self._keys(snap)
         texts = snap.texts()
         found = load(self.folder, text, groups, snap, texts, from_cache=True)
-        if found is not None:
+        if found is not None and found.answers is not None:
             self._remember(text, groups)
             return AnalysisReady(found)
-        self._write_inputs(snap, texts, text, groups)
+        announced = [False]
+
+        def ready(summary: dict) -> None:
+            """The worker wrote the verdicts and groups: deliver them now."""
+            if announced[0] or self._cancel or self._closed:
+                return
+            got = load(self.folder, text, groups, snap, texts, worker=summary)
+            if got is not None:
+                announced[0] = True
+                self.on_event(AnalysisReady(got))
+
+        if found is not None:  # only the answerable reasons are missing
+            announced[0] = True
+            self.on_event(AnalysisReady(found))
+        self._write_inputs(snap, texts, text, groups, corpus_needed=found is None)
         log = store.text_dir(self.folder, text) / "worker.log"
         summary = None
         for attempt in range(1, self.attempts + 1):
             if self._cancel or self._closed:
                 return AnalysisCancelled()
             try:
-                summary = self._run_worker(text, log)
+                summary = self._run_worker(text, log, ready)
             except WorkerDied as died:
                 if self._cancel or self._closed:
                     return AnalysisCancelled()
@@ -443,16 +479,26 @@ class AnalysisRunner:
             break
         if summary is None:
             return AnalysisCancelled()
+        if announced[0]:
+            answers = store.read_answerable(store.text_dir(self.folder, text) / "answerable.json")
+            if answers is None or len(answers) != len(snap):
+                return AnalysisFailed(f"the analysis finished but its answerable results cannot be read in "
+                                      f"{self.folder}")
+            self._remember(text, groups)
+            return AnalysisAnswers(text, answers)
         found = load(self.folder, text, groups, snap, texts, worker=summary)
-        if found is None:
+        if found is None or found.answers is None:
             return AnalysisFailed(f"the analysis finished but its results cannot be read in {self.folder}")
         self._remember(text, groups)
         return AnalysisReady(found)
 
-    def _write_inputs(self, snap: Snapshot, texts: store.PairTexts, text: str, groups: str) -> None:
+    def _write_inputs(self, snap: Snapshot, texts: store.PairTexts, text: str, groups: str,
+                      corpus_needed: bool = True) -> None:
+        """The worker's inputs of ``text``: the pairs, the job and (unless only the answerable
+        reasons are missing: ``corpus_needed`` False) the corpus."""
         here = store.text_dir(self.folder, text)
         corpus = store.corpus_path(self.folder, self._corpus_fp)
-        if not corpus.is_file():
+        if not corpus.is_file() and corpus_needed:
             docs = self.session.dataset.documents
             store.write_corpus(corpus, ((k, d.data) for k, d in docs.items()))
             store.remove_other(self.folder, [corpus], "corpus-*.bin")
@@ -466,9 +512,9 @@ class AnalysisRunner:
             "shared_marks": sorted(map(list, snap.shared_marks)), "rejected": sorted(snap.rejected),
             "token_cache": self._token_folder or None})
 
-    def _run_worker(self, text: str, log: Path) -> dict | None:
+    def _run_worker(self, text: str, log: Path, ready: Callable[[dict], None] | None = None) -> dict | None:
         """One worker process over the job of ``text``: its ``done`` summary, or None when it
-        was cancelled.
+        was cancelled. ``ready(summary)`` is called at its ``ready`` line.
 
         Raises:
             WorkerDied: it ended without a result.
@@ -497,6 +543,9 @@ class AnalysisRunner:
                     stage, done, total = msg["progress"]
                     if not self._cancel:
                         self.on_event(AnalysisProgress(str(stage), int(done), int(total)))
+                elif "ready" in msg:
+                    if ready is not None and not self._cancel:
+                        ready(msg["ready"])
                 elif "done" in msg:
                     result = msg["done"]
                 elif msg.get("cancelled"):

@@ -14,6 +14,11 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
    located by their exact verdicts).
 3. **groups**: the near-duplicate clusters and shared-passage groups over every pair, with the
    curator's marks, and over the pairs not rejected (the set-wide checks read those).
+   What is done so far is announced (``ready``): the app takes the verdicts and groups now.
+4. **answerable**: every pair's ``answerable`` support reason
+   (``checks.questions.overlap_problem``: figures, stemmed words, paraphrase with wordllama),
+   so the app's process never loads the stemmer nor the paraphrase model for a pair the
+   analysis saw. Pairs whose texts had a reason in the previous run are not worked out again.
 
 Nothing here imports Textual, the ``datasets`` library or the workspace: the process reads
 only its job's files.
@@ -30,7 +35,7 @@ from mtcb_curate.app import analysis_store as store
 from mtcb_curate.files import read_json
 
 #: Stages, in order (the progress lines name them).
-STAGES = ("verdicts", "tokens", "links", "groups")
+STAGES = ("verdicts", "tokens", "links", "groups", "answerable")
 
 
 class Cancelled(Exception):
@@ -41,14 +46,16 @@ Progress = Callable[[str, int, int], None]
 
 
 def run_job(job: dict[str, Any], progress: Progress | None = None,
-            cancelled: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+            cancelled: Callable[[], bool] = lambda: False,
+            ready: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Do ``job`` (the ``job.json`` values) and return what the ``done`` line says:
-    ``{"text", "groups", "verified", "reused", "seconds": {stage: s}, "peak_rss_mb"}`` (pairs
-    verified, pairs whose verification was reused, each stage's seconds, the process's peak
-    resident set).
+    ``{"text", "groups", "verified", "reused", "answered", "seconds": {stage: s},
+    "peak_rss_mb"}`` (pairs verified, pairs whose verification was reused, pairs whose
+    ``answerable`` reason was worked out, each stage's seconds, the process's peak resident set).
 
     ``progress(stage, done, total)`` is called as the work goes; ``cancelled()`` is asked at
-    each call and between stages.
+    each call and between stages; ``ready(summary)`` once the verdicts and groups are written,
+    before the ``answerable`` stage.
 
     Raises:
         Cancelled: ``cancelled()`` said so.
@@ -106,8 +113,54 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         store.write_groups(out_path, _groups(job, links, len(pairs)))
         seconds["groups"] = time.perf_counter() - t
     step("groups", 1, 1)
-    return {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "seconds": seconds,
-            "peak_rss_mb": peak_rss_mb()}
+    del links, items, arrays
+    _release()
+    summary = {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "answered": 0,
+               "seconds": seconds, "peak_rss_mb": peak_rss_mb()}
+    if ready is not None:
+        ready(dict(summary))
+    answers_path = here / "answerable.json"
+    if _readable(store.read_answerable, answers_path) is None:
+        t = time.perf_counter()
+        table, summary["answered"] = _answerable(folder, pairs, step)
+        store.write_answerable(answers_path, table)
+        seconds["answerable"] = time.perf_counter() - t
+    summary["peak_rss_mb"] = peak_rss_mb()
+    return summary
+
+
+def _answerable(folder: Path, pairs: store.PairTexts, step: Progress) -> tuple[store.AnswerableTable, int]:
+    """Every pair's ``answerable`` support reason (an :class:`~analysis_store.AnswerableTable`)
+    and how many were worked out (the others are the previous run's, for the same texts)."""
+    from mtcb_curate.checks.cache import answerable_key
+    from mtcb_curate.checks.questions import overlap_problem
+    from mtcb_curate.evidence.paraphrase import default_paraphraser
+
+    old = _previous_answers(folder)
+    keys = [answerable_key(q, a, p) for q, a, p in zip(pairs.questions, pairs.answers, pairs.passages)]
+    reasons: list[str | None] = [None] * len(keys)
+    todo = []
+    for i, key in enumerate(keys):
+        if key in old:
+            reasons[i] = old[key]
+        else:
+            todo.append(i)
+    step("answerable", 0, len(todo))
+    for n, i in enumerate(todo, 1):
+        reasons[i] = overlap_problem(pairs.answers[i], pairs.passages[i], pairs.questions[i])
+        if n % 200 == 0:
+            step("answerable", n, len(todo))
+    step("answerable", len(todo), len(todo))
+    return store.AnswerableTable(keys, reasons, store.answerable_stamp(), default_paraphraser().name), len(todo)
+
+
+def _previous_answers(folder: Path) -> dict[str, str | None]:
+    """key -> reason of the last run that worked them out under the same stamp (empty when none)."""
+    latest = read_json(folder / "latest.json")
+    if not isinstance(latest, dict) or not isinstance(latest.get("text"), str):
+        return {}
+    table = _readable(store.read_answerable, store.text_dir(folder, latest["text"]) / "answerable.json")
+    return {} if table is None else table.by_key()
 
 
 def peak_rss_mb() -> float | None:
