@@ -479,3 +479,84 @@ def test_answerable_reasons_of_another_rule_version_are_not_read(tiny, ws, monke
         assert analysis_store.read_answerable(path) is None
     finally:
         session.workspace.close()
+
+
+def test_the_worker_lets_the_tokenizer_go_once_the_tokens_are_counted(tiny, ws, monkeypatch):
+    """The stages after the token counts (links, groups, the answerable reasons with their
+    paraphrase model) run without the tokenizer's memory."""
+    from mtcb_curate.dataset import tokens
+
+    session = opened(tiny, ws)
+    try:
+        runner = AnalysisRunner(session, lambda e: None)
+        snap = analysis.snapshot(session, 85.0)
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        held = []
+        real = analysis_worker._answerable
+        monkeypatch.setattr(analysis_worker, "_answerable",
+                            lambda *a: held.append(tokens._encoding is not None) or real(*a))
+        tokens.encoding()
+        summary = analysis_worker.run_job(job)
+        assert summary["verified"] == 3 and held == [False]
+    finally:
+        session.workspace.close()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fresh process image is POSIX's exec")
+def test_the_answerable_stage_runs_in_a_fresh_image_of_the_same_worker_process(tiny, ws):
+    """After its ``ready`` line the worker replaces itself (same process id and pipes) so that
+    the paraphrase model loads on top of a small interpreter, not of what verifying left."""
+    session = opened(tiny, ws)
+    try:
+        event, _, _ = run(session)
+        here = analysis_store.text_dir(ws / "analysis", event.analysis.text_key)
+    finally:
+        session.workspace.close()
+    (here / "answerable.json").unlink()
+    proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(here / "job.json")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    seen, images = [], []
+    try:
+        for line in proc.stdout:
+            msg = json.loads(line)
+            seen.append(next(iter(msg)))
+            if msg.get("progress", [None])[0] in ("groups", "answerable"):
+                images.append((msg["progress"][0], Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")))
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    assert seen[-1] == "done" and "ready" in seen and proc.returncode == 0
+    assert all(b"--answerable" not in argv for stage, argv in images if stage == "groups")
+    assert any(b"--answerable" in argv for stage, argv in images if stage == "answerable")
+    assert analysis_store.read_answerable(here / "answerable.json") is not None
+
+
+def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypatch):
+    """The token counts read the passages only: the corpus (the worker's largest input) is not
+    held while they are counted."""
+    import weakref
+
+    class Corpus(dict):
+        pass
+
+    session = opened(tiny, ws)
+    try:
+        runner = AnalysisRunner(session, lambda e: None)
+        snap = analysis.snapshot(session, 85.0)
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        refs, alive = [], []
+        read = analysis_store.read_corpus
+        monkeypatch.setattr(analysis_store, "read_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
+        count = analysis_worker._count_tokens
+        monkeypatch.setattr(analysis_worker, "_count_tokens",
+                            lambda *a: alive.append(refs[0]() is not None) or count(*a))
+        summary = analysis_worker.run_job(job, answer=False)
+        assert summary["verified"] == 3 and alive == [False]
+    finally:
+        session.workspace.close()

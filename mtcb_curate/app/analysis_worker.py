@@ -47,7 +47,7 @@ Progress = Callable[[str, int, int], None]
 
 def run_job(job: dict[str, Any], progress: Progress | None = None,
             cancelled: Callable[[], bool] = lambda: False,
-            ready: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+            ready: Callable[[dict[str, Any]], None] | None = None, answer: bool = True) -> dict[str, Any]:
     """Do ``job`` (the ``job.json`` values) and return what the ``done`` line says:
     ``{"text", "groups", "verified", "reused", "answered", "seconds": {stage: s},
     "peak_rss_mb"}`` (pairs verified, pairs whose verification was reused, pairs whose
@@ -55,7 +55,8 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
 
     ``progress(stage, done, total)`` is called as the work goes; ``cancelled()`` is asked at
     each call and between stages; ``ready(summary)`` once the verdicts and groups are written,
-    before the ``answerable`` stage.
+    before the ``answerable`` stage (:func:`answer_job`; ``answer`` False: not done here, the
+    summary so far is returned).
 
     Raises:
         Cancelled: ``cancelled()`` said so.
@@ -80,12 +81,20 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
     if table is None:
         t = time.perf_counter()
         corpus = store.read_corpus(store.corpus_path(folder, job["corpus"]))
-        results, verified, reused = _verify(job, folder, pairs, corpus, step)
-        del corpus
+        results, todo, reused, token_cache = _verify(job, folder, pairs, corpus, step)
+        del corpus  # and the index over it: the token counts read the passages only
+        _release()
+        step("tokens", 0, len(todo))
+        for i, r in zip(todo, _count_tokens([results[i] for i in todo], token_cache, step)):
+            results[i] = r
+        verified = len(todo)
         store.write_verdicts(verdicts_path, results, [store.pair_key(k, c, p) for k, c, p in
                                                       zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)],
                              job["corpus"])
         del results
+        from mtcb_curate.dataset import tokens
+
+        tokens.release_encoding()  # about 37 MB; the stages after it count no token
         _release()
         table = store.VerdictTable.read(verdicts_path)
         seconds["verdicts"] = time.perf_counter() - t
@@ -119,13 +128,40 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
                "seconds": seconds, "peak_rss_mb": peak_rss_mb()}
     if ready is not None:
         ready(dict(summary))
+    if not answer:
+        return summary
+    del pairs
+    return answer_job(job, summary, progress, cancelled)
+
+
+def answer_job(job: dict[str, Any], summary: dict[str, Any], progress: Progress | None = None,
+               cancelled: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    """The ``answerable`` stage of ``job`` (module docstring), after :func:`run_job`'s stages:
+    ``summary`` (``run_job``'s so far) with ``answered``, the stage's seconds and the peak
+    resident set (the larger of ``summary``'s and this process's) filled in.
+
+    Raises:
+        Cancelled: ``cancelled()`` said so.
+        OSError, ValueError: an input file is missing or damaged.
+    """
+    folder = Path(job["folder"])
+    here = store.text_dir(folder, job["text_key"])
+    summary = dict(summary, seconds=dict(summary.get("seconds") or {}))
+
+    def step(stage: str, done: int, total: int) -> None:
+        if cancelled():
+            raise Cancelled()
+        if progress is not None:
+            progress(stage, done, total)
+
     answers_path = here / "answerable.json"
     if _readable(store.read_answerable, answers_path) is None:
         t = time.perf_counter()
-        table, summary["answered"] = _answerable(folder, pairs, step)
+        table, summary["answered"] = _answerable(folder, store.read_pairs(here / "pairs.npz"), step)
         store.write_answerable(answers_path, table)
-        seconds["answerable"] = time.perf_counter() - t
-    summary["peak_rss_mb"] = peak_rss_mb()
+        summary["seconds"]["answerable"] = time.perf_counter() - t
+    peaks = [x for x in (summary.get("peak_rss_mb"), peak_rss_mb()) if x is not None]
+    summary["peak_rss_mb"] = max(peaks) if peaks else None
     return summary
 
 
@@ -200,8 +236,9 @@ def _readable(read: Callable[[Path], Any], path: Path) -> Any:
 
 
 def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, bytes], step: Progress):
-    """Every pair's complete verification (``PairResult``s in id order), how many were
-    verified and how many reused from the previous run."""
+    """Every pair's verification (``PairResult``s in id order; those verified here without
+    their token counts yet), the ids verified here, how many were reused from the previous
+    run, and the token cache (or None)."""
     from dataclasses import replace
 
     from mtcb_curate.dataset.model import Dataset, Document, QAPair, SourceInfo
@@ -236,11 +273,7 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, b
                                 progress=lambda d, t: step("verdicts", d, t))
         for r in report.results:
             results[r.id] = r
-    step("tokens", 0, len(todo))
-    counted = _count_tokens([results[i] for i in todo], token_cache, step)
-    for i, r in zip(todo, counted):
-        results[i] = r
-    return results, len(todo), reused
+    return results, todo, reused, token_cache
 
 
 def _count_tokens(results: list, cache, step: Progress) -> list:
