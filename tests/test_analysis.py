@@ -560,3 +560,30 @@ def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypa
         assert summary["verified"] == 3 and alive == [False]
     finally:
         session.workspace.close()
+
+
+def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_ones(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        session.decide(0, Status.ACCEPTED)
+        session.edit(2, {"answer": "$45 million in 2019"})
+        events = Events()
+        runner = AnalysisRunner(session, events)
+        runner.answerable_ahead = 1  # three pairs: more than it
+        try:
+            runner.request(85.0)
+            done = events.wait_final(attach=False)
+        finally:
+            runner.close()
+        assert isinstance(done, AnalysisAnswers), done
+        want = _support_reasons(session)
+        known = []
+        for pid in range(3):
+            v = session.view(pid)
+            ok, reason = done.answers.reason(pid, v.question, v.answer, v.passage)
+            known.append(ok)
+            assert not ok or reason == want[pid]
+        assert known == [False, True, True]  # from the first undecided pair on, and the edited one
+        assert want[2] is not None
+    finally:
+        session.workspace.close()

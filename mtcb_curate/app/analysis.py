@@ -50,6 +50,11 @@ ATTEMPTS = 3
 CANCEL_GRACE_S = 5.0
 #: Lines of the worker's error output quoted in a failure's message.
 LOG_LINES = 3
+#: The pairs whose ``answerable`` support reasons the analysis works out at most (about 1-3 ms
+#: of CPU a pair, with the paraphrase model): those from the first undecided pair on, in id
+#: order (the queue's), and every edited or added pair; beyond them the app works a reason
+#: out when it shows the pair. Every pair of the shared data's sets (up to 1,331) is within.
+ANSWERABLE_AHEAD = 2_000
 #: Clusters with at least this many links get their links indexed by member ahead
 #: (``Cluster.member_rows``, which the ``≈N similar`` badge reads at each key).
 WARM_LINKS = 2_000
@@ -83,6 +88,7 @@ class Snapshot:
         not_duplicates, shared_marks: the curator's marks, as id pairs.
         extra_links: the stored LLM dedup's links.
         threshold: the near-duplicate threshold (0-100).
+        start: the first undecided pair's id (0 when none): where the curator goes on.
     """
 
     pairs: list[QAPair]
@@ -93,6 +99,7 @@ class Snapshot:
     shared_marks: frozenset[tuple[int, int]]
     extra_links: tuple[tuple[int, int], ...]
     threshold: float
+    start: int = 0
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -119,7 +126,20 @@ def snapshot(session, threshold: float) -> Snapshot:
                            if status == Status.REJECTED and 0 <= pid < n),
         not_duplicates=frozenset(session.not_duplicates()), shared_marks=frozenset(session.shared_evidence()),
         extra_links=tuple(neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), n)),
-        threshold=float(threshold))
+        threshold=float(threshold), start=session.first_undecided() or 0)
+
+
+def answer_ids(snap: Snapshot, ahead: int = ANSWERABLE_AHEAD) -> list[int] | None:
+    """The pairs whose ``answerable`` reasons the analysis works out (``ANSWERABLE_AHEAD``):
+    None (every pair) when the set has at most ``ahead``; else ``ahead`` pairs from
+    ``snap.start`` on in id order (wrapping to the start), with every edited or added pair."""
+    n = len(snap)
+    if n <= ahead:
+        return None
+    ids = {(snap.start + k) % n for k in range(ahead)}
+    ids.update(i for d in snap.edited.values() for i in d)
+    ids.update(range(snap.source_pairs, n))
+    return sorted(i for i in ids if 0 <= i < n)
 
 
 def _source_digest(pairs: Sequence[QAPair]) -> str:
@@ -339,6 +359,8 @@ class AnalysisRunner:
         self._source_digest: str | None = None
         self._thread: threading.Thread | None = None
         self._token_folder: str | None = None
+        #: ``ANSWERABLE_AHEAD`` (tests set a smaller one).
+        self.answerable_ahead = ANSWERABLE_AHEAD
         #: Worker processes started so far (tests and benchmarks read it).
         self.processes_started = 0
 
@@ -510,7 +532,7 @@ class AnalysisRunner:
             "extra_links": [list(x) for x in snap.extra_links],
             "not_duplicates": sorted(map(list, snap.not_duplicates)),
             "shared_marks": sorted(map(list, snap.shared_marks)), "rejected": sorted(snap.rejected),
-            "token_cache": self._token_folder or None})
+            "token_cache": self._token_folder or None, "answer_ids": answer_ids(snap, self.answerable_ahead)})
 
     def _run_worker(self, text: str, log: Path, ready: Callable[[dict], None] | None = None) -> dict | None:
         """One worker process over the job of ``text``: its ``done`` summary, or None when it

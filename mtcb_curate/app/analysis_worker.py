@@ -17,8 +17,10 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
    What is done so far is announced (``ready``): the app takes the verdicts and groups now.
 4. **answerable**: every pair's ``answerable`` support reason
    (``checks.questions.overlap_problem``: figures, stemmed words, paraphrase with wordllama),
-   so the app's process never loads the stemmer nor the paraphrase model for a pair the
-   analysis saw. Pairs whose texts had a reason in the previous run are not worked out again.
+   so the app's process never loads the paraphrase model for a pair the analysis saw. Pairs
+   whose texts had a reason in the previous run are not worked out again. A large set gets
+   the reasons of the pairs the curator meets first (the job's ``answer_ids``: see
+   ``app.analysis.ANSWERABLE_AHEAD``); the app works out the others when it shows them.
 
 Nothing here imports Textual, the ``datasets`` library or the workspace: the process reads
 only its job's files.
@@ -157,7 +159,9 @@ def answer_job(job: dict[str, Any], summary: dict[str, Any], progress: Progress 
     answers_path = here / "answerable.json"
     if _readable(store.read_answerable, answers_path) is None:
         t = time.perf_counter()
-        table, summary["answered"] = _answerable(folder, store.read_pairs(here / "pairs.npz"), step)
+        ids = job.get("answer_ids")
+        table, summary["answered"] = _answerable(folder, store.read_pairs(here / "pairs.npz"), step,
+                                                 None if ids is None else [int(i) for i in ids])
         store.write_answerable(answers_path, table)
         summary["seconds"]["answerable"] = time.perf_counter() - t
     peaks = [x for x in (summary.get("peak_rss_mb"), peak_rss_mb()) if x is not None]
@@ -165,9 +169,11 @@ def answer_job(job: dict[str, Any], summary: dict[str, Any], progress: Progress 
     return summary
 
 
-def _answerable(folder: Path, pairs: store.PairTexts, step: Progress) -> tuple[store.AnswerableTable, int]:
-    """Every pair's ``answerable`` support reason (an :class:`~analysis_store.AnswerableTable`)
-    and how many were worked out (the others are the previous run's, for the same texts)."""
+def _answerable(folder: Path, pairs: store.PairTexts, step: Progress,
+                ids: Sequence[int] | None = None) -> tuple[store.AnswerableTable, int]:
+    """The pairs' ``answerable`` support reasons (an :class:`~analysis_store.AnswerableTable`)
+    and how many were worked out: those of ``ids`` (default: every pair) and, for any pair,
+    the previous run's for the same texts; a pair with neither is left out (key "")."""
     from mtcb_curate.checks.cache import answerable_key
     from mtcb_curate.checks.questions import overlap_problem
     from mtcb_curate.evidence.paraphrase import default_paraphraser
@@ -175,12 +181,15 @@ def _answerable(folder: Path, pairs: store.PairTexts, step: Progress) -> tuple[s
     old = _previous_answers(folder)
     keys = [answerable_key(q, a, p) for q, a, p in zip(pairs.questions, pairs.answers, pairs.passages)]
     reasons: list[str | None] = [None] * len(keys)
+    wanted = None if ids is None else set(ids)
     todo = []
     for i, key in enumerate(keys):
         if key in old:
             reasons[i] = old[key]
-        else:
+        elif wanted is None or i in wanted:
             todo.append(i)
+        else:
+            keys[i] = ""
     step("answerable", 0, len(todo))
     for n, i in enumerate(todo, 1):
         reasons[i] = overlap_problem(pairs.answers[i], pairs.passages[i], pairs.questions[i])
