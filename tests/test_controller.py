@@ -323,6 +323,21 @@ def test_answerable_comes_from_the_analysis_and_is_never_worked_out_here_while_o
     assert len(calls) == 2
 
 
+def test_an_undo_finds_the_reason_of_the_texts_it_brings_back_at_once(c, session, monkeypatch):
+    from mtcb_curate.checks import questions
+
+    monkeypatch.setattr(questions, "overlap_problem", lambda *a, **k: pytest.fail("worked out in the app"))
+    c.analysis_pending = True
+    c.absorb_answers(_answers_for(session, {0: "figure $1 not in the passage"}), pending=False)
+    c.save_edit(0, {"answer": "Anvils, made by Alpha"})
+    c.edited(0)
+    c.absorb_answers(_answers_for(session, {0: None}), pending=False)  # the analysis of the edit
+    assert _answerable(c.problems(0)) == []
+    c.undo()
+    assert session.view(0).answer == "Anvils"
+    assert _answerable(c.problems(0)) == ["figure $1 not in the passage"]
+
+
 def test_a_long_answer_is_said_while_its_support_reason_is_not_known(c, session):
     from mtcb_curate.checks.questions import MAX_ANSWER_CHARS
 

@@ -185,6 +185,9 @@ class ReviewController:
         #: Every pair's ``answerable`` support reason from the latest analysis
         #: (``analysis_store.AnswerableTable``), or None.
         self.answers = None
+        #: ``answerable_key`` of a pair's texts -> its support reason, from every analysis taken
+        #: (an undo finds the reason of the texts it brings back at once).
+        self._answers_by_key: dict[str, str | None] = {}
         #: An analysis is asked for or running (the front end says so): a pair whose support
         #: reason it lacks waits for it instead of loading the stemmer and the paraphrase model
         #: here (``problems``).
@@ -252,15 +255,23 @@ class ReviewController:
                 id(self.find_lines.get(pid)), self.limits, self.reference_size, self._support_reason(pid))
 
     def _support_reason(self, pid: int) -> object:
-        """Pair ``pid``'s ``answerable`` support reason for ``pair_problems``: the analysis's
-        for its current texts; else ``NOT_KNOWN`` while an analysis is pending (it works them
+        """Pair ``pid``'s ``answerable`` support reason for ``pair_problems``: an analysis's
+        for its current texts (the latest's, or an earlier one's for texts an undo brought
+        back); else ``NOT_KNOWN`` while an analysis is pending (it works them
         out), else ``WORK_OUT`` (here, loading the stemmer and the paraphrase model once)."""
-        if self.answers is not None:
+        if self._answers_by_key:
+            from mtcb_curate.checks.cache import answerable_key
+
             v = self.session.view(pid)
-            known, reason = self.answers.reason(pid, v.question, v.answer, v.passage)
-            if known:
-                return reason
+            key = answerable_key(v.question, v.answer, v.passage)
+            if key in self._answers_by_key:
+                return self._answers_by_key[key]
         return NOT_KNOWN if self.analysis_pending else WORK_OUT
+
+    def _take_answers(self, answers) -> None:
+        self.answers = answers
+        self._answers_by_key.update(answers.by_key())
+        self._answers_by_key.pop("", None)  # the pairs it left out
 
     def problems_cached(self, pid: int) -> bool:
         """Whether ``problems(pid)`` would be read from its cache."""
@@ -814,7 +825,7 @@ class ReviewController:
         pairs); the pair on screen and the progress bar too."""
         self.verdicts.absorb(analysis)
         if analysis.answers is not None:
-            self.answers = analysis.answers
+            self._take_answers(analysis.answers)
         self.set_results = analysis.set_results
         self.cluster_index, self.shared_index = analysis.cluster_index, analysis.shared_index
         self.clusters_ready = True
@@ -835,7 +846,7 @@ class ReviewController:
         """Take the latest analysis's ``answerable`` support reasons
         (``analysis_store.AnswerableTable``); ``pending``: another analysis is still asked for.
         The pair on screen is shown again; a filtered view is applied again."""
-        self.answers = answers
+        self._take_answers(answers)
         self.analysis_pending = pending
         return self._problems_changed()
 
