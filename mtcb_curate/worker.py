@@ -85,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
                     raise Cancelled()
                 sys.stdout.flush()
                 sys.stderr.flush()
-                os.execv(sys.executable, [sys.executable, "-m", "mtcb_curate.worker", ANSWERABLE, args[0],
-                                          json.dumps(summary)])
+                try:
+                    os.execv(sys.executable, [sys.executable, "-m", "mtcb_curate.worker", ANSWERABLE, args[0],
+                                              json.dumps(summary)])
+                except OSError:  # no new image: the stage runs here
+                    summary = answer_job(job, summary, progress, stop.is_set)
     except Cancelled:
         _say({"cancelled": True})
         return 0

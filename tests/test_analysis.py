@@ -587,3 +587,30 @@ def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_o
         assert want[2] is not None
     finally:
         session.workspace.close()
+
+
+def test_without_a_new_process_image_the_answerable_stage_runs_in_the_same_one(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        event, _, _ = run(session)
+        here = analysis_store.text_dir(ws / "analysis", event.analysis.text_key)
+    finally:
+        session.workspace.close()
+    (here / "answerable.json").unlink()
+    probe = ("import os, sys\n"
+             "def refuse(*a):\n"
+             "    raise PermissionError('exec refused')\n"
+             "os.execv = refuse\n"
+             "sys.argv = ['worker', sys.argv[1]]\n"
+             "from mtcb_curate.worker import main\n"
+             "sys.exit(main())\n")
+    proc = subprocess.Popen([sys.executable, "-c", probe, str(here / "job.json")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # stdin stays open: the app is there
+    try:
+        lines = [json.loads(x) for x in proc.stdout]
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    assert proc.returncode == 0
+    assert any("ready" in x for x in lines) and lines[-1]["done"]["answered"] == 3
+    assert analysis_store.read_answerable(here / "answerable.json") is not None
