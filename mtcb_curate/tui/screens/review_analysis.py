@@ -111,6 +111,7 @@ class AnalysisWork:
             if event.analysis.answers is not None:  # from the cache: the run ends here
                 self._apply(self.controller.analysis_ended(self._still_pending()))
         elif isinstance(event, AnalysisAnswers):
+            self._set_analysis_note("")  # the run's end (a run asked for since says so as it goes)
             self._apply(self.controller.absorb_answers(event.answers, self._still_pending()))
         elif isinstance(event, AnalysisNote):
             self.notify(f"Analysis: {event.message}", severity="warning", timeout=5, markup=False)
