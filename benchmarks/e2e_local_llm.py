@@ -13,8 +13,7 @@ so both meet the same load). It prints, per mode:
 - refused replies by reason (not verbatim, copied the instructions, too short, too long, range
   out of range or reversed, answer not supported, yes/no, trivial, repeat, not JSON, empty ...);
 - answers supported by their passage among the kept pairs (``llm.support``, the ``answerable``
-  check's rules; numbered mode: how many of them had their sentence range chosen by the tool
-  after the last attempt), the kept pairs shown with the "not supported" warning, and a cross-check: kept
+  check's rules), the kept pairs shown with the "not supported" warning, and a cross-check: kept
   pairs whose answer holds a digit run absent from the passage, and whether each carried a
   warning;
 - seconds per kept pair (wall time of the mode's calls / kept pairs) and per call;
@@ -272,7 +271,6 @@ def main() -> None:
                 "refused_replies_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
                 "retries_byte_identical_to_the_reply_before": sum(r.get("identical_retries", 0) for r in mine),
                 "answers_supported": sum(1 for r in kept if r["provenance"]["supported"]),
-                "ranges_chosen_by_the_tool": sum(1 for r in kept if r["provenance"].get("range_chosen_by") == "tool"),
                 "shown_with_the_not_supported_warning": sum(1 for r in kept if not r["provenance"]["supported"]),
                 "digits_absent_from_passage": sum(1 for r in kept if r["digits_absent"]),
                 "digits_absent_without_warning": sum(1 for r in kept if r["digits_absent"]

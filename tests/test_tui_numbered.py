@@ -58,24 +58,3 @@ async def test_r_in_numbered_mode_cuts_the_passage_and_marks_an_unsupported_answ
     assert details and details[0]["mode"] == "numbered" and details[0]["supported"] is False
     assert details[0]["model_text"] == "sentences 2-2" and json.dumps(details[0])
     session.workspace.close()
-
-
-async def test_r_shows_a_range_the_tool_chose_as_such(tiny, tmp_path, monkeypatch, fake_llm):
-    llm = numbered_llm(monkeypatch, fake_llm)
-    # Every attempt names sentence 1 ("Alpha makes anvils.", too short, and not the revenue).
-    llm.default = {"question": "How much revenue did Alpha report for 2022?", "answer": "$10 million",
-                   "first_sentence": 1, "last_sentence": 1}
-    session = opened(tiny, tmp_path / "ws")
-    app = CurateApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await pilot.press("r")
-        await until(app, pilot, lambda: regen_ready(app), what="the candidates")
-        text = static(app, "#regen-candidate-text")
-        assert "the tool chose sentences 2–2; the model named 1–1" in text and "NOT SUPPORTED" not in text
-        assert "Revenue was $10 million in 2022." in text and "read them before keeping the pair" in text
-        await pilot.press("a")
-        await settle(app, pilot)
-    details = [v["details"] for v in session.workspace.added_pairs().values()]
-    assert details and details[0]["range_chosen_by"] == "tool" and details[0]["model_text"] == "sentences 1-1"
-    session.workspace.close()

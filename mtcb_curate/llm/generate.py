@@ -125,14 +125,6 @@ class Candidate:
         quoted: the model's own quote when it was snapped ('' when exact).
         window_note: which window was used and why (``regenerate``: "window 6: the pair's
             passage (normalized) is there"), or ''.
-        mode: ``quote`` or ``numbered``; sentences: the window's sentence range the passage was
-            cut from (numbered mode), or None.
-        supported, support_reason: whether the passage supports the answer
-            (:mod:`mtcb_curate.llm.support`) and, when not, what it lacks.
-        evidence_units: how many of the window's sentences the passage spans.
-        model_sentences: numbered mode, when the tool chose the range: the range the model
-            named, whose sentences did not state its answer (:func:`adopt_proposal`); None when
-            the passage is the model's own choice.
     """
 
     question: str
@@ -156,7 +148,6 @@ class Candidate:
     supported: bool = True
     support_reason: str = ""
     evidence_units: int = 0
-    model_sentences: tuple[int, int] | None = None
 
     @property
     def snapped(self) -> bool:
@@ -168,14 +159,8 @@ class Candidate:
         """What the model itself gave for the passage: its quote (quote mode), or the sentence
         range it named (numbered mode, ``sentences 12-14``)."""
         if self.mode == "numbered" and self.sentences is not None:
-            a, b = self.model_sentences or self.sentences
-            return f"sentences {a}-{b}"
+            return f"sentences {self.sentences[0]}-{self.sentences[1]}"
         return self.quoted or self.passage
-
-    @property
-    def range_chosen_by_tool(self) -> bool:
-        """True when the tool, not the model, chose the passage's sentence range."""
-        return self.model_sentences is not None
 
     @property
     def evidence(self) -> dict[str, int]:
@@ -190,7 +175,6 @@ class Candidate:
         evidence size, model and request key."""
         return {"mode": self.mode, "verdict": self.verdict, "score": self.score, "model_text": self.model_text,
                 "sentences": list(self.sentences) if self.sentences is not None else None,
-                "range_chosen_by": "tool" if self.range_chosen_by_tool else ("model" if self.sentences else None),
                 "attempts": self.attempts, "supported": self.supported, "support_reason": self.support_reason,
                 "warnings": list(self.warnings), "evidence": self.evidence, "model": self.model,
                 "request": self.cache_key}
@@ -199,10 +183,7 @@ class Candidate:
         """One line for the command and the screens: ``numbered, sentences 12-14 (3 sentences,
         412 characters), attempt 2`` / ``quote, snapped (fuzzy 91.2), attempt 1``, with ``ANSWER
         NOT SUPPORTED: ...`` when it is not."""
-        if self.mode == "numbered" and self.range_chosen_by_tool and self.sentences is not None:
-            how = (f"numbered, sentences {self.sentences[0]}-{self.sentences[1]} chosen by the tool (the model named "
-                   f"{self.model_text}, which do not state its answer)")
-        elif self.mode == "numbered":
+        if self.mode == "numbered":
             how = f"numbered, {self.model_text}"
         elif self.snapped:
             how = f"quote, snapped ({self.verdict} {self.score:g})"
@@ -598,9 +579,7 @@ def check_numbered(
     Returns:
         ``(fields, problems, warnings)`` as :func:`check_candidate`; ``fields`` holds
         ``"passage"`` cut from the window (``SentenceMap.passage``) and ``"sentences"``
-        (first, last), ``"offset"`` (the passage's window offset) and ``"proposal"``: when the
-        named range is refused but the question and answer pass every rule, the checked range
-        :func:`propose_range` found for the answer (else None).
+        (first, last), and ``"offset"`` (the passage's window offset).
     """
     limits = limits or Limits()
     if not isinstance(data, dict):
@@ -625,7 +604,6 @@ def check_numbered(
     passage = smap.passage(first, last) if why is None else ""
     fields = {"question": question, "answer": answer, "passage": passage, "sentences": (first, last),
               "offset": smap.units[first - 1].start if why is None else 0}
-    proposal = None
     if why is not None:
         problems.append(why)
         proposal = (propose_range(smap, question, answer, limits, min_units, near=(min(first, last), max(first, last)))
@@ -633,12 +611,7 @@ def check_numbered(
         if proposal is not None:
             problems.append(f"Sentences {proposal[0]} to {proposal[1]} state the answer: name them, or write an "
                             "answer that your chosen sentences state.")
-    rules: list[str] = []
-    _question_rules(question, answer, existing_questions, rules)
-    problems.extend(rules)
-    # A range the tool may adopt after the last attempt: only when the question and answer
-    # passed every rule and only the named range was wrong.
-    fields["proposal"] = proposal if not rules else None
+    _question_rules(question, answer, existing_questions, problems)
     warnings: list[str] = []
     if passage and hint is not None:
         lo, hi = hint.min_passage_chars, hint.max_passage_chars
@@ -734,8 +707,7 @@ def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None,
                     min_units: int = 1) -> tuple[Support, str | None]:
     """The answer-support verdict of checked ``fields`` and, when unsupported, the feedback
     sentence: what the answer states that the passage lacks, and (numbered mode) a range
-    that does state it, proposed only after it passed every check (:func:`propose_range`);
-    that range is also set as ``fields["proposal"]`` (None when there is none)."""
+    that does state it, proposed only after it passed every check (:func:`propose_range`)."""
     question, answer, passage = fields["question"], fields["answer"], fields["passage"]
     verdict = answer_support(question, answer, passage)
     if verdict.supported:
@@ -745,7 +717,6 @@ def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None,
         a, b = fields["sentences"]
         msg = f"The answer states what sentences {a} to {b} do not: {lacks}."
         proposal = propose_range(smap, question, answer, limits, min_units, near=(a, b))
-        fields["proposal"] = proposal if proposal != (a, b) else None
         if proposal is not None and proposal != (a, b):
             msg += f" Sentences {proposal[0]} to {proposal[1]} state it: name them, or answer from sentences {a} to {b}."
         else:
@@ -900,9 +871,6 @@ def generate_for_window(
     attempts: list[Attempt] = []
     # The best reply whose only faults were soft: kept if no later reply is clean.
     fallback: tuple[tuple[int, int], int, dict[str, Any], list[str], Support, Any] | None = None
-    # Numbered-mode replies whose question and answer passed every rule and for which a checked
-    # range was proposed: (attempt index, fields, result).
-    offers: list[tuple[int, dict[str, Any], Any]] = []
     messages = base
     total = retries + 1
     for number in range(1, total + 1):
@@ -938,17 +906,10 @@ def generate_for_window(
                                 result.completion_tokens))
         if on_attempt is not None:
             on_attempt(attempts[-1])
-        if mode == "numbered" and fields is not None and fields.get("proposal"):
-            offers.append((len(attempts) - 1, fields, result))
         if accept:
             assert fields is not None
             if fallback is not None and (not verdict.supported) and fallback[0] < (1, 0):
                 break  # an earlier reply was supported (only a soft length warning): it is better
-            if not verdict.supported and offers:
-                # The last reply is unsupported, but a range was found for one of them: try it
-                # below; this reply stays the fallback if it does not hold.
-                fallback = ((1, -1), len(attempts) - 1, fields, warnings, verdict, result)
-                break
             client.keep(result)
             return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result, mode,
                               verdict, smap), attempts
@@ -964,17 +925,6 @@ def generate_for_window(
         messages = retry_messages(base, result.text, feedback_message(problems + warnings, mode=mode,
                                                                        attempt=number + 1, attempts=total),
                                   echo_chars=0 if mode == "numbered" else MAX_ECHO_CHARS)
-    if mode == "numbered" and (fallback is None or not fallback[4].supported):
-        # No reply's own range states its answer: adopt the checked range the feedback named
-        # (a small model rarely takes it, docs/llm.md), as the tool's choice, said so.
-        for i, fields, result in reversed(offers):
-            adopted = adopt_proposal(fields, smap)
-            if adopted is not None:
-                fields, warnings, verdict = adopted
-                attempts = [replace(a, accepted=(k == i)) for k, a in enumerate(attempts)]
-                client.keep(result)
-                return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result, mode,
-                                  verdict, smap), attempts
     if fallback is not None:
         _, i, fields, warnings, verdict, result = fallback
         attempts = [replace(a, accepted=(k == i)) for k, a in enumerate(attempts)]
@@ -982,33 +932,6 @@ def generate_for_window(
         return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result, mode, verdict,
                           smap), attempts
     return None, attempts
-
-
-def adopt_proposal(fields: dict[str, Any], smap: SentenceMap) -> tuple[dict[str, Any], list[str], Support] | None:
-    """A numbered-mode reply's question and answer with the passage cut from the range the
-    tool proposed for it (``fields["proposal"]``, found by :func:`propose_range`: within the
-    length limits and supporting the answer), instead of the range the model named.
-
-    Returns:
-        ``(fields, warnings, verdict)``: ``fields`` as :func:`check_numbered` gives them, with
-        ``"model_sentences"`` the model's range; one warning telling the curator the tool
-        chose the range; the support verdict (supported). None when there is no proposal or
-        the proposed passage does not support the answer after all.
-    """
-    proposal = fields.get("proposal")
-    if not proposal:
-        return None
-    i, j = proposal
-    passage = smap.passage(i, j)
-    verdict = answer_support(fields["question"], fields["answer"], passage)
-    if not verdict.supported:
-        return None
-    a, b = fields["sentences"]
-    chosen = {"question": fields["question"], "answer": fields["answer"], "passage": passage, "sentences": (i, j),
-              "offset": smap.units[i - 1].start, "model_sentences": (a, b)}
-    note = (f"The model named sentences {a} to {b}, which do not state its answer; the tool chose sentences {i} to "
-            f"{j}, which do: read them before keeping the pair.")
-    return chosen, [note], verdict
 
 
 def read_reply(result: Any, check: Callable[[Any], tuple[_V | None, list[str], list[str]]]
@@ -1114,7 +1037,7 @@ def _candidate(fields: dict[str, Any], warnings: list[str], doc_key: str, window
                      start + len(fields["passage"]), sample, number, tuple(warnings), result.model, result.key,
                      mode=mode, sentences=fields.get("sentences"), supported=supported,
                      support_reason="" if supported or verdict is None else verdict.reason,
-                     evidence_units=units, model_sentences=fields.get("model_sentences"), **extra)
+                     evidence_units=units, **extra)
 
 
 def pick_windows(doc_text: str, existing_chunk_indices: Sequence[int | None], n: int, *,

@@ -63,11 +63,7 @@ def candidate_text(c: Any) -> Text:
     t += field_text("Answer", c.answer)
     t += field_text("Supporting passage", c.passage)
     verdict = getattr(c, "verdict", "exact")
-    if getattr(c, "mode", "quote") == "numbered" and getattr(c, "sentences", None) and getattr(c, "model_sentences", None):
-        (a, b), (i, j) = c.model_sentences, c.sentences
-        t.append(f"cut from chunk {c.chunk_index} (numbered mode: the tool chose sentences {i}–{j}; the model named "
-                 f"{a}–{b}, which do not state its answer), characters {c.start:,}–{c.end:,}", style="yellow")
-    elif getattr(c, "mode", "quote") == "numbered" and getattr(c, "sentences", None):
+    if getattr(c, "mode", "quote") == "numbered" and getattr(c, "sentences", None):
         a, b = c.sentences
         t.append(f"cut from chunk {c.chunk_index} (numbered mode: the model named sentences {a}–{b}), characters "
                  f"{c.start:,}–{c.end:,}", style="green")
