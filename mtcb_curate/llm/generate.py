@@ -44,8 +44,7 @@ from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
 from mtcb_curate.llm.numbered import SentenceMap, sentence_map
-from mtcb_curate.llm.prompts import (ANSWER_SCHEMA, DENSE_REQUEST, DENSE_REQUEST_QUOTE, GENERATION_SCHEMA,
-                                     NUMBERED_SCHEMA, answer_messages,
+from mtcb_curate.llm.prompts import (DENSE_REQUEST, DENSE_REQUEST_QUOTE, GENERATION_SCHEMA, NUMBERED_SCHEMA,
                                      WINDOW_CLOSE, WINDOW_OPEN, DomainHint, Steering, domain_hint,
                                      feedback_message, generation_messages, instruction_texts, numbered_messages)
 from mtcb_curate.llm.support import Support, answer_support
@@ -126,14 +125,6 @@ class Candidate:
         quoted: the model's own quote when it was snapped ('' when exact).
         window_note: which window was used and why (``regenerate``: "window 6: the pair's
             passage (normalized) is there"), or ''.
-        mode: ``quote`` or ``numbered``; sentences: the window's sentence range the passage was
-            cut from (numbered mode), or None.
-        supported, support_reason: whether the passage supports the answer
-            (:mod:`mtcb_curate.llm.support`) and, when not, what it lacks.
-        evidence_units: how many of the window's sentences the passage spans.
-        answer_from_passage: True when the answer is the model's reply to the question asked
-            again with the passage alone (:func:`answer_from_passage`), after its own answer
-            stated what the passage does not.
     """
 
     question: str
@@ -157,7 +148,6 @@ class Candidate:
     supported: bool = True
     support_reason: str = ""
     evidence_units: int = 0
-    answer_from_passage: bool = False
 
     @property
     def snapped(self) -> bool:
@@ -185,8 +175,7 @@ class Candidate:
         evidence size, model and request key."""
         return {"mode": self.mode, "verdict": self.verdict, "score": self.score, "model_text": self.model_text,
                 "sentences": list(self.sentences) if self.sentences is not None else None,
-                "attempts": self.attempts, "answer_from_passage": self.answer_from_passage,
-                "supported": self.supported, "support_reason": self.support_reason,
+                "attempts": self.attempts, "supported": self.supported, "support_reason": self.support_reason,
                 "warnings": list(self.warnings), "evidence": self.evidence, "model": self.model,
                 "request": self.cache_key}
 
@@ -203,8 +192,6 @@ class Candidate:
         ev = self.evidence
         line = (f"{how} ({ev['sentences']} sentence{'s' if ev['sentences'] != 1 else ''}, {ev['characters']:,} "
                 f"characters), attempt {self.attempts}")
-        if self.answer_from_passage:
-            line += ", answer asked again from the passage alone"
         if not self.supported:
             line += f"; ANSWER NOT SUPPORTED by its passage: {self.support_reason}"
         return line
@@ -923,11 +910,6 @@ def generate_for_window(
             assert fields is not None
             if fallback is not None and (not verdict.supported) and fallback[0] < (1, 0):
                 break  # an earlier reply was supported (only a soft length warning): it is better
-            if not verdict.supported:
-                # The last reply, unsupported: its answer is asked for again below, and the
-                # reply is kept as it is if that fails.
-                fallback = ((1, -1), len(attempts) - 1, fields, warnings, verdict, result)
-                break
             client.keep(result)
             return _candidate(fields, warnings, doc_key, window, window_text, sample, number, result, mode,
                               verdict, smap), attempts
@@ -943,24 +925,6 @@ def generate_for_window(
         messages = retry_messages(base, result.text, feedback_message(problems + warnings, mode=mode,
                                                                        attempt=number + 1, attempts=total),
                                   echo_chars=0 if mode == "numbered" else MAX_ECHO_CHARS)
-    if fallback is not None and not fallback[4].supported:
-        # The model's answers state what their passages do not: ask once more, with the best
-        # reply's passage alone (its question and passage stay).
-        _, i, fields, warnings, verdict, result = fallback
-        asked = answer_from_passage(client, fields["question"], fields["passage"], doc_key=doc_key,
-                                    chunk_index=window.index, sample=sample, number=total + 1, tag=tag,
-                                    cancel=cancel, on_retry=on_retry)
-        attempts.append(asked[1])
-        if on_attempt is not None:
-            on_attempt(attempts[-1])
-        if asked[0] is not None:
-            answer, verdict, result = asked[0]
-            kept_warnings = [w for w in warnings if not w.startswith("The answer states")]
-            attempts = [replace(a, accepted=(k == len(attempts) - 1)) for k, a in enumerate(attempts)]
-            client.keep(result)
-            return replace(_candidate({**fields, "answer": answer}, kept_warnings, doc_key, window, window_text,
-                                      sample, total + 1, result, mode, verdict, smap),
-                           answer_from_passage=True), attempts
     if fallback is not None:
         _, i, fields, warnings, verdict, result = fallback
         attempts = [replace(a, accepted=(k == i)) for k, a in enumerate(attempts)]
@@ -968,59 +932,6 @@ def generate_for_window(
         return _candidate(fields, warnings, doc_key, window, window_text, sample, i + 1, result, mode, verdict,
                           smap), attempts
     return None, attempts
-
-
-def answer_from_passage(client: ChatClient, question: str, passage: str, *, doc_key: str, chunk_index: int,
-                        sample: int, number: int, tag: str = "", cancel: threading.Event | None = None,
-                        on_retry: RetryCallback | None = None) -> tuple[tuple[str, Support, Any] | None, "Attempt"]:
-    """Ask the model to answer ``question`` from ``passage`` alone (``prompts.answer_messages``,
-    temperature 0) and judge the reply: a non-empty answer within the answer length rule that
-    the passage supports (:func:`mtcb_curate.llm.support.answer_support`).
-
-    Args:
-        client: the chat client (the reply is cached only when the caller keeps it).
-        question, passage: the candidate's (the passage is verbatim in its window).
-        doc_key, chunk_index, sample, number: for the :class:`Attempt` record (``number``: the
-            attempt's place after the generation attempts).
-        tag: the generation request's cache tag (``;answer`` is added).
-        cancel, on_retry: see :meth:`ChatClient.complete`.
-
-    Returns:
-        ``((answer, verdict, result) or None, attempt)``: None when the reply is unusable, empty
-        (the passage does not answer the question), too long or still unsupported; the attempt
-        says why.
-
-    Raises:
-        LLMCancelled, LLMUnavailable, LLMError: from the client.
-    """
-    request = ChatRequest.of(answer_messages(question, passage), {"temperature": 0.0},
-                             ";".join(t for t in (tag, "answer") if t), ANSWER_SCHEMA)
-    result = client.complete(request, cancel=cancel, on_retry=on_retry)
-
-    def check(data: Any) -> tuple[str | None, list[str], list[str]]:
-        answer = data.get("answer") if isinstance(data, dict) else None
-        if not isinstance(answer, str):
-            return None, ['The reply is not one JSON object with an "answer" string.'], []
-        answer = answer.strip()
-        if not answer:
-            return None, ["Asked again with its passage alone, the model found no answer in it."], []
-        too_long = answer_length_problem(answer)
-        if too_long is not None:
-            return None, [f"The answer is refused: {too_long}."], []
-        return answer, [], []
-
-    answer, problems, _ = read_reply(result, check)
-    verdict = Support(True)
-    if answer is not None:
-        verdict = answer_support(question, answer, passage)
-        if not verdict.supported:
-            lacks = "; ".join(verdict.missing[:4]) if verdict.missing else verdict.reason
-            problems = [f"Asked again with its passage alone, the answer still states what the passage does not: "
-                        f"{lacks}."]
-    ok = answer is not None and not problems
-    attempt = Attempt(doc_key, chunk_index, sample, number, tuple(problems), ok, result.text[:MAX_REPLY_CHARS],
-                      result.cached, result.prompt_tokens, result.completion_tokens)
-    return ((answer, verdict, result) if ok else None), attempt
 
 
 def read_reply(result: Any, check: Callable[[Any], tuple[_V | None, list[str], list[str]]]

@@ -74,8 +74,6 @@ def candidate_text(c: Any) -> Text:
         t.append(f"snapped ({verdict}{score}) to the text of chunk {c.chunk_index}, characters "
                  f"{c.start:,}–{c.end:,}", style="yellow")
     t.append(f" · {c.attempts} attempt{'s' if c.attempts != 1 else ''}", style="dim")
-    if getattr(c, "answer_from_passage", False):
-        t.append(" · answer asked again from the passage alone", style="dim")
     if c.model:
         t.append(f" · {printable(c.model, keep_newlines=False)}", style="dim")
     t.append("\n")
