@@ -22,7 +22,7 @@ from support import opened, write_source
 
 from mtcb_curate.app import analysis, analysis_store, analysis_worker
 from mtcb_curate.app.analysis import (AnalysisCancelled, AnalysisFailed, AnalysisNote, AnalysisProgress,
-                                      AnalysisReady, AnalysisRunner)
+                                      AnalysisReady, AnalysisRunner, AnalysisAnswers)
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.verify import verify_dataset
 
@@ -42,13 +42,23 @@ class Events:
         self.all.append(event)
         if self.hook is not None:
             self.hook(event)
-        if isinstance(event, (AnalysisReady, AnalysisFailed, AnalysisCancelled)):
+        if isinstance(event, (AnalysisAnswers, AnalysisFailed, AnalysisCancelled)) or \
+                (isinstance(event, AnalysisReady) and event.analysis.answers is not None):
             self._final.set()
 
-    def wait_final(self):
+    def wait_final(self, attach: bool = True):
+        """The run's last event; a run that ends with its answerable reasons gives its
+        ``AnalysisReady`` with them attached (``analysis.answers``; ``attach`` False: the
+        ``AnalysisAnswers`` itself)."""
         assert self._final.wait(RUN_TIMEOUT_S), f"no outcome; events: {self.all}"
         self._final.clear()
-        return self.all[-1]
+        last = self.all[-1]
+        if isinstance(last, AnalysisAnswers) and attach:
+            ready = [e for e in self.all if isinstance(e, AnalysisReady)][-1]
+            assert ready.analysis.text_key == last.text_key and ready.analysis.answers is None
+            ready.analysis.answers = last.answers
+            return ready
+        return last
 
     def of(self, kind) -> list:
         return [e for e in self.all if isinstance(e, kind)]
@@ -383,3 +393,224 @@ def test_the_worker_ends_when_the_app_is_gone(tmp_path):
     proc.stdin.close()  # the app is gone
     assert proc.wait(timeout=RUN_TIMEOUT_S) == 4
     proc.stdout.close()
+
+
+def _support_reasons(session) -> list:
+    from mtcb_curate.checks.questions import overlap_problem
+
+    return [overlap_problem(v.answer, v.passage, v.question) for v in map(session.view, range(len(session)))]
+
+
+def test_the_analysis_gives_every_pairs_answerable_reason_as_the_rule_does_after_its_verdicts(tmp_path):
+    src = write_source(tmp_path / "src", CORPUS, [*QUESTIONS, dict(QUESTIONS[0], answer="$45 million in 2019")])
+    session = opened(src, tmp_path / "ws")
+    try:
+        event, runner, events = run(session)
+        a = event.analysis
+        want = _support_reasons(session)
+        assert want[-1] is not None  # the rule warns on one pair: the table must carry it
+        assert list(a.answers.reasons) == want
+        for pid in range(len(session)):
+            v = session.view(pid)
+            assert a.answers.reason(pid, v.question, v.answer, v.passage) == (True, want[pid])
+        # the verdicts and groups came first, on their own; the reasons after them
+        kinds = [type(e).__name__ for e in events.all if not isinstance(e, AnalysisProgress)]
+        assert kinds == ["AnalysisReady", "AnalysisAnswers"]
+        assert a.worker["answered"] == 0 and runner.processes_started == 1  # the "ready" summary
+        session.workspace.close()
+        session = opened(None, tmp_path / "ws")
+        again, runner, events = run(session)  # one event, from the files: no process
+        assert again.analysis.from_cache and list(again.analysis.answers.reasons) == want
+        assert runner.processes_started == 0 and len(events.all) == 1
+    finally:
+        session.workspace.close()
+
+
+def test_an_edited_answer_is_answered_again_alone_and_its_old_reason_no_longer_applies(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        old = session.view(1)
+        session.edit(1, {"answer": "$45 million in 2019"})
+        v = session.view(1)
+        assert first.analysis.answers.reason(1, v.question, v.answer, v.passage) == (False, None)
+        assert first.analysis.answers.reason(1, old.question, old.answer, old.passage)[0]
+        second, runner, events = run(session)
+        done = events.of(AnalysisAnswers)[-1]
+        assert runner.processes_started == 1 and done.answers.reasons[1] is not None
+        assert list(done.answers.reasons) == _support_reasons(session)
+        # the worker worked out the edited pair only, the others' reasons were the last run's
+        log = [e for e in events.all if isinstance(e, AnalysisProgress) and e.stage == "answerable"]
+        assert log and log[-1].total == 1
+    finally:
+        session.workspace.close()
+
+
+def test_kept_verdicts_without_answerable_reasons_land_at_once_and_a_worker_works_out_only_the_reasons(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        (analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json").unlink()
+        events = Events()
+        runner = AnalysisRunner(session, events)
+        try:
+            runner.request(85.0)
+            events.wait_final(attach=False)
+        finally:
+            runner.close()
+        ready, answers = events.of(AnalysisReady), events.of(AnalysisAnswers)
+        assert len(ready) == 1 and ready[0].analysis.from_cache and ready[0].analysis.answers is None
+        assert events.all.index(ready[0]) < events.all.index(answers[0])
+        assert runner.processes_started == 1
+        stages = {e.stage for e in events.of(AnalysisProgress)}
+        assert "answerable" in stages and not stages & {"verdicts", "tokens"}  # nothing verified again
+        assert list(answers[0].answers.reasons) == _support_reasons(session)
+    finally:
+        session.workspace.close()
+
+
+def test_answerable_reasons_of_another_rule_version_are_not_read(tiny, ws, monkeypatch):
+    session = opened(tiny, ws)
+    try:
+        first, _, _ = run(session)
+        path = analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json"
+        assert analysis_store.read_answerable(path) is not None
+        monkeypatch.setattr(analysis_store, "answerable_stamp", lambda: "another wordllama")
+        assert analysis_store.read_answerable(path) is None
+    finally:
+        session.workspace.close()
+
+
+def test_the_worker_lets_the_tokenizer_go_once_the_tokens_are_counted(tiny, ws, monkeypatch):
+    """The stages after the token counts (links, groups, the answerable reasons with their
+    paraphrase model) run without the tokenizer's memory."""
+    from mtcb_curate.dataset import tokens
+
+    session = opened(tiny, ws)
+    try:
+        runner = AnalysisRunner(session, lambda e: None)
+        snap = analysis.snapshot(session, 85.0)
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        held = []
+        real = analysis_worker._answerable
+        monkeypatch.setattr(analysis_worker, "_answerable",
+                            lambda *a: held.append(tokens._encoding is not None) or real(*a))
+        tokens.encoding()
+        summary = analysis_worker.run_job(job)
+        assert summary["verified"] == 3 and held == [False]
+    finally:
+        session.workspace.close()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fresh process image is POSIX's exec")
+def test_the_answerable_stage_runs_in_a_fresh_image_of_the_same_worker_process(tiny, ws):
+    """After its ``ready`` line the worker replaces itself (same process id and pipes) so that
+    the paraphrase model loads on top of a small interpreter, not of what verifying left."""
+    session = opened(tiny, ws)
+    try:
+        event, _, _ = run(session)
+        here = analysis_store.text_dir(ws / "analysis", event.analysis.text_key)
+    finally:
+        session.workspace.close()
+    (here / "answerable.json").unlink()
+    proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(here / "job.json")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    seen, images = [], []
+    try:
+        for line in proc.stdout:
+            msg = json.loads(line)
+            seen.append(next(iter(msg)))
+            if msg.get("progress", [None])[0] in ("groups", "answerable"):
+                images.append((msg["progress"][0], Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")))
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    assert seen[-1] == "done" and "ready" in seen and proc.returncode == 0
+    assert all(b"--answerable" not in argv for stage, argv in images if stage == "groups")
+    assert any(b"--answerable" in argv for stage, argv in images if stage == "answerable")
+    assert analysis_store.read_answerable(here / "answerable.json") is not None
+
+
+def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypatch):
+    """The token counts read the passages only: the corpus (the worker's largest input) is not
+    held while they are counted."""
+    import weakref
+
+    class Corpus(dict):
+        pass
+
+    session = opened(tiny, ws)
+    try:
+        runner = AnalysisRunner(session, lambda e: None)
+        snap = analysis.snapshot(session, 85.0)
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        refs, alive = [], []
+        read = analysis_store.read_corpus
+        monkeypatch.setattr(analysis_store, "read_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
+        count = analysis_worker._count_tokens
+        monkeypatch.setattr(analysis_worker, "_count_tokens",
+                            lambda *a: alive.append(refs[0]() is not None) or count(*a))
+        summary = analysis_worker.run_job(job, answer=False)
+        assert summary["verified"] == 3 and alive == [False]
+    finally:
+        session.workspace.close()
+
+
+def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_ones(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        session.decide(0, Status.ACCEPTED)
+        session.edit(2, {"answer": "$45 million in 2019"})
+        events = Events()
+        runner = AnalysisRunner(session, events)
+        runner.answerable_ahead = 1  # three pairs: more than it
+        try:
+            runner.request(85.0)
+            done = events.wait_final(attach=False)
+        finally:
+            runner.close()
+        assert isinstance(done, AnalysisAnswers), done
+        want = _support_reasons(session)
+        known = []
+        for pid in range(3):
+            v = session.view(pid)
+            ok, reason = done.answers.reason(pid, v.question, v.answer, v.passage)
+            known.append(ok)
+            assert not ok or reason == want[pid]
+        assert known == [False, True, True]  # from the first undecided pair on, and the edited one
+        assert want[2] is not None
+    finally:
+        session.workspace.close()
+
+
+def test_without_a_new_process_image_the_answerable_stage_runs_in_the_same_one(tiny, ws):
+    session = opened(tiny, ws)
+    try:
+        event, _, _ = run(session)
+        here = analysis_store.text_dir(ws / "analysis", event.analysis.text_key)
+    finally:
+        session.workspace.close()
+    (here / "answerable.json").unlink()
+    probe = ("import os, sys\n"
+             "def refuse(*a):\n"
+             "    raise PermissionError('exec refused')\n"
+             "os.execv = refuse\n"
+             "sys.argv = ['worker', sys.argv[1]]\n"
+             "from mtcb_curate.worker import main\n"
+             "sys.exit(main())\n")
+    proc = subprocess.Popen([sys.executable, "-c", probe, str(here / "job.json")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # stdin stays open: the app is there
+    try:
+        lines = [json.loads(x) for x in proc.stdout]
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    assert proc.returncode == 0
+    assert any("ready" in x for x in lines) and lines[-1]["done"]["answered"] == 3
+    assert analysis_store.read_answerable(here / "answerable.json") is not None

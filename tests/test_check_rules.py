@@ -55,6 +55,16 @@ def test_question_form_reasons_name_the_real_cause():
     assert "first word" in form_problem("What is the first word of the passage?")[1]
 
 
+def test_a_question_about_which_company_the_text_concerns_is_trivial_but_a_named_role_is_a_fact():
+    # Written by a 1.5B model in numbered mode on a Corning filing (docs/llm.md).
+    assert "trivial" in form_problem("What is the name of the company mentioned in this document window?")[1]
+    assert "trivial" in form_problem("Which company is discussed in this passage?")[1]
+    assert "trivial" in form_problem("What is the name of the company in the document?")[1]
+    assert form_problem("What is the name of the company in the filing that supplies glass substrates?") is None
+    assert form_problem("Which company is mentioned in the filing as a competitor?") is None
+    assert form_problem("Which company does the filing name as Corning's largest customer?") is None
+
+
 ANSWERABLE = rows("answerable_novel.jsonl") + rows("answerable_filings.jsonl")
 
 

@@ -281,3 +281,67 @@ def test_the_queue_model_keeps_its_cursor_on_a_removed_row():
     assert q.current == 3
     q.set_ids([2, 4], keep=9)
     assert q.current == 4  # kept on its row, clamped
+
+
+def _answers_for(session, reasons: dict[int, str | None]):
+    """An ``AnswerableTable`` of the session's current texts with these support reasons."""
+    from mtcb_curate.app.analysis_store import AnswerableTable, answerable_stamp
+    from mtcb_curate.checks.cache import answerable_key
+
+    views = [session.view(pid) for pid in range(len(session))]
+    return AnswerableTable([answerable_key(v.question, v.answer, v.passage) for v in views],
+                           [reasons.get(pid) for pid in range(len(views))], answerable_stamp(), "wordllama")
+
+
+def _answerable(problems) -> list[str]:
+    return [p.reason for p in problems if p.check_id == "answerable"]
+
+
+def test_answerable_comes_from_the_analysis_and_is_never_worked_out_here_while_one_is_pending(c, session,
+                                                                                                monkeypatch):
+    from mtcb_curate.checks import questions
+
+    calls = []
+    real = questions.overlap_problem
+    monkeypatch.setattr(questions, "overlap_problem", lambda *a, **k: calls.append(a) or real(*a, **k))
+    c.analysis_pending = True
+    assert _answerable(c.problems(0)) == [] and calls == []  # not known yet: nothing said, nothing loaded
+    out = c.absorb_answers(_answers_for(session, {0: "figure $1 not in the passage"}), pending=False)
+    assert out.show and out.current == 0
+    assert _answerable(c.problems(0)) == ["figure $1 not in the passage"] and calls == []
+    # an edit: the reason worked out for the old texts no longer applies; while an analysis is
+    # asked for the pair waits for it, without one it is worked out here
+    c.save_edit(0, {"answer": "Anvils and $45 million"})
+    c.edited(0)
+    c.analysis_pending = True
+    assert _answerable(c.problems(0)) == [] and calls == []
+    out = c.analysis_ended(pending=False)
+    assert out.show
+    assert _answerable(c.problems(0)) == [questions.overlap_problem("Anvils and $45 million", "Alpha makes anvils.",
+                                                                    "What does Alpha make?")]
+    assert len(calls) == 2 and _answerable(c.problems(0))  # cached: not worked out again
+    assert len(calls) == 2
+
+
+def test_an_undo_finds_the_reason_of_the_texts_it_brings_back_at_once(c, session, monkeypatch):
+    from mtcb_curate.checks import questions
+
+    monkeypatch.setattr(questions, "overlap_problem", lambda *a, **k: pytest.fail("worked out in the app"))
+    c.analysis_pending = True
+    c.absorb_answers(_answers_for(session, {0: "figure $1 not in the passage"}), pending=False)
+    c.save_edit(0, {"answer": "Anvils, made by Alpha"})
+    c.edited(0)
+    c.absorb_answers(_answers_for(session, {0: None}), pending=False)  # the analysis of the edit
+    assert _answerable(c.problems(0)) == []
+    c.undo()
+    assert session.view(0).answer == "Anvils"
+    assert _answerable(c.problems(0)) == ["figure $1 not in the passage"]
+
+
+def test_a_long_answer_is_said_while_its_support_reason_is_not_known(c, session):
+    from mtcb_curate.checks.questions import MAX_ANSWER_CHARS
+
+    c.save_edit(1, {"answer": "$10 million " * (MAX_ANSWER_CHARS // 10)})
+    c.analysis_pending = True
+    got = _answerable(c.problems(1))
+    assert len(got) == 1 and "over the maximum" in got[0]

@@ -363,3 +363,15 @@ def test_find_all_through_the_window_index_is_find_all_by_scanning(text, cuts, l
         assert index.find_all(needle, limit=limit) == ([] if not needle else _scanned(sk, needle, limit))
     if len(sk) >= normalize_module.GRAM and any(len(x) >= normalize_module.GRAM for x in needles):
         assert index._grams is not None
+
+
+def test_the_window_index_holds_eight_bytes_a_window():
+    """The skeleton's window index is one sorted array of 64-bit keys (hash prefix and
+    offset), not hashes plus a separate order: 8 bytes a window."""
+    index = normalize_module.SkeletonIndex("Revenue was $10 million in 2022. " * 50)
+    index._finds = normalize_module.INDEX_AFTER
+    needle = index.skeleton[40:60]
+    assert index.find_all(needle) == _scanned(index.skeleton, needle, 1000)
+    windows = len(index.skeleton) - normalize_module.GRAM + 1
+    held = [x for x in index._grams if hasattr(x, "nbytes")]
+    assert sum(x.nbytes for x in held) == 8 * windows

@@ -20,8 +20,9 @@ TESTS = Path(__file__).resolve().parent
 #: Top-level packages the review app's process must not hold once its first pair is shown and its
 #: start-up analysis has landed: each belongs to a feature the curator starts (the preview's
 #: separation statistics: scipy; its retrievers: bm25s; the LLM: openai; loading from the Hub:
-#: datasets; the stats screen: pandas), or to none (statsmodels, scikit-learn, torch).
-NOT_AT_START = ("scipy", "statsmodels", "sklearn", "torch", "bm25s", "openai", "datasets", "pandas")
+#: datasets; the stats screen: pandas), or to none (statsmodels, scikit-learn, torch), or runs
+#: in the analysis's process (wordllama, for the answerable check).
+NOT_AT_START = ("scipy", "statsmodels", "sklearn", "torch", "bm25s", "openai", "datasets", "pandas", "wordllama")
 
 #: The review app started as ``mtcb-curate ficha --sample`` starts it (``cli.main``: the launcher's
 #: preloads, the dataset's load, the app), with ``CurateApp.run`` replaced by a headless run
@@ -39,9 +40,15 @@ async def drive(app):
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(app, pilot)
         seen["pair"] = current(app)
+        seen["modules"] = sorted({m.partition(".")[0] for m in sys.modules})
+        c = app.screen.controller
+        from mtcb_curate.checks.questions import answerable_problem
+        seen["answerable"] = [[p.reason for p in c.problems(pid) if p.check_id == "answerable"]
+                              for pid in range(len(c.session))]
+        seen["want"] = [[w] if (w := answerable_problem(v.answer, v.passage, v.question)) else []
+                        for v in map(c.session.view, range(len(c.session)))]
         from mtcb_curate.evidence.paraphrase import default_paraphraser
         seen["paraphraser"] = default_paraphraser().name
-        seen["modules"] = sorted({m.partition(".")[0] for m in sys.modules})
 
 CurateApp.run = lambda self, *a, **k: asyncio.run(drive(self))
 from mtcb_curate.cli import main
@@ -56,8 +63,10 @@ def test_the_review_app_shows_its_first_pair_without_the_libraries_of_features_n
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["code"] == 0 and got["pair"] == 0
-    # the answerable check of the pair shown ran with its stemmer and paraphrase model ...
-    assert "nltk" in got["modules"] and got["paraphraser"] == "wordllama"
+    # the answerable check's paraphrase model stays in the analysis's worker process: every
+    # pair's reason came from there, the same the rule gives here with wordllama ...
+    assert "wordllama" not in got["modules"] and got["paraphraser"] == "wordllama"
+    assert got["answerable"] == got["want"] and any(got["want"])
     # ... and nothing of the features not used was loaded
     assert [m for m in NOT_AT_START if m in got["modules"]] == []
 

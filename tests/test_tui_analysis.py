@@ -225,3 +225,20 @@ async def test_a_pair_checked_by_the_look_ahead_while_its_panel_says_checking_la
         await settle(app, pilot, analysis=False)
         assert not _panel_checking(panel), panel.section_text("facts")
         assert panel.section_text("verdict").split()[0] == "EXACT"
+
+
+async def test_the_answerable_reasons_land_after_the_marks_and_end_the_progress_note(source, tmp_path):
+    """The analysis's last stage (the answerable reasons) ends its run: the bottom bar no longer
+    says it is analysing, and the panel of a pair never worked out in the app has its line."""
+    from mtcb_curate.checks.questions import answerable_problem
+
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        c = app.screen.controller
+        assert app.screen.analysis_note == "" and not c.analysis_pending
+        assert c.answers is not None and len(c.answers) == len(session)
+        for pid in range(len(session)):
+            v = session.view(pid)
+            got = [p.reason for p in c.problems(pid) if p.check_id == "answerable"]
+            want = answerable_problem(v.answer, v.passage, v.question)
+            assert got == ([want] if want else []), pid

@@ -76,7 +76,8 @@ async def test_keys_typed_before_the_question_never_answer_it(tiny, ws):
         assert current(app) == 0
         for _ in range(5):  # all queued before the first is handled
             app.post_message(events.Key("a", "a"))
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.dropped == 2,
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.dropped == 2
+                         and app.screen.shown_at is not None,  # painted: a key pressed now answers it
                          "asked, with the fourth and fifth key dropped")
         assert session.status(0) is Status.ACCEPTED and session.status(1) is Status.ACCEPTED
         assert isinstance(app.screen, ConfirmScreen)  # pair 2 fails verbatim: asked

@@ -15,7 +15,9 @@ app's side of it, free of Textual:
   progress, retrying a worker that died, cancelling on request; each outcome goes to one
   callback as an :class:`AnalysisEvent`, from the runner's own thread;
 - an :class:`Analysis` is what a finished run gives: the verdicts (``VerdictTable``), the
-  clusters and groups, and the set-wide checks' results built from them.
+  clusters and groups, and the set-wide checks' results built from them; then every pair's
+  ``answerable`` support reason (``AnswerableTable``), which the worker works out last and the
+  runner delivers on its own (:class:`AnalysisAnswers`), so the verdicts are not kept waiting.
 
 A session opened again with the same fingerprint reads its results and starts no process.
 After a change, a new request reuses what did not change: the verdicts of unchanged pairs, the
@@ -48,6 +50,11 @@ ATTEMPTS = 3
 CANCEL_GRACE_S = 5.0
 #: Lines of the worker's error output quoted in a failure's message.
 LOG_LINES = 3
+#: The pairs whose ``answerable`` support reasons the analysis works out at most (about 1-3 ms
+#: of CPU a pair, with the paraphrase model): those from the first undecided pair on, in id
+#: order (the queue's), and every edited or added pair; beyond them the app works a reason
+#: out when it shows the pair. Every pair of the shared data's sets (up to 1,331) is within.
+ANSWERABLE_AHEAD = 2_000
 #: Clusters with at least this many links get their links indexed by member ahead
 #: (``Cluster.member_rows``, which the ``≈N similar`` badge reads at each key).
 WARM_LINKS = 2_000
@@ -81,6 +88,7 @@ class Snapshot:
         not_duplicates, shared_marks: the curator's marks, as id pairs.
         extra_links: the stored LLM dedup's links.
         threshold: the near-duplicate threshold (0-100).
+        start: the first undecided pair's id (0 when none): where the curator goes on.
     """
 
     pairs: list[QAPair]
@@ -91,6 +99,7 @@ class Snapshot:
     shared_marks: frozenset[tuple[int, int]]
     extra_links: tuple[tuple[int, int], ...]
     threshold: float
+    start: int = 0
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -117,7 +126,20 @@ def snapshot(session, threshold: float) -> Snapshot:
                            if status == Status.REJECTED and 0 <= pid < n),
         not_duplicates=frozenset(session.not_duplicates()), shared_marks=frozenset(session.shared_evidence()),
         extra_links=tuple(neardup.llm_links(session.workspace.get_meta(neardup.LLM_CLUSTERS_KEY), n)),
-        threshold=float(threshold))
+        threshold=float(threshold), start=session.first_undecided() or 0)
+
+
+def answer_ids(snap: Snapshot, ahead: int = ANSWERABLE_AHEAD) -> list[int] | None:
+    """The pairs whose ``answerable`` reasons the analysis works out (``ANSWERABLE_AHEAD``):
+    None (every pair) when the set has at most ``ahead``; else ``ahead`` pairs from
+    ``snap.start`` on in id order (wrapping to the start), with every edited or added pair."""
+    n = len(snap)
+    if n <= ahead:
+        return None
+    ids = {(snap.start + k) % n for k in range(ahead)}
+    ids.update(i for d in snap.edited.values() for i in d)
+    ids.update(range(snap.source_pairs, n))
+    return sorted(i for i in ids if 0 <= i < n)
 
 
 def _source_digest(pairs: Sequence[QAPair]) -> str:
@@ -171,6 +193,8 @@ class Analysis:
         from_cache: read from what an earlier run kept (no process ran).
         seconds: the worker's time per stage (empty from the cache).
         worker: the worker's summary (``analysis_worker.run_job``; empty from the cache).
+        answers: every pair's ``answerable`` support reason, or None when not worked out yet
+            (they then follow as an :class:`AnalysisAnswers`).
     """
 
     text_key: str
@@ -187,6 +211,7 @@ class Analysis:
     from_cache: bool = False
     seconds: dict = field(default_factory=dict)
     worker: dict = field(default_factory=dict)
+    answers: store.AnswerableTable | None = None
 
     def not_exact(self) -> set[int]:
         """Ids whose verdict is not ``exact``."""
@@ -231,11 +256,13 @@ def load(folder: Path, text: str, groups: str, snap: Snapshot, texts: store.Pair
     for c in clusters:
         if c.link_count >= WARM_LINKS:
             c.member_rows()
-    texts = texts if texts is not None else snap.texts()
+    answers = store.read_answerable(here / "answerable.json")
+    if answers is not None and len(answers) != len(snap):
+        answers = None
     return Analysis(text, groups, texts.passages, texts.chunk_index, verdicts, clusters, shared,
                     neardup.cluster_index(clusters), neardup.cluster_index(shared),
                     set_results_from_groups(live_c, live_s, snap.threshold), snap.threshold, from_cache,
-                    dict((worker or {}).get("seconds") or {}), dict(worker or {}))
+                    dict((worker or {}).get("seconds") or {}), dict(worker or {}), answers)
 
 
 # -- events ---------------------------------------------------------------------------------------
@@ -260,6 +287,15 @@ class AnalysisReady(AnalysisEvent):
     """A run finished (or its results were read from the cache)."""
 
     analysis: Analysis
+
+
+@dataclass(frozen=True)
+class AnalysisAnswers(AnalysisEvent):
+    """The ``answerable`` support reasons of the analysis of ``text_key`` (an
+    :class:`AnalysisReady` of the same run came first): the end of a run."""
+
+    text_key: str
+    answers: store.AnswerableTable
 
 
 @dataclass(frozen=True)
@@ -323,6 +359,8 @@ class AnalysisRunner:
         self._source_digest: str | None = None
         self._thread: threading.Thread | None = None
         self._token_folder: str | None = None
+        #: ``ANSWERABLE_AHEAD`` (tests set a smaller one).
+        self.answerable_ahead = ANSWERABLE_AHEAD
         #: Worker processes started so far (tests and benchmarks read it).
         self.processes_started = 0
 
@@ -331,6 +369,12 @@ class AnalysisRunner:
         """The process id of the worker running now, or None."""
         proc = self._proc
         return None if proc is None else proc.pid
+
+    @property
+    def waiting(self) -> bool:
+        """A request waits for the current run to end."""
+        with self._cond:
+            return self._pending is not None
 
     @property
     def busy(self) -> bool:
@@ -420,17 +464,31 @@ class AnalysisRunner:
         text, groups = self._keys(snap)
         texts = snap.texts()
         found = load(self.folder, text, groups, snap, texts, from_cache=True)
-        if found is not None:
+        if found is not None and found.answers is not None:
             self._remember(text, groups)
             return AnalysisReady(found)
-        self._write_inputs(snap, texts, text, groups)
+        announced = [False]
+
+        def ready(summary: dict) -> None:
+            """The worker wrote the verdicts and groups: deliver them now."""
+            if announced[0] or self._cancel or self._closed:
+                return
+            got = load(self.folder, text, groups, snap, texts, worker=summary)
+            if got is not None:
+                announced[0] = True
+                self.on_event(AnalysisReady(got))
+
+        if found is not None:  # only the answerable reasons are missing
+            announced[0] = True
+            self.on_event(AnalysisReady(found))
+        self._write_inputs(snap, texts, text, groups, corpus_needed=found is None)
         log = store.text_dir(self.folder, text) / "worker.log"
         summary = None
         for attempt in range(1, self.attempts + 1):
             if self._cancel or self._closed:
                 return AnalysisCancelled()
             try:
-                summary = self._run_worker(text, log)
+                summary = self._run_worker(text, log, ready)
             except WorkerDied as died:
                 if self._cancel or self._closed:
                     return AnalysisCancelled()
@@ -443,16 +501,26 @@ class AnalysisRunner:
             break
         if summary is None:
             return AnalysisCancelled()
+        if announced[0]:
+            answers = store.read_answerable(store.text_dir(self.folder, text) / "answerable.json")
+            if answers is None or len(answers) != len(snap):
+                return AnalysisFailed(f"the analysis finished but its answerable results cannot be read in "
+                                      f"{self.folder}")
+            self._remember(text, groups)
+            return AnalysisAnswers(text, answers)
         found = load(self.folder, text, groups, snap, texts, worker=summary)
-        if found is None:
+        if found is None or found.answers is None:
             return AnalysisFailed(f"the analysis finished but its results cannot be read in {self.folder}")
         self._remember(text, groups)
         return AnalysisReady(found)
 
-    def _write_inputs(self, snap: Snapshot, texts: store.PairTexts, text: str, groups: str) -> None:
+    def _write_inputs(self, snap: Snapshot, texts: store.PairTexts, text: str, groups: str,
+                      corpus_needed: bool = True) -> None:
+        """The worker's inputs of ``text``: the pairs, the job and (unless only the answerable
+        reasons are missing: ``corpus_needed`` False) the corpus."""
         here = store.text_dir(self.folder, text)
         corpus = store.corpus_path(self.folder, self._corpus_fp)
-        if not corpus.is_file():
+        if not corpus.is_file() and corpus_needed:
             docs = self.session.dataset.documents
             store.write_corpus(corpus, ((k, d.data) for k, d in docs.items()))
             store.remove_other(self.folder, [corpus], "corpus-*.bin")
@@ -464,11 +532,11 @@ class AnalysisRunner:
             "extra_links": [list(x) for x in snap.extra_links],
             "not_duplicates": sorted(map(list, snap.not_duplicates)),
             "shared_marks": sorted(map(list, snap.shared_marks)), "rejected": sorted(snap.rejected),
-            "token_cache": self._token_folder or None})
+            "token_cache": self._token_folder or None, "answer_ids": answer_ids(snap, self.answerable_ahead)})
 
-    def _run_worker(self, text: str, log: Path) -> dict | None:
+    def _run_worker(self, text: str, log: Path, ready: Callable[[dict], None] | None = None) -> dict | None:
         """One worker process over the job of ``text``: its ``done`` summary, or None when it
-        was cancelled.
+        was cancelled. ``ready(summary)`` is called at its ``ready`` line.
 
         Raises:
             WorkerDied: it ended without a result.
@@ -497,6 +565,9 @@ class AnalysisRunner:
                     stage, done, total = msg["progress"]
                     if not self._cancel:
                         self.on_event(AnalysisProgress(str(stage), int(done), int(total)))
+                elif "ready" in msg:
+                    if ready is not None and not self._cancel:
+                        ready(msg["ready"])
                 elif "done" in msg:
                     result = msg["done"]
                 elif msg.get("cancelled"):

@@ -11,6 +11,7 @@ One folder per workspace (:func:`analysis_folder`), holding::
     text-<text key>/verdicts.npz        every pair's verification (result)
     text-<text key>/links.npz           every near-duplicate and shared-passage link (result)
     text-<text key>/groups-<key>/       the clusters and shared-passage groups (result)
+    text-<text key>/answerable.json     every pair's ``answerable`` support reason (result)
     text-<text key>/worker.log          the worker's error output, for a failure's message
 
 The *text key* (``app.analysis.text_key``) digests the corpus, every pair's current texts and
@@ -435,6 +436,72 @@ def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:
                                  scored=None if scored[k] is None else tuple(scored[k])))
         out[kind] = found
     return out
+
+
+def answerable_stamp() -> str:
+    """What every ``answerable`` reason depends on besides the pair's texts: the code of the
+    rule (``checks.cache.ANSWERABLE_CODE``) and the installed wordllama and nltk versions (the
+    checklist cache's stamp). Reads no model: the app compares it without loading one."""
+    from mtcb_curate.checks.cache import ANSWERABLE_CODE, _version, code_digest
+
+    return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('nltk')}"
+
+
+@dataclass(frozen=True)
+class AnswerableTable:
+    """Every pair's ``answerable`` support reason as the analysis worked it out
+    (``checks.questions.overlap_problem``: a reason, or None when the passage supports the
+    answer), each for the texts it was worked out on.
+
+    Attributes:
+        keys: per pair id, ``checks.cache.answerable_key`` of its question, answer and passage.
+        reasons: per pair id, the reason or None.
+        stamp: :func:`answerable_stamp` of the process that worked them out.
+        paraphraser: the paraphrase measure used (``wordllama`` or ``fuzzy``).
+    """
+
+    keys: Sequence[str]
+    reasons: Sequence[str | None]
+    stamp: str
+    paraphraser: str
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def reason(self, pid: int, question: str, answer: str, passage: str) -> tuple[bool, str | None]:
+        """``(known, reason)`` for pair ``pid`` with these texts: known only when the table
+        holds the pair with exactly these texts."""
+        from mtcb_curate.checks.cache import answerable_key
+
+        if not 0 <= pid < len(self.keys) or self.keys[pid] != answerable_key(question, answer, passage):
+            return False, None
+        return True, self.reasons[pid]
+
+    def by_key(self) -> dict[str, str | None]:
+        """key -> reason, for reuse by a later run."""
+        return dict(zip(self.keys, self.reasons))
+
+
+def write_answerable(dest: Path, table: AnswerableTable) -> None:
+    """``table`` as JSON, atomically."""
+    write_json(dest, {"stamp": table.stamp, "paraphraser": table.paraphraser, "keys": list(table.keys),
+                      "reasons": list(table.reasons)})
+
+
+def read_answerable(path: Path) -> AnswerableTable | None:
+    """The table in ``path``, or None when it is missing, damaged or made under another
+    :func:`answerable_stamp` (it is then worked out again)."""
+    from mtcb_curate.files import read_json
+
+    raw = read_json(path)
+    if not isinstance(raw, dict) or raw.get("stamp") != answerable_stamp():
+        return None
+    keys, reasons = raw.get("keys"), raw.get("reasons")
+    if not isinstance(keys, list) or not isinstance(reasons, list) or len(keys) != len(reasons) \
+            or not all(isinstance(k, str) for k in keys) \
+            or not all(r is None or isinstance(r, str) for r in reasons):
+        return None
+    return AnswerableTable(keys, reasons, raw["stamp"], str(raw.get("paraphraser", "")))
 
 
 def remove_other(folder: Path, keep: Iterable[Path], pattern: str) -> None:

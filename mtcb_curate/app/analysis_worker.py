@@ -14,6 +14,13 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
    located by their exact verdicts).
 3. **groups**: the near-duplicate clusters and shared-passage groups over every pair, with the
    curator's marks, and over the pairs not rejected (the set-wide checks read those).
+   What is done so far is announced (``ready``): the app takes the verdicts and groups now.
+4. **answerable**: every pair's ``answerable`` support reason
+   (``checks.questions.overlap_problem``: figures, stemmed words, paraphrase with wordllama),
+   so the app's process never loads the paraphrase model for a pair the analysis saw. Pairs
+   whose texts had a reason in the previous run are not worked out again. A large set gets
+   the reasons of the pairs the curator meets first (the job's ``answer_ids``: see
+   ``app.analysis.ANSWERABLE_AHEAD``); the app works out the others when it shows them.
 
 Nothing here imports Textual, the ``datasets`` library or the workspace: the process reads
 only its job's files.
@@ -30,7 +37,7 @@ from mtcb_curate.app import analysis_store as store
 from mtcb_curate.files import read_json
 
 #: Stages, in order (the progress lines name them).
-STAGES = ("verdicts", "tokens", "links", "groups")
+STAGES = ("verdicts", "tokens", "links", "groups", "answerable")
 
 
 class Cancelled(Exception):
@@ -41,14 +48,17 @@ Progress = Callable[[str, int, int], None]
 
 
 def run_job(job: dict[str, Any], progress: Progress | None = None,
-            cancelled: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+            cancelled: Callable[[], bool] = lambda: False,
+            ready: Callable[[dict[str, Any]], None] | None = None, answer: bool = True) -> dict[str, Any]:
     """Do ``job`` (the ``job.json`` values) and return what the ``done`` line says:
-    ``{"text", "groups", "verified", "reused", "seconds": {stage: s}, "peak_rss_mb"}`` (pairs
-    verified, pairs whose verification was reused, each stage's seconds, the process's peak
-    resident set).
+    ``{"text", "groups", "verified", "reused", "answered", "seconds": {stage: s},
+    "peak_rss_mb"}`` (pairs verified, pairs whose verification was reused, pairs whose
+    ``answerable`` reason was worked out, each stage's seconds, the process's peak resident set).
 
     ``progress(stage, done, total)`` is called as the work goes; ``cancelled()`` is asked at
-    each call and between stages.
+    each call and between stages; ``ready(summary)`` once the verdicts and groups are written,
+    before the ``answerable`` stage (:func:`answer_job`; ``answer`` False: not done here, the
+    summary so far is returned).
 
     Raises:
         Cancelled: ``cancelled()`` said so.
@@ -73,12 +83,20 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
     if table is None:
         t = time.perf_counter()
         corpus = store.read_corpus(store.corpus_path(folder, job["corpus"]))
-        results, verified, reused = _verify(job, folder, pairs, corpus, step)
-        del corpus
+        results, todo, reused, token_cache = _verify(job, folder, pairs, corpus, step)
+        del corpus  # and the index over it: the token counts read the passages only
+        _release()
+        step("tokens", 0, len(todo))
+        for i, r in zip(todo, _count_tokens([results[i] for i in todo], token_cache, step)):
+            results[i] = r
+        verified = len(todo)
         store.write_verdicts(verdicts_path, results, [store.pair_key(k, c, p) for k, c, p in
                                                       zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)],
                              job["corpus"])
         del results
+        from mtcb_curate.dataset import tokens
+
+        tokens.release_encoding()  # about 37 MB; the stages after it count no token
         _release()
         table = store.VerdictTable.read(verdicts_path)
         seconds["verdicts"] = time.perf_counter() - t
@@ -106,8 +124,88 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         store.write_groups(out_path, _groups(job, links, len(pairs)))
         seconds["groups"] = time.perf_counter() - t
     step("groups", 1, 1)
-    return {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "seconds": seconds,
-            "peak_rss_mb": peak_rss_mb()}
+    del links, items, arrays
+    _release()
+    summary = {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "answered": 0,
+               "seconds": seconds, "peak_rss_mb": peak_rss_mb()}
+    if ready is not None:
+        ready(dict(summary))
+    if not answer:
+        return summary
+    del pairs
+    return answer_job(job, summary, progress, cancelled)
+
+
+def answer_job(job: dict[str, Any], summary: dict[str, Any], progress: Progress | None = None,
+               cancelled: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    """The ``answerable`` stage of ``job`` (module docstring), after :func:`run_job`'s stages:
+    ``summary`` (``run_job``'s so far) with ``answered``, the stage's seconds and the peak
+    resident set (the larger of ``summary``'s and this process's) filled in.
+
+    Raises:
+        Cancelled: ``cancelled()`` said so.
+        OSError, ValueError: an input file is missing or damaged.
+    """
+    folder = Path(job["folder"])
+    here = store.text_dir(folder, job["text_key"])
+    summary = dict(summary, seconds=dict(summary.get("seconds") or {}))
+
+    def step(stage: str, done: int, total: int) -> None:
+        if cancelled():
+            raise Cancelled()
+        if progress is not None:
+            progress(stage, done, total)
+
+    answers_path = here / "answerable.json"
+    if _readable(store.read_answerable, answers_path) is None:
+        t = time.perf_counter()
+        ids = job.get("answer_ids")
+        table, summary["answered"] = _answerable(folder, store.read_pairs(here / "pairs.npz"), step,
+                                                 None if ids is None else [int(i) for i in ids])
+        store.write_answerable(answers_path, table)
+        summary["seconds"]["answerable"] = time.perf_counter() - t
+    peaks = [x for x in (summary.get("peak_rss_mb"), peak_rss_mb()) if x is not None]
+    summary["peak_rss_mb"] = max(peaks) if peaks else None
+    return summary
+
+
+def _answerable(folder: Path, pairs: store.PairTexts, step: Progress,
+                ids: Sequence[int] | None = None) -> tuple[store.AnswerableTable, int]:
+    """The pairs' ``answerable`` support reasons (an :class:`~analysis_store.AnswerableTable`)
+    and how many were worked out: those of ``ids`` (default: every pair) and, for any pair,
+    the previous run's for the same texts; a pair with neither is left out (key "")."""
+    from mtcb_curate.checks.cache import answerable_key
+    from mtcb_curate.checks.questions import overlap_problem
+    from mtcb_curate.evidence.paraphrase import default_paraphraser
+
+    old = _previous_answers(folder)
+    keys = [answerable_key(q, a, p) for q, a, p in zip(pairs.questions, pairs.answers, pairs.passages)]
+    reasons: list[str | None] = [None] * len(keys)
+    wanted = None if ids is None else set(ids)
+    todo = []
+    for i, key in enumerate(keys):
+        if key in old:
+            reasons[i] = old[key]
+        elif wanted is None or i in wanted:
+            todo.append(i)
+        else:
+            keys[i] = ""
+    step("answerable", 0, len(todo))
+    for n, i in enumerate(todo, 1):
+        reasons[i] = overlap_problem(pairs.answers[i], pairs.passages[i], pairs.questions[i])
+        if n % 200 == 0:
+            step("answerable", n, len(todo))
+    step("answerable", len(todo), len(todo))
+    return store.AnswerableTable(keys, reasons, store.answerable_stamp(), default_paraphraser().name), len(todo)
+
+
+def _previous_answers(folder: Path) -> dict[str, str | None]:
+    """key -> reason of the last run that worked them out under the same stamp (empty when none)."""
+    latest = read_json(folder / "latest.json")
+    if not isinstance(latest, dict) or not isinstance(latest.get("text"), str):
+        return {}
+    table = _readable(store.read_answerable, store.text_dir(folder, latest["text"]) / "answerable.json")
+    return {} if table is None else table.by_key()
 
 
 def peak_rss_mb() -> float | None:
@@ -147,8 +245,9 @@ def _readable(read: Callable[[Path], Any], path: Path) -> Any:
 
 
 def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, bytes], step: Progress):
-    """Every pair's complete verification (``PairResult``s in id order), how many were
-    verified and how many reused from the previous run."""
+    """Every pair's verification (``PairResult``s in id order; those verified here without
+    their token counts yet), the ids verified here, how many were reused from the previous
+    run, and the token cache (or None)."""
     from dataclasses import replace
 
     from mtcb_curate.dataset.model import Dataset, Document, QAPair, SourceInfo
@@ -183,11 +282,7 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, b
                                 progress=lambda d, t: step("verdicts", d, t))
         for r in report.results:
             results[r.id] = r
-    step("tokens", 0, len(todo))
-    counted = _count_tokens([results[i] for i in todo], token_cache, step)
-    for i, r in zip(todo, counted):
-        results[i] = r
-    return results, len(todo), reused
+    return results, todo, reused, token_cache
 
 
 def _count_tokens(results: list, cache, step: Progress) -> list:

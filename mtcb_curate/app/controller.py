@@ -25,7 +25,7 @@ from mtcb_curate.app import filters as app_filters
 from mtcb_curate.app import review as app_review
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.checks import Limits
-from mtcb_curate.checks.pair import PairProblem, failing, pair_problems
+from mtcb_curate.checks.pair import NOT_KNOWN, WORK_OUT, PairProblem, failing, pair_problems
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.errors import CurateError
 from mtcb_curate.store.session import ReviewSession
@@ -182,6 +182,16 @@ class ReviewController:
         self.last_query = ""
         #: pid -> (what the evaluation read, its problems, whether one fails): the queue's ▲ marks.
         self._fails: dict[int, tuple[tuple, list[PairProblem], bool]] = {}
+        #: Every pair's ``answerable`` support reason from the latest analysis
+        #: (``analysis_store.AnswerableTable``), or None.
+        self.answers = None
+        #: ``answerable_key`` of a pair's texts -> its support reason, from every analysis taken
+        #: (an undo finds the reason of the texts it brings back at once).
+        self._answers_by_key: dict[str, str | None] = {}
+        #: An analysis is asked for or running (the front end says so): a pair whose support
+        #: reason it lacks waits for it instead of loading the stemmer and the paraphrase model
+        #: here (``problems``).
+        self.analysis_pending = False
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -232,17 +242,36 @@ class ReviewController:
             lines = self.current_find_lines(pid)
             found = pair_problems(self.session, pid, self.limits, result=cached, set_results=self.set_results,
                                   placements=lines.placements() if lines is not None else None,
-                                  reference_size=self.reference_size)
+                                  reference_size=self.reference_size, support_reason=sig[-1])
             hit = (sig, found, bool(failing(found)))
             self._fails[pid] = hit
         return list(hit[1])
 
     def _problems_signature(self, pid: int) -> tuple:
         """What ``problems(pid)`` depends on: its texts, verdict, set-wide results, findability,
-        the checklist's limits and the reference chunk size."""
+        the checklist's limits, the reference chunk size and its ``answerable`` support reason."""
         v = self.session.view(pid)
         return (v.question, v.answer, v.passage, id(self.verdicts.cached(pid)), id(self.set_results),
-                id(self.find_lines.get(pid)), self.limits, self.reference_size)
+                id(self.find_lines.get(pid)), self.limits, self.reference_size, self._support_reason(pid))
+
+    def _support_reason(self, pid: int) -> object:
+        """Pair ``pid``'s ``answerable`` support reason for ``pair_problems``: an analysis's
+        for its current texts (the latest's, or an earlier one's for texts an undo brought
+        back); else ``NOT_KNOWN`` while an analysis is pending (it works them
+        out), else ``WORK_OUT`` (here, loading the stemmer and the paraphrase model once)."""
+        if self._answers_by_key:
+            from mtcb_curate.checks.cache import answerable_key
+
+            v = self.session.view(pid)
+            key = answerable_key(v.question, v.answer, v.passage)
+            if key in self._answers_by_key:
+                return self._answers_by_key[key]
+        return NOT_KNOWN if self.analysis_pending else WORK_OUT
+
+    def _take_answers(self, answers) -> None:
+        self.answers = answers
+        self._answers_by_key.update(answers.by_key())
+        self._answers_by_key.pop("", None)  # the pairs it left out
 
     def problems_cached(self, pid: int) -> bool:
         """Whether ``problems(pid)`` would be read from its cache."""
@@ -795,6 +824,8 @@ class ReviewController:
         again; a filtered view is applied again (a verdict or check filter may now hold other
         pairs); the pair on screen and the progress bar too."""
         self.verdicts.absorb(analysis)
+        if analysis.answers is not None:
+            self._take_answers(analysis.answers)
         self.set_results = analysis.set_results
         self.cluster_index, self.shared_index = analysis.cluster_index, analysis.shared_index
         self.clusters_ready = True
@@ -808,6 +839,28 @@ class ReviewController:
         out = Outcome(show=True, progress=True)
         if self.view_filter.empty:
             out.rebuilt = True
+            return self._done(out)
+        return self.apply_filter(self.status_filter, keep=self.queue.current, out=out)
+
+    def absorb_answers(self, answers, pending: bool) -> Outcome:
+        """Take the latest analysis's ``answerable`` support reasons
+        (``analysis_store.AnswerableTable``); ``pending``: another analysis is still asked for.
+        The pair on screen is shown again; a filtered view is applied again."""
+        self._take_answers(answers)
+        self.analysis_pending = pending
+        return self._problems_changed()
+
+    def analysis_ended(self, pending: bool) -> Outcome:
+        """The analysis stopped (cancelled or failed) or landed; ``pending``: another is still
+        asked for. Without one, a pair whose support reason is not known works it out here."""
+        if pending == self.analysis_pending:
+            return Outcome()
+        self.analysis_pending = pending
+        return self._problems_changed()
+
+    def _problems_changed(self) -> Outcome:
+        out = Outcome(show=True)
+        if self.view_filter.empty:
             return self._done(out)
         return self.apply_filter(self.status_filter, keep=self.queue.current, out=out)
 

@@ -57,6 +57,14 @@ FIX_WORDS: dict[str, str] = {
 PER_PAIR_CHECKS: tuple[str, ...] = ("verbatim", "unique_passage", "passage_length", "findable", "answerable",
                                     "question_form", "links")
 
+#: ``pair_problems``' ``support_reason``: work the ``answerable`` support reason out now
+#: (``questions.overlap_problem``; the stemmer and, for most answers, the paraphrase model).
+WORK_OUT = object()
+#: ``pair_problems``' ``support_reason``: not known yet (the analysis works it out): the
+#: ``answerable`` rule reports the answer's length only, as the verdict's rules say nothing
+#: until the verdict is known.
+NOT_KNOWN = object()
+
 #: Checks whose per-pair problem depends on the other pairs: read from ``set_results``.
 SET_CHECKS: tuple[str, ...] = ("duplicates", "shared_passage")
 
@@ -91,7 +99,7 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
                   result: PairResult | None = None, n_windows: Callable[[str], int | None] | None = None,
                   set_results: Mapping[str, CheckResult] | None = None,
                   placements: Mapping[str, str | None] | None = None,
-                  reference_size: int | None = None) -> list[PairProblem]:
+                  reference_size: int | None = None, support_reason: object = WORK_OUT) -> list[PairProblem]:
     """Every check pair ``pid`` would fail or warn if it were accepted, in the checklist's order.
 
     Args:
@@ -114,6 +122,10 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
             ``findable``'s warning; a context reads the preview cache (``findable.placements``).
         reference_size: ``[preview] reference_size`` in characters, as the caller resolved it
             from its config file (default: ``findable.settings``, the default config file's).
+        support_reason: the ``answerable`` support reason of the pair's CURRENT texts as
+            worked out elsewhere (``questions.overlap_problem``: a reason, or None when
+            supported; the review app's analysis), :data:`WORK_OUT` (default: work it out
+            now) or :data:`NOT_KNOWN` (only the answer's length is reported).
 
     Returns:
         ``PairProblem``s; empty when the pair would pass every check evaluated.
@@ -159,7 +171,12 @@ def pair_problems(source: CheckContext | ReviewSession, pid: int, limits: Limits
     found = findable.findable_problem(view.passage, reference_size, placements)
     if found is not None:
         out.append(_problem("findable", *found))
-    why = questions.answerable_problem(view.answer, view.passage, view.question)
+    if support_reason is WORK_OUT:
+        why = questions.answerable_problem(view.answer, view.passage, view.question)
+    elif support_reason is NOT_KNOWN:
+        why = questions.answer_length_problem(view.answer)
+    else:
+        why = questions.join_reasons(support_reason, questions.answer_length_problem(view.answer)) or None
     if why is not None:
         out.append(_problem("answerable", CheckStatus.WARN, why))
     form = questions.question_form_problem(view.question)

@@ -168,6 +168,8 @@ class Via(StrEnum):
     #: a pair the curator wrote (question and answer typed, passage selected in the source):
     #: the ``via`` of its ``add`` entry and the added pair's ``origin``.
     HAND = "hand"
+    #: a team lead's decision of a conflict between curators' votes (``decide`` entries).
+    RESOLVE = "resolve"
 
 
 @dataclass(slots=True)

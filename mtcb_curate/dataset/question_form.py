@@ -62,6 +62,14 @@ TRIVIAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.I) for p 
     r"\bhow many (?:words|sentences|lines|paragraphs|characters|letters|pages)\s+(?:are|is)\s+there\W*$",
     r"\b(?:title|name|heading) of (?:this|the) (?:document|text|passage|section|page|file|chunk|excerpt)\b",
     r"\bwhat (?:is|are) (?:this|the) (?:document|text|passage|chunk|excerpt) about\b",
+    # Which entity the text itself concerns ("What is the name of the company mentioned in this
+    # document window?", written by a 1.5B model, docs/llm.md): the whole question, so "Which
+    # company is mentioned in the filing as a competitor?" still asks a fact.
+    r"\b(?:company|companies|entity|organi[sz]ation|firm|corporation|issuer|registrant)\s+(?:is\s+|are\s+)?"
+    r"(?:mentioned|named|discussed|described|referred\s+to|covered)\s+(?:in|by)\s+(?:this|the)\s+"
+    r"(?:document|text|passage|chunk|excerpt|section|page|filing|report|window)(?:\s+window)?\W*$",
+    r"\bname of the (?:company|entity|organi[sz]ation|firm|corporation|issuer|registrant)\s+(?:in|of)\s+"
+    r"(?:this|the)\s+(?:document|text|passage|chunk|excerpt|section|page|filing|report|window)(?:\s+window)?\W*$",
     r"\bwhat (?:language|format) is (?:this|the) (?:document|text|passage)\b",
 ))
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from mtcb_curate.dataset.model import HistoryKind
+from mtcb_curate.dataset.model import HistoryKind, Via
 from mtcb_curate.errors import WorkspaceError
 from mtcb_curate.store.base import MARK_KINDS, Decision, HistoryEntry, dump_json, load_json
 from mtcb_curate.store.team import votes_agree
@@ -368,7 +368,7 @@ class SharedStore:
         def work(tx: Any) -> int:
             before = self._resolution_before(tx, pair_id)
             self._apply_resolution(tx, pair_id, after, at)
-            return self._log(tx, at, pair_id, "decide", before, after, "resolve")
+            return self._log(tx, at, pair_id, HistoryKind.DECIDE, before, after, Via.RESOLVE)
 
         return self._transact(work, seqs_result=lambda seqs: seqs[0])
 
@@ -402,7 +402,7 @@ class SharedStore:
     def _take_back(self, tx: Any, entry: HistoryEntry, at: float) -> None:
         """Restore what ``entry`` changed (one entry of an undo)."""
         kind = entry.kind
-        if kind == HistoryKind.DECIDE and entry.via == "resolve":
+        if kind == HistoryKind.DECIDE and entry.via == Via.RESOLVE:
             self._undo_resolution(tx, entry, at)
         elif kind == HistoryKind.DECIDE:
             self._apply_decision(tx, entry.pair_id, entry.before, at)

@@ -110,6 +110,7 @@ class ReviewScreen(ChunkFitActions, ShrinkAhead, Dialogs, FindabilityWork, Analy
         if hasattr(self.session.workspace, "on_reconnect"):  # a shared workspace: say when it reconnected
             self.session.workspace.on_reconnect = self._reconnected
         self._later(FINDABILITY_DELAY_S, self._load_findability)  # what an earlier preview cached
+        self._expect_analysis()
         start = self.session.first_undecided()
         self._apply(c.apply_filter(None, keep=0 if start is None else start))
         self.set_interval(5.0, self._update_progress)

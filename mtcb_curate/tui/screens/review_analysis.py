@@ -1,6 +1,8 @@
 """The review screen's analysis of the whole session: every passage verified (the queue's marks),
 the near-duplicate clusters and shared-passage groups (the badges, ``d``, ``S``), the set-wide
-checks (the problems line) and the token cache for the next session.
+checks (the problems line), every pair's ``answerable`` support reason (the problems line,
+without the stemmer and paraphrase model in the app's process) and the token cache for the
+next session.
 
 ``app.analysis.AnalysisRunner`` runs it in a worker process and keeps its results in the
 workspace (a session opened again reads them and runs nothing); its events arrive here as
@@ -17,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from textual.timer import Timer
 
-from mtcb_curate.app.analysis import (Analysis, AnalysisCancelled, AnalysisEvent, AnalysisFailed, AnalysisNote,
-                                      AnalysisProgress, AnalysisReady, AnalysisRunner)
+from mtcb_curate.app.analysis import (Analysis, AnalysisAnswers, AnalysisCancelled, AnalysisEvent, AnalysisFailed,
+                                      AnalysisNote, AnalysisProgress, AnalysisReady, AnalysisRunner)
 from mtcb_curate.tui.memory import trim_heap
 from mtcb_curate.tui.messages import AnalysisMessage
 
@@ -32,7 +34,7 @@ ANALYSIS_DELAY_S = 0.3
 CHANGE_DELAY_S = 1.0
 #: What the progress bar calls each stage of the worker (``analysis_worker.STAGES``).
 STAGE_WORDS = {"verdicts": "verifying passages", "tokens": "counting tokens", "links": "near-duplicates",
-               "groups": "grouping"}
+               "groups": "grouping", "answerable": "answerable check"}
 
 
 class AnalysisWork:
@@ -45,8 +47,14 @@ class AnalysisWork:
     #: The analysis's state for the progress bar ("" when nothing runs).
     analysis_note: str = ""
 
+    def _expect_analysis(self) -> None:
+        """Before the first pair is shown: the analysis will be asked for (the pairs' support
+        reasons wait for it)."""
+        self.controller.analysis_pending = True
+
     def _start_passes(self) -> None:
         """Ask for the analysis once the first screen is drawn."""
+        self.controller.analysis_pending = True
         self._runner = AnalysisRunner(self.controller.session, self._analysis_event)
         self._analysis_timer = self._later(ANALYSIS_DELAY_S, self._request_analysis)
 
@@ -70,6 +78,11 @@ class AnalysisWork:
         if self._analysis_timer is not None:
             self._analysis_timer.stop()
         self._analysis_timer = self._later(delay, self._request_analysis)
+        self.controller.analysis_pending = True
+
+    def _still_pending(self) -> bool:
+        """Another analysis is asked for (its timer, or a request waiting in the runner)."""
+        return self._analysis_timer is not None or (self._runner is not None and self._runner.waiting)
 
     @property
     def analysis_busy(self) -> bool:
@@ -95,13 +108,20 @@ class AnalysisWork:
             self._set_analysis_note(f"analysing: {words}{count}… (esc stops)")
         elif isinstance(event, AnalysisReady):
             self._absorb(event.analysis)
+            if event.analysis.answers is not None:  # from the cache: the run ends here
+                self._apply(self.controller.analysis_ended(self._still_pending()))
+        elif isinstance(event, AnalysisAnswers):
+            self._set_analysis_note("")  # the run's end (a run asked for since says so as it goes)
+            self._apply(self.controller.absorb_answers(event.answers, self._still_pending()))
         elif isinstance(event, AnalysisNote):
             self.notify(f"Analysis: {event.message}", severity="warning", timeout=5, markup=False)
         elif isinstance(event, AnalysisFailed):
             self._set_analysis_note("")
             self.notify(f"Analysis: {event.message}", severity="error", timeout=15, markup=False)
+            self._apply(self.controller.analysis_ended(self._still_pending()))
         elif isinstance(event, AnalysisCancelled):
             self._set_analysis_note("analysis stopped (a change starts it again)")
+            self._apply(self.controller.analysis_ended(self._still_pending()))
 
     def _absorb(self, analysis: Analysis) -> None:
         from mtcb_curate.dataset import tokens
