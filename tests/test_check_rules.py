@@ -60,6 +60,7 @@ def test_a_question_about_which_company_the_text_concerns_is_trivial_but_a_named
     assert "trivial" in form_problem("What is the name of the company mentioned in this document window?")[1]
     assert "trivial" in form_problem("Which company is discussed in this passage?")[1]
     assert "trivial" in form_problem("What is the name of the company in the document?")[1]
+    assert "trivial" in form_problem("What is the name of the company in this 10K report?")[1]
     assert form_problem("What is the name of the company in the filing that supplies glass substrates?") is None
     assert form_problem("Which company is mentioned in the filing as a competitor?") is None
     assert form_problem("Which company does the filing name as Corning's largest customer?") is None

@@ -188,6 +188,16 @@ def test_a_supported_range_is_proposed_only_when_it_passes_every_check(fake_llm)
     assert cand.supported and cand.attempts == 2
 
 
+def test_an_answer_that_only_introduces_a_table_is_refused(fake_llm):
+    q = "Which segments did Alpha Corp report for 2022?"
+    fake_llm.script = [numbered(q, "Alpha Corp's segments for 2022 are as follows:", 4, 6),
+                       numbered(q, "Anvils ($6.2) and Hammers ($4.3)", 4, 6)]
+    cand, attempts = run(ChatClient(make_config(fake_llm)))
+    assert 'The answer ends with ":"' in attempts[0].problems[0] and not attempts[0].accepted
+    assert 'ends with ":"' in fake_llm.requests[1]["messages"][-1]["content"]
+    assert cand is not None and cand.answer == "Anvils ($6.2) and Hammers ($4.3)" and cand.attempts == 2
+
+
 def test_a_too_short_range_is_never_answered_with_a_too_short_proposal(fake_llm):
     q = "Which segments does Alpha Corp report?"
     fake_llm.script = [numbered(q, "Segment", 4, 4), numbered(q, "Anvils and hammers", 4, 6)]

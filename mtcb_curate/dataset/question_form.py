@@ -69,7 +69,8 @@ TRIVIAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.I) for p 
     r"(?:mentioned|named|discussed|described|referred\s+to|covered)\s+(?:in|by)\s+(?:this|the)\s+"
     r"(?:document|text|passage|chunk|excerpt|section|page|filing|report|window)(?:\s+window)?\W*$",
     r"\bname of the (?:company|entity|organi[sz]ation|firm|corporation|issuer|registrant)\s+(?:in|of)\s+"
-    r"(?:this|the)\s+(?:document|text|passage|chunk|excerpt|section|page|filing|report|window)(?:\s+window)?\W*$",
+    r"(?:this|the)\s+(?:[\w-]+\s+)?(?:document|text|passage|chunk|excerpt|section|page|filing|report|window)"
+    r"(?:\s+window)?\W*$",
     r"\bwhat (?:language|format) is (?:this|the) (?:document|text|passage)\b",
 ))
 

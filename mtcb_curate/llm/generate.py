@@ -698,6 +698,11 @@ def _question_rules(question: str, answer: str, existing_questions: Sequence[str
     long_answer = answer_length_problem(answer)
     if long_answer is not None:
         problems.append(f"The answer is refused: {long_answer}. Answer in one or two sentences.")
+    elif answer.rstrip().endswith(":"):
+        # "... are as follows (amounts in millions):" (a 1.5B model, docs/performance.md): the
+        # sentence that introduces a table, whose words the passage holds, states nothing.
+        problems.append('The answer ends with ":": it introduces the facts instead of stating them. Write the '
+                        "figures or facts themselves.")
     repeat = find_repeat(question, existing_questions) if question else None
     if repeat is not None:
         problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
