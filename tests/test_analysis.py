@@ -64,15 +64,24 @@ class Events:
         return [e for e in self.all if isinstance(e, kind)]
 
 
-def run(session, threshold: float = 85.0, **kw):
-    """One request on a new runner; ``(last event, runner, events)``."""
+def run(session, threshold: float = 85.0, *, attach: bool = True, answerable_ahead: int | None = None, **kw):
+    """One request on a new runner; ``(last event, runner, events)`` (``attach``: as
+    ``Events.wait_final``; ``answerable_ahead``: the runner's, when given)."""
     events = Events()
     runner = AnalysisRunner(session, events, **kw)
+    if answerable_ahead is not None:
+        runner.answerable_ahead = answerable_ahead
     try:
         runner.request(threshold)
-        return events.wait_final(), runner, events
+        return events.wait_final(attach=attach), runner, events
     finally:
         runner.close()
+
+
+def reopened(session, ws: Path):
+    """``session``'s workspace closed and opened again from the workspace alone."""
+    session.workspace.close()
+    return opened(None, ws)
 
 
 def many_pairs_source(folder: Path, n: int = 60) -> Path:
@@ -129,8 +138,7 @@ def test_clusters_and_set_checks_are_those_of_the_search_in_process(tmp_path):
 def test_a_reopened_session_reads_the_kept_analysis_and_starts_no_process(tiny, ws):
     session = opened(tiny, ws)
     first, _, _ = run(session)
-    session.workspace.close()
-    session = opened(None, ws)
+    session = reopened(session, ws)
     try:
         again, runner, events = run(session)
         assert isinstance(again, AnalysisReady) and again.analysis.from_cache
@@ -417,8 +425,7 @@ def test_the_analysis_gives_every_pairs_answerable_reason_as_the_rule_does_after
         kinds = [type(e).__name__ for e in events.all if not isinstance(e, AnalysisProgress)]
         assert kinds == ["AnalysisReady", "AnalysisAnswers"]
         assert a.worker["answered"] == 0 and runner.processes_started == 1  # the "ready" summary
-        session.workspace.close()
-        session = opened(None, tmp_path / "ws")
+        session = reopened(session, tmp_path / "ws")
         again, runner, events = run(session)  # one event, from the files: no process
         assert again.analysis.from_cache and list(again.analysis.answers.reasons) == want
         assert runner.processes_started == 0 and len(events.all) == 1
@@ -451,13 +458,7 @@ def test_kept_verdicts_without_answerable_reasons_land_at_once_and_a_worker_work
     try:
         first, _, _ = run(session)
         (analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json").unlink()
-        events = Events()
-        runner = AnalysisRunner(session, events)
-        try:
-            runner.request(85.0)
-            events.wait_final(attach=False)
-        finally:
-            runner.close()
+        _, runner, events = run(session, attach=False)
         ready, answers = events.of(AnalysisReady), events.of(AnalysisAnswers)
         assert len(ready) == 1 and ready[0].analysis.from_cache and ready[0].analysis.answers is None
         assert events.all.index(ready[0]) < events.all.index(answers[0])
@@ -567,14 +568,7 @@ def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_o
     try:
         session.decide(0, Status.ACCEPTED)
         session.edit(2, {"answer": "$45 million in 2019"})
-        events = Events()
-        runner = AnalysisRunner(session, events)
-        runner.answerable_ahead = 1  # three pairs: more than it
-        try:
-            runner.request(85.0)
-            done = events.wait_final(attach=False)
-        finally:
-            runner.close()
+        done, _, _ = run(session, attach=False, answerable_ahead=1)  # three pairs: more than it
         assert isinstance(done, AnalysisAnswers), done
         want = _support_reasons(session)
         known = []

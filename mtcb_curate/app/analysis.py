@@ -256,13 +256,18 @@ def load(folder: Path, text: str, groups: str, snap: Snapshot, texts: store.Pair
     for c in clusters:
         if c.link_count >= WARM_LINKS:
             c.member_rows()
-    answers = store.read_answerable(here / "answerable.json")
-    if answers is not None and len(answers) != len(snap):
-        answers = None
+    answers = read_answers(folder, text, len(snap))
     return Analysis(text, groups, texts.passages, texts.chunk_index, verdicts, clusters, shared,
                     neardup.cluster_index(clusters), neardup.cluster_index(shared),
                     set_results_from_groups(live_c, live_s, snap.threshold), snap.threshold, from_cache,
                     dict((worker or {}).get("seconds") or {}), dict(worker or {}), answers)
+
+
+def read_answers(folder: Path, text: str, n: int) -> store.AnswerableTable | None:
+    """The ``answerable`` reasons kept for the texts of ``text`` (``n`` pairs), or None when
+    missing, unreadable, made under another stamp or for another number of pairs."""
+    answers = store.read_answerable(store.text_dir(folder, text) / "answerable.json")
+    return answers if answers is not None and len(answers) == n else None
 
 
 # -- events ---------------------------------------------------------------------------------------
@@ -502,8 +507,8 @@ class AnalysisRunner:
         if summary is None:
             return AnalysisCancelled()
         if announced[0]:
-            answers = store.read_answerable(store.text_dir(self.folder, text) / "answerable.json")
-            if answers is None or len(answers) != len(snap):
+            answers = read_answers(self.folder, text, len(snap))
+            if answers is None:
                 return AnalysisFailed(f"the analysis finished but its answerable results cannot be read in "
                                       f"{self.folder}")
             self._remember(text, groups)

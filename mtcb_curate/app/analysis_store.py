@@ -439,12 +439,11 @@ def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:
 
 
 def answerable_stamp() -> str:
-    """What every ``answerable`` reason depends on besides the pair's texts: the code of the
-    rule (``checks.cache.ANSWERABLE_CODE``) and the installed wordllama and nltk versions (the
-    checklist cache's stamp). Reads no model: the app compares it without loading one."""
-    from mtcb_curate.checks.cache import ANSWERABLE_CODE, _version, code_digest
+    """What every ``answerable`` reason depends on besides the pair's texts
+    (``checks.cache.answerable_stamp``, the checklist cache's stamp)."""
+    from mtcb_curate.checks.cache import answerable_stamp as stamp
 
-    return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('nltk')}"
+    return stamp()
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,19 @@ def _version(dist: str) -> str:
         return "absent"
 
 
+def answerable_stamp() -> str:
+    """What every ``answerable`` reason depends on besides the pair's texts: the digest of the
+    rule's code (:data:`ANSWERABLE_CODE`) and the installed wordllama and nltk versions. Reads
+    no model (the review app compares it without loading one)."""
+    return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('nltk')}"
+
+
+def _merged(old: Any, new: dict, keep: int) -> dict:
+    """The entries to write: ``old`` (a file's entries, or anything unreadable) with ``new``
+    over it while they number at most ``3 * keep + 1000``, else ``new`` alone."""
+    return {**old, **new} if isinstance(old, dict) and len(old) + len(new) <= 3 * keep + 1000 else dict(new)
+
+
 def answerable_key(question: str, answer: str, passage: str) -> str:
     """The key of one pair's texts in ``answerable.json``: sha256 hex (40 characters) of the
     question, the answer and the passage, each length-prefixed."""
@@ -194,19 +207,15 @@ class ChecklistCache:
         raw = _read_json(path)
         old = raw.get("entries") if isinstance(raw, dict) and raw.get("stamp") == stamp \
             and raw.get("corpus") == corpus else None
-        entries = {**old, **new} if isinstance(old, dict) and len(old) + len(new) <= 3 * keep + 1000 else new
-        return _write_json(path, {"stamp": stamp, "corpus": corpus, "entries": entries})
+        return _write_json(path, {"stamp": stamp, "corpus": corpus, "entries": _merged(old, new, keep)})
 
     # -- answerable ---------------------------------------------------------------------------
-
-    def _answerable_stamp(self) -> str:
-        return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('nltk')}"
 
     def answerable(self, keys: Iterable[str]) -> dict[str, str | None]:
         """The kept ``answerable`` reasons of these texts (:func:`answerable_key`): key -> the
         reason, or None when the passage supports the answer; keys not kept are left out."""
         raw = _read_json(self.folder / "answerable.json")
-        entries = raw.get("entries") if isinstance(raw, dict) and raw.get("stamp") == self._answerable_stamp() else None
+        entries = raw.get("entries") if isinstance(raw, dict) and raw.get("stamp") == answerable_stamp() else None
         if not isinstance(entries, dict):
             return {}
         return {k: entries[k] for k in keys if k in entries and (entries[k] is None or isinstance(entries[k], str))}
@@ -216,12 +225,10 @@ class ChecklistCache:
         kept while it holds at most ``3 * keep + 1000`` (``keep``: this run's pairs). False when
         it could not be written."""
         path = self.folder / "answerable.json"
-        stamp = self._answerable_stamp()
+        stamp = answerable_stamp()
         raw = _read_json(path)
         old = raw.get("entries") if isinstance(raw, dict) and raw.get("stamp") == stamp else None
-        entries = {**old, **reasons} if isinstance(old, dict) and len(old) + len(reasons) <= 3 * keep + 1000 \
-            else dict(reasons)
-        return _write_json(path, {"stamp": stamp, "entries": entries})
+        return _write_json(path, {"stamp": stamp, "entries": _merged(old, reasons, keep)})
 
     # -- loads --------------------------------------------------------------------------------
 
