@@ -19,6 +19,7 @@ Tables::
 
     [review]          # accepting a pair that fails a check asks once first (default true)
     confirm_failing_accept = true
+    answerable_ahead = 2000       # pairs whose answerable reason the analysis works out ahead
 
     [generate]        # steering LLM generation (mtcb_curate.llm.steering; [generate.NAME] per profile)
     examples = ["What was the company's revenue in fiscal 2023?"]
@@ -120,4 +121,21 @@ def confirm_failing_accept(path: Path | None = None) -> bool:
     value = read_table("review", path).get("confirm_failing_accept", True)
     if not isinstance(value, bool):
         raise CurateError(f"{path}: [review] confirm_failing_accept must be true or false")
+    return value
+
+
+def answerable_ahead(path: Path | None, default: int) -> int:
+    """The ``[review] answerable_ahead`` setting: how many pairs' ``answerable`` support
+    reasons the review app's analysis works out ahead in its worker process
+    (``app.analysis.answer_ids``); 0: none, each is worked out in the app when its pair is
+    shown. ``default`` when the file or the key is absent.
+
+    Raises:
+        CurateError: the file is not valid TOML, or the value is not a whole number >= 0.
+    """
+    path = default_config_path() if path is None else path
+    value = read_table("review", path).get("answerable_ahead", default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CurateError(f"{path}: [review] answerable_ahead must be a whole number of pairs, 0 or more, "
+                          f"such as {default}")
     return value

@@ -15,7 +15,8 @@ After its ``ready`` line the process replaces itself (``os.execv``, POSIX) with
 ``python -m mtcb_curate.worker --answerable JOB.json SUMMARY`` for the ``answerable`` stage: the
 same process id, pipes and protocol, but a fresh interpreter, so the paraphrase model and the
 stemmer it loads come on top of a small process, not of the memory the verification and the
-near-duplicate search left behind. Elsewhere the stage runs in the same process.
+near-duplicate search left behind. Elsewhere, and for a job that asks for no pair's reason
+(``answer_ids`` empty: ``[review] answerable_ahead = 0``), the stage runs in the same process.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             last[0] = now
             _say({"progress": [stage, done, total]})
 
-    fresh = os.name == "posix" and argv is None  # the stage in a fresh process image
+    # the stage in a fresh process image, unless it works no reason out (it then loads nothing)
+    fresh = os.name == "posix" and argv is None and job.get("answer_ids") != []
     try:
         if answering:
             summary = answer_job(job, json.loads(args[2]), progress, stop.is_set)

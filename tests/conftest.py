@@ -28,16 +28,31 @@ from pytest_httpserver import HTTPServer  # noqa: E402
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+#: The config file of a test not marked ``answerable_stage``: the review app's analysis works no
+#: pair's ``answerable`` reason out ahead (its worker never loads the paraphrase model, about a
+#: third of an app test's time); the app works out the reason of a pair it shows, by the same
+#: rule. A test that sets ``MTCB_CURATE_CONFIG`` itself gets its own file's settings.
+TEST_CONFIG = "[review]\nanswerable_ahead = 0\n"
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory, monkeypatch):
-    """No network to the Hub, and user data/config dirs in a temp folder (never the user's)."""
+def isolated_env(tmp_path_factory, monkeypatch, request):
+    """No network to the Hub, and user data/config dirs in a temp folder (never the user's).
+
+    ``MTCB_CURATE_CONFIG`` names a file holding :data:`TEST_CONFIG`; under the
+    ``answerable_stage`` mark (a test that reads how the analysis delivers the ``answerable``
+    reasons) it names an absent file: every default applies, as for a user without one."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
-    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(home / "config" / "none.toml"))
+    config = home / "config" / "none.toml"
+    if request.node.get_closest_marker("answerable_stage") is None:
+        config = home / "tests.toml"
+        config.write_text(TEST_CONFIG, encoding="utf-8")
+    monkeypatch.setenv("MTCB_CURATE_CONFIG", str(config))
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     monkeypatch.delenv("MTCB_CURATE_DATABASE_URL", raising=False)
     yield home

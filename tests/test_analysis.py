@@ -583,6 +583,35 @@ def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_o
         session.workspace.close()
 
 
+def test_answerable_ahead_0_works_no_reason_out_and_loads_no_model_in_the_worker(tiny, ws):
+    """``[review] answerable_ahead = 0``: the worker works no pair's reason out, an edited one
+    neither, and never loads the paraphrase model (nor replaces its process image for it);
+    the run still ends with its (empty) reasons, so the app knows to work each out itself."""
+    session = opened(tiny, ws)
+    try:
+        session.edit(2, {"answer": "$45 million in 2019"})
+        done, runner, events = run(session, attach=False, answerable_ahead=0)
+        assert isinstance(done, AnalysisAnswers), done
+        assert runner.processes_started == 1 and list(done.answers.keys) == ["", "", ""]
+        assert done.answers.paraphraser == ""  # no model was asked for its name
+        ready = events.of(AnalysisReady)[-1]
+        here = analysis_store.text_dir(runner.folder, ready.analysis.text_key)
+        assert json.loads((here / "job.json").read_bytes())["answer_ids"] == []
+        (here / "answerable.json").unlink()  # the stage again, in a process of its own
+        probe = ("import json, sys\n"
+                 "from pathlib import Path\n"
+                 "from mtcb_curate.app.analysis_worker import answer_job\n"
+                 "done = answer_job(json.loads(Path(sys.argv[1]).read_bytes()), {'seconds': {}})\n"
+                 "print(json.dumps([done['answered'], sorted({m.split('.')[0] for m in sys.modules} & "
+                 "{'wordllama', 'nltk'})]))\n")
+        out = subprocess.run([sys.executable, "-c", probe, str(here / "job.json")], capture_output=True, text=True,
+                             check=True)
+        assert json.loads(out.stdout) == [0, []]
+        assert list(analysis_store.read_answerable(here / "answerable.json").keys) == ["", "", ""]
+    finally:
+        session.workspace.close()
+
+
 def test_without_a_new_process_image_the_answerable_stage_runs_in_the_same_one(tiny, ws):
     session = opened(tiny, ws)
     try:

@@ -345,3 +345,20 @@ def test_a_long_answer_is_said_while_its_support_reason_is_not_known(c, session)
     c.analysis_pending = True
     got = _answerable(c.problems(1))
     assert len(got) == 1 and "over the maximum" in got[0]
+
+
+@pytest.mark.answerable_stage  # no config file: the defaults
+def test_answerable_ahead_is_read_from_the_config_and_a_bad_value_says_so(session, tmp_path):
+    from mtcb_curate.app.analysis import ANSWERABLE_AHEAD
+
+    c = ReviewController(session)
+    assert not texts(c.configure(None)) and c.answerable_ahead == ANSWERABLE_AHEAD
+    config = tmp_path / "config.toml"
+    config.write_text("[review]\nanswerable_ahead = 0\n", encoding="utf-8")
+    assert not texts(c.configure(config)) and c.answerable_ahead == 0
+    for bad in ("-1", "1.5", "true", '"many"'):
+        config.write_text(f"[review]\nanswerable_ahead = {bad}\n", encoding="utf-8")
+        c = ReviewController(session)
+        said = texts(c.configure(config))
+        assert c.answerable_ahead == ANSWERABLE_AHEAD, bad
+        assert len(said) == 1 and "[review] answerable_ahead must be a whole number" in said[0], bad

@@ -19,7 +19,8 @@ from support import opened
 
 pytest.importorskip("pytest_textual_snapshot")
 
-pytestmark = pytest.mark.usefixtures("review_at_once")
+# the review screen's problems line shows the analysis's answerable reasons, as by default
+pytestmark = [pytest.mark.usefixtures("review_at_once"), pytest.mark.answerable_stage]
 
 SIZES = [(80, 24), (120, 30), (160, 48)]
 

@@ -17,6 +17,9 @@ from mtcb_curate.imports import _HiddenOnThisThread
 
 TESTS = Path(__file__).resolve().parent
 
+# how the analysis delivers the answerable reasons is read here: the default stage, on
+pytestmark = pytest.mark.answerable_stage
+
 #: Top-level packages the review app's process must not hold once its first pair is shown and its
 #: start-up analysis has landed: each belongs to a feature the curator starts (the preview's
 #: separation statistics: scipy; its retrievers: bm25s; the LLM: openai; loading from the Hub:

@@ -227,6 +227,25 @@ async def test_a_pair_checked_by_the_look_ahead_while_its_panel_says_checking_la
         assert panel.section_text("verdict").split()[0] == "EXACT"
 
 
+async def test_with_answerable_ahead_0_the_app_works_out_the_reason_of_each_pair_it_shows(source, tmp_path):
+    """``[review] answerable_ahead = 0`` (the tests' config file, ``conftest.TEST_CONFIG``): the
+    analysis ends without any pair's reason, and each pair's answerable line is still the
+    rule's, worked out in the app when asked."""
+    from mtcb_curate.checks.questions import answerable_problem
+
+    session = opened(source, tmp_path / "ws")
+    async with review_app(session) as (app, pilot):
+        c = app.screen.controller
+        assert c.answerable_ahead == 0 and not c.analysis_pending and app.screen.analysis_note == ""
+        assert c.answers is not None and set(c.answers.keys) == {""}
+        for pid in range(len(session)):
+            v = session.view(pid)
+            got = [p.reason for p in c.problems(pid) if p.check_id == "answerable"]
+            want = answerable_problem(v.answer, v.passage, v.question)
+            assert got == ([want] if want else []), pid
+
+
+@pytest.mark.answerable_stage  # the analysis's last stage, as by default
 async def test_the_answerable_reasons_land_after_the_marks_and_end_the_progress_note(source, tmp_path):
     """The analysis's last stage (the answerable reasons) ends its run: the bottom bar no longer
     says it is analysing, and the panel of a pair never worked out in the app has its line."""

@@ -54,6 +54,8 @@ LOG_LINES = 3
 #: of CPU a pair, with the paraphrase model): those from the first undecided pair on, in id
 #: order (the queue's), and every edited or added pair; beyond them the app works a reason
 #: out when it shows the pair. Every pair of the shared data's sets (up to 1,331) is within.
+#: The default of ``[review] answerable_ahead`` (``config.answerable_ahead``; 0: none, the app
+#: works each out when it shows the pair, and the worker never loads the paraphrase model).
 ANSWERABLE_AHEAD = 2_000
 #: Clusters with at least this many links get their links indexed by member ahead
 #: (``Cluster.member_rows``, which the ``≈N similar`` badge reads at each key).
@@ -131,9 +133,12 @@ def snapshot(session, threshold: float) -> Snapshot:
 
 def answer_ids(snap: Snapshot, ahead: int = ANSWERABLE_AHEAD) -> list[int] | None:
     """The pairs whose ``answerable`` reasons the analysis works out (``ANSWERABLE_AHEAD``):
-    None (every pair) when the set has at most ``ahead``; else ``ahead`` pairs from
-    ``snap.start`` on in id order (wrapping to the start), with every edited or added pair."""
+    none (``[]``) when ``ahead`` is 0; None (every pair) when the set has at most ``ahead``;
+    else ``ahead`` pairs from ``snap.start`` on in id order (wrapping to the start), with every
+    edited or added pair."""
     n = len(snap)
+    if ahead <= 0:
+        return []
     if n <= ahead:
         return None
     ids = {(snap.start + k) % n for k in range(ahead)}
@@ -339,6 +344,8 @@ class AnalysisRunner:
         folder: where inputs and results are kept (default :func:`analysis_folder`).
         attempts: worker processes started per request at most (a killed one is started again).
         python: the interpreter the worker runs on (default this one).
+        answerable_ahead: the pairs whose ``answerable`` reasons the worker works out at most
+            (:func:`answer_ids`; ``[review] answerable_ahead``, default ``ANSWERABLE_AHEAD``).
 
     ``request(threshold)`` asks for the analysis of the session as it is now; while a run goes
     on, the latest request waits and runs after it (a request made meanwhile replaces an
@@ -348,7 +355,7 @@ class AnalysisRunner:
     """
 
     def __init__(self, session, on_event: Callable[[AnalysisEvent], None], *, folder: Path | None = None,
-                 attempts: int = ATTEMPTS, python: str | None = None):
+                 attempts: int = ATTEMPTS, python: str | None = None, answerable_ahead: int = ANSWERABLE_AHEAD):
         self.session = session
         self.folder = Path(folder) if folder is not None else analysis_folder(session)
         self.on_event = on_event
@@ -364,8 +371,8 @@ class AnalysisRunner:
         self._source_digest: str | None = None
         self._thread: threading.Thread | None = None
         self._token_folder: str | None = None
-        #: ``ANSWERABLE_AHEAD`` (tests set a smaller one).
-        self.answerable_ahead = ANSWERABLE_AHEAD
+        #: The pairs whose ``answerable`` reasons the worker works out at most (:func:`answer_ids`).
+        self.answerable_ahead = answerable_ahead
         #: Worker processes started so far (tests and benchmarks read it).
         self.processes_started = 0
 

@@ -456,7 +456,8 @@ class AnswerableTable:
         keys: per pair id, ``checks.cache.answerable_key`` of its question, answer and passage.
         reasons: per pair id, the reason or None.
         stamp: :func:`answerable_stamp` of the process that worked them out.
-        paraphraser: the paraphrase measure used (``wordllama`` or ``fuzzy``).
+        paraphraser: the paraphrase measure used (``wordllama`` or ``fuzzy``; "" when the run
+            worked no reason out).
     """
 
     keys: Sequence[str]

@@ -20,7 +20,8 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
    so the app's process never loads the paraphrase model for a pair the analysis saw. Pairs
    whose texts had a reason in the previous run are not worked out again. A large set gets
    the reasons of the pairs the curator meets first (the job's ``answer_ids``: see
-   ``app.analysis.ANSWERABLE_AHEAD``); the app works out the others when it shows them.
+   ``app.analysis.ANSWERABLE_AHEAD``); the app works out the others when it shows them. A job
+   whose ``answer_ids`` is empty loads neither the stemmer nor the paraphrase model.
 
 Nothing here imports Textual, the ``datasets`` library or the workspace: the process reads
 only its job's files.
@@ -173,10 +174,9 @@ def _answerable(folder: Path, pairs: store.PairTexts, step: Progress,
                 ids: Sequence[int] | None = None) -> tuple[store.AnswerableTable, int]:
     """The pairs' ``answerable`` support reasons (an :class:`~analysis_store.AnswerableTable`)
     and how many were worked out: those of ``ids`` (default: every pair) and, for any pair,
-    the previous run's for the same texts; a pair with neither is left out (key "")."""
+    the previous run's for the same texts; a pair with neither is left out (key ""). The table's
+    ``paraphraser`` is "" when none was worked out (no model was loaded)."""
     from mtcb_curate.checks.cache import answerable_key
-    from mtcb_curate.checks.questions import overlap_problem
-    from mtcb_curate.evidence.paraphrase import default_paraphraser
 
     old = _previous_answers(folder)
     keys = [answerable_key(q, a, p) for q, a, p in zip(pairs.questions, pairs.answers, pairs.passages)]
@@ -191,6 +191,11 @@ def _answerable(folder: Path, pairs: store.PairTexts, step: Progress,
         else:
             keys[i] = ""
     step("answerable", 0, len(todo))
+    if not todo:
+        return store.AnswerableTable(keys, reasons, store.answerable_stamp(), ""), 0
+    from mtcb_curate.checks.questions import overlap_problem
+    from mtcb_curate.evidence.paraphrase import default_paraphraser
+
     for n, i in enumerate(todo, 1):
         reasons[i] = overlap_problem(pairs.answers[i], pairs.passages[i], pairs.questions[i])
         if n % 200 == 0:

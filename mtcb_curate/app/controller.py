@@ -23,6 +23,7 @@ from mtcb_curate import neardup
 from mtcb_curate.app import bulk as app_bulk
 from mtcb_curate.app import filters as app_filters
 from mtcb_curate.app import review as app_review
+from mtcb_curate.app.analysis import ANSWERABLE_AHEAD
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import NOT_KNOWN, WORK_OUT, PairProblem, failing, pair_problems
@@ -192,15 +193,19 @@ class ReviewController:
         #: reason it lacks waits for it instead of loading the stemmer and the paraphrase model
         #: here (``problems``).
         self.analysis_pending = False
+        #: ``[review] answerable_ahead``: the pairs whose support reasons the analysis works out
+        #: ahead (``app.analysis.AnalysisRunner``).
+        self.answerable_ahead = ANSWERABLE_AHEAD
 
     # -- settings -------------------------------------------------------------------------------
 
     def configure(self, config: Path | None) -> Outcome:
-        """Read the checklist's limits, ``[review] confirm_failing_accept`` and the ``[preview]``
-        settings (findability) from the config file; a bad file says so and the defaults apply."""
+        """Read the checklist's limits, ``[review] confirm_failing_accept`` and
+        ``answerable_ahead`` and the ``[preview]`` settings (findability) from the config file;
+        a bad file says so and the defaults apply."""
         from mtcb_curate.app.findability import Findability
         from mtcb_curate.app.gate import resolve_limits
-        from mtcb_curate.config import confirm_failing_accept
+        from mtcb_curate.config import answerable_ahead, confirm_failing_accept
         from mtcb_curate.preview.chunkers import DEFAULT_SPECS, parse_spec
         from mtcb_curate.preview.settings import PreviewSettings
 
@@ -208,6 +213,7 @@ class ReviewController:
         try:
             self.limits = resolve_limits(self.session, config)
             self.confirm_failing_accept = confirm_failing_accept(config)
+            self.answerable_ahead = answerable_ahead(config, ANSWERABLE_AHEAD)
         except (CurateError, ValueError) as exc:
             out.say(f"Config: {exc}; the defaults apply.", "warning", 10)
         try:

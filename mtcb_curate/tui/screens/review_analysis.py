@@ -55,7 +55,8 @@ class AnalysisWork:
     def _start_passes(self) -> None:
         """Ask for the analysis once the first screen is drawn."""
         self.controller.analysis_pending = True
-        self._runner = AnalysisRunner(self.controller.session, self._analysis_event)
+        self._runner = AnalysisRunner(self.controller.session, self._analysis_event,
+                                      answerable_ahead=self.controller.answerable_ahead)
         self._analysis_timer = self._later(ANALYSIS_DELAY_S, self._request_analysis)
 
     def _analysis_event(self, event: AnalysisEvent) -> None:
