@@ -362,3 +362,20 @@ def test_answerable_ahead_is_read_from_the_config_and_a_bad_value_says_so(sessio
         said = texts(c.configure(config))
         assert c.answerable_ahead == ANSWERABLE_AHEAD, bad
         assert len(said) == 1 and "[review] answerable_ahead must be a whole number" in said[0], bad
+
+
+def test_reasons_landing_apply_a_filtered_view_again_and_leave_an_unfiltered_one(c, session, monkeypatch):
+    """``absorb_answers`` and ``analysis_ended`` end as ``absorb_analysis`` does: a filtered view
+    is applied again (its pairs may change), an unfiltered one stays (only the pair shown again)."""
+    from mtcb_curate.checks import questions
+
+    monkeypatch.setattr(questions, "overlap_problem", lambda *a, **k: pytest.fail("worked out in the app"))
+    c.analysis_pending = True
+    out = c.absorb_answers(_answers_for(session, {}), pending=True)
+    assert out.show and not out.rebuilt and c.queue.ids == list(range(len(session)))
+    c.set_view(filters.parse("warns:answerable"))
+    assert c.queue.ids == []
+    out = c.absorb_answers(_answers_for(session, {1: "figure $9 not in the passage"}), pending=True)
+    assert out.show and out.rebuilt and out.current == 1 and c.queue.ids == [1]
+    out = c.analysis_ended(pending=False)
+    assert out.show and out.rebuilt and c.queue.ids == [1]

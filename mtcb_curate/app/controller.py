@@ -842,11 +842,7 @@ class ReviewController:
             if pid in self.not_verbatim:
                 bad.add(pid)
         self.not_verbatim = bad
-        out = Outcome(show=True, progress=True)
-        if self.view_filter.empty:
-            out.rebuilt = True
-            return self._done(out)
-        return self.apply_filter(self.status_filter, keep=self.queue.current, out=out)
+        return self._view_again(Outcome(show=True, progress=True), rebuilt=True)
 
     def absorb_answers(self, answers, pending: bool) -> Outcome:
         """Take the latest analysis's ``answerable`` support reasons
@@ -854,7 +850,7 @@ class ReviewController:
         The pair on screen is shown again; a filtered view is applied again."""
         self._take_answers(answers)
         self.analysis_pending = pending
-        return self._problems_changed()
+        return self._view_again(Outcome(show=True))
 
     def analysis_ended(self, pending: bool) -> Outcome:
         """The analysis stopped (cancelled or failed) or landed; ``pending``: another is still
@@ -862,13 +858,16 @@ class ReviewController:
         if pending == self.analysis_pending:
             return Outcome()
         self.analysis_pending = pending
-        return self._problems_changed()
+        return self._view_again(Outcome(show=True))
 
-    def _problems_changed(self) -> Outcome:
-        out = Outcome(show=True)
-        if self.view_filter.empty:
-            return self._done(out)
-        return self.apply_filter(self.status_filter, keep=self.queue.current, out=out)
+    def _view_again(self, out: Outcome, *, rebuilt: bool = False) -> Outcome:
+        """``out`` after an analysis (or its answerable reasons) landed: a filtered view is
+        applied again (a verdict or check filter may now hold other pairs; every row is drawn
+        again); without a filter the view stays, its rows drawn again when ``rebuilt``."""
+        if not self.view_filter.empty:
+            return self.apply_filter(self.status_filter, keep=self.queue.current, out=out)
+        out.rebuilt = out.rebuilt or rebuilt
+        return self._done(out)
 
     # -- back from other screens ------------------------------------------------------------------
 
