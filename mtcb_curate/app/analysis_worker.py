@@ -112,11 +112,13 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         found = _search(job, pairs, items, table, extra, step)
         arrays = found.arrays()
         store.write_links(links_path, *arrays)
-        del found  # and what the search prepared: grouping prepares only what it reads
+        links = found.for_grouping()  # the questions as the search prepared them, nothing else
+        del found
         _release()
         seconds["links"] = time.perf_counter() - t
+    else:
+        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     del table
-    links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
     if not (out_path / "meta.json").is_file():

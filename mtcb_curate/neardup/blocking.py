@@ -209,6 +209,15 @@ class LinkSet:
         out.workers = workers
         return out
 
+    def for_grouping(self) -> LinkSet:
+        """The same links with only what grouping reads of the questions (ids, document keys,
+        scored questions): what the search prepared besides is let go with this ``LinkSet``,
+        and nothing is worked out again (``from_arrays`` prepares the questions anew)."""
+        out = LinkSet(self.items, self.threshold, None if self._prep is None else self._prep.grouping_part(),
+                      self._a, self._b, self._bits)
+        out.extra_links, out.workers = self.extra_links, self.workers
+        return out
+
     def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
                shared_marks: Iterable[tuple[int, int]] = ()) -> tuple[list[Cluster], list[Cluster]]:
         """``(clusters, shared)`` as ``find_groups`` gives them, over the pairs whose ids are in
@@ -387,18 +396,22 @@ class _Prepared:
         self.ids = np.array([r.id for r in rows], dtype=np.int64)
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
-        normq = [scored_text(str(r.question)) for r in rows]
-        self.qcode = _codes(normq)  # "identical question": the normalized text as it is
-        normq = [asked(q) for q in normq]  # what the score and the word rules read
-        self.normq = normq
-        self.sortq = [_sorted_words(q) for q in normq]
+        # Each distinct question text is normalized once (a templated set repeats its
+        # questions: 10,246 distinct among 100,000), its rows sharing the results.
+        self._qinv, distinct = _distinct([str(r.question) for r in rows])
+        scored = [scored_text(q) for q in distinct]
+        self.qcode = _codes(_spread(scored, self._qinv))  # "identical question": the normalized text as it is
+        self._normq_u = [asked(q) for q in scored]  # what the score and the word rules read
+        self.normq = _spread(self._normq_u, self._qinv)
+        self.sortq = _spread([_sorted_words(q) for q in self._normq_u], self._qinv)
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
         self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
         # "differ in a number" and "ask a different thing" (``asked_key``) gate every question
         # link the same way: one code for both
-        self.numbers = _codes([(question_numbers(q), asked_key(q)) for q in normq])
-        answers = [scored_text(str(r.answer)) for r in rows]
+        self.numbers = _codes(_spread([(question_numbers(q), asked_key(q)) for q in self._normq_u], self._qinv))
+        ainv, distinct = _distinct([str(r.answer) for r in rows])
+        answers = _spread([scored_text(a) for a in distinct], ainv)
         acode = _codes(answers)
         empty = np.array([not a for a in answers])
         acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing
@@ -409,6 +422,15 @@ class _Prepared:
         self._word_table: tuple[np.ndarray, np.ndarray, list[str]] | None = None
         self._word_codes: list[str] | None = None
         self._word_code_array: np.ndarray | None = None
+
+    def grouping_part(self) -> _Prepared:
+        """A ``_Prepared`` holding only what grouping reads (``_clusters``, ``_scores``,
+        ``LinkSet.groups``): ``rows``, ``n``, ``ids``, ``doc_keys``, ``sortq``,
+        ``sortq_array``, ``has_q``; the search's other tables are not kept."""
+        out = object.__new__(_Prepared)
+        for name in ("rows", "n", "ids", "doc_keys", "sortq", "sortq_array", "has_q"):
+            setattr(out, name, getattr(self, name))
+        return out
 
     @property
     def anchored(self) -> np.ndarray:
@@ -429,7 +451,7 @@ class _Prepared:
         """Each question's distinct words: ``(owner positions, word ids, vocabulary)``."""
         if self._word_table is None:
             vocab: dict[str, int] = {}
-            sets = [set(q.split()) for q in self.normq]
+            sets = _spread([set(q.split()) for q in self._normq_u], self._qinv)
             sizes = np.fromiter(map(len, sets), dtype=np.int64, count=self.n)
             word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in sets for w in ws), dtype=np.int64,
                                count=int(sizes.sum()))
@@ -455,7 +477,8 @@ class _Prepared:
             sizes = np.bincount(owner, minlength=self.n)
             cuts = np.r_[0, np.cumsum(sizes)].tolist()
             wl = word.tolist()
-            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in range(self.n)]
+            first = np.unique(self._qinv, return_index=True)[1].tolist()  # each distinct question's first row
+            self._content = _spread([frozenset(wl[cuts[k]:cuts[k + 1]]) for k in first], self._qinv)
             rng = np.random.default_rng(0x5EED)
             word_hash = rng.integers(1, 2**62, size=len(vocab) + 1, dtype=np.int64)
             word_hash = word_hash.astype(np.uint64) * np.uint64(2) + np.uint64(1)
@@ -524,8 +547,24 @@ class _Prepared:
             rank = {w: k for k, (w, _) in enumerate(freq.most_common())}
             # 1..127 for the 127 most frequent prefixes; the rarer ones share 128..255.
             code = {w: chr(k + 1) if k < 127 else chr(128 + (k - 127) % 128) for w, k in rank.items()}
-            self._word_codes = ["".join(sorted(code[w[:4]] for w in q.split())) for q in self.normq]
+            self._word_codes = _spread(["".join(sorted(code[w[:4]] for w in q.split())) for q in self._normq_u],
+                                       self._qinv)
         return self._word_codes
+
+
+def _distinct(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``(inverse, distinct)``: the distinct values in order of first appearance, and for each
+    value its position among them (``distinct[inverse[k]] == values[k]``)."""
+    inverse = _codes(values)
+    distinct: list[str] = [""] * (int(inverse.max()) + 1 if len(inverse) else 0)
+    for k, v in zip(inverse.tolist(), values):
+        distinct[k] = v
+    return inverse, distinct
+
+
+def _spread(per_distinct: list, inverse: np.ndarray) -> list:
+    """One entry per row: ``per_distinct[inverse[k]]`` (the same objects, shared)."""
+    return [per_distinct[k] for k in inverse.tolist()]
 
 
 class _Edges:
