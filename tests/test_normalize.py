@@ -365,13 +365,34 @@ def test_find_all_through_the_window_index_is_find_all_by_scanning(text, cuts, l
         assert index._grams is not None
 
 
-def test_the_window_index_holds_eight_bytes_a_window():
-    """The skeleton's window index is one sorted array of 64-bit keys (hash prefix and
-    offset), not hashes plus a separate order: 8 bytes a window."""
+def test_the_window_index_holds_eight_bytes_a_window_and_a_bucket_table():
+    """The skeleton's window index is one array of 64-bit keys (hash prefix and offset) grouped
+    by bucket, not hashes plus a separate order: 8 bytes a window, and a table of where each
+    bucket starts (about one entry per 8 windows, 2**16 + 1 at most)."""
     index = normalize_module.SkeletonIndex("Revenue was $10 million in 2022. " * 50)
     index._finds = normalize_module.INDEX_AFTER
     needle = index.skeleton[40:60]
     assert index.find_all(needle) == _scanned(index.skeleton, needle, 1000)
     windows = len(index.skeleton) - normalize_module.GRAM + 1
-    held = [x for x in index._grams if hasattr(x, "nbytes")]
-    assert sum(x.nbytes for x in held) == 8 * windows
+    keys, starts = index._grams[:2]
+    assert keys.nbytes == 8 * windows and len(starts) - 1 <= max(2, windows // 4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32))
+def test_the_window_index_finds_every_occurrence_in_a_large_skeleton(seed):
+    """With 16-bit buckets (a skeleton of 2**19 windows and more), ``find_all`` through the
+    index still gives the offsets a scan gives."""
+    import random
+
+    rnd = random.Random(seed)
+    words = ["revenue", "income", "2022", "net", "operating", "cash", "flow", "segment"]
+    text = " ".join(rnd.choice(words) for _ in range(110_000))
+    index = normalize_module.SkeletonIndex(text)
+    index._finds = normalize_module.INDEX_AFTER
+    sk = index.skeleton
+    for _ in range(5):
+        a = rnd.randrange(0, len(sk) - 20)
+        needle = sk[a:a + rnd.randint(12, 20)]
+        assert index.find_all(needle, limit=10**6) == _scanned(sk, needle, 10**6)
+    assert index._grams[3] == 16

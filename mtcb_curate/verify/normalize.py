@@ -587,26 +587,33 @@ def _gram_hash(window: bytes) -> int:
     return h
 
 
-def _gram_index(sk: bytes) -> tuple[np.ndarray, int]:
-    """Every ``GRAM``-byte window of ``sk`` as one sorted array of 64-bit keys, and ``bits``:
-    a key is the window's hash with its low ``bits`` bits replaced by the window's offset
-    (``bits`` = the offsets' width), so the windows of one hash prefix come out in offset
-    order, at 8 bytes a window, and a plain sort of one array does it (no ``argsort``: about
-    half the time, half the memory). A hash prefix shared by two windows only means both are
-    compared with the needle (:meth:`SkeletonIndex.find_all`)."""
+def _gram_index(sk: bytes) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Every ``GRAM``-byte window of ``sk`` as 64-bit keys grouped by bucket:
+    ``(keys, starts, bits, bucket_bits)``. A key is the window's hash with its low ``bits`` bits
+    replaced by the window's offset (``bits`` = the offsets' width), 8 bytes a window; its top
+    ``bucket_bits`` bits (at most 16; about 8 windows a bucket) are its bucket, and the keys
+    of bucket ``b`` are ``keys[starts[b]:starts[b + 1]]``, in offset order. Grouping by a
+    16-bit bucket is a stable radix sort (numpy's ``argsort(kind="stable")`` of ``uint16``),
+    about a fifth of the time of sorting the 64-bit keys. A hash prefix shared by two windows
+    only means both are compared with the needle (:meth:`SkeletonIndex.find_all`)."""
     arr = np.frombuffer(sk, dtype=np.uint8)
     n = len(arr) - GRAM + 1
     h = np.zeros(n, dtype=np.uint64)
     prime = np.uint64(_GRAM_PRIME)
     with np.errstate(over="ignore"):
         for k in range(GRAM):
-            h = h * prime + arr[k:k + n].astype(np.uint64)
+            h *= prime
+            h += arr[k:k + n]
     bits = max(1, (n - 1).bit_length())
     h >>= np.uint64(bits)
     h <<= np.uint64(bits)
     h |= np.arange(n, dtype=np.uint64)
-    h.sort()
-    return h, bits
+    bucket_bits = max(1, min(16, bits - 3))
+    bucket = (h >> np.uint64(64 - bucket_bits)).astype(np.uint16)
+    starts = np.zeros((1 << bucket_bits) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(bucket, minlength=1 << bucket_bits), out=starts[1:])
+    keys = h[np.argsort(bucket, kind="stable")]
+    return keys, starts, bits, bucket_bits
 
 
 class SkeletonIndex:
@@ -684,7 +691,7 @@ class SkeletonIndex:
             self.skeleton = np.compress(mask, arr).tobytes()
         else:
             self.skeleton = skel_data.translate(None, NON_ALNUM_BYTES)
-        self._grams: tuple[np.ndarray, np.ndarray] | None = None
+        self._grams: tuple[np.ndarray, np.ndarray, int, int] | None = None
         self._finds = 0
         self._byte_starts = _int_array(starts)
         self._char_starts = _int_array(char_starts)
@@ -737,8 +744,8 @@ class SkeletonIndex:
 
         A needle of at least :data:`GRAM` bytes is looked up in the skeleton's index of its
         :data:`GRAM`-byte windows once :data:`INDEX_AFTER` such searches were made on this
-        skeleton (the index is then built: a hash per window with its offset, sorted; 8 bytes a
-        window); before, and for shorter needles, ``bytes.find`` scans it.
+        skeleton (the index is then built: a hash per window with its offset, grouped by a
+        16-bit bucket; 8 bytes a window); before, and for shorter needles, ``bytes.find`` scans it.
         The same offsets either way: each indexed candidate is compared with the needle."""
         out: list[int] = []
         if not needle:
@@ -750,13 +757,13 @@ class SkeletonIndex:
                 if self._finds >= INDEX_AFTER:
                     self._grams = _gram_index(sk)
             if self._grams is not None:
-                keys, bits = self._grams
+                keys, starts, bits, bucket_bits = self._grams
                 mask = (1 << bits) - 1
                 prefix = _gram_hash(needle[:GRAM]) & ~mask
-                lo, hi = keys.searchsorted(np.array([prefix, prefix | mask], dtype=np.uint64), "left")
-                if hi < len(keys) and int(keys[hi]) == prefix | mask:
-                    hi += 1
-                for pos in (keys[lo:hi] & np.uint64(mask)).tolist():
+                b = prefix >> (64 - bucket_bits)
+                seg = keys[starts[b]:starts[b + 1]]
+                seg = seg[(seg & np.uint64(0xFFFFFFFFFFFFFFFF ^ mask)) == np.uint64(prefix)]
+                for pos in (seg & np.uint64(mask)).tolist():
                     if sk.startswith(needle, pos):
                         out.append(pos)
                         if len(out) >= limit:
