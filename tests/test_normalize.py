@@ -396,3 +396,19 @@ def test_the_window_index_finds_every_occurrence_in_a_large_skeleton(seed):
         needle = sk[a:a + rnd.randint(12, 20)]
         assert index.find_all(needle, limit=10**6) == _scanned(sk, needle, 10**6)
     assert index._grams[3] == 16
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab0 ", min_size=0, max_size=400), cuts=st.lists(st.tuples(
+    st.integers(min_value=0, max_value=400), st.integers(min_value=0, max_value=24)), max_size=20),
+    limit=st.integers(min_value=1, max_value=9), indexed=st.booleans())
+def test_find_each_is_find_all_of_each_needle(text, cuts, limit, indexed):
+    """``find_each`` (the needles looked up together once the index is built) gives what
+    ``find_all`` gives for each needle, in order."""
+    index = normalize_module.SkeletonIndex(text)
+    sk = index.skeleton
+    needles = [sk[a:a + n] for a, n in cuts] + [b"ab" * 7, b"0" * 12, b"z" * 12]
+    if indexed:
+        index._finds = normalize_module.INDEX_AFTER
+        index.find_all(b"x" * normalize_module.GRAM)  # builds the index when the skeleton is long enough
+    assert index.find_each(needles, limit=limit) == [_scanned(sk, x, limit) if x else [] for x in needles]

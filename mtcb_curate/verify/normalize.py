@@ -45,6 +45,7 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -773,6 +774,41 @@ class SkeletonIndex:
         while i >= 0 and len(out) < limit:
             out.append(i)
             i = sk.find(needle, i + 1)
+        return out
+
+    def find_each(self, needles: Sequence[bytes], limit: int = 1000) -> list[list[int]]:
+        """``[self.find_all(x, limit) for x in needles]``: once the window index is built, the
+        needles of at least :data:`GRAM` bytes are looked up together (their hashes, buckets
+        and candidates in a few numpy passes, each candidate then compared with its needle);
+        the same offsets, in the same order."""
+        sk = self.skeleton
+        long = [k for k, x in enumerate(needles) if len(x) >= GRAM] if len(sk) >= GRAM else []
+        if self._grams is None or len(long) < 2:
+            return [self.find_all(x, limit) for x in needles]
+        out: list[list[int]] = [[] if len(x) >= GRAM and len(sk) >= GRAM else self.find_all(x, limit)
+                                for x in needles]
+        keys, starts, bits, bucket_bits = self._grams
+        mask = (1 << bits) - 1
+        heads = np.frombuffer(b"".join(needles[k][:GRAM] for k in long), dtype=np.uint8).reshape(-1, GRAM)
+        h = np.zeros(len(long), dtype=np.uint64)
+        prime = np.uint64(_GRAM_PRIME)
+        with np.errstate(over="ignore"):
+            for j in range(GRAM):
+                h *= prime
+                h += heads[:, j]
+        prefix = h & np.uint64(0xFFFFFFFFFFFFFFFF ^ mask)
+        bucket = (prefix >> np.uint64(64 - bucket_bits)).astype(np.int64)
+        lo = starts[bucket]
+        counts = starts[bucket + 1] - lo
+        total = int(counts.sum())
+        owner = np.repeat(np.arange(len(long)), counts)
+        cand = keys[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
+        ok = (cand & np.uint64(0xFFFFFFFFFFFFFFFF ^ mask)) == prefix[owner]
+        for o, pos in zip(owner[ok].tolist(), (cand[ok] & np.uint64(mask)).tolist()):
+            k = long[o]
+            found = out[k]
+            if len(found) < limit and sk.startswith(needles[k], pos):
+                found.append(pos)
         return out
 
     def char_offset(self, byte_offset: int) -> int:
