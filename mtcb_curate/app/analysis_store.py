@@ -238,10 +238,12 @@ _FLAGS = ("edge_whitespace", "in_chunk", "has_document", "fuzzy_checked")
 _MAY_BE_NONE = ("score", "start", "end", "tokens", "chunk_index", "in_chunk")
 
 
-def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[bytes], corpus_fp: str) -> None:
+def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[bytes], corpus_fp: str,
+                   tokens: Sequence[int | None] | None = None) -> None:
     """One row per pair (``results[i].id == i``) in one ``.npz``, with ``keys[i]``
     (:func:`pair_key` of the texts it was verified on), atomically. The passage itself is not
-    stored: the reader knows which texts it asked about."""
+    stored: the reader knows which texts it asked about. ``tokens``: each pair's token count,
+    kept instead of its result's ``tokens`` (counted after verifying, without a new result)."""
     code = {v: i for i, v in enumerate(VERDICT_CODES)}
     level = {lv: i + 1 for i, lv in enumerate(LEVEL_CODES)}
     arrays: dict[str, np.ndarray] = {
@@ -253,7 +255,7 @@ def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[byt
         "level": np.array([level.get(r.level, 0) for r in results], dtype=np.int8),
     }
     for name, (dtype, none) in _NUMBERS.items():
-        values = [getattr(r, name) for r in results]
+        values = list(tokens) if name == "tokens" and tokens is not None else [getattr(r, name) for r in results]
         arrays[name] = np.array([none if v is None else v for v in values], dtype=dtype)
         if name in _MAY_BE_NONE:
             arrays[f"{name}_set"] = np.array([v is not None for v in values], dtype=bool)
