@@ -649,6 +649,27 @@ def _templated_items(n: int = 60) -> list[Item]:
                  f"passage {i % 9} of document {i % 3} with some words") for i in range(n)]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 127)), max_size=60))
+def test_links_are_kept_as_one_packed_array_and_merged_to_the_or_of_their_reasons(rows):
+    """``_Edges`` keeps 8 bytes a link (one packed int64 array per batch); merging gives each
+    pair once (a < b) with the OR of its reason bits, as a dict of the same links does."""
+    import numpy as np
+
+    from mtcb_curate.neardup import blocking
+
+    edges = blocking._Edges(31)
+    want: dict[tuple[int, int], int] = {}
+    for a, b, bits in rows:
+        edges.add(np.array([a]), np.array([b]), bits)
+        if a != b:
+            want[(min(a, b), max(a, b))] = want.get((min(a, b), max(a, b)), 0) | bits
+    assert sum(p.nbytes for p in edges.parts) == 8 * len([r for r in rows if r[0] != r[1]])
+    a, b, bits = edges.merged(set(REASONS))
+    assert {(x, y): z for x, y, z in zip(a.tolist(), b.tolist(), bits.tolist())} == want
+    assert list(zip(a.tolist(), b.tolist())) == sorted(want)
+
+
 def test_each_distinct_question_and_answer_is_normalized_once(monkeypatch):
     from mtcb_curate.neardup import blocking
 

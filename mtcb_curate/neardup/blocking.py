@@ -568,11 +568,13 @@ def _spread(per_distinct: list, inverse: np.ndarray) -> list:
 
 
 class _Edges:
-    """Links found so far, as arrays of positions (a < b) and reason bits."""
+    """Links found so far: per added batch one int64 array of ``(a * n + b) << W | bits``
+    (positions a < b, reason bits; ``W`` = ``len(REASONS)``): 8 bytes a link, where three
+    arrays took 24, and merging them is one sort of one array."""
 
     def __init__(self, n: int):
         self.n = n
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.parts: list[np.ndarray] = []
 
     def add(self, a: np.ndarray, b: np.ndarray, bits: int | np.ndarray) -> None:
         if len(a) == 0:
@@ -581,19 +583,26 @@ class _Edges:
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         keep = lo != hi
         bits_arr = np.broadcast_to(np.asarray(bits, dtype=np.int64), lo.shape)
-        self.parts.append((lo[keep], hi[keep], bits_arr[keep]))
+        packed = lo[keep] * self.n + hi[keep]
+        packed <<= _REASON_WIDTH
+        packed |= bits_arr[keep]
+        self.parts.append(packed)
 
     def merged(self, want: set[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Unique (a, b) with the OR of their bits, restricted to the wanted reasons."""
+        """Unique (a, b) with the OR of their bits, restricted to the wanted reasons (called once:
+        the parts are let go)."""
         if not self.parts:
             e = np.zeros(0, dtype=np.int64)
             return e, e, e
-        a = np.concatenate([p[0] for p in self.parts])
-        b = np.concatenate([p[1] for p in self.parts])
-        bits = np.concatenate([p[2] for p in self.parts])
-        key = a * self.n + b
-        order = np.argsort(key, kind="stable")
-        key, bits = key[order], bits[order]
+        packed = np.concatenate(self.parts)
+        self.parts = []
+        if not len(packed):
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, e
+        packed.sort()
+        bits = packed & ((1 << _REASON_WIDTH) - 1)
+        packed >>= _REASON_WIDTH
+        key = packed
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         bits = np.bitwise_or.reduceat(bits, starts)
         key = key[starts]
@@ -602,6 +611,10 @@ class _Edges:
         keep = bits != 0
         key, bits = key[keep], bits[keep]
         return key // self.n, key % self.n, bits
+
+
+#: Bits of a link's reasons in ``_Edges``' packed links.
+_REASON_WIDTH = len(REASONS)
 
 
 class _Passes:
@@ -1026,18 +1039,22 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     After Aslam, Pelekhov and Rus, "The Star Clustering Algorithm for Static and Dynamic
     Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star);
     then each member joins the star it is most linked to (``_to_best_star``)."""
-    ends = np.concatenate([a, b])
-    other = np.concatenate([b, a])
-    weight = np.concatenate([score, score]).astype(np.float64)
+    small = np.int32 if n < 2**31 else np.int64  # positions: 4 bytes a link end where they fit
+    ends = np.concatenate([a, b]).astype(small)
     degree = np.bincount(ends, minlength=n)
-    strength = np.bincount(ends, weights=weight, minlength=n)
+    # the scores are float32 values: their float64 sums are exact in any order
+    weight = score.astype(np.float64)
+    strength = np.bincount(a, weights=weight, minlength=n) + np.bincount(b, weights=weight, minlength=n)
+    del weight
     nodes = np.flatnonzero(degree)
     nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
     order = np.argsort(ends, kind="stable")
-    # 8 bytes a link end (a list of millions of ints took about 60 bytes each)
-    other = array("q", other[order].astype(np.int64).tobytes())
+    del ends
+    # 4 or 8 bytes a link end (a list of millions of ints took about 60 bytes each)
+    other = np.concatenate([b, a]).astype(small)[order]
+    other = array("i" if small is np.int32 else "q", other.tobytes())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
-    del ends, weight, strength, degree, order  # millions of entries each: not kept through the loop
+    del strength, degree, order  # millions of entries each: not kept through the loop
     centre = [-1] * n
     size: dict[int, int] = {}
     orphans = []
@@ -1082,8 +1099,9 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     position may end up in the star it is less linked to while another centre it is linked to
     holds most of its near-duplicates; the move keeps every member linked to its centre.
     ``centre`` as ``_stars`` gives it; returns a new array."""
-    x, y = np.concatenate([a, b]), np.concatenate([b, a])
-    s = centre[y]
+    small = np.int32 if n < 2**31 else np.int64  # positions: 4 bytes a link end where they fit
+    x, y = np.concatenate([a, b]).astype(small), np.concatenate([b, a]).astype(small)
+    s = centre[y].astype(small)
     ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)
     x, y, s = x[ok], y[ok], s[ok]
     del ok
