@@ -271,6 +271,8 @@ class PtyChild:
         self.peak_processes = 0
         #: pid -> [its command line (short), its own peak RSS (MB), the tree's sum at that peak]
         self.peak_by_process: dict[int, list] = {}
+        #: pid -> its RSS (MB) when the sum was at its peak
+        self.at_peak: dict[int, float] = {}
         self._sampling = True
 
         def sample() -> None:
@@ -278,7 +280,9 @@ class PtyChild:
             while self._sampling and self.proc.poll() is None:
                 pids = self.tree()
                 each = {p: status_mb(p, "VmRSS") for p in pids}
-                self.peak_rss_mb = max(self.peak_rss_mb, sum(each.values()))
+                if sum(each.values()) > self.peak_rss_mb:
+                    self.peak_rss_mb = sum(each.values())
+                    self.at_peak = dict(each)
                 for p, mb in each.items():
                     row = self.peak_by_process.get(p)
                     if row is None:
@@ -736,7 +740,8 @@ def bench_background(args, tmp: str) -> None:
           f"{text:.1f} MB of text: corpus and questions), peak PSS {child.peak_pss_mb:.0f} MB "
           f"({child.peak_pss_mb / text:.1f}x); processes at most {child.peak_processes}", flush=True)
     for pid, (command, mb) in child.peak_by_process.items():
-        print(f"  process {pid} ({command}): its own peak RSS {mb:.0f} MB", flush=True)
+        print(f"  process {pid} ({command}): its own peak RSS {mb:.0f} MB, {child.at_peak.get(pid, 0):.0f} MB at "
+              f"the sum's peak", flush=True)
     if args.first_only:
         return
     # The same workspace opened again: its analysis is read from the workspace, no pass runs.
