@@ -48,12 +48,13 @@ def _rss_mb(pid: int) -> float | None:
     return None
 
 
-def prepare(source: str, work: Path, name: str) -> Path:
+def prepare(source: str, work: Path, name: str, doc_key: str | None = None) -> Path:
     """Write the analysis inputs of a new session on ``source`` under ``work``; the job file."""
     from mtcb_curate.app.analysis import AnalysisRunner, snapshot
     from mtcb_curate.app.sources import Options, open_session
 
-    session = open_session(Options(name, source=[source], workspace=work / "ws"))
+    columns = {"doc_key": doc_key} if doc_key else {}
+    session = open_session(Options(name, source=[source], workspace=work / "ws", columns=columns))
     try:
         runner = AnalysisRunner(session, lambda event: None, folder=work / "analysis")
         try:
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", help="dataset folder (as --source of mtcb-curate ficha)")
     ap.add_argument("--name", default="ficha")
+    ap.add_argument("--doc-key", help="the document key column (as --doc-key of the commands)")
     ap.add_argument("--keep", help="copy the results here")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     ap.add_argument("--app-root", default=str(ROOT), help="the checkout whose worker runs")
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(dir=args.tmp, prefix="bench-analysis-"))
     try:
         t = time.perf_counter()
-        job = prepare(os.path.abspath(args.source), work, args.name)
+        job = prepare(os.path.abspath(args.source), work, args.name, args.doc_key)
         print(f"inputs written in {time.perf_counter() - t:.1f} s; load average {os.getloadavg()[0]:.1f}",
               flush=True)
         got = run_worker(job, os.path.abspath(args.app_root), args.spy)
