@@ -670,6 +670,17 @@ def test_links_are_kept_as_one_packed_array_and_merged_to_the_or_of_their_reason
     assert list(zip(a.tolist(), b.tolist())) == sorted(want)
 
 
+def test_a_search_keeps_the_items_it_was_given_not_copies():
+    from mtcb_curate.neardup import blocking
+
+    items = _templated_items()
+    search = blocking.search_links(items, threshold=80)
+    assert all(x is y for x, y in zip(search.items, items))
+    assert all(x is y for x, y in zip(search._prep.rows, items))
+    again = blocking.LinkSet.from_arrays(items, 80, *search.arrays())
+    assert all(x is y for x, y in zip(again.items, items)) and again.groups() == search.groups()
+
+
 def test_each_distinct_question_and_answer_is_normalized_once(monkeypatch):
     from mtcb_curate.neardup import blocking
 
