@@ -412,3 +412,19 @@ def test_find_each_is_find_all_of_each_needle(text, cuts, limit, indexed):
         index._finds = normalize_module.INDEX_AFTER
         index.find_all(b"x" * normalize_module.GRAM)  # builds the index when the skeleton is long enough
     assert index.find_each(needles, limit=limit) == [_scanned(sk, x, limit) if x else [] for x in needles]
+
+
+def test_a_skeleton_with_two_passages_to_place_is_indexed():
+    """The fuzzy step's anchors of a second passage (32 each) build the skeleton's window index
+    (one passage is placed by scanning): the index costs about as much as 60-130 scans."""
+    from mtcb_curate.verify.fuzzy import MAX_ANCHORS, locate_fuzzy
+
+    words = ("revenue income operating segment cash flow million increased decreased fiscal year quarter "
+             "margin gross net total company reported compared prior period").split()
+    text = " ".join(words[(k * 7 + k // 3) % len(words)] + str(k % 97) for k in range(4000))
+    index = normalize_module.SkeletonIndex(text)
+    for n in range(2):
+        passage = text[1000 + 3000 * n:1600 + 3000 * n].replace("revenue", "revenues")
+        assert locate_fuzzy(index, passage).matched
+        assert (index._grams is not None) == (n == 1), n
+    assert MAX_ANCHORS < normalize_module.INDEX_AFTER <= 2 * MAX_ANCHORS
