@@ -227,12 +227,13 @@ def _release() -> None:
     """Collect what the last stage left and hand the C heap's free pages back (the next stage
     starts from less: the process's peak is one stage's, not their sum)."""
     import ctypes
-    import ctypes.util
     import gc
 
     gc.collect()
     try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+        # the symbols already loaded (glibc's among them): ``ctypes.util.find_library`` would
+        # fork a ``ldconfig`` child, which counts the whole worker's pages once more while it runs
+        ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # no glibc: the pages stay with the process
         pass
 
