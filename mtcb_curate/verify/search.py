@@ -16,7 +16,7 @@ import numpy as np
 
 from mtcb_curate.arrays import unique
 from mtcb_curate.dataset import tokens as tok
-from mtcb_curate.dataset.model import Dataset, document_text
+from mtcb_curate.dataset.model import Dataset, DocumentBytes, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
 from mtcb_curate.verify.fuzzy import word_bounds
 from mtcb_curate.verify.normalize import (
@@ -55,7 +55,8 @@ class CorpusIndex:
 
     Args:
         documents: document key -> document text, or its UTF-8 bytes (``encode``; a
-            ``Document.data``, kept without a copy), in corpus order.
+            ``Document.data``, kept without a copy), in corpus order; or a
+            ``dataset.model.DocumentBytes`` view, read a document at a time on access.
 
     The index keeps each document's UTF-8 bytes; ``documents[key]`` and ``text(key)`` decode
     them on access (the last few decoded texts are cached). Built lazily: a document's
@@ -69,7 +70,10 @@ class CorpusIndex:
 
     def __init__(self, documents: Mapping[str, str | bytes], token_cache: TokenCache | None = None):
         self.token_cache = token_cache
-        self._bytes: dict[str, bytes] = {k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
+        # A ``DocumentBytes`` view reads each document's bytes on access (from the dataset's
+        # corpus file): the index then holds none of the corpus itself.
+        self._bytes: Mapping[str, bytes] = documents if isinstance(documents, DocumentBytes) else {
+            k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
         self.documents: Mapping[str, str] = _Texts(self._bytes)
         self._skel: OrderedDict[str, SkeletonIndex] = OrderedDict()
         self._chars: dict[str, int] = {}
@@ -78,7 +82,7 @@ class CorpusIndex:
     @classmethod
     def from_dataset(cls, dataset: Dataset, token_cache: TokenCache | None = None) -> "CorpusIndex":
         """The index over ``dataset.documents`` (their UTF-8 bytes, shared, not copied)."""
-        return cls({k: d.data for k, d in dataset.documents.items()}, token_cache)
+        return cls(DocumentBytes(dataset.documents), token_cache)
 
     def text(self, key: str) -> str | None:
         """The document text for ``key``, or None."""
@@ -301,7 +305,7 @@ class _Texts(Mapping):
     """Document key -> text, decoded from the kept UTF-8 bytes on access
     (``dataset.model.document_text``: the last few decoded are cached)."""
 
-    def __init__(self, data: dict[str, bytes]):
+    def __init__(self, data: Mapping[str, bytes]):
         self._data = data
 
     def __getitem__(self, key: str) -> str:
