@@ -132,3 +132,47 @@ def test_the_corpus_file_keeps_few_documents_read_and_gives_the_same_object_agai
         f.read(*s)
     assert f.read(*spans[0]) is not first and f.read(*spans[0]) == first  # dropped, read again
     assert document_text(f.read(*spans[4])) == "E" * 1000
+
+
+def test_the_worker_reads_the_corpus_file_a_document_at_a_time(tmp_path, monkeypatch):
+    """The analysis's corpus file, opened as the worker opens it: the same bytes, and the batched
+    exact search over it finds what it finds in memory without holding every document."""
+    from mtcb_curate.app import analysis_store
+
+    texts = _texts(30, 80_000)
+    data = {k: encode_text(t) for k, t in texts.items()}
+    path = tmp_path / "corpus.bin"
+    analysis_store.write_corpus(path, list(data.items()) + [("D000", b"a repeated key: the first one counts")])
+    docs = analysis_store.open_corpus(path)
+    assert list(docs) == list(data) and all(docs[k].data == data[k] for k in data)
+    assert [d.row for d in docs.values()] == list(range(len(data)))
+    passages = {i: f"{PIECES[-1]} document {i}. " for i in range(20)}
+    passages[99] = "end of 29"  # too short for the batched pass
+    monkeypatch.setattr(CorpusFile, "KEEP_BYTES", 0)  # only the last document read is kept
+    alive = [0, 0]  # documents' bytes alive now, at most
+
+    class Counted(bytes):
+        def __del__(self):
+            alive[0] -= 1
+
+    class Reads(DocumentBytes):
+        def __getitem__(self, key):
+            alive[0] += 1
+            alive[1] = max(alive[1], alive[0])
+            return Counted(super().__getitem__(key))
+
+    in_memory = CorpusIndex(data).exact_occurrences_batch(passages)
+    assert in_memory and set(in_memory[3]) == {"D003"}
+    from_file = CorpusIndex(Reads(docs)).exact_occurrences_batch(passages)
+    assert from_file == in_memory and list(from_file) == list(in_memory)
+    assert alive[1] <= 3, alive  # a few at once (the one searched, the next as it is read), not all 30
+
+
+def test_a_damaged_corpus_file_is_refused(tmp_path):
+    from mtcb_curate.app import analysis_store
+
+    path = tmp_path / "corpus.bin"
+    analysis_store.write_corpus(path, [("A", b"x" * 100), ("B", b"y" * 50)])
+    path.write_bytes(path.read_bytes()[60:])  # cut at the front: the index points past the data
+    with pytest.raises(ValueError):
+        analysis_store.open_corpus(path)

@@ -156,9 +156,28 @@ class CorpusFile:
         self._kept: OrderedDict[int, bytes] = OrderedDict()
         self._kept_bytes = 0
 
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "CorpusFile":
+        """An existing file, to read documents from (as :meth:`read` does; nothing is appended).
+
+        Raises:
+            OSError: it cannot be opened.
+        """
+        import threading
+        import weakref
+
+        self = cls.__new__(cls)
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._closer = weakref.finalize(self, os.close, self._fd)
+        self._size = os.fstat(self._fd).st_size
+        self._lock = threading.Lock()
+        self._kept = OrderedDict()
+        self._kept_bytes = 0
+        return self
+
     @property
     def size(self) -> int:
-        """Bytes written so far."""
+        """The file's bytes (written so far)."""
         return self._size
 
     def append(self, data: bytes) -> tuple[int, int]:

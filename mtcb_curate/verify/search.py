@@ -224,13 +224,11 @@ class CorpusIndex:
         np.bitwise_or.at(bitmap, b >> 3, (np.uint8(1) << (b & 7).astype(np.uint8)))
 
         keys_list = list(self.documents)
-        datas: list[bytes] = []
         hit_doc: list[np.ndarray] = []
         hit_pos: list[np.ndarray] = []
         hit_key: list[np.ndarray] = []
         for d, key in enumerate(keys_list):
-            data = self._data(key)
-            datas.append(data)
+            data = self._data(key)  # one document at a time: a corpus read from a file is not held
             n8 = len(data) // 8
             if n8 < 3:
                 continue
@@ -289,11 +287,16 @@ class CorpusIndex:
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
-        for row, doc, s in zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()):
-            pb = items[row][1]
-            if datas[doc].startswith(pb, s):
+        docs_ok = hd[h][ok]
+        by_doc = np.argsort(docs_ok, kind="stable")  # each document read once to confirm its hits
+        data, at = b"", -1
+        for row, doc, s in zip(row_of[ok][by_doc].tolist(), docs_ok[by_doc].tolist(), s_arr[ok][by_doc].tolist()):
+            if doc != at:
+                data, at = self._data(keys_list[doc]), doc
+            if data.startswith(items[row][1], s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)
-        for row, per_doc in found.items():
+        for row in sorted(found):
+            per_doc = found[row]
             out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
         return out
 
