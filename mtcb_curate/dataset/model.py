@@ -142,7 +142,7 @@ class CorpusFile:
     """
 
     #: Bytes of recently read documents kept in memory.
-    KEEP_BYTES = 8 << 20
+    KEEP_BYTES = 4 << 20
 
     def __init__(self, folder: str | os.PathLike | None = None):
         import threading
