@@ -176,3 +176,20 @@ def test_a_damaged_corpus_file_is_refused(tmp_path):
     path.write_bytes(path.read_bytes()[60:])  # cut at the front: the index points past the data
     with pytest.raises(ValueError):
         analysis_store.open_corpus(path)
+
+
+def test_a_hub_table_keeps_its_long_texts_in_the_corpus_file(monkeypatch):
+    """A Hub config arrives as an Arrow table (``datasets``): its document texts go to the corpus
+    file in steps, byte-identical, the other columns as Python values."""
+    from mtcb_curate.dataset.model import SourceInfo
+
+    monkeypatch.setattr(loading, "SPILL_BYTES", 20_000)
+    texts = _texts(9, 9000)
+    keys = list(texts)
+    corpus = loading._arrow_to_table(pa.table({"ticker": keys, "text": list(texts.values())}), "o/n:corpus")
+    assert isinstance(corpus.columns["text"], loading.StoredTexts) and corpus.columns["ticker"] == keys
+    assert corpus.types["text"] == "string"
+    questions = loading._arrow_to_table(pa.table(_questions(keys)), "o/n:questions")
+    assert isinstance(questions.columns["question"], list)
+    ds = loading.build_dataset("ficha", get_profile("ficha"), corpus, questions, SourceInfo("hub", "o/n"))
+    assert {k: d.text for k, d in ds.documents.items()} == texts
