@@ -82,18 +82,17 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
     table = _readable(store.VerdictTable.read, verdicts_path)
     if table is None:
         t = time.perf_counter()
-        corpus = store.read_corpus(store.corpus_path(folder, job["corpus"]))
+        corpus = store.open_corpus(store.corpus_path(folder, job["corpus"]))  # read a document at a time
         results, todo, reused, token_cache = _verify(job, folder, pairs, corpus, step)
         del corpus  # and the index over it: the token counts read the passages only
         _release()
         step("tokens", 0, len(todo))
-        tokens = [r.tokens for r in results]
-        for i, n in zip(todo, _count_tokens([results[i].passage for i in todo], token_cache, step)):
-            tokens[i] = n
+        for i, r in zip(todo, _count_tokens([results[i] for i in todo], token_cache, step)):
+            results[i] = r
         verified = len(todo)
         store.write_verdicts(verdicts_path, results, [store.pair_key(k, c, p) for k, c, p in
                                                       zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)],
-                             job["corpus"], tokens)
+                             job["corpus"])
         del results
         from mtcb_curate.dataset import tokens
 
@@ -113,13 +112,11 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         found = _search(job, pairs, items, table, extra, step)
         arrays = found.arrays()
         store.write_links(links_path, *arrays)
-        links = found.for_grouping()  # the questions as the search prepared them, nothing else
-        del found
+        del found  # and what the search prepared: grouping prepares only what it reads
         _release()
         seconds["links"] = time.perf_counter() - t
-    else:
-        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     del table
+    links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
     if not (out_path / "meta.json").is_file():
@@ -231,9 +228,9 @@ def _release() -> None:
 
     gc.collect()
     try:
-        # the symbols already loaded (glibc's among them): ``ctypes.util.find_library`` would
-        # fork a ``ldconfig`` child, which counts the whole worker's pages once more while it runs
-        ctypes.CDLL(None).malloc_trim(0)
+        # glibc by its soname: ``ctypes.util.find_library`` runs ``ldconfig`` in a child process,
+        # a fork of this one (its resident set counted again while it lives)
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # no glibc: the pages stay with the process
         pass
 
@@ -248,13 +245,13 @@ def _readable(read: Callable[[Path], Any], path: Path) -> Any:
         return None
 
 
-def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, bytes], step: Progress):
+def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict, step: Progress):
     """Every pair's verification (``PairResult``s in id order; those verified here without
     their token counts yet), the ids verified here, how many were reused from the previous
     run, and the token cache (or None)."""
     from dataclasses import replace
 
-    from mtcb_curate.dataset.model import Dataset, Document, QAPair, SourceInfo
+    from mtcb_curate.dataset.model import Dataset, DocumentBytes, QAPair, SourceInfo
     from mtcb_curate.dataset.profiles import get_profile
     from mtcb_curate.dataset.token_cache import TokenCache
     from mtcb_curate.verify import verify_dataset
@@ -275,8 +272,9 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, b
     reused = n - len(todo)
     cache_dir = job.get("token_cache")
     token_cache = TokenCache(Path(cache_dir)) if cache_dir else None
-    index = CorpusIndex(corpus, token_cache)
-    documents = {k: Document(k, data, row) for row, (k, data) in enumerate(corpus.items())}
+    # ``corpus``: key -> Document read from the corpus file on access (``store.open_corpus``)
+    index = CorpusIndex(DocumentBytes(corpus), token_cache)
+    documents = corpus
     qa = [QAPair(i, pairs.questions[i], pairs.answers[i], pairs.passages[i], pairs.doc_keys[i],
                  pairs.chunk_index[i]) for i in todo]
     dataset = Dataset(job.get("name", ""), get_profile(job.get("name") or "generic"), documents, qa,
@@ -289,21 +287,24 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, b
     return results, todo, reused, token_cache
 
 
-def _count_tokens(passages: list[str], cache, step: Progress) -> list[int]:
-    """Each passage's token count, from the token cache, counting (and keeping) those it lacks."""
+def _count_tokens(results: list, cache, step: Progress) -> list:
+    """``results`` with their ``tokens`` filled from the token cache, counting (and keeping)
+    those it lacks."""
+    from dataclasses import replace
+
     from mtcb_curate.dataset import tokens
 
     counts: dict[str, int] = {}
     missing: list[str] = []
-    for p in passages:
-        if p in counts:
+    for r in results:
+        if r.passage in counts:
             continue
-        n = cache.count(p) if cache is not None else None
+        n = cache.count(r.passage) if cache is not None else None
         if n is None:
-            missing.append(p)
-            counts[p] = -1
+            missing.append(r.passage)
+            counts[r.passage] = -1
         else:
-            counts[p] = n
+            counts[r.passage] = n
     step_size = 1000
     encode = tokens.encoding().encode_ordinary if missing else None
     for k in range(0, len(missing), step_size):
@@ -316,7 +317,7 @@ def _count_tokens(passages: list[str], cache, step: Progress) -> list[int]:
             cache.put_counts(made)
     if missing:
         step("tokens", len(missing), len(missing))
-    return [counts[p] for p in passages]
+    return [replace(r, tokens=counts[r.passage]) for r in results]
 
 
 def _previous_verdicts(folder: Path, job: dict) -> store.VerdictTable | None:
