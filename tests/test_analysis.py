@@ -622,17 +622,3 @@ def test_the_verdicts_keep_the_token_counts_given_beside_the_results(tmp_path):
     assert [table.result(i, "x" * 5).tokens for i in range(3)] == [4, None, 7]
     assert all(r.tokens is None for r in results)
 
-
-def test_the_worker_hands_memory_back_without_starting_a_process(monkeypatch):
-    """Between stages the worker trims its heap through the C library already loaded: no child
-    process (``ctypes.util.find_library`` forks ``ldconfig``, a copy of the worker's pages)."""
-    import subprocess as sp
-
-    started = []
-    monkeypatch.setattr(sp.Popen, "__init__", lambda self, *a, **k: started.append(a) or (_ for _ in ()).throw(OSError))
-    monkeypatch.setattr(os, "fork", lambda: started.append("fork") or (_ for _ in ()).throw(OSError))
-    import ctypes.util
-
-    monkeypatch.setattr(ctypes.util, "_findSoname_ldconfig", lambda name: started.append(name), raising=False)
-    analysis_worker._release()
-    assert started == []
