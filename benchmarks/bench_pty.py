@@ -269,13 +269,25 @@ class PtyChild:
         self.peak_rss_mb = 0.0
         self.peak_pss_mb = 0.0
         self.peak_processes = 0
+        #: pid -> [its command line (short), its own peak RSS (MB), the tree's sum at that peak]
+        self.peak_by_process: dict[int, list] = {}
+        #: pid -> its RSS (MB) when the sum was at its peak
+        self.at_peak: dict[int, float] = {}
         self._sampling = True
 
         def sample() -> None:
             n = 0
             while self._sampling and self.proc.poll() is None:
                 pids = self.tree()
-                self.peak_rss_mb = max(self.peak_rss_mb, sum(status_mb(p, "VmRSS") for p in pids))
+                each = {p: status_mb(p, "VmRSS") for p in pids}
+                if sum(each.values()) > self.peak_rss_mb:
+                    self.peak_rss_mb = sum(each.values())
+                    self.at_peak = dict(each)
+                for p, mb in each.items():
+                    row = self.peak_by_process.get(p)
+                    if row is None:
+                        row = self.peak_by_process[p] = [_command(p), 0.0]
+                    row[1] = max(row[1], mb)
                 self.peak_processes = max(self.peak_processes, len(pids))
                 if n % 5 == 0 or len(pids) > 1:
                     self.peak_pss_mb = max(self.peak_pss_mb, sum(pss_mb(p) for p in pids))
@@ -326,6 +338,16 @@ class PtyChild:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         os.close(self.master)
+
+
+def _command(pid: int) -> str:
+    """``pid``'s command line, its last three words (for the per-process peaks)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            words = fh.read().split(b"\0")
+    except OSError:
+        return "?"
+    return " ".join(w.decode(errors="replace")[-40:] for w in words if w)[-120:]
 
 
 def process_tree(root: int) -> list[int]:
@@ -717,6 +739,11 @@ def bench_background(args, tmp: str) -> None:
           f"(target <= 30 s CPU); peak RSS summed {child.peak_rss_mb:.0f} MB ({child.peak_rss_mb / text:.1f}x the "
           f"{text:.1f} MB of text: corpus and questions), peak PSS {child.peak_pss_mb:.0f} MB "
           f"({child.peak_pss_mb / text:.1f}x); processes at most {child.peak_processes}", flush=True)
+    for pid, (command, mb) in child.peak_by_process.items():
+        print(f"  process {pid} ({command}): its own peak RSS {mb:.0f} MB, {child.at_peak.get(pid, 0):.0f} MB at "
+              f"the sum's peak", flush=True)
+    if args.first_only:
+        return
     # The same workspace opened again: its analysis is read from the workspace, no pass runs.
     child = PtyChild(app_argv(data, ws), size, run_env())
     try:
@@ -838,6 +865,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="background: each run with an empty user cache (the token cache: a corpus never opened)")
     ap.add_argument("--chunk-index", action="store_true",
                     help="background: every pair with a chunk_index (the screen needs every document's windows)")
+    ap.add_argument("--first-only", action="store_true",
+                    help="background: the first open only (no reopen, no keys, no anchor)")
     ap.add_argument("--background-s", type=float, default=400.0, help="longest wait for the 100k app to be quiet")
     ap.add_argument("--app-root", default=ROOT,
                     help="run the app from this checkout (for example a git worktree of another commit: an A/B)")

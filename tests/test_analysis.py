@@ -552,8 +552,8 @@ def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypa
         runner._write_inputs(snap, snap.texts(), text, groups)
         job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
         refs, alive = [], []
-        read = analysis_store.read_corpus
-        monkeypatch.setattr(analysis_store, "read_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
+        read = analysis_store.open_corpus
+        monkeypatch.setattr(analysis_store, "open_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
         count = analysis_worker._count_tokens
         monkeypatch.setattr(analysis_worker, "_count_tokens",
                             lambda *a: alive.append(refs[0]() is not None) or count(*a))
@@ -637,3 +637,17 @@ def test_without_a_new_process_image_the_answerable_stage_runs_in_the_same_one(t
     assert proc.returncode == 0
     assert any("ready" in x for x in lines) and lines[-1]["done"]["answered"] == 3
     assert analysis_store.read_answerable(here / "answerable.json") is not None
+
+
+def test_the_verdicts_keep_the_token_counts_given_beside_the_results(tmp_path):
+    """The worker counts tokens after verifying and hands the counts to the verdicts file
+    beside the results (no result is made again to hold its count)."""
+    from mtcb_curate.verify.verdict import PairResult, Verdict
+
+    results = [PairResult(i, "D", Verdict.EXACT, 100.0, 0, 5, passage="x" * 5, chars=5) for i in range(3)]
+    path = tmp_path / "verdicts.npz"
+    analysis_store.write_verdicts(path, results, [bytes([i]) * 16 for i in range(3)], "corpus", tokens=[4, None, 7])
+    table = analysis_store.VerdictTable.read(path)
+    assert [table.result(i, "x" * 5).tokens for i in range(3)] == [4, None, 7]
+    assert all(r.tokens is None for r in results)
+

@@ -641,6 +641,73 @@ def test_a_link_set_groups_again_only_when_the_pairs_or_marks_change(monkeypatch
     assert search.groups() == first
 
 
+def _templated_items(n: int = 60) -> list[Item]:
+    """``n`` pairs over three documents asking a few questions again and again (a templated set)."""
+    questions = ["What was revenue in 2022?", "What was the revenue in 2022?", "Who is the CEO?",
+                 "Who is the CEO now?", "How many employees did it have in 2021?", "What number of employees in 2021?"]
+    return [Item(i, f"D{i % 3}", questions[(i * 7) % len(questions)], f"answer {i % 4}",
+                 f"passage {i % 9} of document {i % 3} with some words") for i in range(n)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 127)), max_size=60))
+def test_links_are_kept_as_one_packed_array_and_merged_to_the_or_of_their_reasons(rows):
+    """``_Edges`` keeps 8 bytes a link (one packed int64 array per batch); merging gives each
+    pair once (a < b) with the OR of its reason bits, as a dict of the same links does."""
+    import numpy as np
+
+    from mtcb_curate.neardup import blocking
+
+    edges = blocking._Edges(31)
+    want: dict[tuple[int, int], int] = {}
+    for a, b, bits in rows:
+        edges.add(np.array([a]), np.array([b]), bits)
+        if a != b:
+            want[(min(a, b), max(a, b))] = want.get((min(a, b), max(a, b)), 0) | bits
+    assert sum(p.nbytes for p in edges.parts) == 8 * len([r for r in rows if r[0] != r[1]])
+    a, b, bits = edges.merged(set(REASONS))
+    assert {(x, y): z for x, y, z in zip(a.tolist(), b.tolist(), bits.tolist())} == want
+    assert list(zip(a.tolist(), b.tolist())) == sorted(want)
+
+
+def test_a_search_keeps_the_items_it_was_given_not_copies():
+    from mtcb_curate.neardup import blocking
+
+    items = _templated_items()
+    search = blocking.search_links(items, threshold=80)
+    assert all(x is y for x, y in zip(search.items, items))
+    assert all(x is y for x, y in zip(search._prep.rows, items))
+    again = blocking.LinkSet.from_arrays(items, 80, *search.arrays())
+    assert all(x is y for x, y in zip(again.items, items)) and again.groups() == search.groups()
+
+
+def test_each_distinct_question_and_answer_is_normalized_once(monkeypatch):
+    from mtcb_curate.neardup import blocking
+
+    items = _templated_items()
+    expected = blocking.search_links(items, threshold=80).groups()
+    seen = []
+    real = blocking.scored_text
+    monkeypatch.setattr(blocking, "scored_text", lambda t: seen.append(t) or real(t))
+    got = blocking.search_links(items, threshold=80).groups()
+    assert got == expected and got[0]
+    assert sorted(seen) == sorted({it.question for it in items} | {it.answer for it in items})
+
+
+def test_grouping_the_search_s_own_links_gives_what_grouping_read_links_gives():
+    from mtcb_curate.neardup import blocking
+
+    items = _templated_items()
+    search = blocking.search_links(items, threshold=80, extra_links=[(0, 5)])
+    slim = search.for_grouping()
+    read = blocking.LinkSet.from_arrays(items, 80, *search.arrays(), extra_links=[(0, 5)])
+    for marks in ({}, {"not_duplicates": {(0, 7)}}, {"keep": range(0, 60, 2)}):
+        got, want = slim.groups(**marks), read.groups(**marks)
+        assert got == want and [c.link_table.tolist() for c in got[0]] == [c.link_table.tolist() for c in want[0]]
+    # only what grouping reads is kept of the search's tables
+    assert not hasattr(slim._prep, "numbers") and not hasattr(slim._prep, "_content")
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(1, 7),
                           st.floats(0, 100, allow_nan=False)), max_size=40))

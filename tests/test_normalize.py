@@ -365,13 +365,66 @@ def test_find_all_through_the_window_index_is_find_all_by_scanning(text, cuts, l
         assert index._grams is not None
 
 
-def test_the_window_index_holds_eight_bytes_a_window():
-    """The skeleton's window index is one sorted array of 64-bit keys (hash prefix and
-    offset), not hashes plus a separate order: 8 bytes a window."""
+def test_the_window_index_holds_eight_bytes_a_window_and_a_bucket_table():
+    """The skeleton's window index is one array of 64-bit keys (hash prefix and offset) grouped
+    by bucket, not hashes plus a separate order: 8 bytes a window, and a table of where each
+    bucket starts (about one entry per 8 windows, 2**16 + 1 at most)."""
     index = normalize_module.SkeletonIndex("Revenue was $10 million in 2022. " * 50)
     index._finds = normalize_module.INDEX_AFTER
     needle = index.skeleton[40:60]
     assert index.find_all(needle) == _scanned(index.skeleton, needle, 1000)
     windows = len(index.skeleton) - normalize_module.GRAM + 1
-    held = [x for x in index._grams if hasattr(x, "nbytes")]
-    assert sum(x.nbytes for x in held) == 8 * windows
+    keys, starts = index._grams[:2]
+    assert keys.nbytes == 8 * windows and len(starts) - 1 <= max(2, windows // 4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32))
+def test_the_window_index_finds_every_occurrence_in_a_large_skeleton(seed):
+    """With 16-bit buckets (a skeleton of 2**19 windows and more), ``find_all`` through the
+    index still gives the offsets a scan gives."""
+    import random
+
+    rnd = random.Random(seed)
+    words = ["revenue", "income", "2022", "net", "operating", "cash", "flow", "segment"]
+    text = " ".join(rnd.choice(words) for _ in range(110_000))
+    index = normalize_module.SkeletonIndex(text)
+    index._finds = normalize_module.INDEX_AFTER
+    sk = index.skeleton
+    for _ in range(5):
+        a = rnd.randrange(0, len(sk) - 20)
+        needle = sk[a:a + rnd.randint(12, 20)]
+        assert index.find_all(needle, limit=10**6) == _scanned(sk, needle, 10**6)
+    assert index._grams[3] == 16
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab0 ", min_size=0, max_size=400), cuts=st.lists(st.tuples(
+    st.integers(min_value=0, max_value=400), st.integers(min_value=0, max_value=24)), max_size=20),
+    limit=st.integers(min_value=1, max_value=9), indexed=st.booleans())
+def test_find_each_is_find_all_of_each_needle(text, cuts, limit, indexed):
+    """``find_each`` (the needles looked up together once the index is built) gives what
+    ``find_all`` gives for each needle, in order."""
+    index = normalize_module.SkeletonIndex(text)
+    sk = index.skeleton
+    needles = [sk[a:a + n] for a, n in cuts] + [b"ab" * 7, b"0" * 12, b"z" * 12]
+    if indexed:
+        index._finds = normalize_module.INDEX_AFTER
+        index.find_all(b"x" * normalize_module.GRAM)  # builds the index when the skeleton is long enough
+    assert index.find_each(needles, limit=limit) == [_scanned(sk, x, limit) if x else [] for x in needles]
+
+
+def test_a_skeleton_with_two_passages_to_place_is_indexed():
+    """The fuzzy step's anchors of a second passage (32 each) build the skeleton's window index
+    (one passage is placed by scanning): the index costs about as much as 60-130 scans."""
+    from mtcb_curate.verify.fuzzy import MAX_ANCHORS, locate_fuzzy
+
+    words = ("revenue income operating segment cash flow million increased decreased fiscal year quarter "
+             "margin gross net total company reported compared prior period").split()
+    text = " ".join(words[(k * 7 + k // 3) % len(words)] + str(k % 97) for k in range(4000))
+    index = normalize_module.SkeletonIndex(text)
+    for n in range(2):
+        passage = text[1000 + 3000 * n:1600 + 3000 * n].replace("revenue", "revenues")
+        assert locate_fuzzy(index, passage).matched
+        assert (index._grams is not None) == (n == 1), n
+    assert MAX_ANCHORS < normalize_module.INDEX_AFTER <= 2 * MAX_ANCHORS

@@ -619,3 +619,32 @@ def test_normalized_and_fuzzy_locations_never_cut_a_word(passage):
     got = doc[r.start:r.end]
     assert got.startswith("in one of") and (got.endswith("rooms") or got.endswith("house")), got
     check_span(doc, passage, r)
+
+
+def test_the_batch_search_of_many_passages_holds_few_temporaries():
+    """``exact_occurrences_batch`` gathers the passages' windows through a view and lets each
+    working table go once read: its peak (tracemalloc, numpy's arrays included) stays under 12
+    bytes a passage byte for 20,000 passages (16.5 when the windows were gathered by an index
+    array of 8 bytes a byte and every table was held to the end)."""
+    import random
+    import tracemalloc
+
+    from mtcb_curate.verify.search import CorpusIndex
+
+    rnd = random.Random(0)
+    words = "revenue income net operating cash flow segment 2022 million the of and in".split()
+    docs = {f"D{k}": " ".join(rnd.choice(words) for _ in range(20000)) for k in range(4)}
+    index = CorpusIndex(docs)
+    passages = {}
+    for i in range(20000):
+        d = docs[f"D{i % 4}"]
+        a = rnd.randrange(0, len(d) - 300)
+        passages[i] = d[a:a + 200]
+    tracemalloc.start()
+    try:
+        out = index.exact_occurrences_batch(passages)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert all(docs[f"D{i % 4}"].encode().find(p.encode()) in out[i][f"D{i % 4}"] for i, p in passages.items())
+    assert peak < 12 * sum(len(p) for p in passages.values())

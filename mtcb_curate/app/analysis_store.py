@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from mtcb_curate.dataset.model import document_text, encode_text
+from mtcb_curate.dataset.model import CorpusFile, Document, document_text, encode_text
 from mtcb_curate.verify.verdict import PairResult, Verdict
 
 #: Bump when a file's layout changes: every key holds it.
@@ -174,6 +174,30 @@ def read_corpus(path: Path) -> dict[str, bytes]:
     return out
 
 
+def open_corpus(path: Path) -> dict[str, Document]:
+    """Document key -> ``Document`` (row: its place in the file) whose bytes are read from the
+    file on access, a document at a time (``dataset.model.CorpusFile``): the worker never holds
+    the whole corpus.
+
+    Raises:
+        OSError, ValueError: a missing or damaged file.
+    """
+    with open(path, "rb") as fh:
+        end_of_data = fh.seek(-8, os.SEEK_END)
+        size = int.from_bytes(fh.read(8), "little")
+        if size > end_of_data:
+            raise ValueError(f"{path}: cut short")
+        end_of_data = fh.seek(-8 - size, os.SEEK_END)
+        index = json.loads(fh.read(size))
+    file = CorpusFile.open(path)
+    out: dict[str, Document] = {}
+    for row, (key, start, end) in enumerate(index):
+        if not 0 <= start <= end <= end_of_data:
+            raise ValueError(f"{path}: cut short")
+        out.setdefault(str(key), Document.at(str(key), file, int(start), int(end), row))
+    return out
+
+
 # -- the pairs ----------------------------------------------------------------------------------
 
 
@@ -238,10 +262,12 @@ _FLAGS = ("edge_whitespace", "in_chunk", "has_document", "fuzzy_checked")
 _MAY_BE_NONE = ("score", "start", "end", "tokens", "chunk_index", "in_chunk")
 
 
-def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[bytes], corpus_fp: str) -> None:
+def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[bytes], corpus_fp: str,
+                   tokens: Sequence[int | None] | None = None) -> None:
     """One row per pair (``results[i].id == i``) in one ``.npz``, with ``keys[i]``
     (:func:`pair_key` of the texts it was verified on), atomically. The passage itself is not
-    stored: the reader knows which texts it asked about."""
+    stored: the reader knows which texts it asked about. ``tokens``: each pair's token count,
+    kept instead of its result's ``tokens`` (counted after verifying, without a new result)."""
     code = {v: i for i, v in enumerate(VERDICT_CODES)}
     level = {lv: i + 1 for i, lv in enumerate(LEVEL_CODES)}
     arrays: dict[str, np.ndarray] = {
@@ -253,7 +279,7 @@ def write_verdicts(dest: Path, results: Sequence[PairResult], keys: Sequence[byt
         "level": np.array([level.get(r.level, 0) for r in results], dtype=np.int8),
     }
     for name, (dtype, none) in _NUMBERS.items():
-        values = [getattr(r, name) for r in results]
+        values = list(tokens) if name == "tokens" and tokens is not None else [getattr(r, name) for r in results]
         arrays[name] = np.array([none if v is None else v for v in values], dtype=dtype)
         if name in _MAY_BE_NONE:
             arrays[f"{name}_set"] = np.array([v is not None for v in values], dtype=bool)

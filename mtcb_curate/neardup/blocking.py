@@ -201,12 +201,21 @@ class LinkSet:
                     extra_links: Iterable[tuple[int, int]] = (), workers: int = -1) -> LinkSet:
         """The ``LinkSet`` of a search over ``items`` at ``threshold`` whose links were kept as
         :meth:`arrays` (the items must be the very ones searched, in the same order)."""
-        rows = [Item(*it) for it in items]
+        rows = _as_items(items)
         prep = _Prepared(rows) if len(a) else None
         out = cls(rows, threshold, prep, np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
                   np.asarray(bits, dtype=np.int64))
         out.extra_links = tuple((int(x), int(y)) for x, y in extra_links)
         out.workers = workers
+        return out
+
+    def for_grouping(self) -> LinkSet:
+        """The same links with only what grouping reads of the questions (ids, document keys,
+        scored questions): what the search prepared besides is let go with this ``LinkSet``,
+        and nothing is worked out again (``from_arrays`` prepares the questions anew)."""
+        out = LinkSet(self.items, self.threshold, None if self._prep is None else self._prep.grouping_part(),
+                      self._a, self._b, self._bits)
+        out.extra_links, out.workers = self.extra_links, self.workers
         return out
 
     def groups(self, *, keep: Collection[int] | None = None, not_duplicates: Iterable[tuple[int, int]] = (),
@@ -265,7 +274,7 @@ def search_links(
     Raises:
         ValueError: as ``find_clusters``.
     """
-    rows = [Item(*it) for it in items]
+    rows = _as_items(items)
     extra = [(int(x), int(y)) for x, y in extra_links]
     found = _links(rows, threshold, REASONS, spans, progress, workers, exact, extra)
     if found is None:
@@ -294,7 +303,7 @@ def _links(items: Sequence[Item | tuple[int, str, str, str, str]], threshold: fl
     unknown = set(reasons) - set(REASONS)
     if unknown:
         raise ValueError(f"unknown reason(s): {', '.join(sorted(unknown))}")
-    rows = [Item(*it) for it in items]
+    rows = _as_items(items)
     ids = np.fromiter((it.id for it in rows), dtype=np.int64, count=len(rows))
     if len(set(ids.tolist())) != len(rows):
         raise ValueError("item ids must be unique")
@@ -331,6 +340,11 @@ def _links(items: Sequence[Item | tuple[int, str, str, str, str]], threshold: fl
             want.add(REASON_LLM)
     a, b, bits = edges.merged(want)
     return prep, a, b, bits
+
+
+def _as_items(items: Sequence[Item | tuple[int, str, str, str, str]]) -> list[Item]:
+    """``items`` as a list of ``Item``s (the given ``Item`` objects themselves, not copies)."""
+    return [it if type(it) is Item else Item(*it) for it in items]
 
 
 def screen_cutoff_for(cutoff: float) -> float:
@@ -387,18 +401,22 @@ class _Prepared:
         self.ids = np.array([r.id for r in rows], dtype=np.int64)
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
-        normq = [scored_text(str(r.question)) for r in rows]
-        self.qcode = _codes(normq)  # "identical question": the normalized text as it is
-        normq = [asked(q) for q in normq]  # what the score and the word rules read
-        self.normq = normq
-        self.sortq = [_sorted_words(q) for q in normq]
+        # Each distinct question text is normalized once (a templated set repeats its
+        # questions: 10,246 distinct among 100,000), its rows sharing the results.
+        self._qinv, distinct = _distinct([str(r.question) for r in rows])
+        scored = [scored_text(q) for q in distinct]
+        self.qcode = _codes(_spread(scored, self._qinv))  # "identical question": the normalized text as it is
+        self._normq_u = [asked(q) for q in scored]  # what the score and the word rules read
+        self.normq = _spread(self._normq_u, self._qinv)
+        self.sortq = _spread([_sorted_words(q) for q in self._normq_u], self._qinv)
         self.sortq_array = np.array(self.sortq + [None], dtype=object)[:-1]  # 1-d even if all equal length
         self.length = np.fromiter((len(s) for s in self.sortq), dtype=np.int64, count=self.n)
         self.has_q = self.length > 0
         # "differ in a number" and "ask a different thing" (``asked_key``) gate every question
         # link the same way: one code for both
-        self.numbers = _codes([(question_numbers(q), asked_key(q)) for q in normq])
-        answers = [scored_text(str(r.answer)) for r in rows]
+        self.numbers = _codes(_spread([(question_numbers(q), asked_key(q)) for q in self._normq_u], self._qinv))
+        ainv, distinct = _distinct([str(r.answer) for r in rows])
+        answers = _spread([scored_text(a) for a in distinct], ainv)
         acode = _codes(answers)
         empty = np.array([not a for a in answers])
         acode[empty] = -1 - np.arange(self.n)[empty]  # an empty answer matches nothing
@@ -409,6 +427,15 @@ class _Prepared:
         self._word_table: tuple[np.ndarray, np.ndarray, list[str]] | None = None
         self._word_codes: list[str] | None = None
         self._word_code_array: np.ndarray | None = None
+
+    def grouping_part(self) -> _Prepared:
+        """A ``_Prepared`` holding only what grouping reads (``_clusters``, ``_scores``,
+        ``LinkSet.groups``): ``rows``, ``n``, ``ids``, ``doc_keys``, ``sortq``,
+        ``sortq_array``, ``has_q``; the search's other tables are not kept."""
+        out = object.__new__(_Prepared)
+        for name in ("rows", "n", "ids", "doc_keys", "sortq", "sortq_array", "has_q"):
+            setattr(out, name, getattr(self, name))
+        return out
 
     @property
     def anchored(self) -> np.ndarray:
@@ -429,7 +456,7 @@ class _Prepared:
         """Each question's distinct words: ``(owner positions, word ids, vocabulary)``."""
         if self._word_table is None:
             vocab: dict[str, int] = {}
-            sets = [set(q.split()) for q in self.normq]
+            sets = _spread([set(q.split()) for q in self._normq_u], self._qinv)
             sizes = np.fromiter(map(len, sets), dtype=np.int64, count=self.n)
             word = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in sets for w in ws), dtype=np.int64,
                                count=int(sizes.sum()))
@@ -455,7 +482,8 @@ class _Prepared:
             sizes = np.bincount(owner, minlength=self.n)
             cuts = np.r_[0, np.cumsum(sizes)].tolist()
             wl = word.tolist()
-            self._content = [frozenset(wl[cuts[k]:cuts[k + 1]]) for k in range(self.n)]
+            first = np.unique(self._qinv, return_index=True)[1].tolist()  # each distinct question's first row
+            self._content = _spread([frozenset(wl[cuts[k]:cuts[k + 1]]) for k in first], self._qinv)
             rng = np.random.default_rng(0x5EED)
             word_hash = rng.integers(1, 2**62, size=len(vocab) + 1, dtype=np.int64)
             word_hash = word_hash.astype(np.uint64) * np.uint64(2) + np.uint64(1)
@@ -524,16 +552,34 @@ class _Prepared:
             rank = {w: k for k, (w, _) in enumerate(freq.most_common())}
             # 1..127 for the 127 most frequent prefixes; the rarer ones share 128..255.
             code = {w: chr(k + 1) if k < 127 else chr(128 + (k - 127) % 128) for w, k in rank.items()}
-            self._word_codes = ["".join(sorted(code[w[:4]] for w in q.split())) for q in self.normq]
+            self._word_codes = _spread(["".join(sorted(code[w[:4]] for w in q.split())) for q in self._normq_u],
+                                       self._qinv)
         return self._word_codes
 
 
+def _distinct(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``(inverse, distinct)``: the distinct values in order of first appearance, and for each
+    value its position among them (``distinct[inverse[k]] == values[k]``)."""
+    inverse = _codes(values)
+    distinct: list[str] = [""] * (int(inverse.max()) + 1 if len(inverse) else 0)
+    for k, v in zip(inverse.tolist(), values):
+        distinct[k] = v
+    return inverse, distinct
+
+
+def _spread(per_distinct: list, inverse: np.ndarray) -> list:
+    """One entry per row: ``per_distinct[inverse[k]]`` (the same objects, shared)."""
+    return [per_distinct[k] for k in inverse.tolist()]
+
+
 class _Edges:
-    """Links found so far, as arrays of positions (a < b) and reason bits."""
+    """Links found so far: per added batch one int64 array of ``(a * n + b) << W | bits``
+    (positions a < b, reason bits; ``W`` = ``len(REASONS)``): 8 bytes a link, where three
+    arrays took 24, and merging them is one sort of one array."""
 
     def __init__(self, n: int):
         self.n = n
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.parts: list[np.ndarray] = []
 
     def add(self, a: np.ndarray, b: np.ndarray, bits: int | np.ndarray) -> None:
         if len(a) == 0:
@@ -542,19 +588,26 @@ class _Edges:
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         keep = lo != hi
         bits_arr = np.broadcast_to(np.asarray(bits, dtype=np.int64), lo.shape)
-        self.parts.append((lo[keep], hi[keep], bits_arr[keep]))
+        packed = lo[keep] * self.n + hi[keep]
+        packed <<= _REASON_WIDTH
+        packed |= bits_arr[keep]
+        self.parts.append(packed)
 
     def merged(self, want: set[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Unique (a, b) with the OR of their bits, restricted to the wanted reasons."""
+        """Unique (a, b) with the OR of their bits, restricted to the wanted reasons (called once:
+        the parts are let go)."""
         if not self.parts:
             e = np.zeros(0, dtype=np.int64)
             return e, e, e
-        a = np.concatenate([p[0] for p in self.parts])
-        b = np.concatenate([p[1] for p in self.parts])
-        bits = np.concatenate([p[2] for p in self.parts])
-        key = a * self.n + b
-        order = np.argsort(key, kind="stable")
-        key, bits = key[order], bits[order]
+        packed = np.concatenate(self.parts)
+        self.parts = []
+        if not len(packed):
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, e
+        packed.sort()
+        bits = packed & ((1 << _REASON_WIDTH) - 1)
+        packed >>= _REASON_WIDTH
+        key = packed
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         bits = np.bitwise_or.reduceat(bits, starts)
         key = key[starts]
@@ -563,6 +616,10 @@ class _Edges:
         keep = bits != 0
         key, bits = key[keep], bits[keep]
         return key // self.n, key % self.n, bits
+
+
+#: Bits of a link's reasons in ``_Edges``' packed links.
+_REASON_WIDTH = len(REASONS)
 
 
 class _Passes:
@@ -987,18 +1044,22 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     After Aslam, Pelekhov and Rus, "The Star Clustering Algorithm for Static and Dynamic
     Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star);
     then each member joins the star it is most linked to (``_to_best_star``)."""
-    ends = np.concatenate([a, b])
-    other = np.concatenate([b, a])
-    weight = np.concatenate([score, score]).astype(np.float64)
+    small = np.int32 if n < 2**31 else np.int64  # positions: 4 bytes a link end where they fit
+    ends = np.concatenate([a, b]).astype(small)
     degree = np.bincount(ends, minlength=n)
-    strength = np.bincount(ends, weights=weight, minlength=n)
+    # the scores are float32 values: their float64 sums are exact in any order
+    weight = score.astype(np.float64)
+    strength = np.bincount(a, weights=weight, minlength=n) + np.bincount(b, weights=weight, minlength=n)
+    del weight
     nodes = np.flatnonzero(degree)
     nodes = nodes[np.lexsort((nodes, -strength[nodes], -degree[nodes]))]
     order = np.argsort(ends, kind="stable")
-    # 8 bytes a link end (a list of millions of ints took about 60 bytes each)
-    other = array("q", other[order].astype(np.int64).tobytes())
+    del ends
+    # 4 or 8 bytes a link end (a list of millions of ints took about 60 bytes each)
+    other = np.concatenate([b, a]).astype(small)[order]
+    other = array("i" if small is np.int32 else "q", other.tobytes())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
-    del ends, weight, strength, degree, order  # millions of entries each: not kept through the loop
+    del strength, degree, order  # millions of entries each: not kept through the loop
     centre = [-1] * n
     size: dict[int, int] = {}
     orphans = []
@@ -1043,8 +1104,9 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     position may end up in the star it is less linked to while another centre it is linked to
     holds most of its near-duplicates; the move keeps every member linked to its centre.
     ``centre`` as ``_stars`` gives it; returns a new array."""
-    x, y = np.concatenate([a, b]), np.concatenate([b, a])
-    s = centre[y]
+    small = np.int32 if n < 2**31 else np.int64  # positions: 4 bytes a link end where they fit
+    x, y = np.concatenate([a, b]).astype(small), np.concatenate([b, a]).astype(small)
+    s = centre[y].astype(small)
     ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)
     x, y, s = x[ok], y[ok], s[ok]
     del ok
@@ -1090,14 +1152,18 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     else:
         root = _components(prep.n, a, b)
     ids = prep.ids
+    lo_id, hi_id = np.minimum(ids[a], ids[b]), np.maximum(ids[a], ids[b])
+    # links grouped by component, then ordered by (a, b) id; the table is filled in that order
+    # (not filled, then copied in order: 32 bytes a link once, not twice)
+    order = np.lexsort((hi_id, lo_id, root[a]))
     table = np.empty(len(a), dtype=_LINK_DTYPE)
-    table["a"] = np.minimum(ids[a], ids[b])
-    table["b"] = np.maximum(ids[a], ids[b])
-    table["bits"] = bits
-    table["score"] = np.round(score.astype(np.float64), 1)
-    # links grouped by component, then ordered by (a, b) id
-    order = np.lexsort((table["b"], table["a"], root[a]))
-    table, a, b, er = table[order], a[order], b[order], root[a][order]
+    table["a"] = lo_id[order]
+    table["b"] = hi_id[order]
+    del lo_id, hi_id
+    table["bits"] = bits[order]
+    table["score"] = np.round(score[order].astype(np.float64), 1)
+    a, b, er = a[order], b[order], root[a][order]
+    del order, bits, score
     cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True])
     cluster_bits = np.bitwise_or.reduceat(table["bits"], cuts[:-1]).tolist() if len(a) else []
     # members of each component, ordered by id

@@ -132,8 +132,8 @@ def candidates(skidx: SkeletonIndex, sk: bytes) -> list[tuple[int, int, int]]:
         return []
     n, offsets = _anchor_plan(sk)
     votes: list[tuple[int, int]] = []  # (diagonal, anchor number)
-    for number, off in enumerate(offsets):
-        hits = skidx.find_all(sk[off:off + n], limit=MAX_ANCHOR_HITS + 1)
+    found = skidx.find_each([sk[off:off + n] for off in offsets], limit=MAX_ANCHOR_HITS + 1)
+    for number, (off, hits) in enumerate(zip(offsets, found)):
         if len(hits) > MAX_ANCHOR_HITS:
             continue
         votes.extend((h - off, number) for h in hits)

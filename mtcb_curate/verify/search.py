@@ -16,7 +16,7 @@ import numpy as np
 
 from mtcb_curate.arrays import unique
 from mtcb_curate.dataset import tokens as tok
-from mtcb_curate.dataset.model import Dataset, document_text
+from mtcb_curate.dataset.model import Dataset, DocumentBytes, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
 from mtcb_curate.verify.fuzzy import word_bounds
 from mtcb_curate.verify.normalize import (
@@ -55,7 +55,8 @@ class CorpusIndex:
 
     Args:
         documents: document key -> document text, or its UTF-8 bytes (``encode``; a
-            ``Document.data``, kept without a copy), in corpus order.
+            ``Document.data``, kept without a copy), in corpus order; or a
+            ``dataset.model.DocumentBytes`` view, read a document at a time on access.
 
     The index keeps each document's UTF-8 bytes; ``documents[key]`` and ``text(key)`` decode
     them on access (the last few decoded texts are cached). Built lazily: a document's
@@ -69,7 +70,10 @@ class CorpusIndex:
 
     def __init__(self, documents: Mapping[str, str | bytes], token_cache: TokenCache | None = None):
         self.token_cache = token_cache
-        self._bytes: dict[str, bytes] = {k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
+        # A ``DocumentBytes`` view reads each document's bytes on access (from the dataset's
+        # corpus file): the index then holds none of the corpus itself.
+        self._bytes: Mapping[str, bytes] = documents if isinstance(documents, DocumentBytes) else {
+            k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
         self.documents: Mapping[str, str] = _Texts(self._bytes)
         self._skel: OrderedDict[str, SkeletonIndex] = OrderedDict()
         self._chars: dict[str, int] = {}
@@ -78,7 +82,7 @@ class CorpusIndex:
     @classmethod
     def from_dataset(cls, dataset: Dataset, token_cache: TokenCache | None = None) -> "CorpusIndex":
         """The index over ``dataset.documents`` (their UTF-8 bytes, shared, not copied)."""
-        return cls({k: d.data for k, d in dataset.documents.items()}, token_cache)
+        return cls(DocumentBytes(dataset.documents), token_cache)
 
     def text(self, key: str) -> str | None:
         """The document text for ``key``, or None."""
@@ -205,11 +209,14 @@ class CorpusIndex:
         offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         joined = np.frombuffer(b"".join(pb for _, pb in items), dtype=np.uint8)
         starts = ((lengths - 31)[:, None] * (2 * np.arange(_WINDOWS) + 1)) // (2 * _WINDOWS)  # (m, W)
-        wins = joined[(offsets[:, None] + starts)[:, :, None] + np.arange(31)]  # (m, W, 31)
+        # (m, W, 31) bytes gathered through a window view (an index array would take 8 bytes a byte)
+        wins = np.lib.stride_tricks.sliding_window_view(joined, 31)[offsets[:, None] + starts]
+        del joined, offsets
         qkeys = np.empty((m, _WINDOWS, 8), dtype=np.uint64)
         for r in range(8):
             words = np.ascontiguousarray(wins[:, :, r:r + 24]).view("<u8")  # (m, W, 3)
             qkeys[:, :, r] = _mix(words[..., 0], words[..., 1], words[..., 2])
+        del wins, words
         flat = qkeys.ravel()
         uniq = unique(flat)  # sort-based: numpy's hash-based np.unique took 4.7 s for 3.2M keys
         # A packed bitmap of at least 16 bits per key (about 6 % false candidates; a fixed
@@ -220,13 +227,11 @@ class CorpusIndex:
         np.bitwise_or.at(bitmap, b >> 3, (np.uint8(1) << (b & 7).astype(np.uint8)))
 
         keys_list = list(self.documents)
-        datas: list[bytes] = []
         hit_doc: list[np.ndarray] = []
         hit_pos: list[np.ndarray] = []
         hit_key: list[np.ndarray] = []
         for d, key in enumerate(keys_list):
-            data = self._data(key)
-            datas.append(data)
+            data = self._data(key)  # one document at a time: a corpus read from a file is not held
             n8 = len(data) // 8
             if n8 < 3:
                 continue
@@ -257,11 +262,15 @@ class CorpusIndex:
         hp = np.concatenate(hit_pos)[order]
         # Looked up in sorted order (numpy's binary search narrows from the previous key: 4x
         # faster than 3.2 million keys in passage order), then put back in passage order.
+        del uniq, bitmap, hit_key, hit_doc, hit_pos
         order_q = np.argsort(flat, kind="stable")
         lo = np.empty(flat.size, dtype=np.int64)
         hi = np.empty(flat.size, dtype=np.int64)
-        lo[order_q] = np.searchsorted(hk, flat[order_q], "left")
-        hi[order_q] = np.searchsorted(hk, flat[order_q], "right")
+        sorted_q = flat[order_q]
+        del flat, qkeys
+        lo[order_q] = np.searchsorted(hk, sorted_q, "left")
+        hi[order_q] = np.searchsorted(hk, sorted_q, "right")
+        del order_q, sorted_q
         lo = lo.reshape(m, _WINDOWS, 8)
         hi = hi.reshape(m, _WINDOWS, 8)
         counts = (hi - lo).sum(axis=2)  # (m, W)
@@ -269,6 +278,7 @@ class CorpusIndex:
         rows = np.arange(m)
         lo_c = lo[rows, choice]  # (m, 8): hit ranges of the chosen window's 8 keys
         hi_c = hi[rows, choice]
+        del lo, hi, counts
         j_c = starts[rows, choice]
         n_c = hi_c - lo_c
         total = int(n_c.sum())
@@ -285,11 +295,16 @@ class CorpusIndex:
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
-        for row, doc, s in zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()):
-            pb = items[row][1]
-            if datas[doc].startswith(pb, s):
+        docs_ok = hd[h][ok]
+        by_doc = np.argsort(docs_ok, kind="stable")  # each document read once to confirm its hits
+        data, at = b"", -1
+        for row, doc, s in zip(row_of[ok][by_doc].tolist(), docs_ok[by_doc].tolist(), s_arr[ok][by_doc].tolist()):
+            if doc != at:
+                data, at = self._data(keys_list[doc]), doc
+            if data.startswith(items[row][1], s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)
-        for row, per_doc in found.items():
+        for row in sorted(found):
+            per_doc = found[row]
             out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
         return out
 
@@ -301,7 +316,7 @@ class _Texts(Mapping):
     """Document key -> text, decoded from the kept UTF-8 bytes on access
     (``dataset.model.document_text``: the last few decoded are cached)."""
 
-    def __init__(self, data: dict[str, bytes]):
+    def __init__(self, data: Mapping[str, bytes]):
         self._data = data
 
     def __getitem__(self, key: str) -> str:

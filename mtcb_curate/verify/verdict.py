@@ -262,12 +262,13 @@ def verify_pair(
         )
 
     result = PairResult(verdict=Verdict.MISSING, score=None, start=None, end=None, fuzzy_checked=False, **base)
-    return complete_fuzzy(index, result) if fuzzy else result
+    return complete_fuzzy(index, result, pn) if fuzzy else result
 
 
-def complete_fuzzy(index: CorpusIndex, result: PairResult) -> PairResult:
+def complete_fuzzy(index: CorpusIndex, result: PairResult, passage_norm: str | None = None) -> PairResult:
     """Run the fuzzy step on a result that :func:`verify_pair` left provisional
-    (``fuzzy_checked=False``); any other result is returned unchanged.
+    (``fuzzy_checked=False``); any other result is returned unchanged. ``passage_norm``:
+    ``normalize_passage(result.passage)`` when the caller has it already.
 
     Cost: median about 9 ms, at most about 25 ms per passage in a 1 MB filing
     (``benchmarks/bench_verify.py``), plus the document's index the first time (~5-15 ms).
@@ -276,7 +277,7 @@ def complete_fuzzy(index: CorpusIndex, result: PairResult) -> PairResult:
     if result.fuzzy_checked or result.verdict != Verdict.MISSING or not result.has_document:
         return result
     skidx = index.skeleton(result.doc_key)
-    m = locate_fuzzy(skidx, result.passage)
+    m = locate_fuzzy(skidx, result.passage, passage_norm)
     if m.matched:
         return replace(
             result, verdict=Verdict.FUZZY, score=m.score, start=m.start, end=m.end, fuzzy_checked=True,
