@@ -14,7 +14,8 @@ Rules (ours, read off the windows of ``../shared/data`` and what a careful curat
 - A *fact* unit is running text (at least :data:`MIN_FACT_CHARS` characters, at least half of
   it letters) that is not boilerplate (:data:`BOILERPLATE`: a table-of-contents line, a page
   header or number, a forward-looking-statement notice, "See Note 4", a cover page line) and
-  does not end with ``:`` (it introduces a table and states nothing).
+  does not introduce a table (ends with ``:``, "as follows", "the following table": it states
+  nothing).
 - Its score: +3 for a figure (a currency amount, a percentage, an amount in millions or
   billions), +1 for a second one (not more: a sentence dense with figures is no better
   evidence), +1 for a year or a date, +1 when it
@@ -25,7 +26,7 @@ Rules (ours, read off the windows of ``../shared/data`` and what a careful curat
   sign), and backward over a unit it continues; it must stand within ``[min_chars,
   max_chars]``.
 - A *table row* range: a label unit (letters) followed by the units of its figures, up to the
-  next label (not a row of years alone: a column heading); scored 2, +1 when the label holds
+  next label or blank line (not a row of years alone: a column heading); scored 2, +1 when the label holds
   a year or date (it carries its own period).
   Tables rank after prose that states the same kind of fact, since a small model reads a
   prose sentence more reliably than cells.
@@ -59,6 +60,9 @@ _DATE = re.compile(
     r"\b(?:19|20)\d\d\b|\b(?:January|February|March|April|May|June|July|August|September|October|November|"
     r"December)\b|\bfiscal\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s*$")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n|\r[ \t]*\r")
+#: A unit that introduces a table or list instead of stating a fact.
+_INTRODUCES = re.compile(r":\s*$|\bas follows\b|\bthe following table\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +98,7 @@ def is_boilerplate(text: str) -> bool:
 def fact_score(text: str) -> int:
     """The score of one unit as evidence (module docstring), or 0 when it is not a fact unit."""
     t = " ".join(text.split())
-    if len(t) < MIN_FACT_CHARS or _letters_share(t) < 0.5 or is_boilerplate(t) or t.endswith(":"):
+    if len(t) < MIN_FACT_CHARS or _letters_share(t) < 0.5 or is_boilerplate(t) or _INTRODUCES.search(t):
         return 0
     figures = len(_FIGURE.findall(t))
     score = (3 + min(figures - 1, 1)) if figures else 0
@@ -164,7 +168,8 @@ def candidate_ranges(smap: SentenceMap, *, min_chars: int, max_chars: int, min_u
             if (_letters_share(label) >= 0.5 and not is_boilerplate(label) and not label.endswith(":")
                     and len(label) < MIN_FACT_CHARS * 2):
                 j = k
-                while j < n and _letters_share(texts[j]) < 0.34 and re.search(r"\d", texts[j] + texts[j - 1]):
+                while (j < n and _letters_share(texts[j]) < 0.34 and re.search(r"[\d$€£¥]", texts[j])
+                       and not _BLANK_LINE.search(smap.text[smap.units[j - 1].end:smap.units[j].start])):
                     j += 1
                 cells = " ".join(texts[k:j])
                 years_only = re.fullmatch(r"[\s$]*(?:(?:19|20)\d\d[\s$]*)+", cells) is not None
