@@ -12,27 +12,29 @@ best first; the prompt then asks for a question and a short answer about the fir
 Rules (ours, read off the windows of ``../shared/data`` and what a careful curator kept):
 
 - A *fact* unit is running text (at least :data:`MIN_FACT_CHARS` characters, at least half of
-  it letters) that is not boilerplate (:data:`BOILERPLATE`: a table-of-contents line, a page
+  it letters; :data:`MIN_PLAIN_FACT_CHARS` without a figure or date) that is not boilerplate (:data:`BOILERPLATE`: a table-of-contents line, a page
   header or number, a forward-looking-statement notice, "See Note 4", a cover page line) and
   does not introduce a table (ends with ``:``, "as follows", "the following table": it states
   nothing).
-- Its score: +3 for a figure (a currency amount, a percentage, an amount in millions or
-  billions), +1 for a second one (not more: a sentence dense with figures is no better
-  evidence), +1 for a year or a date, +1 when it
+- Its score: +4 for one or two figures (a currency amount, a percentage, an amount in millions
+  or billions), +3 for more (a sentence comparing several figures: a 1.5B model asked about
+  one mixed them up), +1 for a year or a date, +1 when it
   starts as a sentence (a capital letter) and +1 when it ends as one (``.``); -2 when it
   starts in lower case (a fragment cut by the window or a wrapped line).
 - A range is a fact unit extended forward while it does not end a sentence and the next unit
   continues it (running text not starting with a capital: lower case, a digit, a currency
-  sign), and backward over a unit it continues; it must stand within ``[min_chars,
-  max_chars]``.
-- A *table row* range: a label unit (letters) followed by the units of its figures, up to the
+  sign), and backward over a unit it continues (scored as one text); it must stand within
+  ``[min_chars, max_chars]``.
+- A *table row* range: a label unit (letters, starting with a capital: not the wrapped end of
+  a longer label) followed by the units of its figures, up to the
   next label or blank line (not a row of years alone: a column heading); scored 2, +1 when the label holds
   a year or date (it carries its own period).
   Tables rank after prose that states the same kind of fact, since a small model reads a
   prose sentence more reliably than cells.
 - Evidence-dense runs (``min_units`` > 1): a block of ``min_units`` or more consecutive fact
   units, scored by their sum.
-- Ranges are ranked by score (prose before a table row on a tie, then by position), and a range overlapping a
+- Ranges are ranked by score (on a tie: prose before a table row, then the shorter, since a
+  small model reads a short sentence better, then by position), and a range overlapping a
   better one is dropped, so each proposal is new evidence.
 """
 
@@ -45,6 +47,9 @@ from mtcb_curate.llm.numbered import SentenceMap
 
 #: Fewest characters of a fact unit (a shorter one is a heading or a cell). Our threshold.
 MIN_FACT_CHARS = 40
+#: Fewest characters of a fact unit with neither a figure nor a date ("We regularly evaluate all
+#: of our financial assets for impairment." says nothing to ask about). Our threshold.
+MIN_PLAIN_FACT_CHARS = 80
 #: Most ranges returned (the retries and samples of one window never need more). Our bound.
 MAX_PROPOSALS = 12
 
@@ -55,7 +60,8 @@ BOILERPLATE = re.compile(
     r"securities and exchange commission|commission file number|^\s*form 10-k|"
     r"(?:continued)\s*$|^\s*notes to (?:the )?consolidated", re.I)
 _FIGURE = re.compile(
-    r"[$€£¥]\s?\(?\d|\d(?:[\d,]*\.?\d*)\s?%|\d[\d,]*(?:\.\d+)?\s*(?:million|billion|thousand|percent)\b", re.I)
+    r"[$€£¥]\s?\(?\d[\d,]*(?:\.\d+)?(?:\s*(?:million|billion|thousand)\b)?|\d[\d,]*(?:\.\d+)?\s?%|"
+    r"\d[\d,]*(?:\.\d+)?\s*(?:million|billion|thousand|percent)\b", re.I)
 _DATE = re.compile(
     r"\b(?:19|20)\d\d\b|\b(?:January|February|March|April|May|June|July|August|September|October|November|"
     r"December)\b|\bfiscal\b", re.I)
@@ -101,7 +107,9 @@ def fact_score(text: str) -> int:
     if len(t) < MIN_FACT_CHARS or _letters_share(t) < 0.5 or is_boilerplate(t) or _INTRODUCES.search(t):
         return 0
     figures = len(_FIGURE.findall(t))
-    score = (3 + min(figures - 1, 1)) if figures else 0
+    if not figures and not _DATE.search(t) and len(t) < MIN_PLAIN_FACT_CHARS:
+        return 0
+    score = (4 if figures <= 2 else 3) if figures else 0
     score += 1 if _DATE.search(t) else 0
     score += 1 if t[0].isupper() or t[0] in "$“\"" else -2 if t[0].islower() else 0
     score += 1 if _SENTENCE_END.search(t) else 0
@@ -156,16 +164,15 @@ def candidate_ranges(smap: SentenceMap, *, min_chars: int, max_chars: int, min_u
             # Forward while the sentence goes on into the next unit.
             while j < n and continues(j) and size(i, j + 1) <= max_chars:
                 j += 1
-            score = max(scores[i - 1:j])
-            if i < k and not texts[k - 1][:1].isupper() and texts[i - 1][:1].isupper():
-                score += 2  # the joined range starts as a sentence: undo the fragment's penalty
-            if ok(i, j):
+            score = scores[k - 1] if i == j else fact_score(" ".join(texts[i - 1:j]))
+            if ok(i, j) and score > 0:
                 found.append(Proposal(i, j, score, "prose"))
         # Table rows: a label with letters, then its figure cells up to the next label.
         k = 1
         while k <= n:
             label = texts[k - 1]
-            if (_letters_share(label) >= 0.5 and not is_boilerplate(label) and not label.endswith(":")
+            if (_letters_share(label) >= 0.5 and label[:1].isupper() and not is_boilerplate(label)
+                    and not label.endswith(":")
                     and len(label) < MIN_FACT_CHARS * 2):
                 j = k
                 while (j < n and _letters_share(texts[j]) < 0.34 and re.search(r"[\d$€£¥]", texts[j])
@@ -185,7 +192,7 @@ def candidate_ranges(smap: SentenceMap, *, min_chars: int, max_chars: int, min_u
                 j += 1
             if j - i + 1 >= min_units and ok(i, j):
                 found.append(Proposal(i, j, sum(scores[i - 1:j]), "block"))
-    found.sort(key=lambda p: (-p.score, p.kind == "table", p.first))
+    found.sort(key=lambda p: (-p.score, p.kind == "table", size(p.first, p.last), p.first))
     chosen: list[Proposal] = []
     for p in found:
         if all(p.last < q.first or p.first > q.last for q in chosen):
