@@ -14,7 +14,8 @@ Two generation modes (``GenerationMode``):
   rows numbered (``llm.numbered``); the model names the first and last number of the sentences
   that support its answer, and the passage is cut from the window's own text, so it is verbatim
   whatever the model writes. Our own design for models that cannot copy text exactly; the
-  question rules are the same as the quote mode's.
+  question rules are the same as the quote mode's. The tool proposes the evidence range
+  (``llm.proposals``) and the prompt repeats it near its end (:data:`PROPOSAL_REQUEST`).
 
 Source of the rules (not of the wording, which is ours): chonkie-inc/mtcb v0.1.0 as summarised
 in ``shared/notes/mtcb.md``, "How the pairs were generated":
