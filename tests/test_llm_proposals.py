@@ -194,3 +194,18 @@ def test_the_proposing_prompt_has_its_own_cache_key_and_first_request_is_the_req
     bare = "Table of Contents\n27\nF-28\n"
     req = gen.first_request(bare, doc_key="ALP", chunk_index=0, mode="numbered")
     assert "proposed" not in req.tag and "Ask your question about" not in req.messages[1]["content"]
+
+
+def test_an_answer_copying_another_sentence_of_the_window_is_refused_with_feedback(fake_llm):
+    smap = sentence_map(DOC)
+    p = props()[0]
+    other = next(i for i in range(1, len(smap) + 1) if smap.unit_text(i).startswith("Alpha Corp makes anvils"))
+    q = "What was Alpha Corp's net revenue in fiscal 2022?"
+    fake_llm.script = [numbered(q, smap.display(other), p.first, p.last),  # another sentence, copied
+                       numbered(q, smap.display(p.first), p.first, p.last),  # its own sentence, whole: not this rule
+                       ]
+    cand, attempts = run(ChatClient(make_config(fake_llm)))
+    assert f"The answer copies sentence {other}, which is not among sentences {p.first} to {p.first}" in attempts[0].problems[0]
+    assert "copies sentence" in fake_llm.requests[1]["messages"][-1]["content"]
+    assert cand is not None and cand.attempts == 2
+    assert gen.copied_sentence("$10.5 million", smap, p.first, p.last) is None  # a short answer is never a copy

@@ -95,6 +95,13 @@ QUESTION_TOKENS = 1024
 MAX_ECHO_CHARS = 4000
 #: Most characters of the closest window text quoted in "not verbatim" feedback.
 MAX_CLOSEST_CHARS = 600
+#: An answer of at least :data:`COPIED_MIN_WORDS` words whose rapidfuzz ``ratio`` (after
+#: ``utils.default_process``) with a sentence of the window outside its chosen range reaches
+#: this copies that sentence instead of answering from its own evidence. Our threshold, checked
+#: on every numbered-mode reply of the 1.5B model's runs (docs/performance.md): the copies scored
+#: 87-100; the kept answers it would refuse were none a curator keeps (NFLX, ATVI, PFE).
+COPIED_MIN_RATIO = 85.0
+COPIED_MIN_WORDS = 8
 #: Tokens set aside, when a window is cut, for the proposed evidence repeated near the end of a
 #: numbered-mode prompt (``prompts.proposal_request``): the checklist's 600-character maximum
 #: passage at about 4 characters a token, and its numbers. Our allowance.
@@ -767,6 +774,21 @@ def proposals_for(smap: SentenceMap, limits: Limits, hint: DomainHint | None = N
     return candidate_ranges(smap, min_chars=lo, max_chars=hi, min_units=min_units) if lo <= hi else []
 
 
+def copied_sentence(answer: str, smap: SentenceMap, first: int, last: int) -> int | None:
+    """The number of a window unit outside ``first``..``last`` that ``answer`` copies (see
+    :data:`COPIED_MIN_RATIO`), or None (also when it copies one inside the range as closely)."""
+    if len(answer.split()) < COPIED_MIN_WORDS:
+        return None
+    best, where = 0.0, None
+    for i in range(1, len(smap) + 1):
+        score = fuzz.ratio(answer, smap.display(i), processor=utils.default_process)
+        if score > best:
+            best, where = score, i
+    if where is None or best < COPIED_MIN_RATIO or first <= where <= last:
+        return None
+    return where
+
+
 def proposal_tokens(mode: str) -> int:
     """Tokens a window cut gives up for the proposed evidence (:data:`PROPOSAL_TOKENS` in
     numbered mode, else 0)."""
@@ -959,6 +981,15 @@ def generate_for_window(
         proposed = proposal()
         if fields is not None and proposed is not None:
             fields["proposed"] = (proposed.first, proposed.last)
+        if mode == "numbered" and fields is not None and fields.get("passage") and fields.get("sentences"):
+            a, b = fields["sentences"]
+            copied = copied_sentence(fields["answer"], smap, a, b)
+            if copied is not None:
+                # The 1.5B model answered with another sentence of the window, which the support
+                # rules' similarity can pass (docs/performance.md).
+                problems.append(f"The answer copies sentence {copied}, which is not among sentences {a} to {b}: "
+                                "answer in a few words, the figure, date or name the question asks for, as the "
+                                "chosen sentences state it.")
         verdict = Support(True)
         if fields is not None and not problems:
             verdict, unsupported = support_problem(fields, mode, smap, limits, min_units)
