@@ -496,6 +496,39 @@ def test_loads_still_fails_on_a_layout_datasets_cannot_load(tmp_path, monkeypatc
     assert c.status == "fail" and "load_dataset failed" in c.message
 
 
+def test_loads_runs_datasets_in_a_child_process_not_in_the_callers(tmp_path):
+    """The review app's memory after the checklist: ``datasets`` is imported by the check's
+    child process only."""
+    src = write_source(tmp_path / "src", corpus(), questions())
+    script = (
+        "import sys\n"
+        "from mtcb_curate.app.sources import Options, command_session\n"
+        "from mtcb_curate.checks import run_checklist\n"
+        f"with command_session(Options('ficha', source=[{str(src)!r}])) as (session, has_ws):\n"
+        "    c = run_checklist(session, has_workspace=has_ws, loads=True).get('loads')\n"
+        "print(c.status, 'datasets' in sys.modules)\n")
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout.split()
+    assert out == ["pass", "False"]
+
+
+def test_loads_reports_a_type_that_does_not_load_back_as_written(tmp_path, monkeypatch):
+    from mtcb_curate.checks import loads as loads_check
+
+    real = loads_check.read_back
+
+    def retyped(folder):
+        found = real(folder)
+        found["questions"]["types"]["question"] = "large_string"
+        return found
+
+    monkeypatch.setattr(loads_check, "read_back", retyped)
+    c = no_workspace_report(tmp_path, corpus(), questions(), loads=True).get("loads")
+    assert c.status == "fail" and "questions.question: type large_string, expected string" in c.message
+
+
 def test_loads_is_skipped_when_not_asked(open_ws):
     c = check(open_ws(), "loads", loads=False)
     assert (c.status, c.message) == ("skip", "not run")

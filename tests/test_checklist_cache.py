@@ -159,14 +159,14 @@ def test_loads_is_not_loaded_again_for_the_same_tables(session_of, monkeypatch):
     first = run_checklist(session_of(), loads=True, cache=True).get("loads")
     assert first.status == "pass" and "not built or loaded again" not in first.message
 
-    import datasets
+    from mtcb_curate.checks import loads as loads_check
 
-    real_load = datasets.load_dataset
+    real_read_back = loads_check.read_back
 
-    def refuse(*args, **kw):
-        raise AssertionError("load_dataset called for tables that loaded before")
+    def refuse(folder):
+        raise loads_check.LoadFailed("AssertionError: load_dataset called for tables that loaded before")
 
-    monkeypatch.setattr(datasets, "load_dataset", refuse)
+    monkeypatch.setattr(loads_check, "read_back", refuse)
     again = run_checklist(session_of(), loads=True, cache=True).get("loads")
     assert again.status == "pass"
     assert again.message.startswith(first.message)
@@ -177,7 +177,7 @@ def test_loads_is_not_loaded_again_for_the_same_tables(session_of, monkeypatch):
     changed = run_checklist(session, loads=True, cache=True).get("loads")
     assert changed.status == "fail" and "load_dataset called" in changed.message
     # a failure is not kept: the same tables are loaded again next time
-    monkeypatch.setattr(datasets, "load_dataset", real_load)
+    monkeypatch.setattr(loads_check, "read_back", real_read_back)
     assert run_checklist(session, loads=True, cache=True).get("loads").message == first.message.replace(
         "questions 4 rows", "questions 3 rows")
 
@@ -338,3 +338,32 @@ def test_answerable_is_worked_out_once_per_text_and_again_after_an_edit(session_
     monkeypatch.setattr(ccache, "ANSWERABLE_CODE", ("evidence", "checks/questions.py", "checks/cache.py"))
     assert "planted reason" not in json.dumps(run_checklist(session_of(), loads=False, cache=True)
                                               .get("answerable").to_dict())
+
+
+def test_the_corpus_table_is_built_from_the_documents_bytes_and_names_a_lone_surrogates_row(
+        session_of, tmp_path, monkeypatch):
+    from mtcb_curate.dataset import model
+    from mtcb_curate.hub.errors import PublishError
+    from mtcb_curate.hub.tables import build_tables
+
+    session = session_of()
+    decoded: list[int] = []
+    real = model.document_text
+    monkeypatch.setattr(model, "document_text", lambda data: decoded.append(1) or real(data))
+    table = build_tables(session)[0]
+    assert decoded == []  # no decoded copy of the corpus
+    monkeypatch.setattr(model, "document_text", real)
+    assert table.column("text").to_pylist() == [row["text"] for row in corpus()]
+    assert table.column_names == ["ticker", "company", "text"]
+
+    rows = corpus()
+    rows[1] = {**rows[1], "text": rows[1]["text"] + " \ud800 bells"}
+    src = write_source(tmp_path / "lone", corpus(), questions())
+    (src / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="ascii")
+    lone = open_session(Options("ficha", source=[str(src)], workspace=tmp_path / "ws-lone"))
+    try:
+        with pytest.raises(PublishError) as err:
+            build_tables(lone)
+    finally:
+        lone.workspace.close()
+    assert err.value.kind == "input" and "corpus row 1, field 'text'" in str(err.value)

@@ -57,6 +57,8 @@ def loads(ctx: CheckContext) -> CheckResult:
                                                           f"({exc.strerror or type(exc).__name__}: {tmp})")
         try:
             problems = _load(folder, sample, questions)
+        except LoadFailed as exc:
+            return CheckResult("loads", CheckStatus.FAIL, f"datasets.load_dataset failed: {one_line(str(exc), 200)}")
         except Exception as exc:  # noqa: BLE001 - any failure to load is what this check reports
             return CheckResult("loads", CheckStatus.FAIL, f"datasets.load_dataset failed: {type(exc).__name__}: "
                                                           f"{one_line(str(exc), 200)}")
@@ -75,28 +77,103 @@ def loads(ctx: CheckContext) -> CheckResult:
 
 
 def _load(folder: Path, sample, questions) -> list[str]:
-    """Load both configs of the layout written in ``folder`` with ``datasets.load_dataset``;
-    what differs from the tables written (rows, columns, types), one line each.
+    """Load both configs of the layout written in ``folder`` with ``datasets.load_dataset``, in
+    a child process (:func:`read_back`); what differs from the tables written (rows, columns,
+    types), one line each.
 
     Raises:
-        Exception: whatever ``load_dataset`` raises.
+        LoadFailed: ``load_dataset`` raised (its type and message), or the child process failed.
     """
-    import datasets
-
-    from mtcb_curate.hub.quiet import quiet_datasets
-
+    found = read_back(folder)
     problems = []
-    with quiet_datasets():
-        for config, table in (("corpus", sample), ("questions", questions)):
-            loaded = datasets.load_dataset(str(folder), config, split="train", cache_dir=str(folder / ".cache"))
-            if loaded.num_rows != table.num_rows:
-                problems.append(f"{config}: {loaded.num_rows} rows loaded, {table.num_rows} written")
-            if loaded.column_names != table.column_names:
-                problems.append(f"{config}: columns {loaded.column_names} loaded, {table.column_names} written")
-            else:
-                got = loaded.data.table.schema
-                for name in table.column_names:
-                    if got.field(name).type != table.schema.field(name).type:
-                        problems.append(f"{config}.{name}: type {got.field(name).type}, "
-                                        f"expected {table.schema.field(name).type}")
+    for config, table in (("corpus", sample), ("questions", questions)):
+        loaded = found[config]
+        if loaded["rows"] != table.num_rows:
+            problems.append(f"{config}: {loaded['rows']} rows loaded, {table.num_rows} written")
+        if loaded["columns"] != table.column_names:
+            problems.append(f"{config}: columns {loaded['columns']} loaded, {table.column_names} written")
+        else:
+            for name in table.column_names:
+                want = str(table.schema.field(name).type)
+                if loaded["types"][name] != want:
+                    problems.append(f"{config}.{name}: type {loaded['types'][name]}, expected {want}")
     return problems
+
+
+class LoadFailed(Exception):
+    """``datasets.load_dataset`` failed on the layout (the message: the error's type and text),
+    or the process that ran it did."""
+
+
+#: Seconds the child process may take to load the two configs (they hold a few rows of the
+#: corpus and the questions: a couple of seconds, most of it the import of ``datasets``).
+LOAD_TIMEOUT_S = 300.0
+
+#: The file, in the layout's folder, where the child process writes what it loaded.
+_RESULT = ".loaded.json"
+
+
+def read_back(folder: Path) -> dict:
+    """What ``datasets.load_dataset`` reads from the layout in ``folder``, config by config:
+    ``{"corpus"|"questions": {"rows": int, "columns": [str], "types": {column: arrow type
+    as str}}}``.
+
+    Run in a child process (``python -m mtcb_curate.checks.loads FOLDER``, with the Hub client
+    offline: the folder is local), so that ``datasets`` (about 110 MB once imported, with
+    pandas) and the objects of the load never stay in the caller's process: the review app's
+    memory returns to what it was after the checklist.
+
+    Raises:
+        LoadFailed: the load raised (its type and message), or the child process failed or
+            took more than :data:`LOAD_TIMEOUT_S` seconds.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    result = folder / _RESULT
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "mtcb_curate.checks.loads", str(folder)], env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=LOAD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise LoadFailed(f"TimeoutExpired: no answer within {LOAD_TIMEOUT_S:.0f} s") from None
+    try:
+        found = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        raise LoadFailed(f"the loading process failed: {tail[0]}") from None
+    if "error" in found:
+        raise LoadFailed(found["error"])
+    return found
+
+
+def _main(argv: list[str]) -> int:
+    """The child process of :func:`read_back`: load both configs of the layout in ``argv[0]``
+    and write what was loaded (or ``{"error": "Type: message"}``) to its ``.loaded.json``."""
+    import json
+
+    folder = Path(argv[0])
+    try:
+        import datasets
+
+        from mtcb_curate.hub.quiet import quiet_datasets
+
+        found = {}
+        with quiet_datasets():
+            for config in ("corpus", "questions"):
+                loaded = datasets.load_dataset(str(folder), config, split="train", cache_dir=str(folder / ".cache"))
+                found[config] = {"rows": loaded.num_rows, "columns": loaded.column_names,
+                                 "types": {f.name: str(f.type) for f in loaded.data.table.schema}}
+    except Exception as exc:  # noqa: BLE001 - any failure to load is what the check reports
+        found = {"error": f"{type(exc).__name__}: {exc}"}
+    (folder / _RESULT).write_text(json.dumps(found), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_main(sys.argv[1:]))
