@@ -24,6 +24,7 @@ from mtcb_curate.llm.proposals import candidate_ranges, fact_score, is_boilerpla
 WINDOW = (
     "Table of Contents\n"
     "ALPHA CORP\n"
+    "NOTES TO CONSOLIDATED FINANCIAL STATEMENTS\n"
     "This report contains forward-looking statements that involve risks and uncertainties, and actual results may differ.\n"
     "\n"
     "Alpha Corp makes anvils and hammers for builders in North America and Europe through its two segments.\n"
@@ -58,7 +59,7 @@ def test_facts_with_figures_come_first_and_boilerplate_headings_and_table_intros
     props = candidate_ranges(smap, min_chars=30, max_chars=600)
     shown = [texts(smap, p) for p in props]
     assert shown[0].startswith("Net revenue of Alpha Corp was $10.5 million")  # a figure, a year, a sentence
-    for bad in ("Table of Contents", "ALPHA CORP", "forward-looking", "as follows (in millions):"):
+    for bad in ("Table of Contents", "ALPHA CORP", "NOTES TO", "forward-looking", "as follows (in millions):"):
         assert not any(bad in t for t in shown), bad
     assert not any(t.strip() in ("27", "Year ended December 31, 2022 2021") for t in shown)
     # A sentence wrapped across two units is proposed whole (its second unit starts in lower case).
@@ -209,3 +210,21 @@ def test_an_answer_copying_another_sentence_of_the_window_is_refused_with_feedba
     assert "copies sentence" in fake_llm.requests[1]["messages"][-1]["content"]
     assert cand is not None and cand.attempts == 2
     assert gen.copied_sentence("$10.5 million", smap, p.first, p.last) is None  # a short answer is never a copy
+
+
+def test_a_heading_for_evidence_and_an_answer_that_only_repeats_the_question_are_refused(fake_llm):
+    smap = sentence_map(DOC)
+    p = props()[0]
+    heading = next(i for i in range(1, len(smap) + 1) if smap.unit_text(i).startswith("NOTES TO"))
+    assert len(smap.passage(heading, heading)) >= 30  # long enough: refused for what it is, not its length
+    fake_llm.script = [numbered("What is the name of Alpha Corp?", "Alpha Corp", p.first, p.last),
+                       numbered("What is the title of Alpha Corp's notes?", "Notes to consolidated financial statements",
+                                heading, heading),
+                       numbered("What was Alpha Corp's net revenue in fiscal 2022?", "$10.5 million", p.first, p.last)]
+    cand, attempts = run(ChatClient(make_config(fake_llm)))
+    assert any("only repeats words of the question" in x for x in attempts[0].problems)
+    assert any(f"Sentences {heading} to {heading} are a heading or page furniture" in x for x in attempts[1].problems)
+    assert "heading or page furniture" in fake_llm.requests[2]["messages"][-1]["content"]
+    assert cand is not None and cand.attempts == 3 and cand.answer == "$10.5 million"
+    assert not gen.answer_repeats_question("What was Alpha Corp's net revenue in fiscal 2022?", "$10.5 million")
+    assert gen.answer_repeats_question("What is the name of Amazon?", "Amazon")

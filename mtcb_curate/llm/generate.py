@@ -44,7 +44,7 @@ from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
 from mtcb_curate.llm.numbered import SentenceMap, sentence_map
-from mtcb_curate.llm.proposals import Proposal, candidate_ranges
+from mtcb_curate.llm.proposals import Proposal, candidate_ranges, is_boilerplate
 from mtcb_curate.llm.prompts import (DENSE_REQUEST, DENSE_REQUEST_QUOTE, GENERATION_SCHEMA, NUMBERED_SCHEMA,
                                      WINDOW_CLOSE, WINDOW_OPEN, DomainHint, Steering, domain_hint,
                                      feedback_message, generation_messages, instruction_texts, numbered_messages)
@@ -730,6 +730,15 @@ def _question_rules(question: str, answer: str, existing_questions: Sequence[str
         problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
 
 
+def answer_repeats_question(question: str, answer: str) -> bool:
+    """True when every content word of ``answer`` (``verify.words.content_words``) is a word of
+    ``question`` and the answer holds no digit: it states nothing the question does not."""
+    from mtcb_curate.verify.words import content_words
+
+    words = content_words(answer)
+    return bool(words) and not any(c.isdigit() for c in answer) and words <= content_words(question)
+
+
 def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None, limits: Limits,
                     min_units: int = 1) -> tuple[Support, str | None]:
     """The answer-support verdict of checked ``fields`` and, when unsupported, the feedback
@@ -983,6 +992,15 @@ def generate_for_window(
             fields["proposed"] = (proposed.first, proposed.last)
         if mode == "numbered" and fields is not None and fields.get("passage") and fields.get("sentences"):
             a, b = fields["sentences"]
+            if all(is_boilerplate(smap.display(i)) for i in range(a, b + 1)):
+                problems.append(f"Sentences {a} to {b} are a heading or page furniture (a title, a page header, a "
+                                "table of contents line), not evidence: choose sentences that state the facts of "
+                                "the answer.")
+            if fields["question"] and answer_repeats_question(fields["question"], fields["answer"]):
+                # "What is the name of Amazon?" / "Amazon" (the 1.5B model, run I): the answer
+                # tells nothing the question does not, so the pair tests no retrieval.
+                problems.append(f'The answer "{_short(fields["answer"], 60)}" only repeats words of the question: ask '
+                                "for a fact the window states that the question does not already say.")
             copied = copied_sentence(fields["answer"], smap, a, b)
             if copied is not None:
                 # The 1.5B model answered with another sentence of the window, which the support
