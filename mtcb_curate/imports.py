@@ -1,13 +1,9 @@
 """Import a library whose package ``__init__`` pulls in heavy optional packages it does not need
 for what we use of it.
 
-Two libraries import, when they are installed, packages they only use as optional extras, each
-inside ``try: ... except ImportError`` with a fallback:
+A library may import, when they are installed, packages it only uses as optional extras, inside
+``try: ... except ImportError`` with a fallback:
 
-- ``nltk`` (for the Snowball stemmer of ``evidence.words``): its ``__init__`` imports nearly all
-  of nltk, and ``nltk.metrics.association``, ``nltk.metrics.scores``,
-  ``nltk.translate.gale_church`` and ``nltk.parse.transitionparser`` import scipy (about 55 MB
-  and 0.9 s, before the review app's first frame);
 - ``chonkie`` (for the chunkers of ``preview.chunkers``): ``chonkie.chunker`` imports its LLM
   "genies", which import openai (about 1.2 s of import on the thread that chunks).
 

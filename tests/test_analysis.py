@@ -552,8 +552,8 @@ def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypa
         runner._write_inputs(snap, snap.texts(), text, groups)
         job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
         refs, alive = [], []
-        read = analysis_store.read_corpus
-        monkeypatch.setattr(analysis_store, "read_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
+        read = analysis_store.open_corpus
+        monkeypatch.setattr(analysis_store, "open_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
         count = analysis_worker._count_tokens
         monkeypatch.setattr(analysis_worker, "_count_tokens",
                             lambda *a: alive.append(refs[0]() is not None) or count(*a))

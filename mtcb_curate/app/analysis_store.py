@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from mtcb_curate.dataset.model import document_text, encode_text
+from mtcb_curate.dataset.model import CorpusFile, Document, document_text, encode_text
 from mtcb_curate.verify.verdict import PairResult, Verdict
 
 #: Bump when a file's layout changes: every key holds it.
@@ -171,6 +171,30 @@ def read_corpus(path: Path) -> dict[str, bytes]:
             if len(data) != end - start:
                 raise ValueError(f"{path}: cut short")
             out.setdefault(str(key), data)
+    return out
+
+
+def open_corpus(path: Path) -> dict[str, Document]:
+    """Document key -> ``Document`` (row: its place in the file) whose bytes are read from the
+    file on access, a document at a time (``dataset.model.CorpusFile``): the worker never holds
+    the whole corpus.
+
+    Raises:
+        OSError, ValueError: a missing or damaged file.
+    """
+    with open(path, "rb") as fh:
+        end_of_data = fh.seek(-8, os.SEEK_END)
+        size = int.from_bytes(fh.read(8), "little")
+        if size > end_of_data:
+            raise ValueError(f"{path}: cut short")
+        end_of_data = fh.seek(-8 - size, os.SEEK_END)
+        index = json.loads(fh.read(size))
+    file = CorpusFile.open(path)
+    out: dict[str, Document] = {}
+    for row, (key, start, end) in enumerate(index):
+        if not 0 <= start <= end <= end_of_data:
+            raise ValueError(f"{path}: cut short")
+        out.setdefault(str(key), Document.at(str(key), file, int(start), int(end), row))
     return out
 
 

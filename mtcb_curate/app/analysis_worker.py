@@ -82,7 +82,7 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
     table = _readable(store.VerdictTable.read, verdicts_path)
     if table is None:
         t = time.perf_counter()
-        corpus = store.read_corpus(store.corpus_path(folder, job["corpus"]))
+        corpus = store.open_corpus(store.corpus_path(folder, job["corpus"]))  # read a document at a time
         results, todo, reused, token_cache = _verify(job, folder, pairs, corpus, step)
         del corpus  # and the index over it: the token counts read the passages only
         _release()
@@ -224,12 +224,13 @@ def _release() -> None:
     """Collect what the last stage left and hand the C heap's free pages back (the next stage
     starts from less: the process's peak is one stage's, not their sum)."""
     import ctypes
-    import ctypes.util
     import gc
 
     gc.collect()
     try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+        # glibc by its soname: ``ctypes.util.find_library`` runs ``ldconfig`` in a child process,
+        # a fork of this one (its resident set counted again while it lives)
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # no glibc: the pages stay with the process
         pass
 
@@ -244,13 +245,13 @@ def _readable(read: Callable[[Path], Any], path: Path) -> Any:
         return None
 
 
-def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, bytes], step: Progress):
+def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict, step: Progress):
     """Every pair's verification (``PairResult``s in id order; those verified here without
     their token counts yet), the ids verified here, how many were reused from the previous
     run, and the token cache (or None)."""
     from dataclasses import replace
 
-    from mtcb_curate.dataset.model import Dataset, Document, QAPair, SourceInfo
+    from mtcb_curate.dataset.model import Dataset, DocumentBytes, QAPair, SourceInfo
     from mtcb_curate.dataset.profiles import get_profile
     from mtcb_curate.dataset.token_cache import TokenCache
     from mtcb_curate.verify import verify_dataset
@@ -271,8 +272,9 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict[str, b
     reused = n - len(todo)
     cache_dir = job.get("token_cache")
     token_cache = TokenCache(Path(cache_dir)) if cache_dir else None
-    index = CorpusIndex(corpus, token_cache)
-    documents = {k: Document(k, data, row) for row, (k, data) in enumerate(corpus.items())}
+    # ``corpus``: key -> Document read from the corpus file on access (``store.open_corpus``)
+    index = CorpusIndex(DocumentBytes(corpus), token_cache)
+    documents = corpus
     qa = [QAPair(i, pairs.questions[i], pairs.answers[i], pairs.passages[i], pairs.doc_keys[i],
                  pairs.chunk_index[i]) for i in todo]
     dataset = Dataset(job.get("name", ""), get_profile(job.get("name") or "generic"), documents, qa,

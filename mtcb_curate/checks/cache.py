@@ -51,7 +51,7 @@ CACHE_FOLDER = "checklist"
 FORMAT = 1
 #: The code a pair's verification depends on (paths relative to the package).
 VERIFY_CODE = ("verify", "dataset/tokens.py", "dataset/model.py")
-#: The code the ``answerable`` rule depends on (with the versions of wordllama and nltk).
+#: The code the ``answerable`` rule depends on (with the versions of wordllama and snowballstemmer).
 ANSWERABLE_CODE = ("evidence", "checks/questions.py")
 #: The code a ``loads`` verdict depends on.
 LOADS_CODE = ("hub", "dataset", "checks/loads.py")
@@ -95,9 +95,9 @@ def _version(dist: str) -> str:
 
 def answerable_stamp() -> str:
     """What every ``answerable`` reason depends on besides the pair's texts: the digest of the
-    rule's code (:data:`ANSWERABLE_CODE`) and the installed wordllama and nltk versions. Reads
+    rule's code (:data:`ANSWERABLE_CODE`) and the installed wordllama and snowballstemmer versions. Reads
     no model (the review app compares it without loading one)."""
-    return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('nltk')}"
+    return f"{code_digest(ANSWERABLE_CODE)}:{_version('wordllama')}:{_version('snowballstemmer')}"
 
 
 def _merged(old: Any, new: dict, keep: int) -> dict:

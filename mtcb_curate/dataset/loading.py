@@ -28,7 +28,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +37,16 @@ from typing import Any
 from mtcb_curate.collector import collection_paused
 from mtcb_curate.errors import InputError
 from mtcb_curate.dataset import hub_requests
-from mtcb_curate.dataset.model import Dataset, Document, Problem, QAPair, SourceInfo
+from mtcb_curate.dataset.model import (
+    CorpusFile,
+    Dataset,
+    Document,
+    Problem,
+    QAPair,
+    SourceInfo,
+    document_text,
+    encode_text,
+)
 from mtcb_curate.dataset.profiles import CHUNK_INDEX_COLUMN, Profile, detect_document_key, first_present
 from mtcb_curate.dataset.quiet import quiet_datasets
 
@@ -130,22 +139,137 @@ def _read_parquet(path: Path) -> Table:
 
     try:
         with pq.ParquetFile(path) as f:
-            table = f.read()
+            long = _long_text_columns(f)
+            store = corpus_file() if long else None
+            if store is None:
+                table = f.read()
+                out = _arrow_to_table(table, str(path))
+            else:
+                # The long texts a few rows at a time, straight to the corpus file: the whole
+                # column is never held (Arrow's reading of a 48 MB column at once left the
+                # process 160 MB larger), nor turned into Python strings.
+                others = [n for n in f.schema_arrow.names if n not in long]
+                table = f.read(columns=others, use_threads=False)
+                out = _arrow_to_table(table, str(path))
+                rows = f.metadata.num_rows
+                texts = {n: StoredTexts([]) for n in long}
+                per_batch = max(1, SPILL_BYTES // max(1, _column_bytes(f, long) // max(1, rows)))
+                for batch in f.iter_batches(batch_size=per_batch, columns=long, use_threads=False):
+                    for n in long:
+                        texts[n].spill(batch.column(n), store)
+                    del batch
+                columns = {n: texts[n] if n in texts else out.columns[n] for n in f.schema_arrow.names}
+                types = {fld.name: _type_name(fld) for fld in f.schema_arrow}
+                out = Table(out.label, columns, types, rows, out.row_files)
+    except InputError:
+        raise
     except Exception as exc:  # pyarrow raises several types for corrupt files
         raise InputError(str(path), f"not a readable parquet file ({_one_line(exc)})") from None
-    out = _arrow_to_table(table, str(path))
     del table
     _release_arrow_memory()
     return out
 
 
-def _arrow_to_table(table: Any, label: str) -> Table:
-    """Columns as Python values and their arrow type names. A dictionary-encoded column (what
-    pandas writes for a ``category``) holds its values: it gets the values' type name."""
+#: A string column whose values average more UTF-8 bytes than this (document texts) is written
+#: to the corpus file as it is read (:class:`StoredTexts`), not turned into Python ``str``.
+LONG_TEXT_BYTES = 4096
+#: Bytes of long texts read from a parquet file per step.
+SPILL_BYTES = 4 << 20
+
+
+class StoredTexts(Sequence):
+    """A column of long texts kept in corpus files (``dataset.model.CorpusFile``), not in
+    memory: ``[row]`` is the value as ``str`` (or None), :meth:`data` its UTF-8 bytes and
+    :meth:`entry` where they are, so a document refers to them without a copy (a document's
+    text is never decoded to be encoded again)."""
+
+    def __init__(self, entries: list[tuple[CorpusFile, int, int] | None]):
+        self.entries = entries
+
+    def spill(self, column: Any, store: CorpusFile) -> None:
+        """Write the values of an Arrow string column to ``store`` and add them."""
+        import pyarrow as pa
+
+        binary = column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
+        for value in binary:  # a cast of the same buffers: no str made
+            data = value.as_py()
+            self.entries.append(None if data is None else (store, *store.append(data)))
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        data = self.data(row)
+        return None if data is None else document_text(data)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def entry(self, row: int) -> tuple[CorpusFile, int, int] | None:
+        """``(file, start, end)`` of row ``row``'s bytes, or None for a null."""
+        return self.entries[row]
+
+    def data(self, row: int) -> bytes | None:
+        """Row ``row``'s UTF-8 bytes, or None for a null."""
+        e = self.entries[row]
+        return None if e is None else e[0].read(e[1], e[2])
+
+
+def _long_text_columns(f: Any) -> list[str]:
+    """The string columns of a parquet file whose values average over :data:`LONG_TEXT_BYTES`
+    (from the file's metadata: nothing read)."""
     import pyarrow as pa
 
-    columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    types = {f.name: str(f.type.value_type if pa.types.is_dictionary(f.type) else f.type) for f in table.schema}
+    rows = f.metadata.num_rows
+    if not rows:
+        return []
+    names = [fld.name for fld in f.schema_arrow if pa.types.is_string(fld.type) or pa.types.is_large_string(fld.type)]
+    return [n for n in names if _column_bytes(f, [n]) > LONG_TEXT_BYTES * rows]
+
+
+def _column_bytes(f: Any, names: list[str]) -> int:
+    """Uncompressed bytes of the named top-level columns of a parquet file (its metadata)."""
+    meta = f.metadata
+    wanted = set(names)
+    total = 0
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            if col.path_in_schema.split(".")[0] in wanted:
+                total += col.total_uncompressed_size
+    return total
+
+
+def _type_name(fld: Any) -> str:
+    import pyarrow as pa
+
+    return str(fld.type.value_type if pa.types.is_dictionary(fld.type) else fld.type)
+
+
+def _arrow_to_table(table: Any, label: str) -> Table:
+    """Columns as Python values and their arrow type names. A dictionary-encoded column (what
+    pandas writes for a ``category``) holds its values: it gets the values' type name. A string
+    column of long texts (:data:`LONG_TEXT_BYTES`) is written to a corpus file a few rows at a
+    time (:class:`StoredTexts`) when one can be made."""
+    import pyarrow as pa
+
+    columns: dict[str, Any] = {}
+    store: CorpusFile | None = None
+    rows = table.num_rows
+    for name in table.column_names:
+        column = table.column(name)
+        if (rows and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+                and column.nbytes > LONG_TEXT_BYTES * rows):
+            store = store or corpus_file()
+            if store is not None:
+                texts = StoredTexts([])
+                step = max(1, SPILL_BYTES // max(1, column.nbytes // rows))
+                for first in range(0, rows, step):
+                    texts.spill(column.slice(first, step), store)
+                columns[name] = texts
+                continue
+        columns[name] = column.to_pylist()
+    types = {f.name: _type_name(f) for f in table.schema}
     return Table(label, columns, types, table.num_rows, [(0, label)])
 
 
@@ -331,7 +455,9 @@ def _concat(tables: list[Table], label: str) -> Table:
     for t in tables:
         for n in t.columns:
             names.setdefault(n, None)
-    columns: dict[str, list[Any]] = {n: [] for n in names}
+    # long texts in corpus files stay there (``StoredTexts``): the others become one list
+    columns: dict[str, Any] = {n: StoredTexts([]) if all(isinstance(t.columns.get(n), StoredTexts) for t in tables)
+                               else [] for n in names}
     row_files: list[tuple[int, str]] = []
     problems: list[tuple[int, str | None, str]] = []
     lines: list[int] | None = [] if all(t.lines is not None for t in tables) else None
@@ -341,7 +467,11 @@ def _concat(tables: list[Table], label: str) -> Table:
         if lines is not None:
             lines.extend(t.lines)
         for n in names:
-            columns[n].extend(t.columns.get(n, [None] * t.nrows))
+            got = columns[n]
+            if isinstance(got, StoredTexts):
+                got.entries.extend(t.columns[n].entries)
+            else:
+                got.extend(t.columns.get(n, [None] * t.nrows))
         problems.extend((total + row, fld, msg) for row, fld, msg in t.problems)
         total += t.nrows
     types = {}
@@ -678,11 +808,14 @@ def _key_str(value: Any) -> str | None:
     return None
 
 
-def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo) -> Dataset:
+def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo, *,
+                  corpus_in_file: bool = True) -> Dataset:
     """Link a corpus table and a questions table into a ``Dataset``.
 
     Pair ids are the questions' 0-based rows. Column choice follows ``profile`` (with the
-    document key detected from the shared columns when the profile has none).
+    document key detected from the shared columns when the profile has none). The documents'
+    bytes are written to a :class:`~mtcb_curate.dataset.model.CorpusFile` and read from it on
+    access (``corpus_in_file`` False, or no folder can hold the file: kept in memory).
 
     Raises:
         InputError: a required column is missing or of the wrong type, no document key can be
@@ -742,18 +875,29 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     key_rows: dict[str, list[int]] = {}
     other_cols = [c for c in corpus.columns if c not in (text_col, ckey)]
     texts, keys = corpus.columns[text_col], corpus.columns[ckey]
+    stored = isinstance(texts, StoredTexts)  # already in a corpus file: referred to, not copied
+    store = corpus_file() if corpus_in_file and not stored else None
     for row in range(corpus.nrows):
         key = _key_str(keys[row])
         if key is None:
             problem(corpus, row, ckey, f"document key is {_describe(keys[row])}; the document cannot be linked")
             continue
-        text = texts[row]
+        key_rows.setdefault(key, []).append(row)
+        if key in documents:
+            continue
+        meta = {c: corpus.columns[c][row] for c in other_cols}
+        entry = texts.entry(row) if stored else None
+        if entry is not None:
+            documents[key] = Document.at(key, *entry, row, meta)
+            continue
+        text = None if stored else texts[row]
         if not isinstance(text, str):
             problem(corpus, row, text_col, f"document text is {_describe(text)}; shown as empty")
             text = ""
-        key_rows.setdefault(key, []).append(row)
-        if key not in documents:
-            documents[key] = Document(key, text, row, {c: corpus.columns[c][row] for c in other_cols})
+        if store is None:
+            documents[key] = Document(key, text, row, meta)
+        else:
+            documents[key] = Document.stored(key, encode_text(text), store, row, meta)
     duplicated = {k: rows for k, rows in key_rows.items() if len(rows) > 1}
     for k, rows in duplicated.items():
         problem(corpus, rows[1], ckey, f"document key '{k}' repeats (rows {', '.join(map(str, rows))}); "
@@ -840,6 +984,15 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     if CHUNK_INDEX_COLUMN in questions.columns:
         columns["chunk_index"] = CHUNK_INDEX_COLUMN
     return Dataset(name, profile, documents, pairs, source, columns, problems, duplicated)
+
+
+def corpus_file() -> CorpusFile | None:
+    """A new :class:`~mtcb_curate.dataset.model.CorpusFile` for a dataset's documents, or None
+    when no folder can hold one (the documents are then kept in memory)."""
+    try:
+        return CorpusFile()
+    except OSError:
+        return None
 
 
 def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
@@ -98,13 +100,164 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+#: Document texts (UTF-8 bytes) whose digest :func:`text_digest` remembers; passages and other
+#: ``str`` texts: 4096.
+DIGESTS_KEPT = 8
+
+
 @functools.lru_cache(maxsize=4096)
+def _str_digest(text: str) -> str:
+    return hashlib.sha1(encode_text(text)).hexdigest()
+
+
+@functools.lru_cache(maxsize=DIGESTS_KEPT)
+def _bytes_digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
 def text_digest(text: str | bytes) -> str:
     """sha1 hex of ``text``'s UTF-8 bytes (lone surrogates kept), or of ``text`` itself when it
     is those bytes (a corpus document's ``Document.data``: the same digest, with no decoding);
-    remembered per text (a document is hashed once per process: the statistics' corpus digest
-    and the token cache both use it)."""
-    return hashlib.sha1(text if isinstance(text, bytes) else encode_text(text)).hexdigest()
+    remembered for the last 4096 ``str`` texts and the last :data:`DIGESTS_KEPT` byte texts (a
+    remembered text is kept alive by the cache: few documents, so the corpus is not)."""
+    return _bytes_digest(text) if isinstance(text, bytes) else _str_digest(text)
+
+
+class CorpusFile:
+    """The corpus documents' UTF-8 bytes in one unnamed temporary file, read a document at a
+    time: the app's process keeps the corpus out of its memory (a 48 MB corpus is 48 MB of
+    resident pages when held as ``bytes``; the file's pages are the kernel's page cache).
+
+    Args:
+        folder: where the file is made (default: the user cache folder ``corpus``, else the
+            system's temporary folder). The file is unlinked as soon as it is made: it goes
+            with the object (or the process, even a killed one), and nothing is left on disk.
+
+    The last documents read are kept (at most :data:`KEEP_BYTES` bytes, the last one always), so
+    a document read again and again is the same ``bytes`` object (``document_text`` and
+    :func:`text_digest` find it in their caches). Thread-safe.
+
+    Raises:
+        OSError: no folder can hold the file (from the constructor).
+    """
+
+    #: Bytes of recently read documents kept in memory.
+    KEEP_BYTES = 4 << 20
+
+    def __init__(self, folder: str | os.PathLike | None = None):
+        import threading
+
+        import weakref
+
+        self._fd = _temporary_file(folder)
+        self._closer = weakref.finalize(self, os.close, self._fd)  # closed (so deleted) with the object
+        self._size = 0
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[int, bytes] = OrderedDict()
+        self._kept_bytes = 0
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "CorpusFile":
+        """An existing file, to read documents from (as :meth:`read` does; nothing is appended).
+
+        Raises:
+            OSError: it cannot be opened.
+        """
+        import threading
+        import weakref
+
+        self = cls.__new__(cls)
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._closer = weakref.finalize(self, os.close, self._fd)
+        self._size = os.fstat(self._fd).st_size
+        self._lock = threading.Lock()
+        self._kept = OrderedDict()
+        self._kept_bytes = 0
+        return self
+
+    @property
+    def size(self) -> int:
+        """The file's bytes (written so far)."""
+        return self._size
+
+    def append(self, data: bytes) -> tuple[int, int]:
+        """Write one document's bytes at the end; their ``(start, end)`` byte offsets.
+
+        Raises:
+            OSError: the disk is full or the file cannot be written.
+        """
+        with self._lock:
+            start = self._size
+            view = memoryview(data)
+            while view:
+                n = os.pwrite(self._fd, view, self._size)
+                self._size += n
+                view = view[n:]
+            return start, self._size
+
+    def read(self, start: int, end: int) -> bytes:
+        """The bytes ``[start, end)`` (as :meth:`append` gave them).
+
+        Raises:
+            OSError: the file cannot be read (it was cut short).
+        """
+        with self._lock:
+            got = self._kept.get(start)
+            if got is not None and len(got) == end - start:
+                self._kept.move_to_end(start)
+                return got
+        data = os.pread(self._fd, end - start, start)
+        while len(data) < end - start:
+            more = os.pread(self._fd, end - start - len(data), start + len(data))
+            if not more:
+                raise OSError(f"the corpus file ends at byte {start + len(data)}, before byte {end}")
+            data += more
+        with self._lock:
+            old = self._kept.pop(start, None)
+            if old is not None:
+                self._kept_bytes -= len(old)
+            self._kept[start] = data
+            self._kept_bytes += len(data)
+            while self._kept_bytes > self.KEEP_BYTES and len(self._kept) > 1:
+                _, dropped = self._kept.popitem(last=False)
+                self._kept_bytes -= len(dropped)
+        return data
+
+    def close(self) -> None:
+        """Close (and so delete) the file; it is closed anyway once no object refers to it."""
+        self._closer()
+
+
+def _temporary_file(folder: str | os.PathLike | None) -> int:
+    """The descriptor of an unnamed temporary file (made, then unlinked at once) in ``folder``,
+    else in the user cache folder ``corpus`` (on disk, not in a RAM-backed ``/tmp``), else in
+    the system's temporary folder."""
+    import tempfile
+
+    places: list[str | os.PathLike | None] = [folder] if folder is not None else []
+    if folder is None:
+        try:
+            from mtcb_curate.files import user_cache_folder
+
+            places.append(user_cache_folder("corpus"))
+        except Exception:  # noqa: BLE001 - no cache folder: the system's temporary folder
+            pass
+        places.append(None)
+    error: OSError | None = None
+    for place in places:
+        try:
+            if place is not None:
+                os.makedirs(place, exist_ok=True)
+            fd, path = tempfile.mkstemp(prefix="corpus-", suffix=".bin", dir=place)
+            try:
+                os.unlink(path)
+            except OSError:
+                os.close(fd)
+                raise
+            return fd
+        except OSError as exc:
+            error = exc
+    raise error if error is not None else OSError("no folder for the corpus file")
 
 
 class Document:
@@ -114,18 +267,53 @@ class Document:
         key: the document-key value (``AAPL`` for ficha).
         text: the full document text, exactly as published (decoded from ``data`` on access
             through :func:`document_text`; equal to the ``text`` given).
-        data: the text's UTF-8 bytes (:func:`encode_text`), what is kept in memory.
+        data: the text's UTF-8 bytes (:func:`encode_text`): held in memory, or read from a
+            :class:`CorpusFile` on access (:meth:`stored`).
+        size: ``len(data)`` (nothing read).
         row: 0-based row in the corpus config.
         meta: the other corpus columns (company, filing_date ...), values as loaded.
     """
 
-    __slots__ = ("key", "data", "row", "meta")
+    __slots__ = ("key", "_data", "_file", "_start", "_end", "row", "meta")
 
     def __init__(self, key: str, text: str | bytes, row: int, meta: dict[str, Any] | None = None):
         self.key = key
-        self.data = text if isinstance(text, bytes) else encode_text(text)
+        self._data: bytes | None = text if isinstance(text, bytes) else encode_text(text)
+        self._file: CorpusFile | None = None
+        self._start = self._end = 0
         self.row = row
         self.meta = {} if meta is None else meta
+
+    @classmethod
+    def stored(cls, key: str, data: bytes, file: CorpusFile, row: int,
+               meta: dict[str, Any] | None = None) -> "Document":
+        """A document whose bytes ``data`` are written to ``file`` and read from it on access
+        (``data`` is not kept).
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        return cls.at(key, file, *file.append(data), row, meta)
+
+    @classmethod
+    def at(cls, key: str, file: CorpusFile, start: int, end: int, row: int,
+           meta: dict[str, Any] | None = None) -> "Document":
+        """A document whose bytes are ``[start, end)`` of ``file`` (read from it on access)."""
+        doc = cls(key, b"", row, meta)
+        doc._data = None
+        doc._file = file
+        doc._start, doc._end = start, end
+        return doc
+
+    @property
+    def data(self) -> bytes:
+        if self._data is not None:
+            return self._data
+        return self._file.read(self._start, self._end)  # type: ignore[union-attr]
+
+    @property
+    def size(self) -> int:
+        return len(self._data) if self._data is not None else self._end - self._start
 
     @property
     def text(self) -> str:
@@ -140,6 +328,26 @@ class Document:
 
     def __repr__(self) -> str:
         return f"Document(key={self.key!r}, row={self.row}, chars={len(self.text)}, meta={self.meta!r})"
+
+
+class DocumentBytes(Mapping):
+    """Document key -> ``Document.data``, read on access (a view: nothing is copied or kept,
+    so walking it holds one document at a time)."""
+
+    def __init__(self, documents: Mapping[str, Document]):
+        self._documents = documents
+
+    def __getitem__(self, key: str) -> bytes:
+        return self._documents[key].data
+
+    def __iter__(self):
+        return iter(self._documents)
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._documents
 
 
 class HistoryKind(StrEnum):

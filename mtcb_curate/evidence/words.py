@@ -4,13 +4,15 @@ the generation filters compare, so "founded" meets "founding" and "companies" me
 A content word is a run of letters (inner apostrophes and hyphens kept as one word: "o'clock",
 "well-known"), lower-cased, not a stopword (:data:`STOPWORDS`, our list: articles, pronouns,
 auxiliaries, prepositions, conjunctions and the words questions are built with), stemmed with
-nltk's Snowball English stemmer (Porter's second algorithm; nltk ships it, no download).
+the Snowball English stemmer (Porter's second algorithm) of the ``snowballstemmer`` package
+(pinned below 3: its 3.x English stemmer changed, "internal" no longer meets "intern").
 Figures are not words here: :mod:`~mtcb_curate.evidence.figures` compares them as numbers.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,12 +51,17 @@ class Word:
     end: int
 
 
+_STEM_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _stemmer():
-    # nltk's package init would import scipy (mtcb_curate.imports): the stemmer needs none of it
-    from mtcb_curate.imports import import_hiding
+    # snowballstemmer (about 3 MB) rather than nltk's copy of the same algorithm: nltk's package
+    # init loads most of nltk (about 28 MB even with scipy kept out), in the app's process and
+    # in the analysis's
+    import snowballstemmer
 
-    return import_hiding("nltk.stem.snowball", ("scipy",)).SnowballStemmer("english")
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=65536)
@@ -63,7 +70,8 @@ def stem(word: str) -> str:
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    return _stemmer().stem(w)
+    with _STEM_LOCK:  # a snowballstemmer stemmer keeps its word in itself while it works
+        return _stemmer().stemWord(w)
 
 
 def is_stopword(word: str) -> bool:

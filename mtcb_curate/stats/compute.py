@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mtcb_curate.dataset.model import PASSAGE_FIELD, HistoryKind, Status
+from mtcb_curate.dataset.model import PASSAGE_FIELD, DocumentBytes, HistoryKind, Status
 from mtcb_curate.dataset.tokens import WINDOW_TOKENS
 from mtcb_curate.stats.questions import FORMS, TYPES, question_form, question_type
 from mtcb_curate.stats.targets import Targets, balance_problems
@@ -254,7 +254,7 @@ def compute_stats(session: ReviewSession, ids: Iterable[int] | None = None, *,
     pool = ThreadPoolExecutor(1 + TOKEN_THREADS, thread_name_prefix="stats")
     # Each document's UTF-8 bytes: its digest names the cache file, and only a document not
     # cached yet is decoded (all 88 of ficha's took 0.09 s on every screen opening).
-    spans_future = pool.submit(corpus_window_spans, {key: doc.data for key, doc in documents.items()},
+    spans_future = pool.submit(corpus_window_spans, DocumentBytes(documents),
                                index=session.corpus_index, cache_dir=windows_cache, build=build_windows)
     from mtcb_curate.stats import located as loc
 

@@ -22,6 +22,7 @@ from mtcb_curate.dataset.model import (
     EDITABLE_FIELDS,
     PASSAGE_FIELD,
     Dataset,
+    DocumentBytes,
     HistoryKind,
     QAPair,
     Status,
@@ -142,7 +143,7 @@ class ReviewSession:
         """sha256 hex of the corpus (``dataset.model.corpus_fingerprint``), computed once per
         session: the cache key of the preview, the findability screen and the checklist."""
         if self._corpus_fingerprint is None:
-            self._corpus_fingerprint = corpus_fingerprint({k: d.data for k, d in self.dataset.documents.items()})
+            self._corpus_fingerprint = corpus_fingerprint(DocumentBytes(self.dataset.documents))
         return self._corpus_fingerprint
 
     def __len__(self) -> int:

@@ -60,7 +60,6 @@ calls it once it has taken the session's analysis (verdicts, clusters) from the 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import time
 
@@ -170,7 +169,9 @@ def _glibc():
     global _libc
     if _libc is None:
         try:
-            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            # by its soname: ``ctypes.util.find_library`` would run ``ldconfig`` in a child
+            # process, a fork of the app's
+            lib = ctypes.CDLL("libc.so.6")
             _libc = lib if hasattr(lib, "malloc_trim") and hasattr(lib, "mallopt") else False
         except OSError:
             _libc = False

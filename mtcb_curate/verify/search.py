@@ -16,7 +16,7 @@ import numpy as np
 
 from mtcb_curate.arrays import unique
 from mtcb_curate.dataset import tokens as tok
-from mtcb_curate.dataset.model import Dataset, document_text
+from mtcb_curate.dataset.model import Dataset, DocumentBytes, document_text
 from mtcb_curate.dataset.token_cache import TokenCache, cached_windows
 from mtcb_curate.verify.fuzzy import word_bounds
 from mtcb_curate.verify.normalize import (
@@ -55,7 +55,8 @@ class CorpusIndex:
 
     Args:
         documents: document key -> document text, or its UTF-8 bytes (``encode``; a
-            ``Document.data``, kept without a copy), in corpus order.
+            ``Document.data``, kept without a copy), in corpus order; or a
+            ``dataset.model.DocumentBytes`` view, read a document at a time on access.
 
     The index keeps each document's UTF-8 bytes; ``documents[key]`` and ``text(key)`` decode
     them on access (the last few decoded texts are cached). Built lazily: a document's
@@ -69,7 +70,10 @@ class CorpusIndex:
 
     def __init__(self, documents: Mapping[str, str | bytes], token_cache: TokenCache | None = None):
         self.token_cache = token_cache
-        self._bytes: dict[str, bytes] = {k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
+        # A ``DocumentBytes`` view reads each document's bytes on access (from the dataset's
+        # corpus file): the index then holds none of the corpus itself.
+        self._bytes: Mapping[str, bytes] = documents if isinstance(documents, DocumentBytes) else {
+            k: v if isinstance(v, bytes) else encode(v) for k, v in documents.items()}
         self.documents: Mapping[str, str] = _Texts(self._bytes)
         self._skel: OrderedDict[str, SkeletonIndex] = OrderedDict()
         self._chars: dict[str, int] = {}
@@ -78,7 +82,7 @@ class CorpusIndex:
     @classmethod
     def from_dataset(cls, dataset: Dataset, token_cache: TokenCache | None = None) -> "CorpusIndex":
         """The index over ``dataset.documents`` (their UTF-8 bytes, shared, not copied)."""
-        return cls({k: d.data for k, d in dataset.documents.items()}, token_cache)
+        return cls(DocumentBytes(dataset.documents), token_cache)
 
     def text(self, key: str) -> str | None:
         """The document text for ``key``, or None."""
@@ -220,13 +224,11 @@ class CorpusIndex:
         np.bitwise_or.at(bitmap, b >> 3, (np.uint8(1) << (b & 7).astype(np.uint8)))
 
         keys_list = list(self.documents)
-        datas: list[bytes] = []
         hit_doc: list[np.ndarray] = []
         hit_pos: list[np.ndarray] = []
         hit_key: list[np.ndarray] = []
         for d, key in enumerate(keys_list):
-            data = self._data(key)
-            datas.append(data)
+            data = self._data(key)  # one document at a time: a corpus read from a file is not held
             n8 = len(data) // 8
             if n8 < 3:
                 continue
@@ -285,11 +287,16 @@ class CorpusIndex:
         s_arr = hp[h] - j_c[row_of] - shift_of
         ok = s_arr >= 0
         found: dict[int, dict[int, set[int]]] = {}
-        for row, doc, s in zip(row_of[ok].tolist(), hd[h][ok].tolist(), s_arr[ok].tolist()):
-            pb = items[row][1]
-            if datas[doc].startswith(pb, s):
+        docs_ok = hd[h][ok]
+        by_doc = np.argsort(docs_ok, kind="stable")  # each document read once to confirm its hits
+        data, at = b"", -1
+        for row, doc, s in zip(row_of[ok][by_doc].tolist(), docs_ok[by_doc].tolist(), s_arr[ok][by_doc].tolist()):
+            if doc != at:
+                data, at = self._data(keys_list[doc]), doc
+            if data.startswith(items[row][1], s):
                 found.setdefault(row, {}).setdefault(doc, set()).add(s)
-        for row, per_doc in found.items():
+        for row in sorted(found):
+            per_doc = found[row]
             out[items[row][0]] = {keys_list[d]: sorted(per_doc[d]) for d in sorted(per_doc)}
         return out
 
@@ -301,7 +308,7 @@ class _Texts(Mapping):
     """Document key -> text, decoded from the kept UTF-8 bytes on access
     (``dataset.model.document_text``: the last few decoded are cached)."""
 
-    def __init__(self, data: dict[str, bytes]):
+    def __init__(self, data: Mapping[str, bytes]):
         self._data = data
 
     def __getitem__(self, key: str) -> str:
