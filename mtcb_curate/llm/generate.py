@@ -44,6 +44,7 @@ from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
 from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
 from mtcb_curate.llm.numbered import SentenceMap, sentence_map
+from mtcb_curate.llm.proposals import Proposal, candidate_ranges, is_boilerplate
 from mtcb_curate.llm.prompts import (DENSE_REQUEST, DENSE_REQUEST_QUOTE, GENERATION_SCHEMA, NUMBERED_SCHEMA,
                                      WINDOW_CLOSE, WINDOW_OPEN, DomainHint, Steering, domain_hint,
                                      feedback_message, generation_messages, instruction_texts, numbered_messages)
@@ -94,6 +95,17 @@ QUESTION_TOKENS = 1024
 MAX_ECHO_CHARS = 4000
 #: Most characters of the closest window text quoted in "not verbatim" feedback.
 MAX_CLOSEST_CHARS = 600
+#: An answer of at least :data:`COPIED_MIN_WORDS` words whose rapidfuzz ``ratio`` (after
+#: ``utils.default_process``) with a sentence of the window outside its chosen range reaches
+#: this copies that sentence instead of answering from its own evidence. Our threshold, checked
+#: on every numbered-mode reply of the 1.5B model's runs (docs/performance.md): the copies scored
+#: 87-100; the kept answers it would refuse were none a curator keeps (NFLX, ATVI, PFE).
+COPIED_MIN_RATIO = 85.0
+COPIED_MIN_WORDS = 8
+#: Tokens set aside, when a window is cut, for the proposed evidence repeated near the end of a
+#: numbered-mode prompt (``prompts.proposal_request``): the checklist's 600-character maximum
+#: passage at about 4 characters a token, and its numbers. Our allowance.
+PROPOSAL_TOKENS = 170
 
 _PASSAGE_KEYS = ("supporting_passage", "passage", "chunk_must_contain", "chunk-must-contain")
 #: The value a reply check returns (:func:`read_reply`).
@@ -125,6 +137,11 @@ class Candidate:
         quoted: the model's own quote when it was snapped ('' when exact).
         window_note: which window was used and why (``regenerate``: "window 6: the pair's
             passage (normalized) is there"), or ''.
+        mode: ``quote`` or ``numbered``; sentences: the range the model named (numbered mode).
+        supported, support_reason: the answer-support verdict (``llm.support``).
+        evidence_units: the window's numbered units the passage spans.
+        proposed: the range the tool proposed in the prompt (numbered mode, ``llm.proposals``),
+            or None when none was proposed; the model may have named another (``sentences``).
     """
 
     question: str
@@ -148,6 +165,7 @@ class Candidate:
     supported: bool = True
     support_reason: str = ""
     evidence_units: int = 0
+    proposed: tuple[int, int] | None = None
 
     @property
     def snapped(self) -> bool:
@@ -171,10 +189,11 @@ class Candidate:
     def provenance(self) -> dict[str, Any]:
         """How this candidate was made, JSON-ready (``generate --json``, the pair's details):
         mode, verdict (exact / normalized / fuzzy) and score, the model's own text, the sentence
-        range (numbered mode), attempts, whether the answer is supported and why not, warnings,
-        evidence size, model and request key."""
+        range (numbered mode) and the range the tool proposed (None when none), attempts, whether
+        the answer is supported and why not, warnings, evidence size, model and request key."""
         return {"mode": self.mode, "verdict": self.verdict, "score": self.score, "model_text": self.model_text,
                 "sentences": list(self.sentences) if self.sentences is not None else None,
+                "proposed": list(self.proposed) if self.proposed is not None else None,
                 "attempts": self.attempts, "supported": self.supported, "support_reason": self.support_reason,
                 "warnings": list(self.warnings), "evidence": self.evidence, "model": self.model,
                 "request": self.cache_key}
@@ -185,6 +204,9 @@ class Candidate:
         NOT SUPPORTED: ...`` when it is not."""
         if self.mode == "numbered":
             how = f"numbered, {self.model_text}"
+            if self.proposed is not None:
+                how += (" (as proposed)" if self.proposed == self.sentences
+                        else f" (proposed {self.proposed[0]}-{self.proposed[1]})")
         elif self.snapped:
             how = f"quote, snapped ({self.verdict} {self.score:g})"
         else:
@@ -708,6 +730,15 @@ def _question_rules(question: str, answer: str, existing_questions: Sequence[str
         problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
 
 
+def answer_repeats_question(question: str, answer: str) -> bool:
+    """True when every content word of ``answer`` (``verify.words.content_words``) is a word of
+    ``question`` and the answer holds no digit: it states nothing the question does not."""
+    from mtcb_curate.verify.words import content_words
+
+    words = content_words(answer)
+    return bool(words) and not any(c.isdigit() for c in answer) and words <= content_words(question)
+
+
 def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None, limits: Limits,
                     min_units: int = 1) -> tuple[Support, str | None]:
     """The answer-support verdict of checked ``fields`` and, when unsupported, the feedback
@@ -732,20 +763,60 @@ def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None,
     return verdict, msg
 
 
-def request_tag(sample: int, mode: str, dense: bool, extra: str = "") -> str:
+def request_tag(sample: int, mode: str, dense: bool, extra: str = "", proposed: bool = False) -> str:
     """The cache tag of a generation request: the sample, the mode and the dense option (so
-    the two modes' requests never share a cache key, even for an empty window) and ``extra``."""
+    the two modes' requests never share a cache key, even for an empty window), whether the
+    prompt proposes an evidence range (so a reply to the prompt without one is never replayed
+    for it), and ``extra``."""
     return ";".join(t for t in (f"sample={sample}" if sample else "", "numbered" if mode == "numbered" else "",
-                                "dense" if dense else "", extra) if t)
+                                "proposed" if proposed else "", "dense" if dense else "", extra) if t)
+
+
+def proposals_for(smap: SentenceMap, limits: Limits, hint: DomainHint | None = None,
+                  min_units: int = 1) -> list[Proposal]:
+    """The evidence ranges numbered mode proposes for a window (``proposals.candidate_ranges``),
+    within the checklist's passage limits narrowed by the domain hint's range when it has one."""
+    lo, hi = limits.min_chars, limits.max_chars
+    if hint is not None:
+        lo = max(lo, hint.min_passage_chars or 0)
+        hi = min(hi, hint.max_passage_chars or hi)
+    return candidate_ranges(smap, min_chars=lo, max_chars=hi, min_units=min_units) if lo <= hi else []
+
+
+def copied_sentence(answer: str, smap: SentenceMap, first: int, last: int) -> int | None:
+    """The number of a window unit outside ``first``..``last`` that ``answer`` copies (see
+    :data:`COPIED_MIN_RATIO`), or None (also when it copies one inside the range as closely)."""
+    if len(answer.split()) < COPIED_MIN_WORDS:
+        return None
+    best, where = 0.0, None
+    for i in range(1, len(smap) + 1):
+        score = fuzz.ratio(answer, smap.display(i), processor=utils.default_process)
+        if score > best:
+            best, where = score, i
+    if where is None or best < COPIED_MIN_RATIO or first <= where <= last:
+        return None
+    return where
+
+
+def proposal_tokens(mode: str) -> int:
+    """Tokens a window cut gives up for the proposed evidence (:data:`PROPOSAL_TOKENS` in
+    numbered mode, else 0)."""
+    return PROPOSAL_TOKENS if mode == "numbered" else 0
+
+    for k, unit in enumerate(passage_units):
+        if fuzz.ratio(answer, unit, processor=utils.default_process) >= RESTATED_MIN_RATIO:
+            return k
+    return None
 
 
 def prompt_messages(window_text: str, smap: SentenceMap | None = None, *, doc_key: str, chunk_index: int,
                     existing_questions: Sequence[str] = (), hint: DomainHint | None = None, sample: int = 0,
                     steering: Steering | None = None, mode: str = "quote", dense: bool = False,
-                    limits: Limits | None = None) -> list[dict[str, str]]:
+                    limits: Limits | None = None, proposal: Proposal | None = None) -> list[dict[str, str]]:
     """The first-attempt messages of a generation request in ``mode`` (``prompts``'
     ``generation_messages`` or ``numbered_messages``), with the evidence-dense request when
-    ``dense``. ``smap``: the window's sentence map when the caller has it."""
+    ``dense``. ``smap``: the window's sentence map when the caller has it. ``proposal``: the
+    evidence range proposed (numbered mode; :func:`proposals_for`), or None."""
     limits = limits or Limits()
     dense_text = None
     if dense:
@@ -753,9 +824,13 @@ def prompt_messages(window_text: str, smap: SentenceMap | None = None, *, doc_ke
             min_units=DENSE_MIN_UNITS, max_chars=limits.max_chars)
     if mode == "numbered":
         smap = smap if smap is not None else sentence_map(window_text)
+        shown = None
+        if proposal is not None:
+            shown = (proposal.first, proposal.last,
+                     [smap.display(k) for k in range(proposal.first, proposal.last + 1)])
         return numbered_messages(smap.numbered_text(), doc_key=doc_key, chunk_index=chunk_index, units=len(smap),
                                  existing_questions=existing_questions, hint=hint, sample=sample,
-                                 steering=steering, dense=dense_text)
+                                 steering=steering, dense=dense_text, proposal=shown)
     return generation_messages(window_text, doc_key=doc_key, chunk_index=chunk_index,
                                existing_questions=existing_questions, hint=hint, sample=sample,
                                steering=steering, dense=dense_text)
@@ -772,17 +847,21 @@ def first_request(window_text: str, *, doc_key: str, chunk_index: int, existing_
         budget = window_budget(client, prompt_messages("", doc_key=doc_key, chunk_index=chunk_index,
                                                        existing_questions=existing_questions, hint=hint,
                                                        sample=sample, steering=steering, mode=mode, dense=dense,
-                                                       limits=limits))
+                                                       limits=limits), extra=proposal_tokens(mode))
         if budget is not None:
             from mtcb_curate.dataset.tokens import Window as _Window
 
             cut = fit_window(window_text, _Window(chunk_index, 0, 0, 0, len(window_text)), budget)
             window_text = window_text[cut.start:cut.end]
     params = {} if temperature is None else {"temperature": temperature}
-    return ChatRequest.of(prompt_messages(window_text, doc_key=doc_key, chunk_index=chunk_index,
+    smap = sentence_map(window_text) if mode == "numbered" else None
+    props = proposals_for(smap, limits or Limits(), hint, DENSE_MIN_UNITS if dense else 1) if smap is not None else []
+    proposal = props[sample % len(props)] if props else None
+    return ChatRequest.of(prompt_messages(window_text, smap, doc_key=doc_key, chunk_index=chunk_index,
                                           existing_questions=existing_questions, hint=hint, sample=sample,
-                                          steering=steering, mode=mode, dense=dense, limits=limits),
-                          params, request_tag(sample, mode, dense, tag),
+                                          steering=steering, mode=mode, dense=dense, limits=limits,
+                                          proposal=proposal),
+                          params, request_tag(sample, mode, dense, tag, proposal is not None),
                           NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA)
 
 
@@ -851,13 +930,13 @@ def generate_for_window(
     limits = limits or Limits()
     min_units = DENSE_MIN_UNITS if dense else 1
 
-    def build(text: str) -> tuple[list[dict[str, str]], SentenceMap]:
+    def build(text: str, proposal: Proposal | None = None) -> tuple[list[dict[str, str]], SentenceMap]:
         smap = sentence_map(text)
         return prompt_messages(text, smap, doc_key=doc_key, chunk_index=window.index,
                                existing_questions=existing_questions, hint=hint, sample=sample, steering=steering,
-                               mode=mode, dense=dense, limits=limits), smap
+                               mode=mode, dense=dense, limits=limits, proposal=proposal), smap
 
-    budget = window_budget(client, build("")[0])
+    budget = window_budget(client, build("")[0], extra=proposal_tokens(mode))
     if budget is not None:
         window = fit_window(doc_text, window, budget, focus)
         if mode == "numbered":
@@ -869,10 +948,19 @@ def generate_for_window(
             if extra > 0:
                 window = fit_window(doc_text, window, max(budget - extra, 256), focus)
     window_text = doc_text[window.start:window.end]
-    base, smap = build(window_text)
+    smap = sentence_map(window_text)
+    # Numbered mode: the tool proposes the evidence (llm.proposals); sample s starts at the s-th
+    # range, and a retry after a refused reply that kept the proposed range takes the next one.
+    props = proposals_for(smap, limits, hint, min_units) if mode == "numbered" else []
+    cursor = sample
+
+    def proposal() -> Proposal | None:
+        return props[cursor % len(props)] if props else None
+
+    base, smap = build(window_text, proposal())
     schema = NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA
     params = {} if temperature is None else {"temperature": temperature}
-    tag = request_tag(sample, mode, dense, tag)
+    tag = request_tag(sample, mode, dense, tag, bool(props))
     attempts: list[Attempt] = []
     # The best reply whose only faults were soft: kept if no later reply is clean.
     fallback: tuple[tuple[int, int], int, dict[str, Any], list[str], Support, Any] | None = None
@@ -899,6 +987,27 @@ def generate_for_window(
                     problems.append(f"supporting_passage spans {0 if got is None else got[1] - got[0] + 1} sentence(s); "
                                     f"this run asks for evidence of at least {min_units} consecutive sentences: quote "
                                     "the whole block the answer needs.")
+        proposed = proposal()
+        if fields is not None and proposed is not None:
+            fields["proposed"] = (proposed.first, proposed.last)
+        if mode == "numbered" and fields is not None and fields.get("passage") and fields.get("sentences"):
+            a, b = fields["sentences"]
+            if all(is_boilerplate(smap.display(i)) for i in range(a, b + 1)):
+                problems.append(f"Sentences {a} to {b} are a heading or page furniture (a title, a page header, a "
+                                "table of contents line), not evidence: choose sentences that state the facts of "
+                                "the answer.")
+            if fields["question"] and answer_repeats_question(fields["question"], fields["answer"]):
+                # "What is the name of Amazon?" / "Amazon" (the 1.5B model, run I): the answer
+                # tells nothing the question does not, so the pair tests no retrieval.
+                problems.append(f'The answer "{_short(fields["answer"], 60)}" only repeats words of the question: ask '
+                                "for a fact the window states that the question does not already say.")
+            copied = copied_sentence(fields["answer"], smap, a, b)
+            if copied is not None:
+                # The 1.5B model answered with another sentence of the window, which the support
+                # rules' similarity can pass (docs/performance.md).
+                problems.append(f"The answer copies sentence {copied}, which is not among sentences {a} to {b}: "
+                                "answer in a few words, the figure, date or name the question asks for, as the "
+                                "chosen sentences state it.")
         verdict = Support(True)
         if fields is not None and not problems:
             verdict, unsupported = support_problem(fields, mode, smap, limits, min_units)
@@ -924,6 +1033,11 @@ def generate_for_window(
                 fallback = (rank, len(attempts) - 1, fields, warnings, verdict, result)
         if last:
             break
+        if (proposed is not None and len(props) > 1 and fields is not None
+                and fields.get("sentences") == (proposed.first, proposed.last)):
+            # The model kept the proposed range and the reply was refused: propose the next.
+            cursor += 1
+            base, _ = build(window_text, proposal())
         # Numbered mode: the refused reply is not echoed as the model's own turn (a small model
         # sent it again word for word, docs/performance.md, "Generation with a real local model");
         # the feedback names the sentences and figures it refers to.
@@ -1005,10 +1119,11 @@ def fit_window(doc_text: str, window: Window, max_tokens: int, focus: tuple[int,
                     start_token=window.start_token + first, end_token=window.start_token + min(last, len(ids)))
 
 
-def window_budget(client: Any, messages_without_window: list[dict[str, str]]) -> int | None:
+def window_budget(client: Any, messages_without_window: list[dict[str, str]], extra: int = 0) -> int | None:
     """Tokens a window may take under the client's ``[llm] context_tokens`` (None: no limit):
-    the context less the prompt around the window (at least :data:`QUESTION_TOKENS` for the
-    listed questions), :data:`REPLY_TOKENS` and a small per-message margin."""
+    the context less the prompt around the window (its tail plus ``extra`` tokens, e.g.
+    :func:`proposal_tokens`, at least :data:`QUESTION_TOKENS` for the listed questions),
+    :data:`REPLY_TOKENS` and a small per-message margin."""
     context = getattr(getattr(client, "config", None), "context_tokens", None)
     if not context:
         return None
@@ -1017,7 +1132,7 @@ def window_budget(client: Any, messages_without_window: list[dict[str, str]]) ->
     system, user = messages_without_window[0]["content"], messages_without_window[1]["content"]
     head, _, tail = user.partition(WINDOW_OPEN)
     fixed = count_tokens(system) + count_tokens(head) + 32
-    return max(context - fixed - max(count_tokens(tail), QUESTION_TOKENS) - REPLY_TOKENS, 256)
+    return max(context - fixed - max(count_tokens(tail) + extra, QUESTION_TOKENS) - REPLY_TOKENS, 256)
 
 
 def _candidate(fields: dict[str, Any], warnings: list[str], doc_key: str, window: Window, window_text: str,
@@ -1042,7 +1157,7 @@ def _candidate(fields: dict[str, Any], warnings: list[str], doc_key: str, window
                      start + len(fields["passage"]), sample, number, tuple(warnings), result.model, result.key,
                      mode=mode, sentences=fields.get("sentences"), supported=supported,
                      support_reason="" if supported or verdict is None else verdict.reason,
-                     evidence_units=units, **extra)
+                     evidence_units=units, proposed=fields.get("proposed"), **extra)
 
 
 def pick_windows(doc_text: str, existing_chunk_indices: Sequence[int | None], n: int, *,
@@ -1408,7 +1523,8 @@ def _generate(client: ChatClient, document: Document, jobs: list[tuple[Window, i
     for (window, sample), st in zip(jobs, steer):
         budget = window_budget(client, prompt_messages("", doc_key=document.key, chunk_index=window.index,
                                                        existing_questions=fixed, hint=hint, sample=sample,
-                                                       steering=st, mode=mode, dense=dense, limits=limits))
+                                                       steering=st, mode=mode, dense=dense, limits=limits),
+                               extra=proposal_tokens(mode))
         if budget is not None:
             cut = fit_window(document.text, window, budget, focus)
             note = (f"window {window.index} cut to {cut.end_token - cut.start_token:,} of "

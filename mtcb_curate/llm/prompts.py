@@ -14,7 +14,8 @@ Two generation modes (``GenerationMode``):
   rows numbered (``llm.numbered``); the model names the first and last number of the sentences
   that support its answer, and the passage is cut from the window's own text, so it is verbatim
   whatever the model writes. Our own design for models that cannot copy text exactly; the
-  question rules are the same as the quote mode's.
+  question rules are the same as the quote mode's. The tool proposes the evidence range
+  (``llm.proposals``) and the prompt repeats it near its end (:data:`PROPOSAL_REQUEST`).
 
 Source of the rules (not of the wording, which is ours): chonkie-inc/mtcb v0.1.0 as summarised
 in ``shared/notes/mtcb.md``, "How the pairs were generated":
@@ -352,6 +353,7 @@ def numbered_messages(
     sample: int = 0,
     steering: Steering | None = None,
     dense: str | None = None,
+    proposal: tuple[int, int, Sequence[str]] | None = None,
 ) -> list[dict[str, str]]:
     """The chat messages asking for one QA pair from a numbered window (numbered mode).
 
@@ -362,6 +364,10 @@ def numbered_messages(
         numbered_text: ``SentenceMap.numbered_text()`` of the window.
         units: how many numbered sentences it has (said to the model).
         dense: the evidence-dense request (:data:`DENSE_REQUEST` filled in), or None.
+        proposal: ``(first, last, unit texts)``: the evidence range the tool proposes
+            (``llm.proposals``), repeated with its numbers near the end (:func:`proposal_request`)
+            so a small model need not find it in the window; None asks without one. With a
+            proposal the "candidate N" sentence is left out (each sample has its own range).
         doc_key, chunk_index, existing_questions, hint, sample, steering: as for
             :func:`generation_messages`.
 
@@ -374,13 +380,33 @@ def numbered_messages(
     parts.append(f"Document key: {doc_key}")
     parts.append(f"The document window (chunk {chunk_index}), sentences [1] to [{units}]:\n"
                  f"{WINDOW_OPEN}\n{numbered_text}\n{WINDOW_CLOSE}")
-    parts.extend(_tail(existing_questions, steering, sample, "different supporting sentences"))
+    parts.extend(_tail(existing_questions, steering, 0 if proposal else sample, "different supporting sentences"))
     if dense:
         parts.append(dense)
+    if proposal:
+        parts.append(proposal_request(*proposal))
     parts.append("Write one new question-answer pair from this window, following every rule, as one JSON "
                  "object with question, answer, first_sentence and last_sentence.")
     return [{"role": "system", "content": _NUMBERED_SYSTEM},
             {"role": "user", "content": "\n\n".join(parts)}]
+
+
+#: The request about a proposed range (numbered mode, ``llm.proposals``). Ours: the answer rule
+#: follows MTCB's seed ("concise and self-contained"), said as a small model needs it (a 1.5B
+#: model answered by copying the whole sentence, docs/performance.md).
+PROPOSAL_REQUEST = (
+    "Ask your question about sentences [{first}] to [{last}], which state:\n{lines}\n"
+    "Ask for one fact these sentences state (a figure, date, name or term), naming the company and the period. "
+    "The answer is short: the figure, date or name asked for, written as these sentences write it, in a few words, "
+    "not the whole sentence. Give first_sentence {first} and last_sentence {last}, unless other consecutive "
+    "sentences state the answer better.")
+
+
+def proposal_request(first: int, last: int, texts: Sequence[str]) -> str:
+    """The prompt's request about the proposed units ``first``..``last`` (their display texts
+    ``texts``, one a line after its number): :data:`PROPOSAL_REQUEST` filled in."""
+    lines = "\n".join(f"[{first + k}] {t}" for k, t in enumerate(texts))
+    return PROPOSAL_REQUEST.format(first=first, last=last, lines=lines)
 
 
 def _numbered_hint(hint: DomainHint) -> str:
