@@ -169,13 +169,27 @@ def test_a_refused_reply_that_kept_the_range_moves_to_the_next_range_and_one_tha
     assert len(set(bodies)) == 3
 
 
-def test_a_model_that_names_another_range_keeps_its_own_and_the_provenance_says_which_was_proposed(fake_llm):
+def test_a_model_that_names_another_range_is_asked_for_the_proposed_one_and_warned_if_it_insists(fake_llm):
     p = props()[0]
     smap = sentence_map(DOC)
     other = next(i for i in range(1, len(smap) + 1) if smap.unit_text(i).startswith("The company opened"))
-    fake_llm.script = [numbered("Where did Alpha Corp open a second plant in fiscal 2022?", "Springfield", other, other)]
-    cand, _ = run(ChatClient(make_config(fake_llm)))
-    assert cand.sentences == (other, other) and cand.proposed == (p.first, p.last)
+    elsewhere = numbered("Where did Alpha Corp open a second plant in fiscal 2022?", "Springfield", other, other)
+    fake_llm.script = [elsewhere, numbered("What was Alpha Corp's net revenue in fiscal 2022?", "$10.5 million",
+                                           p.first, p.last)]
+    cand, attempts = run(ChatClient(make_config(fake_llm)))
+    feedback = fake_llm.requests[1]["messages"][-1]["content"]
+    assert f"Sentences {other} to {other} are not the evidence proposed" in feedback
+    assert f"from sentences {p.first} to {p.last}" in feedback
+    assert not attempts[0].accepted and cand.attempts == 2
+    assert cand.sentences == cand.proposed == (p.first, p.last) and not cand.warnings
+
+    # A model that keeps its own range to the last attempt: its pair is shown with the warning
+    fake_llm.requests.clear()
+    fake_llm.script = []
+    fake_llm.default = elsewhere
+    cand, attempts = run(ChatClient(make_config(fake_llm)), sample=0, retries=2)
+    assert len(attempts) == 3 and cand.sentences == (other, other) and cand.proposed == (p.first, p.last)
+    assert any("not the evidence proposed" in w for w in cand.warnings)
     assert f"(proposed {p.first}-{p.last})" in cand.provenance_line()
 
 
