@@ -242,3 +242,32 @@ def test_a_heading_for_evidence_and_an_answer_that_only_repeats_the_question_are
     assert cand is not None and cand.attempts == 3 and cand.answer == "$10.5 million"
     assert not gen.answer_repeats_question("What was Alpha Corp's net revenue in fiscal 2022?", "$10.5 million")
     assert gen.answer_repeats_question("What is the name of Amazon?", "Amazon")
+
+
+def test_an_answer_that_restates_its_question_is_refused_and_a_year_its_passage_lacks_is_warned(fake_llm):
+    smap = sentence_map(DOC)
+    plant = next(p for p in props() if smap.unit_text(p.first).startswith("The company opened"))
+    sample = props().index(plant)
+    q = "What is the second plant that the company opened in Springfield during fiscal 2022?"
+    fake_llm.script = [numbered(q, "The company opened a second plant in Springfield during fiscal 2022.",
+                                plant.first, plant.last),
+                       numbered("Where did Alpha Corp open a second plant in fiscal 2022?", "Springfield",
+                                plant.first, plant.last)]
+    cand, attempts = run(ChatClient(make_config(fake_llm)), sample=sample)
+    assert any("only repeats words of the question" in x for x in attempts[0].problems)
+    assert cand.answer == "Springfield" and cand.attempts == 2
+
+    makes = next(p for p in props() if smap.unit_text(p.first).startswith("Alpha Corp makes"))
+    fake_llm.requests.clear()
+    q = "What did Alpha Corp make for builders in fiscal 2022?"
+    fake_llm.script = [numbered(q, "Anvils and hammers in fiscal 2022", makes.first, makes.last),
+                       numbered(q, "Anvils and hammers", makes.first, makes.last)]
+    cand, attempts = run(ChatClient(make_config(fake_llm)), sample=props().index(makes))
+    assert any("The answer names fiscal 2022, which the passage does not state" in x for x in attempts[0].problems)
+    assert "names fiscal 2022" in fake_llm.requests[1]["messages"][-1]["content"]
+    assert cand.answer == "Anvils and hammers" and not cand.warnings
+    assert gen.years_not_in_passage("In fiscal 2022 and FY2021", "revenue in 2022") == ["FY2021"]
+    # a long answer that adds its own figure or words to the question is not a restatement
+    assert not gen.answer_repeats_question("What was the carrying amount of Kraft Heinz's brands at December 28, "
+                                           "2019?", "The carrying amount of Kraft Heinz's brands at December 28, 2019 "
+                                                    "was $43.4 billion.")

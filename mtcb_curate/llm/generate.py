@@ -730,13 +730,40 @@ def _question_rules(question: str, answer: str, existing_questions: Sequence[str
         problems.append(f'The question repeats an existing question: "{_short(repeat)}". Ask about another fact.')
 
 
+#: A long answer (at least this many words) that adds at most one content word to its question
+#: restates the question (``answer_repeats_question``; "The specific identification cost method
+#: is used to determine realized gains ..." to "What is the specific identification cost method
+#: used for realized gains ...?", the 1.5B model, run J).
+RESTATING_MIN_WORDS = 8
+
+
 def answer_repeats_question(question: str, answer: str) -> bool:
-    """True when every content word of ``answer`` (``verify.words.content_words``) is a word of
-    ``question`` and the answer holds no digit: it states nothing the question does not."""
+    """True when ``answer`` states nothing the question does not: every content word of it
+    (``verify.words.content_words``) is a word of ``question`` and it holds no digit, or it
+    is :data:`RESTATING_MIN_WORDS` words or longer, adds at most one content word to the
+    question's and holds no digit the question lacks."""
     from mtcb_curate.verify.words import content_words
 
-    words = content_words(answer)
-    return bool(words) and not any(c.isdigit() for c in answer) and words <= content_words(question)
+    words, asked = content_words(answer), content_words(question)
+    if not words:
+        return False
+    if not any(c.isdigit() for c in answer) and words <= asked:
+        return True
+    digits = set(re.findall(r"\d+", answer)) - set(re.findall(r"\d+", question))
+    return len(answer.split()) >= RESTATING_MIN_WORDS and len(words - asked) <= 1 and not digits
+
+
+def years_not_in_passage(answer: str, passage: str) -> list[str]:
+    """The years ``answer`` names (``evidence.figures.parse_figures``: 2019, FY22) that
+    ``passage`` does not, as written, each once."""
+    from mtcb_curate.evidence.figures import parse_figures
+
+    have = {f.value for f in parse_figures(passage) if f.is_year}
+    out: list[str] = []
+    for f in parse_figures(answer):
+        if f.is_year and f.value not in have and f.describe() not in out:
+            out.append(f.describe())
+    return out
 
 
 def support_problem(fields: dict[str, Any], mode: str, smap: SentenceMap | None, limits: Limits,
@@ -802,11 +829,6 @@ def proposal_tokens(mode: str) -> int:
     """Tokens a window cut gives up for the proposed evidence (:data:`PROPOSAL_TOKENS` in
     numbered mode, else 0)."""
     return PROPOSAL_TOKENS if mode == "numbered" else 0
-
-    for k, unit in enumerate(passage_units):
-        if fuzz.ratio(answer, unit, processor=utils.default_process) >= RESTATED_MIN_RATIO:
-            return k
-    return None
 
 
 def prompt_messages(window_text: str, smap: SentenceMap | None = None, *, doc_key: str, chunk_index: int,
@@ -1025,6 +1047,12 @@ def generate_for_window(
             verdict, unsupported = support_problem(fields, mode, smap, limits, min_units)
             if unsupported is not None:
                 warnings = [unsupported, *warnings]
+            elif years := years_not_in_passage(fields["answer"], fields["passage"]):
+                # The support rules take a year the question names as given (a table's year
+                # header may sit outside a minimal passage); a generated answer that states it
+                # must find it in its own passage ("in Pfizer's 2019 financial results", run J).
+                warnings = [f"The answer names {', '.join(years)}, which the passage does not state: answer with "
+                            "what the chosen text states, without what only the question says.", *warnings]
         last = number == total
         accept = fields is not None and not problems and (not warnings or last)
         attempts.append(Attempt(doc_key, window.index, sample, number, tuple(problems + warnings), accept,
