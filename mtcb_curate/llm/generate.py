@@ -803,11 +803,6 @@ def proposal_tokens(mode: str) -> int:
     numbered mode, else 0)."""
     return PROPOSAL_TOKENS if mode == "numbered" else 0
 
-    for k, unit in enumerate(passage_units):
-        if fuzz.ratio(answer, unit, processor=utils.default_process) >= RESTATED_MIN_RATIO:
-            return k
-    return None
-
 
 def prompt_messages(window_text: str, smap: SentenceMap | None = None, *, doc_key: str, chunk_index: int,
                     existing_questions: Sequence[str] = (), hint: DomainHint | None = None, sample: int = 0,
