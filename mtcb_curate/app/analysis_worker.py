@@ -232,16 +232,12 @@ def peak_rss_mb() -> float | None:
 def _release() -> None:
     """Collect what the last stage left and hand the C heap's free pages back (the next stage
     starts from less: the process's peak is one stage's, not their sum)."""
-    import ctypes
     import gc
 
+    from mtcb_curate.collector import trim_heap
+
     gc.collect()
-    try:
-        # glibc by its soname: ``ctypes.util.find_library`` runs ``ldconfig`` in a child process,
-        # a fork of this one (its resident set counted again while it lives)
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # no glibc: the pages stay with the process
-        pass
+    trim_heap()  # no glibc: the pages stay with the process
 
 
 def _readable(read: Callable[[Path], Any], path: Path) -> Any:
