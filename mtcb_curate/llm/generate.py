@@ -783,6 +783,12 @@ def proposals_for(smap: SentenceMap, limits: Limits, hint: DomainHint | None = N
     return candidate_ranges(smap, min_chars=lo, max_chars=hi, min_units=min_units) if lo <= hi else []
 
 
+def proposal_at(props: Sequence[Proposal], k: int) -> Proposal | None:
+    """The range numbered mode proposes at turn ``k`` (sample ``s`` starts at ``s``; a retry
+    moves on by one): the ``k``-th of ``props``, wrapping round, or None when there is none."""
+    return props[k % len(props)] if props else None
+
+
 def copied_sentence(answer: str, smap: SentenceMap, first: int, last: int) -> int | None:
     """The number of a window unit outside ``first``..``last`` that ``answer`` copies (see
     :data:`COPIED_MIN_RATIO`), or None (also when it copies one inside the range as closely)."""
@@ -851,7 +857,7 @@ def first_request(window_text: str, *, doc_key: str, chunk_index: int, existing_
     params = {} if temperature is None else {"temperature": temperature}
     smap = sentence_map(window_text) if mode == "numbered" else None
     props = proposals_for(smap, limits or Limits(), hint, DENSE_MIN_UNITS if dense else 1) if smap is not None else []
-    proposal = props[sample % len(props)] if props else None
+    proposal = proposal_at(props, sample)
     return ChatRequest.of(prompt_messages(window_text, smap, doc_key=doc_key, chunk_index=chunk_index,
                                           existing_questions=existing_questions, hint=hint, sample=sample,
                                           steering=steering, mode=mode, dense=dense, limits=limits,
@@ -951,7 +957,7 @@ def generate_for_window(
     shown: set[tuple[int, int]] = set()  # the ranges proposed to the model so far
 
     def proposal() -> Proposal | None:
-        return props[cursor % len(props)] if props else None
+        return proposal_at(props, cursor)
 
     base, smap = build(window_text, proposal())
     schema = NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA
