@@ -146,8 +146,8 @@ def _read_parquet(path: Path) -> Table:
                 out = _arrow_to_table(table, str(path))
             else:
                 # The long texts a few rows at a time, straight to the corpus file: the whole
-                # column is never held (Arrow's reading of a 48 MB column at once left the
-                # process 160 MB larger), nor turned into Python strings.
+                # column is never held (read at once, it left the process far larger:
+                # docs/performance.md), nor turned into Python strings.
                 others = [n for n in f.schema_arrow.names if n not in long]
                 table = f.read(columns=others, use_threads=False)
                 out = _arrow_to_table(table, str(path))

@@ -1003,13 +1003,13 @@ def generate_for_window(
                                 "table of contents line), not evidence: choose sentences that state the facts of "
                                 "the answer.")
             if fields["question"] and answer_repeats_question(fields["question"], fields["answer"]):
-                # "What is the name of Amazon?" / "Amazon" (the 1.5B model, run I): the answer
+                # "What is the name of Amazon?" / "Amazon" (a 1.5B model's reply): the answer
                 # tells nothing the question does not, so the pair tests no retrieval.
                 problems.append(f'The answer "{_short(fields["answer"], 60)}" only repeats words of the question: ask '
                                 "for a fact the window states that the question does not already say.")
             if proposed is not None and (a, b) not in shown:
                 # The 1.5B model's pairs from a range of its own were not keepable where those
-                # from the proposed range mostly were (docs/performance.md, runs H and I): it is
+                # from the proposed range mostly were (docs/performance.md, "Generation with a real local model"): it is
                 # asked again for the proposed evidence, and kept with this warning only after
                 # the last attempt.
                 warnings.append(f"Sentences {a} to {b} are not the evidence proposed: write the question and its "

@@ -402,7 +402,7 @@ class _Prepared:
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
         # Each distinct question text is normalized once (a templated set repeats its
-        # questions: 10,246 distinct among 100,000), its rows sharing the results.
+        # questions), its rows sharing the results.
         self._qinv, distinct = _distinct([str(r.question) for r in rows])
         scored = [scored_text(q) for q in distinct]
         self.qcode = _codes(_spread(scored, self._qinv))  # "identical question": the normalized text as it is
