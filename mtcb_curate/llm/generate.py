@@ -931,8 +931,9 @@ def generate_for_window(
     limits = limits or Limits()
     min_units = DENSE_MIN_UNITS if dense else 1
 
-    def build(text: str, proposal: Proposal | None = None) -> tuple[list[dict[str, str]], SentenceMap]:
-        smap = sentence_map(text)
+    def build(text: str, proposal: Proposal | None = None,
+              smap: SentenceMap | None = None) -> tuple[list[dict[str, str]], SentenceMap]:
+        smap = sentence_map(text) if smap is None else smap
         return prompt_messages(text, smap, doc_key=doc_key, chunk_index=window.index,
                                existing_questions=existing_questions, hint=hint, sample=sample, steering=steering,
                                mode=mode, dense=dense, limits=limits, proposal=proposal), smap
@@ -959,7 +960,7 @@ def generate_for_window(
     def proposal() -> Proposal | None:
         return proposal_at(props, cursor)
 
-    base, smap = build(window_text, proposal())
+    base, _ = build(window_text, proposal(), smap)
     schema = NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA
     params = {} if temperature is None else {"temperature": temperature}
     tag = request_tag(sample, mode, dense, tag, bool(props))
@@ -1050,7 +1051,7 @@ def generate_for_window(
                 and fields.get("sentences") == (proposed.first, proposed.last)):
             # The model kept the proposed range and the reply was refused: propose the next.
             cursor += 1
-            base, _ = build(window_text, proposal())
+            base, _ = build(window_text, proposal(), smap)
         # Numbered mode: the refused reply is not echoed as the model's own turn (a small model
         # sent it again word for word, docs/performance.md, "Generation with a real local model");
         # the feedback names the sentences and figures it refers to.
