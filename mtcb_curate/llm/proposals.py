@@ -26,9 +26,10 @@ Rules (ours, read off the windows of ``../shared/data`` and what a careful curat
   lower case, a digit, a currency sign), and backward over a unit it continues (scored as one
   text); it must stand within ``[min_chars, max_chars]``.
 - A *table row* range: a label unit (letters, starting with a capital: not the wrapped end of
-  a longer label; shorter than twice :data:`MIN_FACT_CHARS`, not ending with ``:``) followed by the units of its figures, up to the next label or blank line (not a row of years
-  alone: a column heading); scored 2, +1 when the label holds a year or date (it carries its
-  own period). Tables rank after prose that states the same kind of fact, since a small model
+  a longer label; shorter than twice :data:`MIN_FACT_CHARS`, not ending with ``:``) followed by
+  the units of its figures, up to the next label or blank line (not a row of years alone: a
+  column heading); scored 2, +1 when the label holds a year or date (it carries its own
+  period). Tables rank after prose that states the same kind of fact, since a small model
   reads a prose sentence more reliably than cells.
 - Evidence-dense runs (``min_units`` > 1): a block of ``min_units`` or more consecutive fact
   units, scored by their sum.
