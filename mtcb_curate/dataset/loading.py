@@ -816,14 +816,13 @@ def _key_str(value: Any) -> str | None:
     return None
 
 
-def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo, *,
-                  corpus_in_file: bool = True) -> Dataset:
+def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo) -> Dataset:
     """Link a corpus table and a questions table into a ``Dataset``.
 
     Pair ids are the questions' 0-based rows. Column choice follows ``profile`` (with the
     document key detected from the shared columns when the profile has none). The documents'
     bytes are written to a :class:`~mtcb_curate.dataset.model.CorpusFile` and read from it on
-    access (``corpus_in_file`` False, or no folder can hold the file: kept in memory).
+    access (when no folder can hold the file: kept in memory).
 
     Raises:
         InputError: a required column is missing or of the wrong type, no document key can be
@@ -884,7 +883,7 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     other_cols = [c for c in corpus.columns if c not in (text_col, ckey)]
     texts, keys = corpus.columns[text_col], corpus.columns[ckey]
     stored = isinstance(texts, StoredTexts)  # already in a corpus file: referred to, not copied
-    store = corpus_file() if corpus_in_file and not stored else None
+    store = corpus_file() if not stored else None
     for row in range(corpus.nrows):
         key = _key_str(keys[row])
         if key is None:
