@@ -63,7 +63,7 @@ import gc
 import time
 
 # The C heap's settings, shared with the analysis worker (a utility: the worker is not a front end).
-from mtcb_curate.collector import HEAP_ARENAS, limit_heap_arenas, trim_heap  # noqa: F401
+from mtcb_curate.collector import limit_heap_arenas, trim_heap  # noqa: F401 - cli.review calls limit_heap_arenas here
 
 IDLE_SECONDS = 1.0
 CHECK_SECONDS = 0.25
