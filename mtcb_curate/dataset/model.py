@@ -125,8 +125,8 @@ def text_digest(text: str | bytes) -> str:
 
 class CorpusFile:
     """The corpus documents' UTF-8 bytes in one unnamed temporary file, read a document at a
-    time: the app's process keeps the corpus out of its memory (a 48 MB corpus is 48 MB of
-    resident pages when held as ``bytes``; the file's pages are the kernel's page cache).
+    time: the app's process keeps the corpus out of its memory (held as ``bytes``, every byte
+    of it is a resident page of the process; the file's pages are the kernel's page cache).
 
     Args:
         folder: where the file is made (default: the user cache folder ``corpus``, else the
