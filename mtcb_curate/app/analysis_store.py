@@ -154,24 +154,13 @@ def write_corpus(dest: Path, documents: Iterable[tuple[str, bytes]]) -> None:
 
 
 def read_corpus(path: Path) -> dict[str, bytes]:
-    """Document key -> UTF-8 bytes, in the file's order.
+    """Document key -> UTF-8 bytes, in the file's order, all read (:func:`open_corpus` reads
+    them a document at a time).
 
     Raises:
         OSError, ValueError: a missing or damaged file.
     """
-    out: dict[str, bytes] = {}
-    with open(path, "rb") as fh:
-        fh.seek(-8, os.SEEK_END)
-        size = int.from_bytes(fh.read(8), "little")
-        fh.seek(-8 - size, os.SEEK_END)
-        index = json.loads(fh.read(size))
-        for key, start, end in index:
-            fh.seek(start)
-            data = fh.read(end - start)
-            if len(data) != end - start:
-                raise ValueError(f"{path}: cut short")
-            out.setdefault(str(key), data)
-    return out
+    return {key: doc.data for key, doc in open_corpus(path).items()}
 
 
 def open_corpus(path: Path) -> dict[str, Document]:

@@ -88,12 +88,14 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         del corpus  # and the index over it: the token counts read the passages only
         _release()
         step("tokens", 0, len(todo))
-        for i, r in zip(todo, _count_tokens([results[i] for i in todo], token_cache, step)):
-            results[i] = r
+        counts = [r.tokens for r in results]
+        for i, n in zip(todo, _count_tokens([results[i].passage for i in todo], token_cache, step)):
+            counts[i] = n
         verified = len(todo)
         store.write_verdicts(verdicts_path, results, [store.pair_key(k, c, p) for k, c, p in
                                                       zip(pairs.doc_keys, pairs.chunk_index, pairs.passages)],
-                             job["corpus"])
+                             job["corpus"], counts)
+        del counts
         del results
         from mtcb_curate.dataset import tokens
 
@@ -113,11 +115,13 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         found = _search(job, pairs, items, table, extra, step)
         arrays = found.arrays()
         store.write_links(links_path, *arrays)
-        del found  # and what the search prepared: grouping prepares only what it reads
+        links = found.for_grouping()  # the questions as the search prepared them, nothing else
+        del found
         _release()
         seconds["links"] = time.perf_counter() - t
+    else:
+        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     del table
-    links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
     if not (out_path / "meta.json").is_file():
@@ -228,16 +232,12 @@ def peak_rss_mb() -> float | None:
 def _release() -> None:
     """Collect what the last stage left and hand the C heap's free pages back (the next stage
     starts from less: the process's peak is one stage's, not their sum)."""
-    import ctypes
     import gc
 
+    from mtcb_curate.collector import trim_heap
+
     gc.collect()
-    try:
-        # glibc by its soname: ``ctypes.util.find_library`` runs ``ldconfig`` in a child process,
-        # a fork of this one (its resident set counted again while it lives)
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # no glibc: the pages stay with the process
-        pass
+    trim_heap()  # no glibc: the pages stay with the process
 
 
 def _readable(read: Callable[[Path], Any], path: Path) -> Any:
@@ -292,24 +292,21 @@ def _verify(job: dict, folder: Path, pairs: store.PairTexts, corpus: dict, step:
     return results, todo, reused, token_cache
 
 
-def _count_tokens(results: list, cache, step: Progress) -> list:
-    """``results`` with their ``tokens`` filled from the token cache, counting (and keeping)
-    those it lacks."""
-    from dataclasses import replace
-
+def _count_tokens(passages: list[str], cache, step: Progress) -> list[int]:
+    """Each passage's token count, from the token cache, counting (and keeping) those it lacks."""
     from mtcb_curate.dataset import tokens
 
     counts: dict[str, int] = {}
     missing: list[str] = []
-    for r in results:
-        if r.passage in counts:
+    for p in passages:
+        if p in counts:
             continue
-        n = cache.count(r.passage) if cache is not None else None
+        n = cache.count(p) if cache is not None else None
         if n is None:
-            missing.append(r.passage)
-            counts[r.passage] = -1
+            missing.append(p)
+            counts[p] = -1
         else:
-            counts[r.passage] = n
+            counts[p] = n
     step_size = 1000
     encode = tokens.encoding().encode_ordinary if missing else None
     for k in range(0, len(missing), step_size):
@@ -322,7 +319,7 @@ def _count_tokens(results: list, cache, step: Progress) -> list:
             cache.put_counts(made)
     if missing:
         step("tokens", len(missing), len(missing))
-    return [replace(r, tokens=counts[r.passage]) for r in results]
+    return [counts[p] for p in passages]
 
 
 def _previous_verdicts(folder: Path, job: dict) -> store.VerdictTable | None:

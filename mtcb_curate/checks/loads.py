@@ -119,8 +119,8 @@ def read_back(folder: Path) -> dict:
     as str}}}``.
 
     Run in a child process (``python -m mtcb_curate.checks.loads FOLDER``, with the Hub client
-    offline: the folder is local), so that ``datasets`` (about 110 MB once imported, with
-    pandas) and the objects of the load never stay in the caller's process: the review app's
+    offline: the folder is local), so that ``datasets`` (large once imported, with pandas:
+    docs/performance.md) and the objects of the load never stay in the caller's process: the review app's
     memory returns to what it was after the checklist.
 
     Raises:

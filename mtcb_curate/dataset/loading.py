@@ -146,14 +146,14 @@ def _read_parquet(path: Path) -> Table:
                 out = _arrow_to_table(table, str(path))
             else:
                 # The long texts a few rows at a time, straight to the corpus file: the whole
-                # column is never held (Arrow's reading of a 48 MB column at once left the
-                # process 160 MB larger), nor turned into Python strings.
+                # column is never held (read at once, it left the process far larger:
+                # docs/performance.md), nor turned into Python strings.
                 others = [n for n in f.schema_arrow.names if n not in long]
                 table = f.read(columns=others, use_threads=False)
                 out = _arrow_to_table(table, str(path))
                 rows = f.metadata.num_rows
                 texts = {n: StoredTexts([]) for n in long}
-                per_batch = max(1, SPILL_BYTES // max(1, _column_bytes(f, long) // max(1, rows)))
+                per_batch = _rows_per_spill(_column_bytes(f, long), rows)
                 for batch in f.iter_batches(batch_size=per_batch, columns=long, use_threads=False):
                     for n in long:
                         texts[n].spill(batch.column(n), store)
@@ -217,13 +217,24 @@ class StoredTexts(Sequence):
 def _long_text_columns(f: Any) -> list[str]:
     """The string columns of a parquet file whose values average over :data:`LONG_TEXT_BYTES`
     (from the file's metadata: nothing read)."""
-    import pyarrow as pa
-
     rows = f.metadata.num_rows
     if not rows:
         return []
-    names = [fld.name for fld in f.schema_arrow if pa.types.is_string(fld.type) or pa.types.is_large_string(fld.type)]
+    names = [fld.name for fld in f.schema_arrow if _is_text(fld.type)]
     return [n for n in names if _column_bytes(f, [n]) > LONG_TEXT_BYTES * rows]
+
+
+def _is_text(arrow_type: Any) -> bool:
+    """True for Arrow's ``string`` and ``large_string``."""
+    import pyarrow as pa
+
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+
+
+def _rows_per_spill(nbytes: int, rows: int) -> int:
+    """Rows of a long-text column (``nbytes`` over ``rows``) written to the corpus file per step:
+    about :data:`SPILL_BYTES` of texts, at least one row."""
+    return max(1, SPILL_BYTES // max(1, nbytes // max(1, rows)))
 
 
 def _column_bytes(f: Any, names: list[str]) -> int:
@@ -251,19 +262,16 @@ def _arrow_to_table(table: Any, label: str) -> Table:
     pandas writes for a ``category``) holds its values: it gets the values' type name. A string
     column of long texts (:data:`LONG_TEXT_BYTES`) is written to a corpus file a few rows at a
     time (:class:`StoredTexts`) when one can be made."""
-    import pyarrow as pa
-
     columns: dict[str, Any] = {}
     store: CorpusFile | None = None
     rows = table.num_rows
     for name in table.column_names:
         column = table.column(name)
-        if (rows and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
-                and column.nbytes > LONG_TEXT_BYTES * rows):
+        if rows and _is_text(column.type) and column.nbytes > LONG_TEXT_BYTES * rows:
             store = store or corpus_file()
             if store is not None:
                 texts = StoredTexts([])
-                step = max(1, SPILL_BYTES // max(1, column.nbytes // rows))
+                step = _rows_per_spill(column.nbytes, rows)
                 for first in range(0, rows, step):
                     texts.spill(column.slice(first, step), store)
                 columns[name] = texts
@@ -808,14 +816,13 @@ def _key_str(value: Any) -> str | None:
     return None
 
 
-def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo, *,
-                  corpus_in_file: bool = True) -> Dataset:
+def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, source: SourceInfo) -> Dataset:
     """Link a corpus table and a questions table into a ``Dataset``.
 
     Pair ids are the questions' 0-based rows. Column choice follows ``profile`` (with the
     document key detected from the shared columns when the profile has none). The documents'
     bytes are written to a :class:`~mtcb_curate.dataset.model.CorpusFile` and read from it on
-    access (``corpus_in_file`` False, or no folder can hold the file: kept in memory).
+    access (when no folder can hold the file: kept in memory).
 
     Raises:
         InputError: a required column is missing or of the wrong type, no document key can be
@@ -876,7 +883,7 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
     other_cols = [c for c in corpus.columns if c not in (text_col, ckey)]
     texts, keys = corpus.columns[text_col], corpus.columns[ckey]
     stored = isinstance(texts, StoredTexts)  # already in a corpus file: referred to, not copied
-    store = corpus_file() if corpus_in_file and not stored else None
+    store = corpus_file() if not stored else None
     for row in range(corpus.nrows):
         key = _key_str(keys[row])
         if key is None:

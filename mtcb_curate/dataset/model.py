@@ -125,8 +125,8 @@ def text_digest(text: str | bytes) -> str:
 
 class CorpusFile:
     """The corpus documents' UTF-8 bytes in one unnamed temporary file, read a document at a
-    time: the app's process keeps the corpus out of its memory (a 48 MB corpus is 48 MB of
-    resident pages when held as ``bytes``; the file's pages are the kernel's page cache).
+    time: the app's process keeps the corpus out of its memory (held as ``bytes``, every byte
+    of it is a resident page of the process; the file's pages are the kernel's page cache).
 
     Args:
         folder: where the file is made (default: the user cache folder ``corpus``, else the
@@ -145,13 +145,16 @@ class CorpusFile:
     KEEP_BYTES = 4 << 20
 
     def __init__(self, folder: str | os.PathLike | None = None):
-        import threading
+        self._take(_temporary_file(folder))
 
+    def _take(self, fd: int) -> None:
+        """Hold descriptor ``fd`` (closed, so an unlinked file deleted, with the object)."""
+        import threading
         import weakref
 
-        self._fd = _temporary_file(folder)
-        self._closer = weakref.finalize(self, os.close, self._fd)  # closed (so deleted) with the object
-        self._size = 0
+        self._fd = fd
+        self._closer = weakref.finalize(self, os.close, fd)
+        self._size = os.fstat(fd).st_size
         self._lock = threading.Lock()
         self._kept: OrderedDict[int, bytes] = OrderedDict()
         self._kept_bytes = 0
@@ -163,16 +166,8 @@ class CorpusFile:
         Raises:
             OSError: it cannot be opened.
         """
-        import threading
-        import weakref
-
         self = cls.__new__(cls)
-        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        self._closer = weakref.finalize(self, os.close, self._fd)
-        self._size = os.fstat(self._fd).st_size
-        self._lock = threading.Lock()
-        self._kept = OrderedDict()
-        self._kept_bytes = 0
+        self._take(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
         return self
 
     @property

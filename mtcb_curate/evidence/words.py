@@ -56,9 +56,9 @@ _STEM_LOCK = threading.Lock()
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    # snowballstemmer (about 3 MB) rather than nltk's copy of the same algorithm: nltk's package
-    # init loads most of nltk (about 28 MB even with scipy kept out), in the app's process and
-    # in the analysis's
+    # snowballstemmer rather than nltk's copy of the same algorithm: nltk's package init loads
+    # most of nltk (even with scipy kept out), in the app's process and in the analysis's
+    # (measured in docs/performance.md)
     import snowballstemmer
 
     return snowballstemmer.stemmer("english")

@@ -153,7 +153,7 @@ def _check_unicode(values: Iterable[Any], column: str, config: str) -> None:
 def _text_column(docs: Sequence[Any], column: str) -> pa.Array:
     """The corpus's text column (named ``column``), built from each document's UTF-8 bytes
     (``Document.data``) and validated by Arrow's cast to ``string``: no decoded copy of the
-    corpus is made in Python (a build's peak is about twice the text's size lower).
+    corpus is made in Python.
 
     Raises:
         PublishError: (kind ``input``) a text is not valid Unicode (a lone surrogate); the

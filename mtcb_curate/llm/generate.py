@@ -810,6 +810,12 @@ def proposals_for(smap: SentenceMap, limits: Limits, hint: DomainHint | None = N
     return candidate_ranges(smap, min_chars=lo, max_chars=hi, min_units=min_units) if lo <= hi else []
 
 
+def proposal_at(props: Sequence[Proposal], k: int) -> Proposal | None:
+    """The range numbered mode proposes at turn ``k`` (sample ``s`` starts at ``s``; a retry
+    moves on by one): the ``k``-th of ``props``, wrapping round, or None when there is none."""
+    return props[k % len(props)] if props else None
+
+
 def copied_sentence(answer: str, smap: SentenceMap, first: int, last: int) -> int | None:
     """The number of a window unit outside ``first``..``last`` that ``answer`` copies (see
     :data:`COPIED_MIN_RATIO`), or None (also when it copies one inside the range as closely)."""
@@ -878,7 +884,7 @@ def first_request(window_text: str, *, doc_key: str, chunk_index: int, existing_
     params = {} if temperature is None else {"temperature": temperature}
     smap = sentence_map(window_text) if mode == "numbered" else None
     props = proposals_for(smap, limits or Limits(), hint, DENSE_MIN_UNITS if dense else 1) if smap is not None else []
-    proposal = props[sample % len(props)] if props else None
+    proposal = proposal_at(props, sample)
     return ChatRequest.of(prompt_messages(window_text, smap, doc_key=doc_key, chunk_index=chunk_index,
                                           existing_questions=existing_questions, hint=hint, sample=sample,
                                           steering=steering, mode=mode, dense=dense, limits=limits,
@@ -952,8 +958,9 @@ def generate_for_window(
     limits = limits or Limits()
     min_units = DENSE_MIN_UNITS if dense else 1
 
-    def build(text: str, proposal: Proposal | None = None) -> tuple[list[dict[str, str]], SentenceMap]:
-        smap = sentence_map(text)
+    def build(text: str, proposal: Proposal | None = None,
+              smap: SentenceMap | None = None) -> tuple[list[dict[str, str]], SentenceMap]:
+        smap = sentence_map(text) if smap is None else smap
         return prompt_messages(text, smap, doc_key=doc_key, chunk_index=window.index,
                                existing_questions=existing_questions, hint=hint, sample=sample, steering=steering,
                                mode=mode, dense=dense, limits=limits, proposal=proposal), smap
@@ -978,9 +985,9 @@ def generate_for_window(
     shown: set[tuple[int, int]] = set()  # the ranges proposed to the model so far
 
     def proposal() -> Proposal | None:
-        return props[cursor % len(props)] if props else None
+        return proposal_at(props, cursor)
 
-    base, smap = build(window_text, proposal())
+    base, _ = build(window_text, proposal(), smap)
     schema = NUMBERED_SCHEMA if mode == "numbered" else GENERATION_SCHEMA
     params = {} if temperature is None else {"temperature": temperature}
     tag = request_tag(sample, mode, dense, tag, bool(props))
@@ -1024,13 +1031,13 @@ def generate_for_window(
                                 "table of contents line), not evidence: choose sentences that state the facts of "
                                 "the answer.")
             if fields["question"] and answer_repeats_question(fields["question"], fields["answer"]):
-                # "What is the name of Amazon?" / "Amazon" (the 1.5B model, run I): the answer
+                # "What is the name of Amazon?" / "Amazon" (a 1.5B model's reply): the answer
                 # tells nothing the question does not, so the pair tests no retrieval.
                 problems.append(f'The answer "{_short(fields["answer"], 60)}" only repeats words of the question: ask '
                                 "for a fact the window states that the question does not already say.")
             if proposed is not None and (a, b) not in shown:
                 # The 1.5B model's pairs from a range of its own were not keepable where those
-                # from the proposed range mostly were (docs/performance.md, runs H and I): it is
+                # from the proposed range mostly were (docs/performance.md, "Generation with a real local model"): it is
                 # asked again for the proposed evidence, and kept with this warning only after
                 # the last attempt.
                 warnings.append(f"Sentences {a} to {b} are not the evidence proposed: write the question and its "
@@ -1077,7 +1084,7 @@ def generate_for_window(
                 and fields.get("sentences") == (proposed.first, proposed.last)):
             # The model kept the proposed range and the reply was refused: propose the next.
             cursor += 1
-            base, _ = build(window_text, proposal())
+            base, _ = build(window_text, proposal(), smap)
         # Numbered mode: the refused reply is not echoed as the model's own turn (a small model
         # sent it again word for word, docs/performance.md, "Generation with a real local model");
         # the feedback names the sentences and figures it refers to.

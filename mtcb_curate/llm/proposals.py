@@ -12,25 +12,25 @@ best first; the prompt then asks for a question and a short answer about the fir
 Rules (ours, read off the windows of ``../shared/data`` and what a careful curator kept):
 
 - A *fact* unit is running text (at least :data:`MIN_FACT_CHARS` characters, at least half of
-  it letters; :data:`MIN_PLAIN_FACT_CHARS` without a figure or date) that is not boilerplate (:data:`BOILERPLATE`: a table-of-contents line, a page
-  header or number, a forward-looking-statement notice, "See Note 4", a cover page line) and
-  does not introduce a table (ends with ``:``, "as follows", "the following table": it states
-  nothing).
+  it letters; :data:`MIN_PLAIN_FACT_CHARS` without a figure or date) that is not boilerplate
+  (:data:`BOILERPLATE`: a table-of-contents line, a page header or number, a
+  forward-looking-statement notice, "See Note 4", a cover page line) and does not introduce a
+  table (ends with ``:``, "as follows", "the following table": it states nothing).
 - Its score: +4 for one or two figures (a currency amount, a percentage, an amount in millions
   or billions), +3 for more (a sentence comparing several figures: a 1.5B model asked about
-  one mixed them up), +1 for a year or a date, +1 when it
-  starts as a sentence (a capital letter) and +1 when it ends as one (``.``); -2 when it
-  starts in lower case (a fragment cut by the window or a wrapped line).
+  one mixed them up), +1 for a year or a date, +1 when it starts as a sentence (a capital
+  letter, a currency sign or a quote) and +1 when it ends as one (``.``); -2 when it starts in
+  lower case (a fragment cut by the window or a wrapped line).
 - A range is a fact unit extended forward while it does not end a sentence and the next unit
-  continues it (running text not starting with a capital: lower case, a digit, a currency
-  sign), and backward over a unit it continues (scored as one text); it must stand within
-  ``[min_chars, max_chars]``.
+  continues it (running text not starting with a capital, a bullet, a dash or a parenthesis:
+  lower case, a digit, a currency sign), and backward over a unit it continues (scored as one
+  text); it must stand within ``[min_chars, max_chars]``.
 - A *table row* range: a label unit (letters, starting with a capital: not the wrapped end of
-  a longer label) followed by the units of its figures, up to the
-  next label or blank line (not a row of years alone: a column heading); scored 2, +1 when the label holds
-  a year or date (it carries its own period).
-  Tables rank after prose that states the same kind of fact, since a small model reads a
-  prose sentence more reliably than cells.
+  a longer label; shorter than twice :data:`MIN_FACT_CHARS`, not ending with ``:``) followed by
+  the units of its figures, up to the next label or blank line (not a row of years alone: a
+  column heading); scored 2, +1 when the label holds a year or date (it carries its own
+  period). Tables rank after prose that states the same kind of fact, since a small model
+  reads a prose sentence more reliably than cells.
 - Evidence-dense runs (``min_units`` > 1): a block of ``min_units`` or more consecutive fact
   units, scored by their sum.
 - Ranges are ranked by score (on a tie: prose before a table row, then the shorter, since a

@@ -402,7 +402,7 @@ class _Prepared:
         self.doc_keys = [str(r.doc_key) for r in rows]
         self.doc = _codes(self.doc_keys)
         # Each distinct question text is normalized once (a templated set repeats its
-        # questions: 10,246 distinct among 100,000), its rows sharing the results.
+        # questions), its rows sharing the results.
         self._qinv, distinct = _distinct([str(r.question) for r in rows])
         scored = [scored_text(q) for q in distinct]
         self.qcode = _codes(_spread(scored, self._qinv))  # "identical question": the normalized text as it is
@@ -1036,6 +1036,12 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             parent = nxt
 
 
+def _position_type(n: int) -> type:
+    """The numpy type of positions below ``n``: ``int32`` where they fit (4 bytes a link end),
+    else ``int64``."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Star clustering: the centre of each position (-1: in no cluster). Positions are taken
     by decreasing number of links (then total score, then position); each one not yet placed
@@ -1044,7 +1050,7 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     After Aslam, Pelekhov and Rus, "The Star Clustering Algorithm for Static and Dynamic
     Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star);
     then each member joins the star it is most linked to (``_to_best_star``)."""
-    small = np.int32 if n < 2**31 else np.int64  # positions: 4 bytes a link end where they fit
+    small = _position_type(n)
     ends = np.concatenate([a, b]).astype(small)
     degree = np.bincount(ends, minlength=n)
     # the scores are float32 values: their float64 sums are exact in any order
@@ -1104,7 +1110,7 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     position may end up in the star it is less linked to while another centre it is linked to
     holds most of its near-duplicates; the move keeps every member linked to its centre.
     ``centre`` as ``_stars`` gives it; returns a new array."""
-    small = np.int32 if n < 2**31 else np.int64  # positions: 4 bytes a link end where they fit
+    small = _position_type(n)
     x, y = np.concatenate([a, b]).astype(small), np.concatenate([b, a]).astype(small)
     s = centre[y].astype(small)
     ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)

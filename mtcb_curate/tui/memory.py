@@ -59,9 +59,11 @@ calls it once it has taken the session's analysis (verdicts, clusters) from the 
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import time
+
+# The C heap's settings, shared with the analysis worker (a utility: the worker is not a front end).
+from mtcb_curate.collector import limit_heap_arenas, trim_heap  # noqa: F401 - cli.review calls limit_heap_arenas here
 
 IDLE_SECONDS = 1.0
 CHECK_SECONDS = 0.25
@@ -154,52 +156,3 @@ class CollectorPolicy:
             gc.unfreeze()
         self._saved = None
         self._started = False
-
-
-_libc: ctypes.CDLL | None | bool = None
-
-
-#: glibc's ``M_ARENA_MAX`` (``mallopt``'s parameter number, from ``malloc.h``).
-_M_ARENA_MAX = -8
-#: The C heap's arenas the app allows (glibc's default: 8 per core).
-HEAP_ARENAS = 2
-
-
-def _glibc():
-    global _libc
-    if _libc is None:
-        try:
-            # by its soname: ``ctypes.util.find_library`` would run ``ldconfig`` in a child
-            # process, a fork of the app's
-            lib = ctypes.CDLL("libc.so.6")
-            _libc = lib if hasattr(lib, "malloc_trim") and hasattr(lib, "mallopt") else False
-        except OSError:
-            _libc = False
-    return _libc or None
-
-
-def limit_heap_arenas(arenas: int = HEAP_ARENAS) -> bool:
-    """Let the C heap make at most ``arenas`` arenas (glibc ``mallopt(M_ARENA_MAX)``, the same
-    setting as the ``MALLOC_ARENA_MAX`` variable, which a user's value keeps). Call it before
-    threads start: by default each thread that allocates under contention gets its own arena,
-    whose freed pages stay scattered (with the app's workers, 15-20 MB at ficha scale that
-    ``malloc_trim`` cannot give back). Python's own small objects come from its allocator,
-    under the GIL, so fewer arenas cost the workers little. False where there is no glibc or
-    the variable is set: nothing is done."""
-    import os
-
-    lib = _glibc()
-    if lib is None or "MALLOC_ARENA_MAX" in os.environ:
-        return False
-    return bool(lib.mallopt(_M_ARENA_MAX, arenas))
-
-
-def trim_heap() -> bool:
-    """Return the C heap's free memory to the system: ``malloc_trim(0)`` of glibc, which
-    releases the free pages of every arena (a few ms). False where there is no glibc (macOS,
-    musl): nothing is done."""
-    lib = _glibc()
-    if lib is None:
-        return False
-    lib.malloc_trim(0)
-    return True

@@ -44,8 +44,8 @@ from array import array
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -575,8 +575,8 @@ def _int_array(values) -> array:
 GRAM = 12
 #: Searches for needles of at least ``GRAM`` bytes on one skeleton before it builds its index
 #: (a document with one passage to place is scanned; the second passage's anchors build it).
-#: Building the index costs about as much as 60-130 scans of the skeleton (measured on the
-#: 100,000-pair set's 250-660 KB skeletons: a scan 0.1-0.35 ms, a build 9-45 ms).
+#: Our threshold: building the index costs about as much as 60-130 scans of the skeleton
+#: (measured in docs/performance.md, the 100,000-pair analysis).
 INDEX_AFTER = 64
 #: The multiplier of the windows' polynomial hash (FNV-1a's 64-bit prime), modulo 2**64.
 _GRAM_PRIME = 1099511628211
@@ -590,6 +590,18 @@ def _gram_hash(window: bytes) -> int:
     return h
 
 
+def _gram_hashes(columns: Iterable[np.ndarray], n: int) -> np.ndarray:
+    """:func:`_gram_hash` of ``n`` windows at once (``uint64``): ``columns`` gives, in order,
+    the windows' first bytes, their second bytes ... (``GRAM`` arrays of ``n`` bytes each)."""
+    h = np.zeros(n, dtype=np.uint64)
+    prime = np.uint64(_GRAM_PRIME)
+    with np.errstate(over="ignore"):
+        for column in columns:
+            h *= prime
+            h += column
+    return h
+
+
 def _gram_index(sk: bytes) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Every ``GRAM``-byte window of ``sk`` as 64-bit keys grouped by bucket:
     ``(keys, starts, bits, bucket_bits)``. A key is the window's hash with its low ``bits`` bits
@@ -597,16 +609,11 @@ def _gram_index(sk: bytes) -> tuple[np.ndarray, np.ndarray, int, int]:
     ``bucket_bits`` bits (at most 16; about 8 windows a bucket) are its bucket, and the keys
     of bucket ``b`` are ``keys[starts[b]:starts[b + 1]]``, in offset order. Grouping by a
     16-bit bucket is a stable radix sort (numpy's ``argsort(kind="stable")`` of ``uint16``),
-    about a fifth of the time of sorting the 64-bit keys. A hash prefix shared by two windows
+    faster than sorting the 64-bit keys (docs/performance.md). A hash prefix shared by two windows
     only means both are compared with the needle (:meth:`SkeletonIndex.find_all`)."""
     arr = np.frombuffer(sk, dtype=np.uint8)
     n = len(arr) - GRAM + 1
-    h = np.zeros(n, dtype=np.uint64)
-    prime = np.uint64(_GRAM_PRIME)
-    with np.errstate(over="ignore"):
-        for k in range(GRAM):
-            h *= prime
-            h += arr[k:k + n]
+    h = _gram_hashes((arr[k:k + n] for k in range(GRAM)), n)
     bits = max(1, (n - 1).bit_length())
     h >>= np.uint64(bits)
     h <<= np.uint64(bits)
@@ -792,13 +799,7 @@ class SkeletonIndex:
         keys, starts, bits, bucket_bits = self._grams
         mask = (1 << bits) - 1
         heads = np.frombuffer(b"".join(needles[k][:GRAM] for k in long), dtype=np.uint8).reshape(-1, GRAM)
-        h = np.zeros(len(long), dtype=np.uint64)
-        prime = np.uint64(_GRAM_PRIME)
-        with np.errstate(over="ignore"):
-            for j in range(GRAM):
-                h *= prime
-                h += heads[:, j]
-        prefix = h & np.uint64(0xFFFFFFFFFFFFFFFF ^ mask)
+        prefix = _gram_hashes((heads[:, j] for j in range(GRAM)), len(long)) & np.uint64(0xFFFFFFFFFFFFFFFF ^ mask)
         bucket = (prefix >> np.uint64(64 - bucket_bits)).astype(np.int64)
         lo = starts[bucket]
         counts = starts[bucket + 1] - lo

@@ -58,7 +58,8 @@ class CorpusIndex:
             ``Document.data``, kept without a copy), in corpus order; or a
             ``dataset.model.DocumentBytes`` view, read a document at a time on access.
 
-    The index keeps each document's UTF-8 bytes; ``documents[key]`` and ``text(key)`` decode
+    The index keeps each document's UTF-8 bytes (a ``DocumentBytes`` view: it reads them on
+    access, holding none); ``documents[key]`` and ``text(key)`` decode
     them on access (the last few decoded texts are cached). Built lazily: a document's
     :class:`SkeletonIndex` (about 3-5 ms per MB; it adds the skeleton, about 0.8 bytes per
     character) when one of its passages needs it, the last :data:`SKELETONS_KEPT` kept; its
