@@ -128,9 +128,14 @@ def numbered(question, answer, first, last) -> dict:
     return {"question": question, "answer": answer, "first_sentence": first, "last_sentence": last}
 
 
+def run_on(doc: str, client, **kw):
+    """Numbered-mode generation on the whole of ``doc`` as one window (the tests' limits)."""
+    return gen.generate_for_window(client, doc_key="ALP", doc_text=doc, window=Window(0, 0, 100, 0, len(doc)),
+                                   mode="numbered", limits=Limits(30, 600), **kw)
+
+
 def run(client, **kw):
-    return gen.generate_for_window(client, doc_key="ALP", doc_text=DOC_TEXT, window=window(), mode="numbered",
-                                   limits=Limits(30, 600), **kw)
+    return run_on(DOC_TEXT, client, **kw)
 
 
 def test_the_passage_is_cut_from_the_window_by_the_named_range(fake_llm):

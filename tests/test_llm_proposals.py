@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 from test_llm_client import make_config
+from test_llm_numbered import numbered, run_on
 
 from mtcb_curate.checks import Limits
-from mtcb_curate.dataset.tokens import Window
 from mtcb_curate.llm import generate as gen
 from mtcb_curate.llm.cache import ResponseCache
 from mtcb_curate.llm.client import ChatClient, ChatRequest
@@ -109,17 +109,8 @@ def test_dense_runs_propose_blocks_of_several_fact_sentences():
 DOC = WINDOW
 
 
-def window() -> Window:
-    return Window(0, 0, 100, 0, len(DOC))
-
-
-def numbered(question, answer, first, last) -> dict:
-    return {"question": question, "answer": answer, "first_sentence": first, "last_sentence": last}
-
-
 def run(client, **kw):
-    return gen.generate_for_window(client, doc_key="ALP", doc_text=DOC, window=window(), mode="numbered",
-                                   limits=Limits(30, 600), **kw)
+    return run_on(DOC, client, **kw)
 
 
 def props():
