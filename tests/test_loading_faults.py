@@ -66,3 +66,25 @@ def test_json_messages_say_at_once(name, data, expected, tmp_path):
         loading.read_file(path)
     assert str(info.value) == f"{path} {expected}" if expected.startswith("row") else f"{path}: {expected}"
     assert " at at " not in str(info.value)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_a_null_text_on_a_row_with_a_repeated_document_key_is_reported(tmp_path, suffix):
+    """The repeated key is said once; the row's own null text is said too, by file, row and field."""
+    import pandas as pd
+
+    corpus = pd.DataFrame({"ticker": ["AAA", "BBB", "AAA"], "text": ["Alpha makes anvils.", "Beta sells bells.", None]})
+    questions = pd.DataFrame({"question": ["What does Alpha make?"], "answer": ["anvils"],
+                              "supporting_passage": ["Alpha makes anvils."], "ticker": ["AAA"]})
+    c, q = tmp_path / f"corpus.{suffix}", tmp_path / f"questions.{suffix}"
+    if suffix == "jsonl":
+        corpus.to_json(c, orient="records", lines=True)
+        questions.to_json(q, orient="records", lines=True)
+    else:
+        corpus.to_parquet(c)
+        questions.to_parquet(q)
+    ds = loading.load("ficha", PROFILE, [str(c), str(q)])
+    said = {(Path(p.file).name, p.row, p.field): p.message for p in ds.problems}
+    assert said[(c.name, 2, "text")] == "document text is missing (null)"
+    assert "document key 'AAA' repeats (rows 0, 2)" in said[(c.name, 2, "ticker")]
+    assert ds.documents["AAA"].text == "Alpha makes anvils."  # the pairs still link to the first row

@@ -890,7 +890,9 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
             problem(corpus, row, ckey, f"document key is {_describe(keys[row])}; the document cannot be linked")
             continue
         key_rows.setdefault(key, []).append(row)
-        if key in documents:
+        if key in documents:  # a repeated key (said below): its pairs link to the first row
+            if (texts.entry(row) is None) if stored else not isinstance(texts[row], str):
+                problem(corpus, row, text_col, f"document text is {_describe(None if stored else texts[row])}")
             continue
         meta = {c: corpus.columns[c][row] for c in other_cols}
         entry = texts.entry(row) if stored else None
