@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_checklist import ALPHA, BETA, corpus, open_ws, q, questions  # noqa: E402,F401 - open_ws: fixture
+from test_checklist import ALPHA, BETA, open_ws, questions  # noqa: E402,F401 - open_ws: fixture
 
 from mtcb_curate.checks import (  # noqa: E402
     CHECK_IDS,

@@ -15,7 +15,6 @@ from conftest import CORPUS
 from llmfake import completion, status
 from test_llm_client import SECRET, make_config
 
-from mtcb_curate.checks import Limits
 from mtcb_curate.dataset import tokens
 from mtcb_curate.llm import generate as gen
 from mtcb_curate.llm.cache import ResponseCache

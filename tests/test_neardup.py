@@ -32,7 +32,6 @@ from mtcb_curate.neardup import (  # noqa: E402
     clusters_json,
     duplicate_reason,
     find_clusters,
-    find_groups,
     find_shared_passages,
     is_resolved,
     items_from_dataset,

@@ -7,10 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from support import opened, review_app, text_of, write_source  # noqa: E402
+from support import opened, write_source  # noqa: E402
 
 from mtcb_curate.store.sqlite import Workspace
 

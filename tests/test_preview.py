@@ -8,7 +8,6 @@ import random
 import numpy as np
 import pytest
 
-from conftest import write_jsonl
 from support import assert_one_error_line, opened, write_source
 
 from mtcb_curate.app import preview as app_preview

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_tui_dedup import dedup_session  # noqa: E402
 
-from support import opened, review_app, review_at_once, settle  # noqa: E402
+from support import opened, review_app, review_at_once  # noqa: E402
 
 from mtcb_curate.dataset import token_cache, tokens  # noqa: E402
 from mtcb_curate.dataset.token_cache import TokenCache  # noqa: E402

@@ -5,7 +5,6 @@ passage in one chunk (accept with enter, undo with u)."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Static
 
 from support import opened, review_app, settle, wait_until, write_source
 

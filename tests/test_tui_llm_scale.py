@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_app import SIZE, opened, settle  # noqa: E402
-from test_tui_llm import KEY, PRODUCT, REVENUE, at_once, cand, llm, static, until  # noqa: E402,F401
+from test_tui_llm import REVENUE, at_once, cand, llm, static, until  # noqa: E402,F401
 
 from mtcb_curate.app.generation import PLAN_FILE  # noqa: E402
 from mtcb_curate.dataset.model import Status  # noqa: E402

@@ -12,7 +12,6 @@ from mtcb_curate.dataset.model import Status
 from mtcb_curate.tui.screens.checklist import ChecklistScreen
 from mtcb_curate.tui.screens.confirm import ConfirmScreen
 from mtcb_curate.tui.screens.review import FAIL_MARK, ReviewScreen
-from mtcb_curate.tui.widgets.pair_list import PairList
 
 pytestmark = pytest.mark.usefixtures("review_at_once")
 

@@ -4,11 +4,10 @@ span selection's unit keys and typed-string start."""
 
 from __future__ import annotations
 
-import json
 import threading
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from support import current, opened, review_app, review_at_once, settle, text_of, wait_until, write_source
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import CORPUS, QUESTIONS, fake_secret, write_jsonl  # noqa: E402
+from conftest import fake_secret  # noqa: E402
 
 from mtcb_curate.cli import main  # noqa: E402
 from mtcb_curate.errors import WorkspaceError, WorkspaceFull, WorkspaceLocked, WorkspaceReadOnly  # noqa: E402

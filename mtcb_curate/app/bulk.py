@@ -179,7 +179,7 @@ def plan(session: ReviewSession, action: str, ids: Iterable[int], *, reason: str
 
 def _plan_passages(session: ReviewSession, action: str, ids: list[int], skipped: dict[int, str],
                    verdicts: Verdicts | None, config: Path | None, cancelled: Callable[[], bool], chunks=None) -> dict:
-    from mtcb_curate.app.review import NotApplicable, propose_shrink
+    from mtcb_curate.app.review import propose_shrink
     from mtcb_curate.verify.repair import snap as snap_text
     from mtcb_curate.verify.repair import trim_passage
 

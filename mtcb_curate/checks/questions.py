@@ -4,7 +4,6 @@ shares to refuse candidates."""
 
 from __future__ import annotations
 
-import re
 
 from mtcb_curate.dataset import question_form as form
 from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result

@@ -41,7 +41,6 @@ from rapidfuzz import fuzz, process, utils
 
 from mtcb_curate.checks import Limits, answer_length_problem, passage_length_problem
 from mtcb_curate.llm.client import ChatClient, ChatRequest, RetryCallback
-from mtcb_curate.llm.errors import LLMCancelled
 from mtcb_curate.llm.parsing import MAX_REPLY_CHARS, MalformedJSON, ReplyTooLong, extract_json
 from mtcb_curate.llm.numbered import SentenceMap, sentence_map
 from mtcb_curate.llm.proposals import Proposal, candidate_ranges, is_boilerplate

@@ -79,7 +79,6 @@ from mtcb_curate.neardup.clusters import (
     unresolved,
 )
 from mtcb_curate.neardup.similarity import (
-    _DIGITS,
     ANSWER_MARGIN,
     BLOCK_CELLS,
     CLIQUE_MAX,
