@@ -14,7 +14,9 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from conftest import CORPUS, QUESTIONS, write_jsonl
@@ -24,6 +26,7 @@ from mtcb_curate.app import analysis, analysis_store, analysis_worker
 from mtcb_curate.app.analysis import (AnalysisCancelled, AnalysisFailed, AnalysisNote, AnalysisProgress,
                                       AnalysisReady, AnalysisRunner, AnalysisAnswers)
 from mtcb_curate.dataset.model import Status
+from mtcb_curate.store.session import ReviewSession
 from mtcb_curate.verify import verify_dataset
 
 #: Longest wait for one run (a guard against a hang, not a speed target).
@@ -78,10 +81,15 @@ def run(session, threshold: float = 85.0, *, attach: bool = True, answerable_ahe
         runner.close()
 
 
-def reopened(session, ws: Path):
-    """``session``'s workspace closed and opened again from the workspace alone."""
-    session.workspace.close()
-    return opened(None, ws)
+@contextmanager
+def session_on(source: Path | None, ws: Path) -> Iterator[ReviewSession]:
+    """``support.opened(source, ws)`` (``source`` None: the workspace alone, as a reopen) whose
+    workspace is closed on the way out, also when the test fails."""
+    session = opened(source, ws)
+    try:
+        yield session
+    finally:
+        session.workspace.close()
 
 
 def many_pairs_source(folder: Path, n: int = 60) -> Path:
@@ -99,8 +107,7 @@ def dup_source(folder: Path) -> Path:
 
 
 def test_the_analysis_verifies_every_pair_as_verify_does_fuzzy_step_included(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         event, runner, events = run(session)
         assert isinstance(event, AnalysisReady), event
         a = event.analysis
@@ -111,16 +118,13 @@ def test_the_analysis_verifies_every_pair_as_verify_does_fuzzy_step_included(tin
         assert {e.stage for e in events.of(AnalysisProgress)} <= set(analysis_worker.STAGES)
         assert runner.processes_started == 1 and not a.from_cache
         assert a.not_exact() == {2}
-    finally:
-        session.workspace.close()
 
 
 def test_clusters_and_set_checks_are_those_of_the_search_in_process(tmp_path):
     from mtcb_curate.app import clusters
     from mtcb_curate.checks.pair import set_check_results
 
-    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
-    try:
+    with session_on(dup_source(tmp_path / "src"), tmp_path / "ws") as session:
         event, _, _ = run(session)
         a = event.analysis
         found, shared = clusters.find_both(session)
@@ -131,27 +135,21 @@ def test_clusters_and_set_checks_are_those_of_the_search_in_process(tmp_path):
         want = set_check_results(session, search=clusters.search(session))
         assert {k: (r.reasons, r.failing) for k, r in a.set_results.items()} == \
             {k: (r.reasons, r.failing) for k, r in want.items()}
-    finally:
-        session.workspace.close()
 
 
 def test_a_reopened_session_reads_the_kept_analysis_and_starts_no_process(tiny, ws):
-    session = opened(tiny, ws)
-    first, _, _ = run(session)
-    session = reopened(session, ws)
-    try:
+    with session_on(tiny, ws) as session:
+        first, _, _ = run(session)
+    with session_on(None, ws) as session:
         again, runner, events = run(session)
         assert isinstance(again, AnalysisReady) and again.analysis.from_cache
         assert runner.processes_started == 0 and not events.of(AnalysisProgress)
         assert again.analysis.text_key == first.analysis.text_key
         assert list(again.analysis.verdicts.verdicts) == list(first.analysis.verdicts.verdicts)
-    finally:
-        session.workspace.close()
 
 
 def test_an_edited_pair_misses_the_cache_and_only_it_is_verified_again(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         first, _, _ = run(session)
         session.edit(2, {"supporting_passage": "Beta sells bells."})
         second, runner, _ = run(session)
@@ -160,43 +158,33 @@ def test_an_edited_pair_misses_the_cache_and_only_it_is_verified_again(tiny, ws)
         assert second.analysis.worker["verified"] == 1 and second.analysis.worker["reused"] == 2
         assert second.analysis.verdicts.verdict(2) == "exact"
         assert second.analysis.passages[2] == "Beta sells bells."
-    finally:
-        session.workspace.close()
 
 
 def test_an_edited_question_changes_the_key_but_reuses_every_verdict(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         first, _, _ = run(session)
         session.edit(0, {"question": "What does Alpha make, exactly?"})
         second, _, _ = run(session)
         assert second.analysis.text_key != first.analysis.text_key
         assert second.analysis.worker["verified"] == 0 and second.analysis.worker["reused"] == 3
-    finally:
-        session.workspace.close()
 
 
 def test_a_changed_corpus_misses_the_cache(tmp_path):
     src = write_source(tmp_path / "src")
     ws = tmp_path / "ws"
-    session = opened(src, ws)
-    first, _, _ = run(session)
-    session.workspace.close()
+    with session_on(src, ws) as session:
+        first, _, _ = run(session)
     changed = [dict(CORPUS[0], text=CORPUS[0]["text"] + "More text.\n"), CORPUS[1]]
     write_jsonl(src / "corpus.jsonl", changed)
-    session = opened(src, tmp_path / "ws2")
-    try:
+    with session_on(src, tmp_path / "ws2") as session:
         second, runner, _ = run(session, folder=ws / "analysis")  # the same folder: only the key differs
         assert runner.processes_started == 1 and not second.analysis.from_cache
         assert second.analysis.text_key != first.analysis.text_key
         assert second.analysis.worker["verified"] == 3  # another corpus: nothing is reused
-    finally:
-        session.workspace.close()
 
 
 def test_a_rejection_groups_again_without_verifying_or_searching(tmp_path):
-    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
-    try:
+    with session_on(dup_source(tmp_path / "src"), tmp_path / "ws") as session:
         first, _, _ = run(session)
         member = first.analysis.clusters[0].ids[0]
         session.decide(member, Status.REJECTED, "duplicate")
@@ -207,28 +195,22 @@ def test_a_rejection_groups_again_without_verifying_or_searching(tmp_path):
         assert set(a.seconds) == {"groups"}  # nothing verified, nothing searched
         assert member not in a.set_results["duplicates"].reasons  # a rejected pair is not checked
         assert member in a.cluster_index  # the badge still shows its cluster
-    finally:
-        session.workspace.close()
 
 
 def test_a_killed_worker_is_reported_and_started_again(tmp_path):
-    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
     events = Events()
-    runner = AnalysisRunner(session, events)
-    killed = []
+    with session_on(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws") as session, \
+            closing(AnalysisRunner(session, events)) as runner:
+        killed = []
 
-    def kill_first(event) -> None:
-        if isinstance(event, AnalysisProgress) and not killed and runner.worker_pid is not None:
-            killed.append(runner.worker_pid)
-            os.kill(runner.worker_pid, signal.SIGKILL)
+        def kill_first(event) -> None:
+            if isinstance(event, AnalysisProgress) and not killed and runner.worker_pid is not None:
+                killed.append(runner.worker_pid)
+                os.kill(runner.worker_pid, signal.SIGKILL)
 
-    events.hook = kill_first
-    try:
+        events.hook = kill_first
         runner.request(85.0)
         final = events.wait_final()
-    finally:
-        runner.close()
-        session.workspace.close()
     assert killed and isinstance(final, AnalysisReady), events.all
     notes = events.of(AnalysisNote)
     assert len(notes) == 1 and "SIGKILL" in notes[0].message and "attempt 2 of 3" in notes[0].message
@@ -256,11 +238,8 @@ os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
 
 
 def test_a_worker_that_keeps_dying_fails_with_one_plain_line(tiny, ws, tmp_path):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         event, runner, events = run(session, python=dying_python(tmp_path, 99))
-    finally:
-        session.workspace.close()
     assert isinstance(event, AnalysisFailed)
     assert "stopped 3 times (signal SIGKILL)" in event.message and "about to die" in event.message
     assert "\n" not in event.message and "Traceback" not in event.message
@@ -268,32 +247,25 @@ def test_a_worker_that_keeps_dying_fails_with_one_plain_line(tiny, ws, tmp_path)
 
 
 def test_a_worker_dying_once_then_succeeds(tiny, ws, tmp_path):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         event, runner, _ = run(session, python=dying_python(tmp_path, 1))
-    finally:
-        session.workspace.close()
     assert isinstance(event, AnalysisReady) and runner.processes_started == 2
 
 
 def test_cancel_stops_the_worker_and_reports_it(tmp_path):
-    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
     events = Events()
-    runner = AnalysisRunner(session, events)
-    pids = []
+    with session_on(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws") as session, \
+            closing(AnalysisRunner(session, events)) as runner:
+        pids = []
 
-    def cancel_first(event) -> None:
-        if isinstance(event, AnalysisProgress) and not pids:
-            pids.append(runner.worker_pid)
-            runner.cancel()
+        def cancel_first(event) -> None:
+            if isinstance(event, AnalysisProgress) and not pids:
+                pids.append(runner.worker_pid)
+                runner.cancel()
 
-    events.hook = cancel_first
-    try:
+        events.hook = cancel_first
         runner.request(85.0)
         final = events.wait_final()
-    finally:
-        runner.close()
-        session.workspace.close()
     assert isinstance(final, AnalysisCancelled), events.all
     assert pids and pids[0] is not None
     with pytest.raises(ProcessLookupError):
@@ -302,15 +274,12 @@ def test_cancel_stops_the_worker_and_reports_it(tmp_path):
 
 
 def test_a_damaged_result_is_made_again(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         first, _, _ = run(session)
         codes = list(first.analysis.verdicts.verdicts)
         here = analysis_store.text_dir(ws / "analysis", first.analysis.text_key)
         (here / "verdicts.npz").write_bytes(b"not numpy")
         again, runner, _ = run(session)
-    finally:
-        session.workspace.close()
     assert isinstance(again, AnalysisReady) and runner.processes_started == 1
     assert again.analysis.worker["verified"] == 3  # nothing of the damaged file is reused
     assert set(again.analysis.seconds) == {"verdicts"}  # the links and groups were kept
@@ -318,12 +287,9 @@ def test_a_damaged_result_is_made_again(tiny, ws):
 
 
 def test_the_worker_process_imports_no_textual_datasets_pandas_nor_pyarrow(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         event, _, _ = run(session)
         job = analysis_store.text_dir(ws / "analysis", event.analysis.text_key) / "job.json"
-    finally:
-        session.workspace.close()
     probe = (
         "import json, shutil, sys\n"
         "from pathlib import Path\n"
@@ -338,8 +304,7 @@ def test_the_worker_process_imports_no_textual_datasets_pandas_nor_pyarrow(tiny,
 
 
 def test_keys_follow_every_input(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         snap = analysis.snapshot(session, 85.0)
         base = analysis.text_key(snap, "corpus", "source")
         assert analysis.text_key(snap, "corpus", "source") == base
@@ -357,8 +322,6 @@ def test_keys_follow_every_input(tiny, ws):
         session.undo()
         session.mark_not_duplicates([0, 1])
         assert analysis.groups_key(base, analysis.snapshot(session, 85.0)) != g
-    finally:
-        session.workspace.close()
 
 
 def test_texts_round_trip_through_the_files_byte_for_byte(tmp_path):
@@ -372,27 +335,21 @@ def test_texts_round_trip_through_the_files_byte_for_byte(tmp_path):
 
 
 def test_large_clusters_have_their_links_indexed_by_member_when_loaded(tmp_path, monkeypatch):
-    session = opened(dup_source(tmp_path / "src"), tmp_path / "ws")
-    try:
+    with session_on(dup_source(tmp_path / "src"), tmp_path / "ws") as session:
         monkeypatch.setattr(analysis, "WARM_LINKS", 1)
         event, _, _ = run(session)
-    finally:
-        session.workspace.close()
     assert event.analysis.clusters and all(c.member_index is not None for c in event.analysis.clusters)
 
 
 def test_the_worker_ends_when_the_app_is_gone(tmp_path):
     """The app's end closes the worker's stdin (however the app ended): the worker stops at once."""
-    session = opened(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws")
-    try:
+    with session_on(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws") as session:
         snap = analysis.snapshot(session, 85.0)
         runner = AnalysisRunner(session, lambda e: None)
         runner._corpus_fp = session.corpus_fingerprint
         text, groups = runner._keys(snap)
         runner._token_folder = ""
         runner._write_inputs(snap, snap.texts(), text, groups)
-    finally:
-        session.workspace.close()
     job = analysis_store.text_dir(runner.folder, text) / "job.json"
     proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(job)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -411,8 +368,7 @@ def _support_reasons(session) -> list:
 
 def test_the_analysis_gives_every_pairs_answerable_reason_as_the_rule_does_after_its_verdicts(tmp_path):
     src = write_source(tmp_path / "src", CORPUS, [*QUESTIONS, dict(QUESTIONS[0], answer="$45 million in 2019")])
-    session = opened(src, tmp_path / "ws")
-    try:
+    with session_on(src, tmp_path / "ws") as session:
         event, runner, events = run(session)
         a = event.analysis
         want = _support_reasons(session)
@@ -425,17 +381,14 @@ def test_the_analysis_gives_every_pairs_answerable_reason_as_the_rule_does_after
         kinds = [type(e).__name__ for e in events.all if not isinstance(e, AnalysisProgress)]
         assert kinds == ["AnalysisReady", "AnalysisAnswers"]
         assert a.worker["answered"] == 0 and runner.processes_started == 1  # the "ready" summary
-        session = reopened(session, tmp_path / "ws")
+    with session_on(None, tmp_path / "ws") as session:
         again, runner, events = run(session)  # one event, from the files: no process
         assert again.analysis.from_cache and list(again.analysis.answers.reasons) == want
         assert runner.processes_started == 0 and len(events.all) == 1
-    finally:
-        session.workspace.close()
 
 
 def test_an_edited_answer_is_answered_again_alone_and_its_old_reason_no_longer_applies(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         first, _, _ = run(session)
         old = session.view(1)
         session.edit(1, {"answer": "$45 million in 2019"})
@@ -449,13 +402,10 @@ def test_an_edited_answer_is_answered_again_alone_and_its_old_reason_no_longer_a
         # the worker worked out the edited pair only, the others' reasons were the last run's
         log = [e for e in events.all if isinstance(e, AnalysisProgress) and e.stage == "answerable"]
         assert log and log[-1].total == 1
-    finally:
-        session.workspace.close()
 
 
 def test_kept_verdicts_without_answerable_reasons_land_at_once_and_a_worker_works_out_only_the_reasons(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         first, _, _ = run(session)
         (analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json").unlink()
         _, runner, events = run(session, attach=False)
@@ -466,20 +416,15 @@ def test_kept_verdicts_without_answerable_reasons_land_at_once_and_a_worker_work
         stages = {e.stage for e in events.of(AnalysisProgress)}
         assert "answerable" in stages and not stages & {"verdicts", "tokens"}  # nothing verified again
         assert list(answers[0].answers.reasons) == _support_reasons(session)
-    finally:
-        session.workspace.close()
 
 
 def test_answerable_reasons_of_another_rule_version_are_not_read(tiny, ws, monkeypatch):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         first, _, _ = run(session)
         path = analysis_store.text_dir(analysis.analysis_folder(session), first.analysis.text_key) / "answerable.json"
         assert analysis_store.read_answerable(path) is not None
         monkeypatch.setattr(analysis_store, "answerable_stamp", lambda: "another wordllama")
         assert analysis_store.read_answerable(path) is None
-    finally:
-        session.workspace.close()
 
 
 def test_the_worker_lets_the_tokenizer_go_once_the_tokens_are_counted(tiny, ws, monkeypatch):
@@ -487,8 +432,7 @@ def test_the_worker_lets_the_tokenizer_go_once_the_tokens_are_counted(tiny, ws, 
     paraphrase model) run without the tokenizer's memory."""
     from mtcb_curate.dataset import tokens
 
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         runner = AnalysisRunner(session, lambda e: None)
         snap = analysis.snapshot(session, 85.0)
         text, groups = runner._keys(snap)
@@ -502,20 +446,15 @@ def test_the_worker_lets_the_tokenizer_go_once_the_tokens_are_counted(tiny, ws, 
         tokens.encoding()
         summary = analysis_worker.run_job(job)
         assert summary["verified"] == 3 and held == [False]
-    finally:
-        session.workspace.close()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the fresh process image is POSIX's exec")
 def test_the_answerable_stage_runs_in_a_fresh_image_of_the_same_worker_process(tiny, ws):
     """After its ``ready`` line the worker replaces itself (same process id and pipes) so that
     the paraphrase model loads on top of a small interpreter, not of what verifying left."""
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         event, _, _ = run(session)
         here = analysis_store.text_dir(ws / "analysis", event.analysis.text_key)
-    finally:
-        session.workspace.close()
     (here / "answerable.json").unlink()
     proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(here / "job.json")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -543,8 +482,7 @@ def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypa
     class Corpus(dict):
         pass
 
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         runner = AnalysisRunner(session, lambda e: None)
         snap = analysis.snapshot(session, 85.0)
         text, groups = runner._keys(snap)
@@ -559,13 +497,10 @@ def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypa
                             lambda *a: alive.append(refs[0]() is not None) or count(*a))
         summary = analysis_worker.run_job(job, answer=False)
         assert summary["verified"] == 3 and alive == [False]
-    finally:
-        session.workspace.close()
 
 
 def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_ones(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         session.decide(0, Status.ACCEPTED)
         session.edit(2, {"answer": "$45 million in 2019"})
         done, _, _ = run(session, attach=False, answerable_ahead=1)  # three pairs: more than it
@@ -579,16 +514,13 @@ def test_a_large_set_gets_the_reasons_of_the_pairs_met_first_and_of_the_edited_o
             assert not ok or reason == want[pid]
         assert known == [False, True, True]  # from the first undecided pair on, and the edited one
         assert want[2] is not None
-    finally:
-        session.workspace.close()
 
 
 def test_answerable_ahead_0_works_no_reason_out_and_loads_no_model_in_the_worker(tiny, ws):
     """``[review] answerable_ahead = 0``: the worker works no pair's reason out, an edited one
     neither, and never loads the paraphrase model (nor replaces its process image for it);
     the run still ends with its (empty) reasons, so the app knows to work each out itself."""
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         session.edit(2, {"answer": "$45 million in 2019"})
         done, runner, events = run(session, attach=False, answerable_ahead=0)
         assert isinstance(done, AnalysisAnswers), done
@@ -608,17 +540,12 @@ def test_answerable_ahead_0_works_no_reason_out_and_loads_no_model_in_the_worker
                              check=True)
         assert json.loads(out.stdout) == [0, []]
         assert list(analysis_store.read_answerable(here / "answerable.json").keys) == ["", "", ""]
-    finally:
-        session.workspace.close()
 
 
 def test_without_a_new_process_image_the_answerable_stage_runs_in_the_same_one(tiny, ws):
-    session = opened(tiny, ws)
-    try:
+    with session_on(tiny, ws) as session:
         event, _, _ = run(session)
         here = analysis_store.text_dir(ws / "analysis", event.analysis.text_key)
-    finally:
-        session.workspace.close()
     (here / "answerable.json").unlink()
     probe = ("import os, sys\n"
              "def refuse(*a):\n"
