@@ -77,6 +77,8 @@ def prepare(source: str, work: Path, name: str, doc_key: str | None = None) -> P
 def run_worker(job: Path, app_root: str, spy: str | None = None) -> dict:
     """Run the worker on ``job``; its summary, stage seconds and memory (``spy``: under
     ``py-spy record``, its collapsed stacks written there)."""
+    from mtcb_curate.app.worker_protocol import read_messages
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": app_root}
     t0 = time.perf_counter()
@@ -102,20 +104,16 @@ def run_worker(job: Path, app_root: str, spy: str | None = None) -> dict:
     sampler.start()
     done = None
     assert proc.stdout is not None
-    for line in proc.stdout:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if "progress" in msg:
-            name = msg["progress"][0]
+    for kind, value in read_messages(proc.stdout):  # each as its line arrives: the time is taken here
+        if kind == "progress":
+            name = value[0]
             if name != stage[0]:
                 stage[0] = name
                 first.setdefault(name, time.perf_counter() - t0)
-        elif "ready" in msg:
+        elif kind == "ready":
             first.setdefault("ready", time.perf_counter() - t0)
-        elif "done" in msg:
-            done = msg["done"]
+        elif kind == "done":
+            done = value
     proc.wait()
     wall = time.perf_counter() - t0
     stop.set()

@@ -578,3 +578,12 @@ def test_the_verdicts_keep_the_token_counts_given_beside_the_results(tmp_path):
     assert [table.result(i, "x" * 5).tokens for i in range(3)] == [4, None, 7]
     assert all(r.tokens is None for r in results)
 
+
+
+def test_the_protocol_reader_yields_the_workers_messages_and_skips_other_lines():
+    from mtcb_curate.app.worker_protocol import read_messages
+
+    lines = [b'{"progress": ["verdicts", 0, 3]}\n', b"a library writing to stdout\n", b"[1, 2]\n",
+             b'{"other": 1}\n', b'{"ready": {"verified": 3}}\n', b'{"done": {"answered": 3}}\n']
+    assert list(read_messages(lines)) == [("progress", ["verdicts", 0, 3]), ("ready", {"verified": 3}),
+                                          ("done", {"answered": 3})]

@@ -40,6 +40,7 @@ import numpy as np
 
 from mtcb_curate.app import analysis_store as store
 from mtcb_curate.dataset.model import PASSAGE_FIELD, QAPair, Status
+from mtcb_curate.app.worker_protocol import read_messages
 
 #: The code whose change makes every kept result stale (paths relative to the package).
 CODE = ("verify", "neardup", "dataset", "arrays.py", "app/analysis_worker.py", "app/analysis_store.py", "worker.py")
@@ -567,21 +568,17 @@ class AnalysisRunner:
         cancelled = False
         try:
             assert proc.stdout is not None
-            for line in proc.stdout:
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if "progress" in msg:
-                    stage, done, total = msg["progress"]
+            for kind, value in read_messages(proc.stdout):
+                if kind == "progress":
+                    stage, done, total = value
                     if not self._cancel:
                         self.on_event(AnalysisProgress(str(stage), int(done), int(total)))
-                elif "ready" in msg:
+                elif kind == "ready":
                     if ready is not None and not self._cancel:
-                        ready(msg["ready"])
-                elif "done" in msg:
-                    result = msg["done"]
-                elif msg.get("cancelled"):
+                        ready(value)
+                elif kind == "done":
+                    result = value
+                elif value:  # cancelled
                     cancelled = True
         finally:
             code = _finish(proc)
