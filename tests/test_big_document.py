@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
+from support import current, wait_until
 from mtcb_curate.dataset import tokens
 from mtcb_curate.app.sources import Options, open_session
 from mtcb_curate.tui.app import CurateApp
@@ -85,7 +86,7 @@ async def test_viewer_makes_no_copy_of_the_document_and_indexes_it_once(monkeypa
         for k in range(20):
             s = text.index(f"Line {70 * k + 1} ")
             viewer.set_spans([Span(s, s + 10)])
-        await pilot.pause()
+        await wait_until(pilot, lambda: printable.calls, "the viewer drawn")
         assert max(size for size, _ in printable.calls) < 1000  # per drawn row, never the text
         assert builds.count(len(text)) == 1
         # Behaviour kept: controls shown as stand-ins, the span's row centred and drawn.
@@ -139,8 +140,7 @@ async def test_moving_between_pairs_of_a_big_document_verifies_on_no_key(big_sou
         panel = screen.query_one(QAPanel)
         for key in "jjjjjjjkkkkj":
             await pilot.press(key)
-        await pilot.pause()
-        assert screen._shown_pair == 4
+        await wait_until(pilot, lambda: current(app) == 4 and screen._shown_pair == 4, "pair 4 shown")
         on_app_thread = [c for c in verify.calls if c[1] == threading.main_thread().name]
         assert on_app_thread == []  # not one document-sized search per key
         assert len(shows.calls) == 1  # the document was laid out once, at the first pair
@@ -148,10 +148,11 @@ async def test_moving_between_pairs_of_a_big_document_verifies_on_no_key(big_sou
         # Left on a pair, its check runs in a worker and the verdict and highlight appear.
         monkeypatch.setattr(review_painting, "LOCATE_DELAY_S", 0.0)
         await pilot.press("k")  # pair 3, the normalized one
-        await pilot.pause()
+        # the check's worker starts on a timer: wait for its verdict to land, not for idle
+        await wait_until(pilot, lambda: screen._shown_pair == 3 and "checking" not in panel.section_text("verdict"),
+                         "pair 3's check done")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert screen._shown_pair == 3
         assert "NORMALIZED" in panel.section_text("verdict")
         assert [s.kind for s in screen.query_one(SourceViewer).spans] == ["normalized"]
         assert all(c[1] != threading.main_thread().name for c in verify.calls)
@@ -279,6 +280,8 @@ async def test_moving_between_pairs_asks_for_no_layout_pass(big_source, tmp_path
         armed = True
         for key in "jjjjkkj":
             await pilot.press(key)
+        screen = app.screen
+        await wait_until(pilot, lambda: current(app) == 3 and screen._shown_pair == 3, "pair 3 shown")
         await pilot.pause()
         armed = False
         assert layouts == []

@@ -16,7 +16,7 @@ from textual.document._document import Document
 from textual.widgets import Static, TextArea
 
 from conftest import write_jsonl
-from support import settle
+from support import settle, wait_until
 from mtcb_curate.errors import WorkspaceError
 from mtcb_curate.app.sources import Options, open_session
 from mtcb_curate.tui.app import CurateApp
@@ -72,6 +72,18 @@ def type_at_once(app, keys) -> None:
 
 def edit_entries(session) -> list:
     return [e for e in session.workspace.history() if e.kind == "edit"]
+
+
+async def handled(app, pilot, session, changes: int, what: str) -> None:
+    """Let the app run until the workspace has recorded ``changes`` changes in all and no edit
+    dialog is open (the keys typed at once are handled, their save included: Pilot's own pause
+    only waits for the app to look idle, which a loaded machine fakes), then :func:`settle`."""
+    def done() -> bool:
+        return len(session.workspace.history()) >= changes and \
+            not any(isinstance(s, EditScreen) for s in app.screen_stack)
+
+    await wait_until(pilot, done, what)
+    await settle(app, pilot)
 
 
 # -- restore_line_breaks: the pure mapping ----------------------------------------------------
@@ -140,10 +152,10 @@ async def test_saving_untouched_fields_records_no_edit_and_keeps_exact(breaks_so
         await settle(app, pilot)
         assert app.screen.controller.verdicts.quick(0).verdict == "exact"
         await pilot.press("e")
-        await settle(app, pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen) and app.screen.is_mounted,
+                         "the edit dialog open")
         await pilot.press("ctrl+s")
-        await settle(app, pilot)
-        assert not isinstance(app.screen, EditScreen)
+        await handled(app, pilot, session, 0, "the edit dialog closed")
         v = session.view(0)
         assert v.edited == frozenset()
         assert (v.question, v.answer, v.passage) == (QUESTION, "It rose\n4%.", PASSAGE)
@@ -158,15 +170,16 @@ async def test_a_touched_field_keeps_its_untouched_breaks(breaks_source, tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("e")
-        await settle(app, pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen) and app.screen.is_mounted,
+                         "the edit dialog open")
         area = app.screen.query_one("#edit-supporting_passage", TextArea)
         area.focus()
-        await pilot.pause()
+        await wait_until(pilot, lambda: area.has_focus, "the passage field focused")
         area.move_cursor((0, 0))
         await pilot.press("delete", "N")  # "Net" -> "Net" again: Same text, typed by hand
         await pilot.press("end", "exclamation_mark")
         await pilot.press("ctrl+s")
-        await settle(app, pilot)
+        await handled(app, pilot, session, 1, "the edit saved")
         v = session.view(0)
         assert v.edited == frozenset({"supporting_passage"})
         assert v.passage == PASSAGE.replace("rose 4%.", "rose 4%.!", 1)
@@ -197,8 +210,7 @@ async def test_keys_typed_at_once_after_e_all_reach_the_editor_in_order(breaks_s
             word = f"w{i}xy"  # x and a are review keys too: none may reach the review screen
             type_at_once(app, ["e", *word, "a", "x", "ctrl+s"])
             expected = word + "ax" + expected
-            await settle(app, pilot)
-            assert not isinstance(app.screen, EditScreen)
+            await handled(app, pilot, session, i + 1, f"edit {i} saved")
             assert session.view(1).question == expected, f"edit {i}"
         assert session.view(1).status.value == "undecided"
     session.workspace.close()
@@ -213,7 +225,7 @@ async def test_keys_typed_after_tab_land_in_the_next_field(breaks_source, tmp_pa
         await settle(app, pilot)
         for i in range(10):
             type_at_once(app, ["e", "q", "tab", "a", "tab", "p", "shift+tab", "b", "ctrl+s"])
-            await settle(app, pilot)
+            await handled(app, pilot, session, i + 1, f"edit {i} saved")
             v = session.view(1)
             assert (v.question, v.answer, v.passage) == (
                 "q" * (i + 1) + "What does Beta sell?", "ab" * (i + 1) + "Bells", "p" * (i + 1) + "Beta sells bells.")
@@ -231,7 +243,7 @@ async def test_editing_keys_typed_at_once_apply_to_their_own_field_before_the_sa
         await settle(app, pilot)
         for i in range(10):
             type_at_once(app, ["e", "x", "y", "backspace", "tab", "z", "left", "w", "backspace", "ctrl+s"])
-            await settle(app, pilot)
+            await handled(app, pilot, session, i + 1, f"edit {i} saved")
             v = session.view(1)
             assert (v.question, v.answer) == ("x" * (i + 1) + "What does Beta sell?", "z" * (i + 1) + "Bells")
     session.workspace.close()
@@ -245,7 +257,7 @@ async def test_keys_typed_right_after_ctrl_s_go_to_the_review_not_into_the_field
         await pilot.press("j")
         await settle(app, pilot)
         type_at_once(app, ["e", "q", "ctrl+s", "f"])  # f: flag the pair
-        await settle(app, pilot)
+        await handled(app, pilot, session, 2, "the edit and the decision saved")
         assert session.view(1).question == "qWhat does Beta sell?"
         assert session.view(1).status.value == "flagged"
     session.workspace.close()
@@ -275,6 +287,8 @@ async def test_a_failed_save_keeps_the_dialog_and_the_text_and_a_retry_saves(bre
         await pilot.press("j")
         await settle(app, pilot)
         type_at_once(app, ["e", *"Which", "space", "ctrl+s"])
+        await wait_until(pilot, lambda: calls and isinstance(app.screen, EditScreen)
+                         and app.screen.query_one("#edit-status", Static).display, "the failed save said")
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, EditScreen)
@@ -284,8 +298,7 @@ async def test_a_failed_save_keeps_the_dialog_and_the_text_and_a_retry_saves(bre
         assert "\n" not in status
         assert session.view(1).question == "What does Beta sell?"
         await pilot.press("ctrl+s")  # retry
-        await settle(app, pilot)
-        assert not isinstance(app.screen, EditScreen)
+        await handled(app, pilot, session, 1, "the retried save")
         assert session.view(1).question == "Which What does Beta sell?"
         assert len(edit_entries(session)) == 1
     session.workspace.close()

@@ -82,13 +82,31 @@ def wait_for_close(conn, server, limit_s: float) -> None:
         pass
 
 
-def drip(conn, server) -> None:
-    """A valid 200 reply, one byte every 0.1 s (about 30 s in all)."""
-    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                 + str(len(BODY)).encode() + b"\r\n\r\n")
-    for b in BODY:
-        conn.sendall(bytes([b]))
-        time.sleep(0.1)
+#: Longest a test waits for the server to see something (seconds): a guard against a hang on a
+#: loaded machine, not a speed bound.
+WAIT_S = 120
+
+
+def dripping(now: list[float], jump_s: float, drips: list[str]):
+    """A handler: a valid 200 reply, one byte every 0.1 s (about 30 s in all), each byte well
+    within any read timeout; after its first bytes the client's clock (``now``) moves on by
+    ``jump_s``. ``drips`` gets "cut" for a reply the client closed early, "whole" for one it
+    read to the end."""
+    def drip(conn, server) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                     + str(len(BODY)).encode() + b"\r\n\r\n")
+        try:
+            for i, b in enumerate(BODY):
+                conn.sendall(bytes([b]))
+                if i == 3:
+                    now[0] += jump_s
+                time.sleep(0.1)
+        except OSError:
+            drips.append("cut")
+            raise
+        drips.append("whole")
+
+    return drip
 
 
 @pytest.fixture
@@ -114,36 +132,48 @@ def config_for(server, **kw):
 
 
 def test_a_slow_drip_reply_is_bounded_by_the_timeout_for_the_whole_request(raw):
-    server = raw(drip)
-    client = ChatClient(config_for(server, timeout_s=0.5, max_retries=1, backoff_base_s=0.01, backoff_jitter=0))
-    t = time.monotonic()
-    with pytest.raises(LLMGaveUp, match="timed out after 0.5 s"):
+    """Bytes keep coming (no read ever waits long), but the whole request's 60 s pass on the
+    client's clock: each of the two attempts is cut, none read to its end."""
+    now, drips = [1000.0], []
+    server = raw(dripping(now, 61.0, drips))
+    client = ChatClient(config_for(server, timeout_s=60, max_retries=1, backoff_base_s=0.01, backoff_jitter=0),
+                        clock=lambda: now[0])
+    with pytest.raises(LLMGaveUp, match="timed out after 60 s"):
         client.complete(user("hi"))
-    # Two attempts of 0.5 s each; the drip alone would take about 30 s per attempt (the bound only
-    # tells the two apart, with room for a loaded machine).
-    assert time.monotonic() - t < 25
+    end = time.monotonic() + WAIT_S  # a hang guard: the server notices the close at its next byte
+    while len(drips) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    assert drips == ["cut", "cut"]
 
 
 def test_the_deadline_follows_the_injected_clock(raw):
-    server = raw(lambda conn, s: wait_for_close(conn, s, 10))
     now = [1000.0]
+
+    def late(conn, s) -> None:  # the request is in flight: 61 s pass on the client's clock
+        now[0] = 1061.0
+        wait_for_close(conn, s, WAIT_S)
+
+    server = raw(late)
     client = ChatClient(config_for(server, timeout_s=60, max_retries=0), clock=lambda: now[0])
-    threading.Timer(0.3, lambda: now.__setitem__(0, 1061.0)).start()  # 61 s pass on the client's clock
     with pytest.raises(LLMGaveUp, match="timed out after 60 s"):
         client.complete(user("hi"))
-    assert server.closed.wait(25)  # the watcher shut the connection: the server saw the close
+    assert server.closed.wait(WAIT_S)  # the watcher shut the connection: the server saw the close
 
 
 def test_cancel_closes_the_connection_of_the_request_in_flight(raw):
-    server = raw(lambda conn, s: wait_for_close(conn, s, 30))
-    client = ChatClient(config_for(server, timeout_s=600, max_retries=0))
     cancel = threading.Event()
-    threading.Timer(0.3, cancel.set).start()
-    t = time.monotonic()
+
+    def cancelled_in_flight(conn, s) -> None:  # the request arrived: the curator cancels
+        cancel.set()
+        wait_for_close(conn, s, WAIT_S)
+
+    server = raw(cancelled_in_flight)
+    client = ChatClient(config_for(server, timeout_s=600, max_retries=0))
     with pytest.raises(LLMCancelled):
         client.complete(user("hi"), cancel=cancel)
-    # The server waits 30 s for the close: seeing it sooner means the cancel closed the connection.
-    assert server.closed.wait(25) and time.monotonic() - t < 25
+    # The server sends nothing and waits for the client's close; the client keeps no timeout
+    # that would close it (600 s): the close it sees is the cancel's.
+    assert server.closed.wait(WAIT_S)
 
 
 def test_the_status_line_says_what_the_server_is_doing(raw):
@@ -225,7 +255,7 @@ def test_a_server_that_cuts_a_stream_while_another_request_queues_is_run_one_at_
         for t in threads:
             t.start()
         for t in threads:
-            t.join(30)
+            t.join(WAIT_S)  # a hang guard: the three requests end by themselves
         assert sorted(results) == ['{"n": 1}'] * 3 and client.serial
         # Remembered for this server and model: a new client starts one at a time.
         formats = json.loads((tmp_path / "ws" / "llm-formats.json").read_text(encoding="utf-8"))

@@ -7,16 +7,24 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
-from support import current, opened, review_app, settle, text_of, write_source  # noqa: F401
+from support import current, opened, review_app, settle, text_of, wait_until, write_source  # noqa: F401
 
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.tui.screens.hand_pair import HandPairScreen
 from mtcb_curate.tui.screens.help import HelpScreen
 from mtcb_curate.tui.screens.note import NoteScreen
+from mtcb_curate.tui.screens.review import ReviewScreen
 from mtcb_curate.tui.screens.select_span import SelectSpanScreen
 from mtcb_curate.tui.widgets.pair_list import PairList
 
 pytestmark = pytest.mark.usefixtures("review_at_once")
+
+
+async def on_screen(app, pilot, kind) -> None:
+    """Let the app run until a screen of ``kind`` is on top: Pilot's ``press`` and ``pause``
+    only wait for the app to look idle, which a loaded machine fakes."""
+    await wait_until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted,
+                     f"a {kind.__name__} on top, mounted")
 
 
 def row(app, pid: int) -> str:
@@ -28,15 +36,22 @@ async def test_note_is_written_shown_and_undone_with_backspace(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         await pilot.press("N")
-        assert isinstance(app.screen, NoteScreen)
+        await on_screen(app, pilot, NoteScreen)
         await pilot.press(*"check [bold]x[/]", "enter")   # markup stays plain text
-        await pilot.pause()
+        await wait_until(pilot, lambda: session.note(0) is not None, "the note saved")
+        await on_screen(app, pilot, ReviewScreen)
+        await settle(app, pilot)
         assert session.note(0) == "check [bold]x[/]"
         assert "note: check [bold]x[/]" in text_of(app, "#qa-head")
         await pilot.press("backspace")                      # undo, as u
-        await pilot.pause()
+        await wait_until(pilot, lambda: session.note(0) is None, "the note undone")
+        await settle(app, pilot)
         assert session.note(0) is None and "note:" not in text_of(app, "#qa-head")
-        await pilot.press("N", "escape")                    # esc: nothing changes
+        await pilot.press("N")
+        await on_screen(app, pilot, NoteScreen)
+        await pilot.press("escape")                         # esc: nothing changes
+        await on_screen(app, pilot, ReviewScreen)
+        await settle(app, pilot)
         assert session.note(0) is None and not [e for e in session.workspace.history() if e.kind == "note"]
 
 
@@ -44,8 +59,11 @@ async def test_backspace_undoes_a_decision(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         await pilot.press("a")
+        await wait_until(pilot, lambda: session.status(0) is not Status.UNDECIDED, "the decision saved")
         assert session.status(0) is Status.ACCEPTED
         await pilot.press("backspace")
+        await wait_until(pilot, lambda: session.status(0) is not Status.ACCEPTED, "the decision undone")
+        await settle(app, pilot)
         assert session.status(0) is Status.UNDECIDED and current(app) == 0
 
 
@@ -54,13 +72,13 @@ async def test_hand_written_pair_is_verified_and_queued(tiny, ws):
     async with review_app(session) as (app, pilot):
         n = len(session)
         await pilot.press("H")
-        await pilot.pause()
-        assert isinstance(app.screen, SelectSpanScreen)
+        await on_screen(app, pilot, SelectSpanScreen)
         app.screen.start, app.screen.end = 20, 52  # "Revenue was $10 million in 2022."
         await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, HandPairScreen)
+        await on_screen(app, pilot, HandPairScreen)
         await pilot.press(*"How much revenue in 2022?", "enter", *"$10 million", "enter")
+        await wait_until(pilot, lambda: len(session) != n, "the pair added")
+        await on_screen(app, pilot, ReviewScreen)
         await settle(app, pilot)
         assert len(session) == n + 1
         pair = session.pairs[n]
@@ -71,6 +89,7 @@ async def test_hand_written_pair_is_verified_and_queued(tiny, ws):
         assert "✎ added by hand" in text_of(app, "#qa-head") and "✎" in row(app, n)
         assert "EXACT" in text_of(app, "#qa-verdict")
         await pilot.press("u")
+        await wait_until(pilot, lambda: len(session) != n + 1, "the added pair undone")
         await settle(app, pilot)
         assert len(session) == n
 
@@ -79,13 +98,16 @@ async def test_hand_pair_needs_question_and_answer(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         await pilot.press("H")
-        await pilot.pause()
+        await on_screen(app, pilot, SelectSpanScreen)
         await pilot.press("enter")   # the starting span
-        await pilot.pause()
+        await on_screen(app, pilot, HandPairScreen)
+        dialog = app.screen
         await pilot.press("enter", "enter")  # nothing typed
-        assert isinstance(app.screen, HandPairScreen)
+        await wait_until(pilot, lambda: str(dialog.query_one("#hand-error").content), "the dialog's answer to enter")
+        assert app.screen is dialog
         assert "type the question" in str(app.screen.query_one("#hand-error").content)
         await pilot.press("escape")
+        await on_screen(app, pilot, ReviewScreen)
         assert len(session) == 3
 
 
@@ -95,8 +117,7 @@ async def test_help_has_a_legend_of_every_mark(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await on_screen(app, pilot, HelpScreen)
         marks = {m for m, _where, _meaning in app.screen.legend}
         expected = {*review.GLYPH.values(), *(m for m in review.VERDICT_MARK.values() if m.strip()),
                     review.FAIL_MARK, review.UNFINDABLE_MARK, review.HAND_MARK, "!", "◇"}
@@ -109,6 +130,9 @@ async def test_decided_counts_what_the_checklist_counts(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         await pilot.press("a", "f", "space")  # accepted, flagged, skipped
+        await wait_until(pilot, lambda: session.status(2) is not Status.UNDECIDED, "the three keys handled")
+        await settle(app, pilot)
+        assert [session.status(i) for i in range(3)] == [Status.ACCEPTED, Status.FLAGGED, Status.SKIPPED]
         assert "decided 1/3" in text_of(app, "#progress")
 
 
@@ -123,20 +147,26 @@ async def test_palette_lists_every_binding_with_its_key(tiny, ws):
         assert key_of(app, "note") == "key: N" and "backspace" in key_of(app, "undo")
         note = next(e for e in entries() if e.binding_id == "note")
         note.run(app.screen)
-        await pilot.pause()
-        assert isinstance(app.screen, NoteScreen)
+        await on_screen(app, pilot, NoteScreen)
 
 
 async def test_reject_other_takes_typed_text(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         await pilot.press("x", "7")
-        await pilot.pause()
+        await wait_until(pilot, lambda: any(w.has_focus for w in app.screen.query("#reject-other")),
+                         "the reason typed in its own field")
         assert app.screen.query_one("#reject-other", Input).has_focus
         await pilot.press(*"wrong 10-K year x", "enter")
-        await pilot.pause()
+        await wait_until(pilot, lambda: session.status(0) is not Status.UNDECIDED, "the rejection saved")
         assert session.view(0).reason == "other: wrong 10-K year x" and session.status(0) is Status.REJECTED
-        await pilot.press("x", "7", "escape", "escape")  # back to the list, then cancel
+        await on_screen(app, pilot, ReviewScreen)
+        await pilot.press("x", "7")
+        await wait_until(pilot, lambda: any(w.has_focus for w in app.screen.query("#reject-other")),
+                         "the reason field again")
+        await pilot.press("escape", "escape")  # back to the list, then cancel
+        await on_screen(app, pilot, ReviewScreen)
+        await settle(app, pilot)
         assert session.status(1) is Status.UNDECIDED
 
 
@@ -162,6 +192,7 @@ async def test_queue_mark_follows_the_current_passage_after_a_group_undo(tiny, w
         await settle(app, pilot)
         assert row(app, 2)[1] != "≈"  # no stale "normalized" on the snapped passage
         await pilot.press("u")       # the group undone: the old passage, its mark again
+        await wait_until(pilot, lambda: session.view(2).passage != "Beta sells bells.", "the group undone")
         await settle(app, pilot)
         assert row(app, 2)[1] == "≈"
 
@@ -202,7 +233,8 @@ async def test_top_bar_counts_hand_written_pairs_apart(tiny, ws):
         bar = text_of(app, "#source-bar")
         assert "4 pairs (1 by hand)" in bar and "generated" not in bar
         app.screen.goto(3)
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.screen._shown_pair == 3, "pair 3 shown")
+        await settle(app, pilot)
         assert text_of(app, "#qa-head").count("added by hand") == 1
 
 
@@ -215,11 +247,11 @@ async def test_hand_pair_keys_typed_in_one_burst_land_in_their_fields(tiny, ws):
     async with review_app(session) as (app, pilot):
         n = len(session)
         await pilot.press("H")
-        await pilot.pause()
+        await on_screen(app, pilot, SelectSpanScreen)
         await pilot.press("enter")   # the starting span
-        await pilot.pause()
-        assert isinstance(app.screen, HandPairScreen)
+        await on_screen(app, pilot, HandPairScreen)
         type_at_once(app, [*"How much revenue?", "enter", *"$10 million", "enter"])
+        await wait_until(pilot, lambda: len(session) != n, "the pair added")
         await settle(app, pilot)
         assert len(session) == n + 1
         assert (session.pairs[n].question, session.pairs[n].answer) == ("How much revenue?", "$10 million")
@@ -231,7 +263,6 @@ async def test_bulk_reject_dialog_names_the_view_not_one_pair(tiny, ws):
     session = opened(tiny, ws)
     async with review_app(session) as (app, pilot):
         app.screen.run_bulk("reject")
-        await pilot.pause()
-        assert isinstance(app.screen, RejectScreen)
+        await on_screen(app, pilot, RejectScreen)
         title = str(app.screen.query_one("Static").render())
         assert f"Reject {len(session)} pairs of this view" in title and "#" not in title

@@ -65,17 +65,54 @@ async def until(app, pilot, cond, what: str) -> None:
     await wait_until(pilot, cond, what, step=0.01)
 
 
+async def on(app, pilot, kind) -> None:
+    """Let the app run until a screen of ``kind`` is on top (Pilot's ``press`` only waits for
+    the app to look idle, which a loaded machine fakes)."""
+    await until(app, pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted,
+                f"a {kind.__name__} on top, mounted")
+
+
+async def span_keys(app, pilot, scr, *keys: str) -> None:
+    """Press ``keys`` one at a time, each time letting the app run until the span has moved."""
+    for key in keys:
+        before = (scr.start, scr.end)
+        await pilot.press(key)
+        await until(app, pilot, lambda: (scr.start, scr.end) != before, f"the span moved by {key}")
+
+
+async def find_box(app, pilot, box, *keys: str) -> None:
+    """Press ``keys`` (the first opens the find box, the last closes it) and let the app run
+    until the box has opened and closed again."""
+    await pilot.press(keys[0])
+    await until(app, pilot, lambda: box.display and box.has_focus, "the find box open")
+    await pilot.press(*keys[1:])
+    await until(app, pilot, lambda: not box.display, "the find box closed")
+
+
 async def shrink_dialog(app, pilot, *keys: str) -> None:
     """Press ``keys`` (the last one ``z``) and wait for the shrink dialog: a proposal not yet
     worked out ahead is worked out in a worker, and the dialog opens when it is done."""
     await pilot.press(*keys)
-    await until(app, pilot, lambda: isinstance(app.screen, ShrinkScreen), "the shrink dialog")
+    await on(app, pilot, ShrinkScreen)
 
 
 def static(app, selector: str) -> str:
     """What the shrink dialog shows: ``#shrink-text`` (the head line and the proposed text),
     ``#shrink-facts``, ``#shrink-title``."""
     return app.screen.shown(selector.removeprefix("#shrink-"))
+
+
+def spy_proposals(monkeypatch) -> list[int]:
+    """The pairs whose shrink proposal is worked out from now on (``propose_shrink`` is still
+    called: the next pair's proposal is worked out ahead in the background meanwhile)."""
+    real, calls = app_review.propose_shrink, []
+
+    def spy(session, pair_id, **kw):
+        calls.append(pair_id)
+        return real(session, pair_id, **kw)
+
+    monkeypatch.setattr(app_review, "propose_shrink", spy)
+    return calls
 
 
 def notes(app) -> list[str]:
@@ -118,13 +155,15 @@ async def test_z_shows_the_proposal_enter_applies_it_and_u_restores(table_source
         facts = static(app, "#shrink-facts")
         assert "keeps:" in facts and "6,539" in facts and "why:" in facts
         await pilot.press("enter")
+        await on(app, pilot, ReviewScreen)
+        await until(app, pilot, lambda: session.view(0).passage != TABLE, "the shrink applied")
         await settle(app, pilot)
-        assert isinstance(app.screen, ReviewScreen)
         passage = session.view(0).passage
         assert passage == new and len(passage) < len(TABLE) and passage in DOC and "6,539" in passage
         assert "EXACT" in text_of(app, "#qa-verdict")
         assert [e.via for e in session.workspace.history()] == ["shrink"]
         await pilot.press("u")
+        await until(app, pilot, lambda: session.view(0).passage != new, "the shrink undone")
         await settle(app, pilot)
         assert session.view(0).passage == TABLE
 
@@ -151,6 +190,7 @@ async def test_z_recognises_a_computed_answer_and_says_so(table_source, tmp_path
         new = app.screen.text
         assert "Operating income\n6,539" in new and "Net sales\n$\n34,229" in new and "Net income" not in new
         await pilot.press("enter")
+        await until(app, pilot, lambda: session.view(1).passage != TABLE, "the shrink applied")
         await settle(app, pilot)
         assert session.view(1).passage == new and [e.via for e in session.workspace.history()] == ["shrink"]
 
@@ -160,17 +200,19 @@ async def test_z_esc_refuses_and_e_opens_the_edit_dialog_with_the_proposal(table
     async with review_app(session, size=SIZE) as (app, pilot):
         await shrink_dialog(app, pilot, "z")
         await pilot.press("escape")
+        await on(app, pilot, ReviewScreen)
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen) and not session.workspace.history()
-        await pilot.press("z")
+        await shrink_dialog(app, pilot, "z")
         proposed = app.screen.text
         await pilot.press("e")
+        await on(app, pilot, EditScreen)
         await settle(app, pilot)
-        assert isinstance(app.screen, EditScreen)
         assert app.screen.query_one("#edit-supporting_passage").text == proposed
         await pilot.press("ctrl+s")
+        await on(app, pilot, ReviewScreen)
+        await until(app, pilot, lambda: session.view(0).passage != TABLE, "the edit saved")
         await settle(app, pilot)
-        assert isinstance(app.screen, ReviewScreen)
         assert session.view(0).passage == proposed
         assert [e.via for e in session.workspace.history()] == ["shrink"]
 
@@ -183,17 +225,19 @@ async def test_Z_shows_the_llms_quote_with_the_failed_replies_and_enter_applies_
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
         await pilot.press("Z")
-        assert isinstance(app.screen, ShrinkScreen)
+        await on(app, pilot, ShrinkScreen)
         await until(app, pilot, lambda: app.screen.phase == "shown", "the LLM's quote")
         assert app.screen.text == LLM_QUOTE and "Operating income  6,539  7,369" in static(app, "#shrink-text")
         facts = static(app, "#shrink-facts")
         assert "replies not used (1)" in facts and "attempt 1:" in facts and "verbatim" in facts
         assert "after 2 replies" in str(app.screen.status.content)
         await pilot.press("enter")
+        await until(app, pilot, lambda: session.view(0).passage != TABLE, "the quote applied")
         await settle(app, pilot)
         assert session.view(0).passage == LLM_QUOTE
         assert [e.via for e in session.workspace.history()] == ["shrink"]
         await pilot.press("u")
+        await until(app, pilot, lambda: session.view(0).passage != LLM_QUOTE, "the quote undone")
         assert session.view(0).passage == TABLE
     assert len(llm.requests) == 2
 
@@ -229,12 +273,14 @@ async def test_Z_hostile_reply_is_shown_literally(table_source, tmp_path, llm):
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
         await pilot.press("Z")
+        await on(app, pilot, ShrinkScreen)
         await until(app, pilot, lambda: app.screen.phase == "refused", "the refusal")
         assert "refused" in str(app.screen.status.content)
         assert "replies not used (3)" in static(app, "#shrink-facts")
         await pilot.press("enter")  # nothing to accept
         assert isinstance(app.screen, ShrinkScreen)
         await pilot.press("escape")
+        await on(app, pilot, ReviewScreen)
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen) and not session.workspace.history()
 
@@ -246,32 +292,30 @@ async def test_select_span_extends_and_shrinks_by_row_and_starts_at_typed_text(t
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
         await pilot.press("m")
+        await on(app, pilot, SelectSpanScreen)
         scr = app.screen
-        assert isinstance(scr, SelectSpanScreen)
-        await pilot.press("slash")
         box = scr.query_one("#select-find", Input)
-        assert box.display and box.has_focus
-        await pilot.press(*"operating income", "enter")  # lower case: any case
-        assert not box.display
+        await find_box(app, pilot, box, "slash", *"operating income", "enter")  # lower case: any case
         assert scr.start == DOC.index("Operating income")
         scr.end = scr.start
-        await pilot.press("r")
+        await span_keys(app, pilot, scr, "r")
         assert DOC[scr.start:scr.end] == QUOTE
-        await pilot.press("r", "r")
+        await span_keys(app, pilot, scr, "r", "r")
         assert DOC[scr.start:scr.end].endswith("Income before income taxes\n7,742\n7,204")
-        await pilot.press("R")
+        await span_keys(app, pilot, scr, "R")
         assert DOC[scr.start:scr.end].endswith("(1,203)\n165")
-        await pilot.press("W")
+        await span_keys(app, pilot, scr, "W")
         assert DOC[scr.start:scr.end].endswith("(1,203)")
-        await pilot.press("l")
+        await span_keys(app, pilot, scr, "l")
         assert DOC[scr.start:scr.end].endswith("(1,203)\n165")
-        await pilot.press("slash", *"Risk", "escape")  # esc closes the input; the span stays
+        await find_box(app, pilot, box, "slash", *"Risk", "escape")  # esc closes the input; the span stays
         assert isinstance(app.screen, SelectSpanScreen) and scr.start == DOC.index("Operating income")
-        await pilot.press("s")  # a sentence: in a table, up to the end of a short line
+        await span_keys(app, pilot, scr, "s")  # a sentence: in a table, up to the end of a short line
         assert DOC[scr.start:scr.end].endswith("165\nIncome before income taxes")
-        await pilot.press("p")  # a paragraph: up to the blank line
+        await span_keys(app, pilot, scr, "p")  # a paragraph: up to the blank line
         assert DOC[scr.start:scr.end].endswith("$\n5,777 $\n5,921")
         await pilot.press("enter")
+        await until(app, pilot, lambda: session.view(0).passage != TABLE, "the span saved")
         await settle(app, pilot)
         assert session.view(0).passage == DOC[DOC.index("Operating income"):DOC.index("\n\nRisk")]
         assert [e.via for e in session.workspace.history()] == ["select"]
@@ -281,22 +325,25 @@ async def test_select_span_ends_at_typed_text_normalized_like_verification(table
     session = opened(table_source, tmp_path / "ws")
     async with review_app(session, size=SIZE) as (app, pilot):
         await pilot.press("m")
+        await on(app, pilot, SelectSpanScreen)
         scr = app.screen
-        await pilot.press("slash", *"cost of sales", "enter")
+        box = scr.query_one("#select-find", Input)
+        await find_box(app, pilot, box, "slash", *"cost of sales", "enter")
         assert scr.start == DOC.index("Cost of sales")
         # "e": the end at a typed string; a space typed matches the filing's line break
         await pilot.press("e")
-        box = scr.query_one("#select-find", Input)
-        assert box.display and box.has_focus and "end" in box.placeholder
+        await until(app, pilot, lambda: box.display and box.has_focus, "the find box open")
+        assert "end" in box.placeholder
         await pilot.press(*"income taxes 7,742", "enter")
-        assert not box.display
+        await until(app, pilot, lambda: not box.display, "the find box closed")
         assert DOC[scr.start:scr.end] == DOC[DOC.index("Cost of sales"):DOC.index("7,742") + len("7,742")]
-        await pilot.press("e", *"no such words", "enter")  # not found: the span stays, a notice says so
+        await find_box(app, pilot, box, "e", *"no such words", "enter")  # not found: the span stays, a notice says so
+        await until(app, pilot, lambda: any("Not in the document" in n for n in notes(app)), "the notice")
         assert DOC[scr.start:scr.end].endswith("7,742")
-        assert any("Not in the document" in n for n in notes(app))
-        await pilot.press("r")  # the rest of the row's cells
+        await span_keys(app, pilot, scr, "r")  # the rest of the row's cells
         assert DOC[scr.start:scr.end].endswith("7,742\n7,204")
         await pilot.press("enter")
+        await until(app, pilot, lambda: session.view(0).passage != TABLE, "the span saved")
         await settle(app, pilot)
         assert session.view(0).passage == DOC[DOC.index("Cost of sales"):DOC.index("7,204") + len("7,204")]
 
@@ -308,8 +355,8 @@ async def test_select_span_mouse_drag_selects_the_whole_span_in_one_gesture(tabl
     async with review_app(session, size=SIZE) as (app, pilot):
         viewer = app.screen.query_one(SourceViewer)
         await pilot.press("m")
+        await on(app, pilot, SelectSpanScreen)
         scr = app.screen
-        assert isinstance(scr, SelectSpanScreen)
 
         def cell(offset: int) -> tuple[int, int]:
             row = viewer.line_of_offset(offset)
@@ -324,14 +371,19 @@ async def test_select_span_mouse_drag_selects_the_whole_span_in_one_gesture(tabl
         assert viewer.offset_at(*cell(a)) == a and viewer.offset_at(*cell(b)) == b
         await pilot.mouse_down(None, offset=cell(a))
         await pilot.hover(None, offset=cell(b - 3))
+        await until(app, pilot, lambda: scr.end == b - 3, "the span at the pointer")
         assert DOC[scr.start:scr.end] == DOC[a:b - 3]  # the span follows the pointer
         await pilot.mouse_up(None, offset=cell(b))
+        await until(app, pilot, lambda: scr.end == b, "the span at the release")
         assert (scr.start, scr.end) == (a, b)
         # dragging upwards works the same way
+        scr.start = scr.end = a + 1
         await pilot.mouse_down(None, offset=cell(b))
         await pilot.mouse_up(None, offset=cell(a))
+        await until(app, pilot, lambda: (scr.start, scr.end) != (a + 1, a + 1), "the span of the upward drag")
         assert (scr.start, scr.end) == (a, b)
         await pilot.press("enter")
+        await until(app, pilot, lambda: session.view(0).passage != TABLE, "the span saved")
         await settle(app, pilot)
         assert session.view(0).passage == DOC[a:b]
         assert [e.via for e in session.workspace.history()] == ["select"]
@@ -344,10 +396,10 @@ async def test_z_shows_the_proposal_worked_out_ahead(table_source, tmp_path, mon
     async with review_app(session, size=SIZE) as (app, pilot):
         screen = app.screen
         await until(app, pilot, lambda: screen._shrink_key(0) in screen._shrink_store(), "the proposal ahead")
-        calls = []
-        monkeypatch.setattr(app_review, "propose_shrink", lambda *a, **k: calls.append(a) or 1 / 0)
+        calls = spy_proposals(monkeypatch)
         await pilot.press("z")  # shown from what was worked out ahead: nothing computed now
-        assert isinstance(app.screen, ShrinkScreen) and QUOTE in app.screen.text and not calls
+        await on(app, pilot, ShrinkScreen)
+        assert QUOTE in app.screen.text and 0 not in calls
         await pilot.press("escape")
         # an edited passage is another proposal: worked out again
         session.edit(0, {"supporting_passage": TABLE[:TABLE.index("Net income")].strip()})
@@ -385,12 +437,15 @@ async def test_z_before_the_proposal_is_worked_out_waits_for_the_worker(table_so
         await until(app, pilot, lambda: isinstance(app.screen, ShrinkScreen), "the dialog, once worked out")
         assert QUOTE in app.screen.text and threads == [threads[0]] and threads[0] != main
         await pilot.press("escape")
+        await on(app, pilot, ReviewScreen)
         await settle(app, pilot)
         # z, then j before it is worked out: the next pair is shown, no dialog opens
         gate.clear()
         await pilot.press("j")
+        await until(app, pilot, lambda: current(app) == 1, "pair 1")
         await settle(app, pilot)
         await pilot.press("z", "j")
+        await until(app, pilot, lambda: current(app) == 2, "pair 2, before z's proposal is worked out")
         gate.set()
         await settle(app, pilot)
         await pilot.pause(0.2)
@@ -416,11 +471,13 @@ async def test_shrink_dialogs_opened_and_closed_leave_nothing_for_full_collectio
         for _ in range(2):
             await shrink_dialog(app, pilot, "z")
             await pilot.press("escape")
+            await on(app, pilot, ReviewScreen)
             await settle(app, pilot)
         caches, objects = alive()
         for _ in range(12):
             await shrink_dialog(app, pilot, "z")
             await pilot.press("escape")
+            await on(app, pilot, ReviewScreen)
             await settle(app, pilot)
         now_caches, now_objects = alive()
         assert now_caches <= caches
@@ -437,10 +494,10 @@ async def test_the_next_pairs_proposal_is_worked_out_ahead_too(table_source, tmp
         screen = app.screen
         await until(app, pilot, lambda: screen._shrink_key(1) in screen._shrink_store(), "the next pair's proposal")
         assert current(app) == 0 and screen._shrink_key(2) not in screen._shrink_store()  # one pair ahead only
-        calls = []
-        monkeypatch.setattr(app_review, "propose_shrink", lambda *a, **k: calls.append(a) or 1 / 0)
+        calls = spy_proposals(monkeypatch)
         await pilot.press("j")
-        assert current(app) == 1
+        await until(app, pilot, lambda: current(app) == 1, "pair 1")
         await pilot.press("z")
-        assert isinstance(app.screen, ShrinkScreen) and not calls
+        await on(app, pilot, ShrinkScreen)
+        assert 1 not in calls
         assert "computed answer" in static(app, "#shrink-text") + static(app, "#shrink-facts")
