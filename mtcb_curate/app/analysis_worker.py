@@ -13,7 +13,8 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
 2. **links**: every near-duplicate and shared-passage link (``neardup.search_links``; passages
    located by their exact verdicts).
 3. **groups**: the near-duplicate clusters and shared-passage groups over every pair, with the
-   curator's marks, and over the pairs not rejected (the set-wide checks read those).
+   curator's marks, and over the pairs not rejected (the set-wide checks read those), from the
+   links and the scored questions only (the pairs' texts are let go first).
    What is done so far is announced (``ready``): the app takes the verdicts and groups now.
 4. **answerable**: every pair's ``answerable`` support reason
    (``checks.questions.overlap_problem``: figures, stemmed words, paraphrase with wordllama),
@@ -117,19 +118,21 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         store.write_links(links_path, *arrays)
         links = found.for_grouping()  # the questions as the search prepared them, nothing else
         del found
-        _release()
         seconds["links"] = time.perf_counter() - t
     else:
-        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
-    del table
+        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1).for_grouping()
+    n = len(pairs)
+    # grouping reads the links and the questions as the search prepared them: the texts go
+    del table, items, arrays, pairs
+    _release()
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
     if not (out_path / "meta.json").is_file():
         t = time.perf_counter()
-        store.write_groups(out_path, _groups(job, links, len(pairs)))
+        store.write_groups(out_path, _groups(job, links, n))
         seconds["groups"] = time.perf_counter() - t
     step("groups", 1, 1)
-    del links, items, arrays
+    del links
     _release()
     summary = {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "answered": 0,
                "seconds": seconds, "peak_rss_mb": peak_rss_mb()}
@@ -137,7 +140,6 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         ready(dict(summary))
     if not answer:
         return summary
-    del pairs
     return answer_job(job, summary, progress, cancelled)
 
 
