@@ -111,9 +111,12 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
              enumerate(zip(pairs.doc_keys, pairs.questions, pairs.answers, pairs.passages))]
     extra = [tuple(x) for x in job["extra_links"]]
     arrays = _readable(store.read_links, links_path)
+    spans = located_spans(table, pairs.passages) if arrays is None else None
+    del table  # the search reads the located passages only
     if arrays is None:
         t = time.perf_counter()
-        found = _search(job, pairs, items, table, extra, step)
+        found = _search(job, items, spans, extra, step)
+        del spans
         arrays = found.arrays()
         store.write_links(links_path, *arrays)
         links = found.for_grouping()  # the questions as the search prepared them, nothing else
@@ -123,7 +126,7 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1).for_grouping()
     n = len(pairs)
     # grouping reads the links and the questions as the search prepared them: the texts go
-    del table, items, arrays, pairs
+    del items, arrays, pairs
     _release()
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
@@ -349,13 +352,13 @@ def located_spans(table: store.VerdictTable, passages: Sequence[str]) -> dict[in
             for i in (table.verdicts == exact).nonzero()[0].tolist()}
 
 
-def _search(job: dict, pairs: store.PairTexts, items: list, table: store.VerdictTable, extra: list,
-            step: Progress):
-    """The near-duplicate search over every pair, passages located by their exact verdicts."""
+def _search(job: dict, items: list, spans: dict[int, tuple[int, int]], extra: list, step: Progress):
+    """The near-duplicate search over every pair, passages located at ``spans``
+    (:func:`located_spans` of the exact verdicts)."""
     from mtcb_curate import neardup
 
-    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1,
-                                spans=located_spans(table, pairs.passages), progress=lambda d, t: step("links", d, t))
+    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1, spans=spans,
+                                progress=lambda d, t: step("links", d, t))
 
 
 def _groups(job: dict, links, n: int) -> dict:
