@@ -71,8 +71,9 @@ def limit_heap_arenas(arenas: int = HEAP_ARENAS) -> bool:
 
 #: glibc's ``M_MMAP_THRESHOLD`` (``mallopt``'s parameter number, from ``malloc.h``).
 _M_MMAP_THRESHOLD = -3
-#: Blocks of at least this many bytes get their own memory mapping in the analysis worker.
-MAP_BLOCKS_FROM = 1 << 20
+#: Blocks of at least this many bytes get their own memory mapping in the analysis worker (a
+#: lower bound maps, and faults in afresh, the many smaller temporaries of its loops too).
+MAP_BLOCKS_FROM = 4 << 20
 
 
 def map_large_blocks(size: int = MAP_BLOCKS_FROM) -> bool:

@@ -1026,9 +1026,14 @@ def _window_hash(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Polynomial hash (mod 2**64) of the ``_WINDOW`` code points from each position."""
     h = np.zeros(len(positions), dtype=np.uint64)
     base = np.uint64(1_000_003)
+    at = np.empty(len(positions), dtype=np.int64)
+    code = np.empty(len(positions), dtype=codes.dtype)
     with np.errstate(over="ignore"):
-        for t in range(_WINDOW):
-            h = h * base + codes[positions + t].astype(np.uint64)
+        for t in range(_WINDOW):  # in place: no new array per code point
+            np.add(positions, t, out=at)
+            np.take(codes, at, out=code)
+            h *= base
+            h += code
     return h
 
 
