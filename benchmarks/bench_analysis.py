@@ -215,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"worker: {got['cpu_s']:.1f} s CPU, {got['wall_s']:.1f} s wall, peak RSS {got['maxrss_mb']:.0f} MB "
               f"(ru_maxrss); load average {os.getloadavg()[0]:.1f}")
         # before the first progress line: reading the inputs, the batched exact search
-        print(f"  {'(start)':>10}: {got['start_wall_s']:6.1f} s wall, peak RSS {got['stage_peak_mb'].get('start', 0):.0f} MB")
+        print(f"  {'(start)':>10}: {got['start_wall_s']:6.1f} s wall, "
+              f"peak RSS {got['stage_peak_mb'].get('start', 0):.0f} MB")
         for stage, s in got["stage_wall_s"].items():
             print(f"  {stage:>10}: {s:6.1f} s wall, peak RSS {got['stage_peak_mb'].get(stage, 0):.0f} MB")
         print(f"  summary: {json.dumps(got['summary'])}")
