@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -1021,7 +1022,11 @@ def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,
     """
     corpus, questions, source = read_tables(spec, profile, hub_unreachable_why=hub_unreachable_why)
     with collection_paused():
-        return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+        dataset = build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+    del corpus, questions
+    if "pyarrow" in sys.modules:  # once more: the pool still kept pages of the reads here
+        _release_arrow_memory()
+    return dataset
 
 
 def _root_cause(exc: BaseException) -> BaseException:
