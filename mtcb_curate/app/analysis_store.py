@@ -426,9 +426,9 @@ def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:
     mapped: read from disk as they are used); ``doc_keys``: each pair's document key.
 
     Each cluster's link table is a plain ``ndarray`` view of the mapped file (a ``np.memmap``
-    slice carries an attribute dict of its own: about four times the memory, at one or two
-    slices a cluster), and equal scored questions are one ``str`` (members of one cluster often
-    ask the same question; ``json`` makes a new ``str`` for each).
+    slice carries an attribute dict of its own, one or two slices a cluster), and equal scored
+    questions are one ``str`` (members of one cluster often ask the same question; ``json``
+    makes a new ``str`` for each).
 
     Raises:
         OSError, ValueError, KeyError: a missing or damaged folder.
