@@ -11,7 +11,9 @@ fresh process image as in the app) and reports:
 - each stage's wall seconds (from the worker's progress lines) and the worker's CPU seconds in
   all (``RUSAGE_CHILDREN``);
 - the worker's resident set sampled every 20 ms (``/proc/PID/status`` ``VmRSS``), its peak per
-  stage, and the kernel's peak (``ru_maxrss``, which an ``exec`` keeps).
+  stage (``(start)``: before the first progress line, reading the inputs and the batched
+  exact search of the verification), and the kernel's peak (``ru_maxrss``, which an ``exec``
+  keeps).
 
 ``--keep DIR`` copies the results (verdicts, links, groups, answerable reasons) to ``DIR`` as
 plain files; ``--compare A B`` says whether two kept results are the same, field by field (the
@@ -130,6 +132,7 @@ def run_worker(job: Path, app_root: str, spy: str | None = None) -> dict:
     order = [k for k, _ in marks]
     wall_by = {k: (starts[order[i + 1]] if i + 1 < len(order) else wall) - starts[k] for i, k in enumerate(order)}
     return {"wall_s": wall, "cpu_s": cpu, "maxrss_mb": after.ru_maxrss / 1024, "stage_wall_s": wall_by,
+            "start_wall_s": marks[0][1] if marks else wall,
             "stage_peak_mb": peak, "summary": done}
 
 
@@ -211,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         got = run_worker(job, os.path.abspath(args.app_root), args.spy)
         print(f"worker: {got['cpu_s']:.1f} s CPU, {got['wall_s']:.1f} s wall, peak RSS {got['maxrss_mb']:.0f} MB "
               f"(ru_maxrss); load average {os.getloadavg()[0]:.1f}")
+        # before the first progress line: reading the inputs, the batched exact search
+        print(f"  {'(start)':>10}: {got['start_wall_s']:6.1f} s wall, "
+              f"peak RSS {got['stage_peak_mb'].get('start', 0):.0f} MB")
         for stage, s in got["stage_wall_s"].items():
             print(f"  {stage:>10}: {s:6.1f} s wall, peak RSS {got['stage_peak_mb'].get(stage, 0):.0f} MB")
         print(f"  summary: {json.dumps(got['summary'])}")

@@ -69,6 +69,30 @@ def limit_heap_arenas(arenas: int = HEAP_ARENAS) -> bool:
     return bool(lib.mallopt(_M_ARENA_MAX, arenas))
 
 
+#: glibc's ``M_MMAP_THRESHOLD`` (``mallopt``'s parameter number, from ``malloc.h``).
+_M_MMAP_THRESHOLD = -3
+#: Blocks of at least this many bytes get their own memory mapping in the analysis worker (a
+#: lower bound maps, and faults in afresh, the many smaller temporaries of its loops too).
+MAP_BLOCKS_FROM = 4 << 20
+
+
+def map_large_blocks(size: int = MAP_BLOCKS_FROM) -> bool:
+    """Give every C heap block of at least ``size`` bytes its own memory mapping, returned to
+    the system as soon as it is freed (glibc ``mallopt(M_MMAP_THRESHOLD)``, the setting of the
+    ``MALLOC_MMAP_THRESHOLD_`` variable, which a user's value keeps). By default glibc raises
+    that threshold each time it frees a mapped block (up to 32 MB), after which numpy's
+    arrays of up to that size come from the heap, where a freed one stays resident until a
+    later array fits its place: a process that makes and frees many large arrays in turn (the
+    analysis worker) then holds more than it uses. False where there is no glibc or the
+    variable is set: nothing is done."""
+    import os
+
+    lib = _glibc()
+    if lib is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    return bool(lib.mallopt(_M_MMAP_THRESHOLD, size))
+
+
 def trim_heap() -> bool:
     """Return the C heap's free memory to the system: ``malloc_trim(0)`` of glibc, which
     releases the free pages of every arena (a few ms). False where there is no glibc (macOS,

@@ -8,6 +8,8 @@ it runs ``app.analysis_worker.run_job`` on the job and speaks a small protocol:
   far), then ``{"done": {...}}`` (the job's summary) or ``{"cancelled": true}``;
 - stdin: a line ``cancel`` stops the work at its next step; the end of stdin (the app gone,
   however it ended) ends this process at once;
+- the C heap maps each large block on its own (``collector.map_large_blocks``), so an array
+  a stage frees leaves the resident set at once;
 - errors go to stderr (the runner keeps them in ``worker.log`` and quotes its last lines) and
   the exit status is then 1.
 
@@ -33,6 +35,7 @@ from pathlib import Path
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from mtcb_curate.app.analysis_worker import Cancelled, answer_job, run_job  # noqa: E402
+from mtcb_curate.collector import map_large_blocks  # noqa: E402
 
 #: The first argument of the ``answerable`` stage's own process image.
 ANSWERABLE = "--answerable"
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 and not answering:
         sys.stderr.write("usage: python -m mtcb_curate.worker JOB.json\n")
         return 2
+    map_large_blocks()  # the stages' large arrays go back to the system as they are freed
     stop = threading.Event()
     threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
     job = json.loads(Path(args[-2 if answering else 0]).read_bytes())

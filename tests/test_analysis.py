@@ -651,3 +651,107 @@ def test_the_verdicts_keep_the_token_counts_given_beside_the_results(tmp_path):
     assert [table.result(i, "x" * 5).tokens for i in range(3)] == [4, None, 7]
     assert all(r.tokens is None for r in results)
 
+
+
+def test_the_worker_groups_without_the_pairs_texts(tiny, ws, monkeypatch):
+    """Grouping reads the links and the scored questions only: no pair's texts (the search's
+    items, the pairs as read from the inputs) are held while the clusters are made."""
+    import gc
+
+    from mtcb_curate.neardup import Item
+
+    session = opened(tiny, ws)
+    try:
+        runner = AnalysisRunner(session, lambda e: None)
+        snap = analysis.snapshot(session, 85.0)
+        text, groups = runner._keys(snap)
+        runner._token_folder = ""
+        runner._write_inputs(snap, snap.texts(), text, groups)
+        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        held = []
+        real = analysis_worker._groups
+        monkeypatch.setattr(analysis_worker, "_groups", lambda *a: held.append(
+            sum(isinstance(o, (Item, analysis_store.PairTexts)) for o in gc.get_objects())) or real(*a))
+        summary = analysis_worker.run_job(job, answer=False)
+        assert summary["verified"] == 3 and held == [0]
+    finally:
+        session.workspace.close()
+
+
+def test_links_of_any_integer_type_are_kept_as_int64_as_savez_writes_them(tmp_path):
+    """The search hands narrow arrays; the file holds the int64 arrays ``np.savez`` writes,
+    byte for byte, written a slice at a time."""
+    import zipfile
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 3 * analysis_store._WRITE_SLICE + 17
+    a, b = rng.integers(0, 2**31 - 1, n).astype(np.int32), rng.integers(0, 2**31 - 1, n).astype(np.int32)
+    bits = rng.integers(-128, 127, n).astype(np.int8)
+    analysis_store.write_links(tmp_path / "links.npz", a, b, bits)
+    np.savez(tmp_path / "want.npz", a=a.astype(np.int64), b=b.astype(np.int64), bits=bits.astype(np.int64))
+    got, want = zipfile.ZipFile(tmp_path / "links.npz"), zipfile.ZipFile(tmp_path / "want.npz")
+    assert got.namelist() == want.namelist()
+    assert all(got.read(name) == want.read(name) for name in want.namelist())
+    read = analysis_store.read_links(tmp_path / "links.npz")
+    assert all(x.dtype == np.int64 and np.array_equal(x, y) for x, y in zip(read, (a, b, bits)))
+
+
+def test_the_groups_link_tables_are_written_as_one_array_saved_whole(tmp_path):
+    """Each kind's link tables go to one ``.npy`` a table at a time: the bytes ``np.save`` of
+    their concatenation writes (also for no cluster, or a table read from disk)."""
+    import numpy as np
+
+    from mtcb_curate.neardup.clusters import _LINK_DTYPE
+
+    rng = np.random.default_rng(5)
+
+    def table(k: int) -> np.ndarray:
+        t = np.zeros(k, dtype=_LINK_DTYPE)
+        t["a"], t["b"] = rng.integers(0, 99, k), rng.integers(100, 999, k)
+        t["bits"], t["score"] = rng.integers(1, 127, k), rng.random(k) * 100
+        return t
+
+    whole = table(50)
+    np.save(tmp_path / "disk.npy", whole)
+    on_disk = np.load(tmp_path / "disk.npy", mmap_mode="r")
+    for tables in ([], [table(0)], [table(3), table(1), table(40)], [on_disk[10:30], table(2)]):
+        analysis_store._save_tables(tmp_path / "got.npy", tables, _LINK_DTYPE)
+        np.save(tmp_path / "want.npy", np.concatenate(tables) if tables else np.zeros(0, _LINK_DTYPE))
+        assert (tmp_path / "got.npy").read_bytes() == (tmp_path / "want.npy").read_bytes()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_the_worker_maps_its_large_blocks_so_that_freeing_one_gives_it_back(tmp_path):
+    """In the worker process a freed large array leaves the resident set at once, even after
+    glibc has raised its mapping threshold (which it does on freeing a larger block)."""
+    from mtcb_curate import collector
+
+    if collector._glibc() is None:
+        pytest.skip("no glibc")
+    probe = ("import sys\n"
+             "import numpy as np\n"
+             "import mtcb_curate.worker as w\n"
+             "calls = []\n"
+             "real = w.map_large_blocks\n"
+             "w.map_large_blocks = lambda: calls.append(real())\n"
+             "w._watch_stdin = lambda stop: None\n"
+             "try:\n"
+             "    w.main([sys.argv[1]])\n"
+             "except OSError:\n"  # no such job: main stops after its set-up
+             "    pass\n"
+             "def rss():\n"
+             "    for line in open('/proc/self/status'):\n"
+             "        if line.startswith('VmRSS:'):\n"
+             "            return int(line.split()[1]) / 1024\n"
+             "big = np.ones(24 << 20, np.uint8); del big\n"  # glibc raises its threshold past 16 MB
+             "x = np.ones(16 << 20, np.uint8)\n"
+             "pin = np.ones(300 << 10, np.uint8)\n"  # a heap block after it
+             "before = rss(); del x\n"
+             "print(calls, round(before - rss()))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "missing.json")], capture_output=True,
+                         text=True, env=env, stdin=subprocess.DEVNULL)
+    calls, freed = out.stdout.split("] ")
+    assert calls == "[True" and int(freed) >= 15, out.stdout + out.stderr

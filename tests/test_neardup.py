@@ -729,3 +729,39 @@ def test_linked_reads_the_members_links_as_a_scan_of_the_whole_link_table(rows):
                        for (a, b), (bits, score) in links.items() if pid in (a, b)), key=lambda r: (-r[2], r[0]))
         assert cluster.linked(pid) == scan
 
+
+
+def test_the_content_word_keys_looked_up_a_block_at_a_time_find_the_same_links(monkeypatch):
+    """``similar_indexed`` looks the keys up ``_KEY_BLOCK`` questions at a time: blocks of a
+    few questions find the links one block of all of them finds."""
+    import numpy as np
+
+    from mtcb_curate.neardup import blocking
+
+    items = _templated_items(90) + [Item(90 + k, f"D{k % 2}", q, "", "") for k, q in enumerate(
+        ["What was the total revenue of the segment in fiscal 2022?", "What was total segment revenue in fiscal 2022?",
+         "Which segment had the highest revenue in fiscal 2022?", "What was the revenue of the segment in 2022?"])]
+    whole = blocking.search_links(items, threshold=80)
+    monkeypatch.setattr(blocking, "_KEY_BLOCK", 7)
+    blocks = blocking.search_links(items, threshold=80)
+    assert all(np.array_equal(x, y) for x, y in zip(whole.arrays(), blocks.arrays()))
+    assert len(whole.arrays()[0]) and whole.groups() == blocks.groups()
+
+
+def test_grouping_holds_the_links_in_narrow_types_and_no_texts():
+    """``for_grouping`` lets the items' texts go and holds positions as int32 and reason bits
+    as int8: the groups are those of the same links read back as int64 arrays."""
+    import numpy as np
+
+    from mtcb_curate.neardup import blocking
+
+    items = _templated_items()
+    search = blocking.search_links(items, threshold=80, extra_links=[(0, 5)])
+    slim = search.for_grouping()
+    assert slim.items == () and slim._prep.rows == []
+    assert [x.dtype for x in slim.arrays()] == [np.int32, np.int32, np.int8]
+    wide = [x.astype(np.int64) for x in search.arrays()]
+    read = blocking.LinkSet.from_arrays(items, 80, *wide, extra_links=[(0, 5)])
+    for marks in ({}, {"not_duplicates": {(0, 7), (3, 9)}}, {"keep": range(1, 60, 3)}):
+        got, want = slim.groups(**marks), read.groups(**marks)
+        assert got == want and [c.link_table.tolist() for c in got[0]] == [c.link_table.tolist() for c in want[0]]

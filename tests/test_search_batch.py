@@ -60,3 +60,19 @@ def test_batch_finds_every_occurrence_whatever_the_bitmap_size(monkeypatch, bits
     assert got == want
     assert 302 not in got and 301 not in got
     assert got[300]["REP"] == list(range(0, 320 - 40 + 1, 8))  # every overlapping occurrence
+
+
+def test_the_passages_looked_up_a_block_at_a_time_give_every_occurrence(monkeypatch):
+    """The passages' keys are looked up ``_QUERY_ROWS`` passages at a time: blocks of a few
+    give what one block of all of them gives."""
+    rng = random.Random(11)
+    docs = _corpus(rng)
+    passages = {}
+    for pid in range(120):
+        key = rng.choice(sorted(docs))
+        a = rng.randrange(0, len(docs[key]) - 40)
+        passages[pid] = docs[key][a:a + rng.randint(31, 150)]
+    passages[120] = "abcdefgh" * 5
+    whole = search.CorpusIndex(docs).exact_occurrences_batch(passages)
+    monkeypatch.setattr(search, "_QUERY_ROWS", 7)
+    assert search.CorpusIndex(docs).exact_occurrences_batch(passages) == whole and len(whole) > 100

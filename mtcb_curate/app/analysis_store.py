@@ -366,11 +366,26 @@ class VerdictTable:
 # -- links and groups ---------------------------------------------------------------------------
 
 
+#: Values widened and written at a time by :func:`write_links`.
+_WRITE_SLICE = 1 << 18
+
+
 def write_links(dest: Path, a: np.ndarray, b: np.ndarray, bits: np.ndarray) -> None:
-    """A search's links (positions into the pairs, reason bits), atomically."""
+    """A search's links (positions into the pairs, reason bits; any integer types), atomically,
+    as the int64 arrays ``a``, ``b``, ``bits`` of an ``.npz`` (what ``np.savez`` writes, each
+    array widened a slice at a time as it is written)."""
+    import zipfile
+
     def write(path: Path) -> None:
-        with open(path, "wb") as fh:
-            np.savez(fh, a=a, b=b, bits=bits)
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name, arr in (("a", a), ("b", b), ("bits", bits)):
+                arr = np.asarray(arr)
+                with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
+                    header = np.lib.format.header_data_from_array_1_0(np.zeros(0, np.int64))
+                    header["shape"] = (len(arr),)
+                    np.lib.format.write_array_header_1_0(fh, header)
+                    for k in range(0, len(arr), _WRITE_SLICE):
+                        fh.write(arr[k:k + _WRITE_SLICE].astype(np.int64).tobytes())
 
     _write_atomic(dest, write)
 
@@ -407,9 +422,9 @@ def write_groups(dest: Path, groups: dict[str, Sequence[Any]]) -> None:
             cuts[1:, 0] = np.cumsum([c.size for c in clusters])
             cuts[1:, 1] = np.cumsum([c.link_count for c in clusters])
             ids = np.fromiter((i for c in clusters for i in c.ids), dtype=np.int64, count=int(cuts[-1, 0]))
-            links = np.concatenate([c.link_table for c in clusters]) if clusters else np.zeros(0, _LINK_DTYPE)
             bits = np.array([sum(_BIT[r] for r in c.reasons) for c in clusters], dtype=np.int64)
-            for name, arr in (("links", links), ("ids", ids), ("cuts", cuts), ("bits", bits)):
+            _save_tables(tmp / f"{kind}-links.npy", [c.link_table for c in clusters], _LINK_DTYPE)
+            for name, arr in (("ids", ids), ("cuts", cuts), ("bits", bits)):
                 np.save(tmp / f"{kind}-{name}.npy", arr, allow_pickle=False)
             meta["kinds"][kind] = {"scored": [None if c.scored is None else list(c.scored) for c in clusters]}
         (tmp / "meta.json").write_bytes(json.dumps(meta, separators=(",", ":")).encode("ascii"))
@@ -419,6 +434,17 @@ def write_groups(dest: Path, groups: dict[str, Sequence[Any]]) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _save_tables(dest: Path, tables: Sequence[np.ndarray], dtype: np.dtype) -> None:
+    """What ``np.save(dest, np.concatenate(tables))`` writes (a 1-d array of ``dtype``), one
+    table at a time: the concatenation is never held."""
+    with open(dest, "wb") as fh:
+        header = np.lib.format.header_data_from_array_1_0(np.zeros(0, dtype))
+        header["shape"] = (sum(len(t) for t in tables),)
+        np.lib.format.write_array_header_1_0(fh, header)
+        for t in tables:
+            np.ascontiguousarray(t, dtype=dtype).tofile(fh)  # no copy of a table already in order
 
 
 def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:

@@ -13,7 +13,8 @@ done (by an earlier run, or by a run of this job that was killed) is not done ag
 2. **links**: every near-duplicate and shared-passage link (``neardup.search_links``; passages
    located by their exact verdicts).
 3. **groups**: the near-duplicate clusters and shared-passage groups over every pair, with the
-   curator's marks, and over the pairs not rejected (the set-wide checks read those).
+   curator's marks, and over the pairs not rejected (the set-wide checks read those), from the
+   links and the scored questions only (the pairs' texts are let go first).
    What is done so far is announced (``ready``): the app takes the verdicts and groups now.
 4. **answerable**: every pair's ``answerable`` support reason
    (``checks.questions.overlap_problem``: figures, stemmed words, paraphrase with wordllama),
@@ -110,26 +111,31 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
              enumerate(zip(pairs.doc_keys, pairs.questions, pairs.answers, pairs.passages))]
     extra = [tuple(x) for x in job["extra_links"]]
     arrays = _readable(store.read_links, links_path)
+    spans = located_spans(table, pairs.passages) if arrays is None else None
+    del table  # the search reads the located passages only
     if arrays is None:
         t = time.perf_counter()
-        found = _search(job, pairs, items, table, extra, step)
+        found = _search(job, items, spans, extra, step)
+        del spans
         arrays = found.arrays()
         store.write_links(links_path, *arrays)
         links = found.for_grouping()  # the questions as the search prepared them, nothing else
         del found
-        _release()
         seconds["links"] = time.perf_counter() - t
     else:
-        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1)
-    del table
+        links = neardup.LinkSet.from_arrays(items, job["threshold"], *arrays, extra, workers=1).for_grouping()
+    n = len(pairs)
+    # grouping reads the links and the questions as the search prepared them: the texts go
+    del items, arrays, pairs
+    _release()
     step("groups", 0, 1)
     out_path = store.groups_path(folder, text_key, groups_key)
     if not (out_path / "meta.json").is_file():
         t = time.perf_counter()
-        store.write_groups(out_path, _groups(job, links, len(pairs)))
+        store.write_groups(out_path, _groups(job, links, n))
         seconds["groups"] = time.perf_counter() - t
     step("groups", 1, 1)
-    del links, items, arrays
+    del links
     _release()
     summary = {"text": text_key, "groups": groups_key, "verified": verified, "reused": reused, "answered": 0,
                "seconds": seconds, "peak_rss_mb": peak_rss_mb()}
@@ -137,7 +143,6 @@ def run_job(job: dict[str, Any], progress: Progress | None = None,
         ready(dict(summary))
     if not answer:
         return summary
-    del pairs
     return answer_job(job, summary, progress, cancelled)
 
 
@@ -347,13 +352,13 @@ def located_spans(table: store.VerdictTable, passages: Sequence[str]) -> dict[in
             for i in (table.verdicts == exact).nonzero()[0].tolist()}
 
 
-def _search(job: dict, pairs: store.PairTexts, items: list, table: store.VerdictTable, extra: list,
-            step: Progress):
-    """The near-duplicate search over every pair, passages located by their exact verdicts."""
+def _search(job: dict, items: list, spans: dict[int, tuple[int, int]], extra: list, step: Progress):
+    """The near-duplicate search over every pair, passages located at ``spans``
+    (:func:`located_spans` of the exact verdicts)."""
     from mtcb_curate import neardup
 
-    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1,
-                                spans=located_spans(table, pairs.passages), progress=lambda d, t: step("links", d, t))
+    return neardup.search_links(items, threshold=job["threshold"], extra_links=extra, workers=1, spans=spans,
+                                progress=lambda d, t: step("links", d, t))
 
 
 def _groups(job: dict, links, n: int) -> dict:

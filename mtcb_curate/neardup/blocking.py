@@ -191,8 +191,10 @@ class LinkSet:
         self._last: tuple[tuple, tuple[list[Cluster], list[Cluster]]] | None = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The links as three int64 arrays ``(a, b, bits)``: positions into ``items`` and the
-        reason bits, one per link (to keep a search on disk: :meth:`from_arrays`)."""
+        """The links as three integer arrays ``(a, b, bits)``: positions into ``items`` and the
+        reason bits, one per link (to keep a search on disk: :meth:`from_arrays`); int64 as the
+        search gives them, the narrowest type that holds them after :meth:`for_grouping` or
+        :meth:`from_arrays` (``_narrow``)."""
         return self._a, self._b, self._bits
 
     @classmethod
@@ -203,18 +205,20 @@ class LinkSet:
         :meth:`arrays` (the items must be the very ones searched, in the same order)."""
         rows = _as_items(items)
         prep = _Prepared(rows) if len(a) else None
-        out = cls(rows, threshold, prep, np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
-                  np.asarray(bits, dtype=np.int64))
+        out = cls(rows, threshold, prep, *_narrow(len(rows), a, b, bits))
         out.extra_links = tuple((int(x), int(y)) for x, y in extra_links)
         out.workers = workers
         return out
 
     def for_grouping(self) -> LinkSet:
         """The same links with only what grouping reads of the questions (ids, document keys,
-        scored questions): what the search prepared besides is let go with this ``LinkSet``,
-        and nothing is worked out again (``from_arrays`` prepares the questions anew)."""
-        out = LinkSet(self.items, self.threshold, None if self._prep is None else self._prep.grouping_part(),
-                      self._a, self._b, self._bits)
+        scored questions): what the search prepared besides, and the items' texts (``items``
+        is empty), are let go with this ``LinkSet``, and nothing is worked out again
+        (``from_arrays`` prepares the questions anew). The links are held in the narrowest
+        integer types that hold them (``_narrow``)."""
+        n = len(self.items) if self._prep is None else self._prep.n
+        out = LinkSet((), self.threshold, None if self._prep is None else self._prep.grouping_part(),
+                      *_narrow(n, self._a, self._b, self._bits))
         out.extra_links, out.workers = self.extra_links, self.workers
         return out
 
@@ -285,6 +289,14 @@ def search_links(
     out.extra_links = tuple(extra)
     out.workers = workers
     return out
+
+
+def _narrow(n: int, a: np.ndarray, b: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Links ``(a, b, bits)`` with positions below ``n`` as ``_position_type(n)`` and the reason
+    bits as ``_BITS_TYPE``: grouping reads the same values in a third of the bytes."""
+    small = _position_type(n)
+    return (np.asarray(a).astype(small, copy=False), np.asarray(b).astype(small, copy=False),
+            np.asarray(bits).astype(_BITS_TYPE, copy=False))
 
 
 def find_shared_passages(items: Sequence[Item | tuple[int, str, str, str, str]], **kwargs: Any) -> list[Cluster]:
@@ -433,8 +445,9 @@ class _Prepared:
         ``LinkSet.groups``): ``rows``, ``n``, ``ids``, ``doc_keys``, ``sortq``,
         ``sortq_array``, ``has_q``; the search's other tables are not kept."""
         out = object.__new__(_Prepared)
-        for name in ("rows", "n", "ids", "doc_keys", "sortq", "sortq_array", "has_q"):
+        for name in ("n", "ids", "doc_keys", "sortq", "sortq_array", "has_q"):
             setattr(out, name, getattr(self, name))
+        out.rows = []
         return out
 
     @property
@@ -595,7 +608,7 @@ class _Edges:
 
     def merged(self, want: set[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unique (a, b) with the OR of their bits, restricted to the wanted reasons (called once:
-        the parts are let go)."""
+        the parts are let go); positions as ``_position_type(n)``, bits as ``_BITS_TYPE``."""
         if not self.parts:
             e = np.zeros(0, dtype=np.int64)
             return e, e, e
@@ -605,21 +618,26 @@ class _Edges:
             e = np.zeros(0, dtype=np.int64)
             return e, e, e
         packed.sort()
-        bits = packed & ((1 << _REASON_WIDTH) - 1)
+        bits = (packed & ((1 << _REASON_WIDTH) - 1)).astype(_BITS_TYPE)
         packed >>= _REASON_WIDTH
-        key = packed
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        starts = np.flatnonzero(np.r_[True, packed[1:] != packed[:-1]])
         bits = np.bitwise_or.reduceat(bits, starts)
-        key = key[starts]
+        key = packed[starts]
+        del packed, starts
         mask = sum(_BIT[r] for r in want)
-        bits = bits & mask
+        bits &= mask
         keep = bits != 0
         key, bits = key[keep], bits[keep]
-        return key // self.n, key % self.n, bits
+        small = _position_type(self.n)
+        return (key // self.n).astype(small, copy=False), (key % self.n).astype(small, copy=False), bits
 
 
 #: Bits of a link's reasons in ``_Edges``' packed links.
 _REASON_WIDTH = len(REASONS)
+#: The type of reason bits once merged: int8 while ``len(REASONS)`` fit in its 7 value bits.
+_BITS_TYPE = np.int8 if len(REASONS) < 8 else np.int64
+#: ``_Passes.similar_indexed`` looks up the content-word keys of this many questions at a time.
+_KEY_BLOCK = 8192
 
 
 class _Passes:
@@ -701,24 +719,35 @@ class _Passes:
         if len(members) < 2:
             self._tick(self.total)
             return
-        owner, key = p.content_keys(members)
-        # each index key looked up among the (fewer) probes: every question's whole set
+        # each index key looked up among the (fewer) probes: every question's whole set; the
+        # keys of a block of members at a time (a question has up to hundreds of keys: all of
+        # them at once took tens of bytes a key several times over)
         probe = p.set_hash[members]
         order = np.argsort(probe)
         probe, probe_owner = probe[order], members[order]
-        lo = np.searchsorted(probe, key, side="left")
-        counts = np.searchsorted(probe, key, side="right") - lo
-        hit = counts > 0
-        owner, lo, counts = owner[hit], lo[hit], counts[hit]
-        total = int(counts.sum())
+        del order
+        found = []
+        for k in range(0, len(members), _KEY_BLOCK):
+            owner, key = p.content_keys(members[k:k + _KEY_BLOCK])
+            lo = np.searchsorted(probe, key, side="left")
+            counts = np.searchsorted(probe, key, side="right") - lo
+            del key
+            hit = counts > 0
+            owner, lo, counts = owner[hit], lo[hit], counts[hit]
+            total = int(counts.sum())
+            if total:
+                b = np.repeat(owner, counts)
+                a = probe_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts,
+                                                                                        counts))]
+                x, y = np.minimum(a, b), np.maximum(a, b)
+                keep = x != y
+                found.append(_unique(x[keep] * p.n + y[keep]))
         self._tick(self.total // 2)
-        if total:
-            b = np.repeat(owner, counts)
-            a = probe_owner[np.repeat(lo, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))]
-            x, y = np.minimum(a, b), np.maximum(a, b)
-            keep = x != y
-            pair = _unique(x[keep] * p.n + y[keep])
+        if found:
+            pair = _unique(np.concatenate(found))
+            del found
             a, b = pair // p.n, pair % p.n
+            del pair
             anchored = p.anchored
             same_doc = p.doc[a] == p.doc[b]
             scope = same_doc | (~anchored[a] & ~anchored[b])
@@ -997,9 +1026,14 @@ def _window_hash(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Polynomial hash (mod 2**64) of the ``_WINDOW`` code points from each position."""
     h = np.zeros(len(positions), dtype=np.uint64)
     base = np.uint64(1_000_003)
+    at = np.empty(len(positions), dtype=np.int64)
+    code = np.empty(len(positions), dtype=codes.dtype)
     with np.errstate(over="ignore"):
-        for t in range(_WINDOW):
-            h = h * base + codes[positions + t].astype(np.uint64)
+        for t in range(_WINDOW):  # in place: no new array per code point
+            np.add(positions, t, out=at)
+            np.take(codes, at, out=code)
+            h *= base
+            h += code
     return h
 
 
@@ -1014,7 +1048,7 @@ def _drop_excluded(a: np.ndarray, b: np.ndarray, bits: np.ndarray, ids: np.ndarr
             keys.append(min(px, py) * n + max(px, py))
     if not keys:
         return a, b, bits
-    keep = ~_isin(a * n + b, np.array(keys, dtype=np.int64))
+    keep = ~_isin(a.astype(np.int64) * n + b, np.array(keys, dtype=np.int64))
     return a[keep], b[keep], bits[keep]
 
 
@@ -1051,7 +1085,7 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     Information Organization" (JGAA 8(1), 2004), as a partition (a position is in one star);
     then each member joins the star it is most linked to (``_to_best_star``)."""
     small = _position_type(n)
-    ends = np.concatenate([a, b]).astype(small)
+    ends = np.concatenate([a, b]).astype(small, copy=False)
     degree = np.bincount(ends, minlength=n)
     # the scores are float32 values: their float64 sums are exact in any order
     weight = score.astype(np.float64)
@@ -1062,7 +1096,7 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
     order = np.argsort(ends, kind="stable")
     del ends
     # 4 or 8 bytes a link end (a list of millions of ints took about 60 bytes each)
-    other = np.concatenate([b, a]).astype(small)[order]
+    other = np.concatenate([b, a]).astype(small, copy=False)[order]
     other = array("i" if small is np.int32 else "q", other.tobytes())
     indptr = np.r_[0, np.cumsum(degree)].tolist()
     del strength, degree, order  # millions of entries each: not kept through the loop
@@ -1100,6 +1134,7 @@ def _stars(n: int, a: np.ndarray, b: np.ndarray, score: np.ndarray) -> np.ndarra
             size[v] = 3
         centre[u] = v
     centres = np.array(centre, dtype=np.int64)
+    del other, indptr, centre, size, orphans, nodes  # not held through the pass below
     return _to_best_star(n, a, b, centres)
 
 
@@ -1111,11 +1146,16 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     holds most of its near-duplicates; the move keeps every member linked to its centre.
     ``centre`` as ``_stars`` gives it; returns a new array."""
     small = _position_type(n)
-    x, y = np.concatenate([a, b]).astype(small), np.concatenate([b, a]).astype(small)
-    s = centre[y].astype(small)
-    ok = (s >= 0) & (centre[x] >= 0) & (centre[x] != x)
-    x, y, s = x[ok], y[ok], s[ok]
-    del ok
+    # (x, y, s) over both directions of each link, (a, b) then (b, a), where x is a member, y
+    # a neighbour and s the neighbour's centre; filtered a direction at a time
+    ca, cb = centre[a].astype(small), centre[b].astype(small)
+    both = (ca >= 0) & (cb >= 0)
+    ab, ba = both & (ca != a), both & (cb != b)
+    del both
+    x = np.concatenate([a[ab], b[ba]]).astype(small, copy=False)
+    y = np.concatenate([b[ab], a[ba]]).astype(small, copy=False)
+    s = np.concatenate([cb[ab], ca[ba]])
+    del ca, cb, ab, ba
     if not len(x):
         return centre
     n64 = np.int64(n)
@@ -1123,8 +1163,16 @@ def _to_best_star(n: int, a: np.ndarray, b: np.ndarray, centre: np.ndarray) -> n
     del y
     linked_centre = _unique(x[at_centre].astype(np.int64) * n64 + s[at_centre])
     del at_centre
-    keys, counts = _unique(x.astype(np.int64) * n64 + s, counts=True)
-    del x, s
+    keys = x.astype(np.int64)
+    del x
+    keys *= n64
+    keys += s
+    del s
+    keys.sort()  # in place: _unique would sort a copy
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    counts = np.diff(np.r_[starts, len(keys)])
+    keys = keys[starts]
+    del starts
     cand = _isin(keys, linked_centre)
     keys, counts = keys[cand], counts[cand]
     cx, cs = keys // n64, keys % n64
@@ -1150,25 +1198,31 @@ def _clusters(prep: _Prepared, a: np.ndarray, b: np.ndarray, bits: np.ndarray, s
     bits = np.where(identical, bits & ~_QUESTION_BITS, bits)  # "identical" says it all
     score = _scores(prep, a, b, workers)
     if star:
-        root = _stars(prep.n, a, b, score)
-        inside = (root[a] >= 0) & (root[a] == root[b])
+        root = _stars(prep.n, a, b, score).astype(_position_type(prep.n))  # -1 or a position
+        ra = root[a]
+        inside = (ra >= 0) & (ra == root[b])
+        del ra
         a, b, bits, score = a[inside], b[inside], bits[inside], score[inside]
+        del inside
         if len(a) == 0:
             return []
     else:
-        root = _components(prep.n, a, b)
+        root = _components(prep.n, a, b).astype(_position_type(prep.n))
     ids = prep.ids
+    if len(ids) and int(ids.min()) >= 0:
+        ids = ids.astype(_position_type(int(ids.max()) + 1))  # the same values in fewer bytes a link
     lo_id, hi_id = np.minimum(ids[a], ids[b]), np.maximum(ids[a], ids[b])
     # links grouped by component, then ordered by (a, b) id; the table is filled in that order
     # (not filled, then copied in order: 32 bytes a link once, not twice)
-    order = np.lexsort((hi_id, lo_id, root[a]))
+    er = root[a]
+    order = np.lexsort((hi_id, lo_id, er))
     table = np.empty(len(a), dtype=_LINK_DTYPE)
     table["a"] = lo_id[order]
     table["b"] = hi_id[order]
     del lo_id, hi_id
     table["bits"] = bits[order]
     table["score"] = np.round(score[order].astype(np.float64), 1)
-    a, b, er = a[order], b[order], root[a][order]
+    a, b, er = a[order], b[order], er[order]
     del order, bits, score
     cuts = np.flatnonzero(np.r_[True, er[1:] != er[:-1], True])
     cluster_bits = np.bitwise_or.reduceat(table["bits"], cuts[:-1]).tolist() if len(a) else []
