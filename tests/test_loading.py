@@ -153,6 +153,23 @@ def test_parquet_pair(tmp_path):
     assert ds.source.kind == "files"
 
 
+def test_parquet_text_columns_hold_one_str_per_distinct_value(tmp_path):
+    """Equal cells of a parquet string column are one ``str`` object (document keys and
+    companies repeat over every pair of a document); the values are the file's."""
+    rows = [dict(q) for q in QUESTIONS] * 2
+    rows[0] = {**rows[0], "company": None}
+    c = write_parquet(tmp_path / "c.parquet", CORPUS)
+    q = write_parquet(tmp_path / "q.parquet", rows)
+    ds = load("ficha", FICHA, [str(c), str(q)])
+    n = len(QUESTIONS)
+    assert [(p.question, p.answer, p.passage, p.doc_key, p.meta) for p in ds.pairs] == \
+        [(r["question"], r["answer"], r["supporting_passage"], r["ticker"], {"company": r["company"]}) for r in rows]
+    for a, b in zip(ds.pairs[:n], ds.pairs[n:]):
+        assert a.question is b.question and a.passage is b.passage and a.doc_key is b.doc_key
+    same_key = [p for p in ds.pairs if p.doc_key == ds.pairs[1].doc_key]
+    assert len(same_key) > 2 and all(p.meta["company"] is same_key[-1].meta["company"] for p in same_key[1:])
+
+
 def test_a_single_file_is_not_a_dataset(tiny):
     err = load_error([str(tiny / "questions.jsonl")])
     assert err.file == str(tiny / "questions.jsonl")

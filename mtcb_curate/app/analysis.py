@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcb_curate.app import analysis_store as store
+from mtcb_curate.collector import trim_heap
 from mtcb_curate.dataset.model import PASSAGE_FIELD, QAPair, Status
 from mtcb_curate.app.worker_protocol import read_messages
 
@@ -494,6 +495,9 @@ class AnalysisRunner:
             announced[0] = True
             self.on_event(AnalysisReady(found))
         self._write_inputs(snap, texts, text, groups, corpus_needed=found is None)
+        # Writing the inputs freed their temporaries (every pair's texts encoded, the corpus
+        # read): the C heap keeps such pages until asked, and the worker runs for a while.
+        trim_heap()
         log = store.text_dir(self.folder, text) / "worker.log"
         summary = None
         for attempt in range(1, self.attempts + 1):

@@ -451,6 +451,11 @@ def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:
     """The ``neardup.Cluster`` lists of :func:`write_groups` by kind (the link tables memory-
     mapped: read from disk as they are used); ``doc_keys``: each pair's document key.
 
+    Each cluster's link table is a plain ``ndarray`` view of the mapped file (a ``np.memmap``
+    slice carries an attribute dict of its own, one or two slices a cluster), and equal scored
+    questions are one ``str`` (members of one cluster often ask the same question; ``json``
+    makes a new ``str`` for each).
+
     Raises:
         OSError, ValueError, KeyError: a missing or damaged folder.
     """
@@ -460,8 +465,9 @@ def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:
     if meta.get("format") != FORMAT:
         raise ValueError("another format")
     out: dict[str, list[Any]] = {}
+    seen: dict[str, str] = {}
     for kind, info in meta["kinds"].items():
-        links = np.load(folder / f"{kind}-links.npy", mmap_mode="r", allow_pickle=False)
+        links = np.load(folder / f"{kind}-links.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
         ids = np.load(folder / f"{kind}-ids.npy", allow_pickle=False).tolist()
         cuts = np.load(folder / f"{kind}-cuts.npy", allow_pickle=False).tolist()
         bits = np.load(folder / f"{kind}-bits.npy", allow_pickle=False).tolist()
@@ -474,7 +480,7 @@ def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:
             found.append(Cluster(ids=members, reasons=_reason_names(reason_bits),
                                  doc_keys=tuple(sorted({doc_keys[m] for m in members})),
                                  link_table=links[cuts[k][1]:cuts[k + 1][1]],
-                                 scored=None if scored[k] is None else tuple(scored[k])))
+                                 scored=None if scored[k] is None else tuple(seen.setdefault(q, q) for q in scored[k])))
         out[kind] = found
     return out
 

@@ -27,6 +27,7 @@ from mtcb_curate.app.analysis import ANSWERABLE_AHEAD
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.checks import Limits
 from mtcb_curate.checks.pair import NOT_KNOWN, WORK_OUT, PairProblem, failing, pair_problems
+from mtcb_curate.checks.base import without_pairs
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.errors import CurateError
 from mtcb_curate.store.session import ReviewSession
@@ -307,7 +308,7 @@ class ReviewController:
         gone = set(ids)
         self.set_results = {**self.set_results, "duplicates": replace(
             old, pairs=[i for i in old.pairs if i not in gone],
-            reasons={i: r for i, r in old.reasons.items() if i not in gone}, failing=old.failing - gone)}
+            reasons=without_pairs(old.reasons, gone), failing=old.failing - gone)}
 
     def recheck(self, pid: int) -> None:
         """Re-verify ``pid``'s current passage (after an edit, a repair or an undo) for the

@@ -54,7 +54,8 @@ class CheckResult:
         status: ``pass``, ``warn``, ``fail`` or ``skip`` (a ``CheckStatus``; plain strings compare equal).
         message: one line for the whole check.
         pairs: offending pair ids (ascending), failures and warnings together.
-        reasons: pair id -> one line of reason.
+        reasons: pair id -> one line of reason (a ``dict``, or a :class:`MemberReasons` that
+            makes each line when it is read).
         failing: the ids among ``pairs`` that fail (the others warn).
         seconds: how long the check took.
     """
@@ -63,7 +64,7 @@ class CheckResult:
     status: CheckStatus | str
     message: str
     pairs: list[int] = field(default_factory=list)
-    reasons: dict[int, str] = field(default_factory=dict)
+    reasons: Mapping[int, str] = field(default_factory=dict)
     failing: set[int] = field(default_factory=set)
     seconds: float = 0.0
 
@@ -72,6 +73,58 @@ class CheckResult:
         the ids among ``pairs`` that fail; the others warn)."""
         return {"id": self.id, "status": str(self.status), "pairs": list(self.pairs), "message": self.message,
                 "reasons": {str(k): v for k, v in sorted(self.reasons.items())}, "failing": sorted(self.failing)}
+
+
+class MemberReasons(Mapping):
+    """Pair id -> reason for every member of some groups of pairs (near-duplicate clusters,
+    shared-passage groups), each reason made from its group when it is read, not kept: a
+    reason naming the other members of a group of m takes O(m) characters for each of its m
+    members, and the whole set's groups at once would hold them all.
+
+    Args:
+        groups: the groups (anything with ``ids``, a tuple of pair ids); a pair in two groups
+            takes its reason from the last, in the first one's place (as a ``dict`` filled
+            group by group).
+        reason: ``reason(group, pid)``: the line of member ``pid`` of ``group``.
+
+    Iterates in that order; equal to the ``dict`` of the same items. :meth:`without` leaves
+    some ids out.
+    """
+
+    __slots__ = ("_group_of", "_reason")
+
+    def __init__(self, groups: Any, reason: Callable[[Any, int], str]):
+        self._group_of: dict[int, Any] = {pid: g for g in groups for pid in g.ids}
+        self._reason = reason
+
+    def __getitem__(self, pid: int) -> str:
+        return self._reason(self._group_of[pid], pid)
+
+    def __iter__(self):
+        return iter(self._group_of)
+
+    def __len__(self) -> int:
+        return len(self._group_of)
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self._group_of
+
+    def without(self, ids: set[int] | frozenset[int]) -> "MemberReasons":
+        """The same reasons but for the pairs ``ids`` (each still names every member)."""
+        out = MemberReasons((), self._reason)
+        out._group_of = {pid: g for pid, g in self._group_of.items() if pid not in ids}
+        return out
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def without_pairs(reasons: Mapping[int, str], ids: set[int] | frozenset[int]) -> Mapping[int, str]:
+    """``reasons`` but for the pairs ``ids``: a :class:`MemberReasons` stays one (nothing made),
+    else a new ``dict``."""
+    if isinstance(reasons, MemberReasons):
+        return reasons.without(ids)
+    return {i: r for i, r in reasons.items() if i not in ids}
 
 
 @dataclass
@@ -307,7 +360,7 @@ def check(check_id: str, worst: CheckStatus) -> Callable[[Callable[[CheckContext
     return wrap
 
 
-def result(check_id: str, reasons: dict[int, str], failing: set[int], message: str) -> CheckResult:
+def result(check_id: str, reasons: Mapping[int, str], failing: set[int], message: str) -> CheckResult:
     """A result from per-pair reasons: ``fail`` when any pair fails, ``warn`` when any has a
     reason, else ``pass``."""
     status = CheckStatus.FAIL if failing else CheckStatus.WARN if reasons else CheckStatus.PASS

@@ -4,11 +4,11 @@ candidates."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mtcb_curate import neardup
 from mtcb_curate.verify.verdict import Verdict
-from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, check, key_text, result
+from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, Limits, MemberReasons, check, key_text, result
 
 if TYPE_CHECKING:
     from mtcb_curate.verify.verdict import PairResult
@@ -101,19 +101,23 @@ def shared_passage(ctx: CheckContext) -> CheckResult:
 
 def shared_passage_result(groups: list) -> CheckResult:
     """The ``shared_passage`` result for these shared-passage groups (``neardup.Cluster``s of
-    the pairs checked): every member warns, naming up to ``SHARED_IDS_SHOWN`` others."""
-    reasons = {}
-    for g in groups:
-        for pid in g.ids:
-            others = [o for o in g.ids if o != pid]
-            named = ", ".join(f"#{o}" for o in others[:SHARED_IDS_SHOWN])
-            more = f" and {len(others) - SHARED_IDS_SHOWN} more" if len(others) > SHARED_IDS_SHOWN else ""
-            reasons[pid] = f"{g.reason} with {named}{more}"
+    the pairs checked): every member warns, naming up to ``SHARED_IDS_SHOWN`` others (each
+    reason made when it is read: ``MemberReasons``)."""
+    reasons = MemberReasons(groups, shared_reason)
     pairs = sum(g.size for g in groups)
     message = (f"{len(groups)} group(s) of accepted pairs ({pairs} pairs) share or overlap a passage: "
                "mark each distinct questions on shared evidence, or keep one" if groups
                else "no accepted pairs with different questions share a passage")
     return result("shared_passage", reasons, set(), message)
+
+
+def shared_reason(group: Any, pid: int) -> str:
+    """The ``shared_passage`` reason of member ``pid`` of a shared-passage ``group``: its reason
+    and up to ``SHARED_IDS_SHOWN`` other members, then how many more."""
+    others = [o for o in group.ids if o != pid]
+    named = ", ".join(f"#{o}" for o in others[:SHARED_IDS_SHOWN])
+    more = f" and {len(others) - SHARED_IDS_SHOWN} more" if len(others) > SHARED_IDS_SHOWN else ""
+    return f"{group.reason} with {named}{more}"
 
 
 @check("passage_length", CheckStatus.FAIL)

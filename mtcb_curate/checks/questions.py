@@ -4,9 +4,10 @@ shares to refuse candidates."""
 
 from __future__ import annotations
 
+from typing import Any
 
 from mtcb_curate.dataset import question_form as form
-from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, check, result
+from mtcb_curate.checks.base import CheckContext, CheckResult, CheckStatus, MemberReasons, check, result
 from mtcb_curate.neardup import LLM_CLUSTERS_KEY, find_clusters, llm_links
 from mtcb_curate.evidence import support
 from mtcb_curate.verify.words import MIN_ANSWER_OVERLAP, answer_overlap, content_words  # noqa: F401 (re-exported)
@@ -74,16 +75,19 @@ def duplicates(ctx: CheckContext) -> CheckResult:
 
 def duplicates_result(clusters: list, threshold: float) -> CheckResult:
     """The ``duplicates`` result for these near-duplicate clusters (``neardup.Cluster``s of the
-    pairs checked) at ``threshold``: every member fails, naming the others."""
-    reasons = {}
-    for c in clusters:
-        names = [f"#{o}" for o in c.ids]
-        for k, pid in enumerate(c.ids):
-            reasons[pid] = f"{c.reason} with {', '.join(names[:k] + names[k + 1:])}"
+    pairs checked) at ``threshold``: every member fails, naming the others (each reason made
+    when it is read: ``MemberReasons``)."""
+    reasons = MemberReasons(clusters, duplicate_reason)
     return result("duplicates", reasons, set(reasons),
                   f"{len(clusters)} unresolved near-duplicate cluster(s) among accepted pairs "
                   f"(threshold {threshold:g})" if clusters else "no identical or near-duplicate questions "
                   "among accepted pairs")
+
+
+def duplicate_reason(cluster: Any, pid: int) -> str:
+    """The ``duplicates`` reason of member ``pid`` of a near-duplicate ``cluster``: its reason
+    and every other member (``near-duplicate with #3, #9``)."""
+    return f"{cluster.reason} with {', '.join(f'#{o}' for o in cluster.ids if o != pid)}"
 
 
 @check("answerable", CheckStatus.WARN)

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -142,7 +143,7 @@ def _read_parquet(path: Path) -> Table:
             long = _long_text_columns(f)
             store = corpus_file() if long else None
             if store is None:
-                table = f.read()
+                table = f.read(use_threads=False)  # one thread: a pool's freed heaps stay resident
                 out = _arrow_to_table(table, str(path))
             else:
                 # The long texts a few rows at a time, straight to the corpus file: the whole
@@ -276,9 +277,19 @@ def _arrow_to_table(table: Any, label: str) -> Table:
                     texts.spill(column.slice(first, step), store)
                 columns[name] = texts
                 continue
-        columns[name] = column.to_pylist()
+        columns[name] = _text_values(column) if _is_text(column.type) else column.to_pylist()
     types = {f.name: _type_name(f) for f in table.schema}
     return Table(label, columns, types, table.num_rows, [(0, label)])
+
+
+def _text_values(column: Any) -> list[str | None]:
+    """An Arrow string column's values as ``column.to_pylist()`` gives them (``str`` or None),
+    equal values as one ``str`` object: a column of document keys or company names repeats a
+    few values over every pair, and a ``str`` per row would hold each again (about 50 bytes
+    plus the characters a row). (Arrow's dictionary encoding makes fewer ``str`` but leaves
+    its pool larger by more than it saves.)"""
+    seen: dict[str, str] = {}
+    return [v if v is None else seen.setdefault(v, v) for v in column.to_pylist()]
 
 
 def _release_arrow_memory() -> None:
@@ -1013,7 +1024,11 @@ def load(name: str, profile: Profile, spec: list[str], reason: str = "", *,
     """
     corpus, questions, source = read_tables(spec, profile, hub_unreachable_why=hub_unreachable_why)
     with collection_paused():
-        return build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+        dataset = build_dataset(name, profile, corpus, questions, replace(source, reason=reason))
+    del corpus, questions
+    if "pyarrow" in sys.modules:  # once more: the pool still kept pages of the reads here
+        _release_arrow_memory()
+    return dataset
 
 
 def _root_cause(exc: BaseException) -> BaseException:
