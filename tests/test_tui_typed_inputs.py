@@ -12,7 +12,7 @@ from textual.widgets import Input
 from mtcb_curate.app.bulk import ACTIONS, REJECT
 from mtcb_curate.dataset.model import Status
 
-from support import current, opened, review_app, settle
+from support import current, opened, review_app, settle, write_source
 
 SIZE = (80, 24)
 #: Key names (as Textual's terminal driver names them) -> the character they type.
@@ -158,3 +158,18 @@ async def test_held_keys_on_the_review_screen_are_not_kept_one_at_a_time(tmp_pat
         await done(app, pilot)
         assert current(app) == first + 6
         assert kept == [False] * 6
+
+
+async def test_a_key_handed_to_the_app_once_its_last_screen_is_gone_is_dropped(tmp_path):
+    """A key kept for ordering is replayed when the keys are released (``KeysReleased``); when
+    the app has closed its last screen by then (the curator quit), the key goes nowhere, and no
+    ``ScreenStackError`` ends the app with a traceback."""
+    from mtcb_curate.tui.app import CurateApp
+
+    session = opened(write_source(tmp_path / "src"), tmp_path / "ws")
+    try:
+        app = CurateApp(session)  # never run: no screen on its stack, as at the end of closing
+        await app.on_event(events.Key("j", "j"))
+        assert app.key_gate.kept == 0
+    finally:
+        session.workspace.close()

@@ -146,6 +146,8 @@ class CurateApp(App[None]):
             return  # kept: a change waits on the server, or the key before left work (``KeyGate``)
         self.collector.touch()
         before = self._keys_go_to()
+        if before == (None, None):
+            return  # the app is closing (its last screen gone): a key kept until now has nothing to go to
         try:
             await super().on_event(event)
         finally:
