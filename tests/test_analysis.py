@@ -106,6 +106,18 @@ def dup_source(folder: Path) -> Path:
     return write_source(folder, CORPUS, rows)
 
 
+
+def worker_job_path(session) -> Path:
+    """Write the analysis worker's inputs for ``session``'s pairs as the app writes them (no
+    token folder) and return its ``job.json``."""
+    runner = AnalysisRunner(session, lambda e: None)
+    runner._corpus_fp = session.corpus_fingerprint
+    snap = analysis.snapshot(session, 85.0)
+    text, groups = runner._keys(snap)
+    runner._token_folder = ""
+    runner._write_inputs(snap, snap.texts(), text, groups)
+    return analysis_store.text_dir(runner.folder, text) / "job.json"
+
 def test_the_analysis_verifies_every_pair_as_verify_does_fuzzy_step_included(tiny, ws):
     with session_on(tiny, ws) as session:
         event, runner, events = run(session)
@@ -344,13 +356,7 @@ def test_large_clusters_have_their_links_indexed_by_member_when_loaded(tmp_path,
 def test_the_worker_ends_when_the_app_is_gone(tmp_path):
     """The app's end closes the worker's stdin (however the app ended): the worker stops at once."""
     with session_on(many_pairs_source(tmp_path / "src", 400), tmp_path / "ws") as session:
-        snap = analysis.snapshot(session, 85.0)
-        runner = AnalysisRunner(session, lambda e: None)
-        runner._corpus_fp = session.corpus_fingerprint
-        text, groups = runner._keys(snap)
-        runner._token_folder = ""
-        runner._write_inputs(snap, snap.texts(), text, groups)
-    job = analysis_store.text_dir(runner.folder, text) / "job.json"
+        job = worker_job_path(session)
     proc = subprocess.Popen([sys.executable, "-m", "mtcb_curate.worker", str(job)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     first = json.loads(proc.stdout.readline())
@@ -433,12 +439,7 @@ def test_the_worker_lets_the_tokenizer_go_once_the_tokens_are_counted(tiny, ws, 
     from mtcb_curate.dataset import tokens
 
     with session_on(tiny, ws) as session:
-        runner = AnalysisRunner(session, lambda e: None)
-        snap = analysis.snapshot(session, 85.0)
-        text, groups = runner._keys(snap)
-        runner._token_folder = ""
-        runner._write_inputs(snap, snap.texts(), text, groups)
-        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        job = json.loads(worker_job_path(session).read_bytes())
         held = []
         real = analysis_worker._answerable
         monkeypatch.setattr(analysis_worker, "_answerable",
@@ -483,12 +484,7 @@ def test_the_worker_counts_tokens_after_letting_the_corpus_go(tiny, ws, monkeypa
         pass
 
     with session_on(tiny, ws) as session:
-        runner = AnalysisRunner(session, lambda e: None)
-        snap = analysis.snapshot(session, 85.0)
-        text, groups = runner._keys(snap)
-        runner._token_folder = ""
-        runner._write_inputs(snap, snap.texts(), text, groups)
-        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        job = json.loads(worker_job_path(session).read_bytes())
         refs, alive = [], []
         read = analysis_store.open_corpus
         monkeypatch.setattr(analysis_store, "open_corpus", lambda p: refs.append(weakref.ref(c := Corpus(read(p)))) or c)
@@ -597,12 +593,7 @@ def test_the_worker_groups_without_the_pairs_texts(tiny, ws, monkeypatch):
     from mtcb_curate.neardup import Item
 
     with session_on(tiny, ws) as session:
-        runner = AnalysisRunner(session, lambda e: None)
-        snap = analysis.snapshot(session, 85.0)
-        text, groups = runner._keys(snap)
-        runner._token_folder = ""
-        runner._write_inputs(snap, snap.texts(), text, groups)
-        job = json.loads((analysis_store.text_dir(runner.folder, text) / "job.json").read_bytes())
+        job = json.loads(worker_job_path(session).read_bytes())
         held = []
         real = analysis_worker._groups
         monkeypatch.setattr(analysis_worker, "_groups", lambda *a: held.append(
