@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from mtcb_curate.app import analysis_store as store
+from mtcb_curate.app.worker_protocol import read_messages
 from mtcb_curate.collector import trim_heap
 from mtcb_curate.dataset.model import PASSAGE_FIELD, QAPair, Status
-from mtcb_curate.app.worker_protocol import read_messages
 
 #: The code whose change makes every kept result stale (paths relative to the package).
 CODE = ("verify", "neardup", "dataset", "arrays.py", "app/analysis_worker.py", "app/analysis_store.py", "worker.py")

@@ -381,11 +381,8 @@ def write_links(dest: Path, a: np.ndarray, b: np.ndarray, bits: np.ndarray) -> N
             for name, arr in (("a", a), ("b", b), ("bits", bits)):
                 arr = np.asarray(arr)
                 with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
-                    header = np.lib.format.header_data_from_array_1_0(np.zeros(0, np.int64))
-                    header["shape"] = (len(arr),)
-                    np.lib.format.write_array_header_1_0(fh, header)
-                    for k in range(0, len(arr), _WRITE_SLICE):
-                        fh.write(arr[k:k + _WRITE_SLICE].astype(np.int64).tobytes())
+                    _write_npy(fh, np.dtype(np.int64), (arr[k:k + _WRITE_SLICE] for k in range(0, len(arr), _WRITE_SLICE)),
+                               len(arr))
 
     _write_atomic(dest, write)
 
@@ -440,11 +437,18 @@ def _save_tables(dest: Path, tables: Sequence[np.ndarray], dtype: np.dtype) -> N
     """What ``np.save(dest, np.concatenate(tables))`` writes (a 1-d array of ``dtype``), one
     table at a time: the concatenation is never held."""
     with open(dest, "wb") as fh:
-        header = np.lib.format.header_data_from_array_1_0(np.zeros(0, dtype))
-        header["shape"] = (sum(len(t) for t in tables),)
-        np.lib.format.write_array_header_1_0(fh, header)
-        for t in tables:
-            np.ascontiguousarray(t, dtype=dtype).tofile(fh)  # no copy of a table already in order
+        _write_npy(fh, np.dtype(dtype), tables, sum(len(t) for t in tables))
+
+
+def _write_npy(fh: Any, dtype: np.dtype, parts: Iterable[np.ndarray], length: int) -> None:
+    """Write to the binary file ``fh`` what ``np.save`` writes for the 1-d array of ``dtype``
+    that is the concatenation of ``parts`` (``length`` values in all), a part at a time: each
+    is converted to ``dtype`` (no copy of a part already so) and written as it comes."""
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(0, dtype))
+    header["shape"] = (length,)
+    np.lib.format.write_array_header_1_0(fh, header)
+    for part in parts:
+        fh.write(np.ascontiguousarray(part, dtype=dtype).view(np.uint8))  # its bytes, not copied
 
 
 def read_groups(folder: Path, doc_keys: Sequence[str]) -> dict[str, list[Any]]:

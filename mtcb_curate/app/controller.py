@@ -26,8 +26,8 @@ from mtcb_curate.app import review as app_review
 from mtcb_curate.app.analysis import ANSWERABLE_AHEAD
 from mtcb_curate.app.verdicts import Verdicts
 from mtcb_curate.checks import Limits
-from mtcb_curate.checks.pair import NOT_KNOWN, WORK_OUT, PairProblem, failing, pair_problems
 from mtcb_curate.checks.base import without_pairs
+from mtcb_curate.checks.pair import NOT_KNOWN, WORK_OUT, PairProblem, failing, pair_problems
 from mtcb_curate.dataset.model import Status
 from mtcb_curate.errors import CurateError
 from mtcb_curate.store.session import ReviewSession

@@ -901,19 +901,19 @@ def build_dataset(name: str, profile: Profile, corpus: Table, questions: Table, 
             problem(corpus, row, ckey, f"document key is {_describe(keys[row])}; the document cannot be linked")
             continue
         key_rows.setdefault(key, []).append(row)
-        if key in documents:  # a repeated key (said below): its pairs link to the first row
-            if (texts.entry(row) is None) if stored else not isinstance(texts[row], str):
-                problem(corpus, row, text_col, f"document text is {_describe(None if stored else texts[row])}")
+        entry = texts.entry(row) if stored else None
+        text = None if stored else texts[row]
+        if entry is None and not isinstance(text, str):
+            # a repeated key's row (said below) is not linked: its pairs link to the first row
+            problem(corpus, row, text_col, f"document text is {_describe(text)}"
+                    + ("" if key in documents else "; shown as empty"))
+            text = ""
+        if key in documents:
             continue
         meta = {c: corpus.columns[c][row] for c in other_cols}
-        entry = texts.entry(row) if stored else None
         if entry is not None:
             documents[key] = Document.at(key, *entry, row, meta)
             continue
-        text = None if stored else texts[row]
-        if not isinstance(text, str):
-            problem(corpus, row, text_col, f"document text is {_describe(text)}; shown as empty")
-            text = ""
         if store is None:
             documents[key] = Document(key, text, row, meta)
         else:

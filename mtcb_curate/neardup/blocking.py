@@ -609,10 +609,7 @@ class _Edges:
     def merged(self, want: set[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unique (a, b) with the OR of their bits, restricted to the wanted reasons (called once:
         the parts are let go); positions as ``_position_type(n)``, bits as ``_BITS_TYPE``."""
-        if not self.parts:
-            e = np.zeros(0, dtype=np.int64)
-            return e, e, e
-        packed = np.concatenate(self.parts)
+        packed = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int64)
         self.parts = []
         if not len(packed):
             e = np.zeros(0, dtype=np.int64)
